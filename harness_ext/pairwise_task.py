@@ -1,0 +1,312 @@
+"""The lm-eval task class behind every pairwise logical-consistency task (Liu et al.).
+
+A task is YAML only: it names a dataset loader and, under ``metadata:``, the prompt variants and
+options. One document is one instance (the item set of one article, query or story); the class
+turns it into one request per ordered pair and prompt variant, and turns the answers back into the
+preference matrices that ``logic_consistency.metrics.pairwise_consistency`` scores.
+
+Prompt variants (the YAML key ``prompts``, Jinja2 templates with ``context``, ``item_a``, ``item_b``,
+``answer_instruction`` and every document field):
+
+* ``normal``: "which is better", item i as option A, item j as option B, for every ordered pair
+  (i, j); the **swapped** presentation is the same template for (j, i), so both orders are asked;
+* ``negated``: "which is worse", for every ordered pair (omit it to skip s_neg);
+* the chain-of-thought variant is the same templates with ``answer_instruction`` taken from
+  ``answer_instructions.cot`` instead of ``answer_instructions.direct`` (``prompt_style: cot``).
+
+``choices`` (default ``["A", "B"]``) names the option letters.
+
+Scoring follows the YAML ``output_type``:
+
+* ``loglikelihood``: P(A) = softmax of the log-likelihoods of the option letters; lm-eval's ``hf``
+  backend scores both letters in one forward pass because they share the context;
+* ``generate_until``: the answer is generated and parsed (``parsing.parse_choice``); an answer that
+  cannot be parsed leaves that judgement missing and is counted in ``unparseable``, never guessed.
+
+Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_items": 6}'``):
+``max_items`` (cap items per instance, seeded subset, applied by the loader), ``seed``, ``ks``
+(transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
+sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders).
+
+Per-document metrics are averaged over instances with lm-eval's ``mean`` (so its standard error is
+reported); a metric that is undefined for an instance (every judgement unparseable, all human scores
+tied) is left out of that instance's values rather than counted as 0 or 1, and a warning names it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import numpy as np
+from lm_eval.api.instance import Instance
+from lm_eval.api.metrics import mean
+from lm_eval.api.task import ConfigurableTask
+
+from logic_consistency.harness_ext.parsing import parse_choice
+from logic_consistency.metrics import pairwise_consistency
+
+eval_logger = logging.getLogger(__name__)
+
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+_VARIANTS = ("normal", "negated")
+#: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
+PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
+
+
+def total(values: Sequence[float]) -> float:
+    """Aggregation: the sum over documents (used for counts such as ``unparseable``)."""
+    return float(sum(values))
+
+
+@dataclass(frozen=True)
+class PairwiseOptions:
+    """Validated pairwise-task options read from a task's ``metadata``."""
+
+    templates: dict[str, jinja2.Template]
+    answer_instruction: str
+    choices: tuple[str, str]
+    ks: tuple[int, ...]
+    calibrated: bool
+    transitivity_samples: int | None
+    seed: int
+
+    @classmethod
+    def from_config(
+        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str
+    ) -> PairwiseOptions:
+        """Build options from the prompt keys and the run options, naming task and key in errors.
+
+        Args:
+            prompt_config: The YAML keys ``prompts``, ``answer_instructions``, ``prompt_style``
+                and ``choices``.
+            metadata: The task's ``metadata`` (run options, merged with ``--metadata``).
+            task: Task name, for error messages.
+        """
+
+        def fail(message: str) -> ValueError:
+            return ValueError(f"task {task!r}: {message}")
+
+        prompts = prompt_config.get("prompts")
+        if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
+            raise fail("prompts must be a mapping with at least a 'normal' template")
+        unknown = set(prompts) - set(_VARIANTS)
+        if unknown:
+            raise fail(f"prompts has unknown variants {sorted(unknown)}; known: {list(_VARIANTS)}")
+        templates = {}
+        for name, source in prompts.items():
+            if source is None:
+                continue
+            try:
+                templates[name] = _JINJA.from_string(source)
+            except jinja2.TemplateSyntaxError as error:
+                raise fail(f"prompts.{name} is not a valid Jinja2 template: {error}") from error
+
+        style = prompt_config.get("prompt_style", "direct")
+        instructions = prompt_config.get("answer_instructions") or {}
+        if style not in instructions or not isinstance(instructions[style], str):
+            raise fail(f"answer_instructions.{style} (for prompt_style={style!r}) must be a string")
+
+        choices = tuple(prompt_config.get("choices", ("A", "B")))
+        if len(choices) != 2 or not all(isinstance(c, str) and c for c in choices):
+            raise fail(f"choices must be two non-empty strings, got {choices!r}")
+
+        ks = tuple(metadata.get("ks", (3, 5)))
+        if not ks or not all(isinstance(k, int) and k >= 3 for k in ks):
+            raise fail(f"metadata.ks must be a list of integers >= 3, got {list(ks)!r}")
+        max_items = metadata.get("max_items")
+        if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):
+            raise fail(
+                f"metadata.max_items={max_items!r} must be an integer >= the largest K in ks ({max(ks)}); "
+                "lower ks too, e.g. --metadata '{\"max_items\": 4, \"ks\": [3, 4]}'"
+            )
+        samples = metadata.get("transitivity_samples")
+        if samples is not None and (not isinstance(samples, int) or samples < 1):
+            raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
+        seed = metadata.get("seed", 1234)
+        if not isinstance(seed, int):
+            raise fail(f"metadata.seed must be an integer, got {seed!r}")
+        return cls(
+            templates=templates,
+            answer_instruction=instructions[style],
+            choices=(choices[0], choices[1]),
+            ks=ks,
+            calibrated=bool(metadata.get("calibrated", False)),
+            transitivity_samples=samples,
+            seed=seed,
+        )
+
+
+class PairwiseConsistencyTask(ConfigurableTask):
+    """Pairwise-judge consistency task: s_tran(K), s_comm, s_neg and human agreement per instance."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = dict(config or {})
+        # lm-eval 0.4.13 passes the YAML's `class` key on to the constructor (a known bug).
+        config.pop("class", None)
+        # The prompt keys are this class's, not TaskConfig fields; a copy goes into metadata so
+        # that the results JSON's `configs` section records the exact prompts used.
+        prompt_config = {key: config.pop(key) for key in PROMPT_KEYS if key in config}
+        config["metadata"] = {**(config.get("metadata") or {}), "prompt_config": prompt_config}
+        config.setdefault("doc_to_text", "{{instance_id}}")
+        config.setdefault("doc_to_target", "")
+        self._render_kwargs: dict[str, Any] = {}
+        super().__init__(config=config, **kwargs)
+        self.options = PairwiseOptions.from_config(
+            prompt_config, self.config.metadata or {}, task=self.config.task
+        )
+        self._generate = self.OUTPUT_TYPE == "generate_until"
+        if self.OUTPUT_TYPE not in ("loglikelihood", "generate_until"):
+            raise ValueError(
+                f"task {self.config.task!r}: output_type must be loglikelihood or generate_until, "
+                f"got {self.OUTPUT_TYPE!r}"
+            )
+        self._declare_metrics()
+
+    # ------------------------------------------------------------------ metrics declaration
+    def metric_names(self) -> list[str]:
+        """Names of the per-document metrics this task reports."""
+        names = [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
+        if "negated" in self.options.templates:
+            names.append("s_neg")
+        names += ["human_agreement", "unparseable"]
+        return names
+
+    def _declare_metrics(self) -> None:
+        # Declared here rather than in YAML metric_list so that `ks` drives the names, and so that
+        # lm-eval never looks these names up on the HF evaluate hub.
+        self._metric_fn_list, self._metric_fn_kwargs = {}, {}
+        self._aggregation_list, self._higher_is_better = {}, {}
+        for name in self.metric_names():
+            self._metric_fn_list[name] = None
+            self._metric_fn_kwargs[name] = {}
+            self._aggregation_list[name] = total if name == "unparseable" else mean
+            self._higher_is_better[name] = name != "unparseable"
+
+    # ------------------------------------------------------------------ prompts
+    def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
+        if "__prompt__" in doc:
+            return doc["__prompt__"]
+        return super().doc_to_text(doc, doc_to_text)
+
+    def render(self, variant: str, doc: dict[str, Any], i: int, j: int) -> str:
+        """Render one prompt variant with item ``i`` as option A and item ``j`` as option B."""
+        return self.options.templates[variant].render(
+            **doc,
+            item_a=doc["items"][i],
+            item_b=doc["items"][j],
+            answer_instruction=self.options.answer_instruction,
+        )
+
+    def plan(self, doc: dict[str, Any]) -> list[tuple[str, int, int]]:
+        """The (variant, i, j) judgements asked for one document, in request order."""
+        n = len(doc["items"])
+        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
+        return [(v, i, j) for v in _VARIANTS if v in self.options.templates for (i, j) in pairs]
+
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+        # Keep the chat/system settings: every pair's prompt is formatted exactly as lm-eval
+        # formats a document's prompt.
+        self._render_kwargs = {
+            key: kwargs.get(key)
+            for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")
+        }
+        super().build_all_requests(**kwargs)
+
+    def _context(self, text: str) -> str:
+        render = self._render_kwargs
+        return self.fewshot_context(
+            {"__prompt__": text},
+            num_fewshot=0,
+            system_instruction=render.get("system_instruction"),
+            apply_chat_template=bool(render.get("apply_chat_template")),
+            fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
+            chat_template=render.get("chat_template"),
+            gen_prefix=None,
+        )
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        """One request per (variant, ordered pair); two (one per letter) with log-likelihoods."""
+        apply_chat_template = kwargs.pop("apply_chat_template", False)
+        kwargs.pop("chat_template", None)
+        delimiter = "" if apply_chat_template else self.config.target_delimiter
+        requests: list[Instance] = []
+        for variant, i, j in self.plan(doc):
+            context = self._context(self.render(variant, doc, i, j))
+            if self._generate:
+                arguments = [(context, dict(self.config.generation_kwargs or {}))]
+            else:
+                arguments = [(context, f"{delimiter}{choice}") for choice in self.options.choices]
+            for argument in arguments:
+                requests.append(
+                    Instance(
+                        request_type=self.OUTPUT_TYPE,
+                        doc=doc,
+                        arguments=argument,
+                        idx=len(requests),
+                        **kwargs,
+                    )
+                )
+        return requests
+
+    # ------------------------------------------------------------------ scoring
+    def preference_matrices(
+        self, doc: dict[str, Any], results: Sequence[Any]
+    ) -> tuple[np.ndarray, np.ndarray | None, int]:
+        """Turn the answers back into ``prefs``, ``neg_prefs`` (NaN = missing) and the unparseable count."""
+        n = len(doc["items"])
+        matrices = {v: np.full((n, n), np.nan) for v in self.options.templates}
+        plan = self.plan(doc)
+        unparseable = 0
+        if self._generate:
+            if len(results) != len(plan):
+                raise ValueError(f"expected {len(plan)} answers for {doc['instance_id']}, got {len(results)}")
+            for (variant, i, j), answer in zip(plan, results, strict=True):
+                picked = parse_choice(answer, self.options.choices)
+                if picked is None:
+                    unparseable += 1
+                else:
+                    matrices[variant][i, j] = 1.0 if picked == self.options.choices[0] else 0.0
+        else:
+            if len(results) != 2 * len(plan):
+                raise ValueError(f"expected {2 * len(plan)} log-likelihoods for {doc['instance_id']}, got {len(results)}")
+            for k, (variant, i, j) in enumerate(plan):
+                logprob_a, logprob_b = results[2 * k][0], results[2 * k + 1][0]
+                # P(A) among the two letters: a numerically stable two-way softmax.
+                matrices[variant][i, j] = 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
+        return matrices["normal"], matrices.get("negated"), unparseable
+
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """Score one instance; undefined metrics are omitted (never reported as 0 or 1)."""
+        if "bypass" in self._metric_fn_list:  # --predict_only
+            return {"bypass": None}
+        prefs, neg_prefs, unparseable = self.preference_matrices(doc, results)
+        # s_tran(K) needs at least K items; a smaller instance leaves it undefined (omitted below).
+        ks = tuple(k for k in self.options.ks if k <= len(doc["items"]))
+        scores = pairwise_consistency(
+            prefs,
+            neg_prefs,
+            doc.get("human_scores"),
+            ks=ks,
+            calibrated=self.options.calibrated,
+            samples=self.options.transitivity_samples,
+            seed=self.options.seed,
+            nan_policy="omit" if self._generate else "raise",
+        )
+        out: dict[str, Any] = {}
+        for name in self.metric_names():
+            if name == "unparseable":
+                out[name] = unparseable
+            elif scores.get(name) is None:
+                eval_logger.warning(
+                    "[%s] %s is undefined for instance %s; left out of the average",
+                    self.config.task, name, doc.get("instance_id"),
+                )
+            else:
+                out[name] = float(scores[name])
+        return out
+

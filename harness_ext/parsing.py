@@ -1,0 +1,61 @@
+"""Parse a generated pairwise judgement ("A" or "B") out of free text, never guessing.
+
+Chat and API models answer in prose ("Sure! Summary B is more coherent. Answer: B"). The parser
+accepts the unambiguous forms and returns ``None`` for everything else, so the caller counts the
+answer as unparseable instead of inventing one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_NOUNS = r"(?:summary|passage|document|event|option|choice|answer|candidate|item)"
+
+
+def _letters(choices: Sequence[str]) -> str:
+    return "|".join(re.escape(c) for c in choices)
+
+
+def parse_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str | None:
+    """Return the option a free-text answer picks, or ``None`` when it is not unambiguous.
+
+    Accepted, in order of precedence:
+
+    1. an explicit final answer: the last ``Answer: B`` / ``answer is (B)`` / ``Final answer: **B**``
+       (an answer marker followed by one option, optionally named: ``Answer: Summary B``);
+    2. a reply that is only the option, possibly decorated: ``B``, ``(B)``, ``B.``, ``**B**``,
+       ``Summary B``, ``Option B.``;
+    3. a reply that starts with the option followed by punctuation or a line break:
+       ``B) because ...``, ``B.\\nThe second ...``, ``B: ...``.
+
+    Anything else (both options named without a marker, no option, a bare article "A ...") is
+    ``None``.
+
+    Args:
+        text: The model's generated answer.
+        choices: The option labels, case-sensitive (default ``("A", "B")``).
+
+    Returns:
+        One of ``choices`` or ``None``.
+    """
+    if not isinstance(text, str):
+        return None
+    letters = _letters(choices)
+    option = rf"\(?\**\s*(?:(?i:{_NOUNS})\s+)?\(?({letters})\)?\**"
+    marker = re.compile(
+        rf"(?i:final\s+answer|answer|verdict|choice)\s*(?i:is|would\s+be|:|-|=)?\s*[:\-]?\s*{option}(?![\w])"
+    )
+    found = marker.findall(text)
+    if found:
+        return found[-1]
+
+    stripped = text.strip().strip("*_`\"' ")
+    only = re.fullmatch(rf"\(?(?i:{_NOUNS}\s+)?\(?({letters})\)?[.!]?", stripped)
+    if only:
+        return only.group(1)
+
+    leading = re.match(rf"\(?({letters})(?:\)|\.|:|,|\n|\s*-\s)", stripped)
+    if leading:
+        return leading.group(1)
+    return None

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up, then run the suite's main job on the embedded model (SmolLM2-135M-Instruct) on CPU:
+# every pairwise task, 3 instances each, 5 items per instance (of 16 / 20 / 7+), both presentation
+# orders and the negated question for every pair. Prints the scores and the results JSON path.
+# Offline: set LOGIC_CONSISTENCY_DATA to a local copy of the datasets (see README).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ -n "${LOGIC_CONSISTENCY_DATA:-}" ]; then
+  export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+fi
+out=${OUTPUT_PATH:-results/quickstart}
+.venv/bin/lm_eval --model lc-embedded \
+  --model_args model=smollm2-135m-instruct,batch_size=8 \
+  --tasks logic_consistency \
+  --limit "${LIMIT:-3}" \
+  --metadata "{\"max_items\": ${MAX_ITEMS:-5}}" \
+  --output_path "$out" --log_samples "$@"
+echo "results JSON: $(ls -t "$out"/*/results_*.json | head -n 1)"

@@ -1,0 +1,137 @@
+"""The pairwise task class, run through lm-eval's real evaluator with fake models we control."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lm_eval import simple_evaluate
+from lm_eval.api.model import LM
+from lm_eval.tasks import TaskManager
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
+_OPTIONS = re.compile(r"Option A: item-(\d+)\nOption B: item-(\d+)\nQuestion: Which is (larger|smaller)\?")
+
+
+class ScriptedJudge(LM):
+    """A fake model whose pairwise answers follow a rule of the two item numbers.
+
+    ``rule(a, b, negated)`` returns the option the model prefers, "A" or "B" (or any string, which
+    generation mode then returns verbatim).
+    """
+
+    def __init__(self, rule: Any) -> None:
+        super().__init__()
+        self.rule = rule
+        self.calls: list[str] = []
+
+    def _answer(self, context: str) -> str:
+        self.calls.append(context)
+        a, b, relation = _OPTIONS.search(context).groups()
+        return self.rule(int(a), int(b), relation == "smaller")
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        out = []
+        for request in requests:
+            context, continuation = request.args
+            preferred = self._answer(context)
+            out.append((math.log(0.9 if continuation.strip() == preferred else 0.1), False))
+        return out
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        return [self._answer(request.args[0]) for request in requests]
+
+    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
+        raise NotImplementedError
+
+
+def perfect(a: int, b: int, negated: bool) -> str:
+    better_is_a = a > b
+    return "A" if better_is_a != negated else "B"
+
+
+def always_a(a: int, b: int, negated: bool) -> str:
+    return "A"
+
+
+def _run(model: LM, task: str, metadata: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+    # as `lm_eval --metadata`, which reaches tasks through the TaskManager
+    manager = TaskManager(include_path=str(FIXTURES), include_defaults=False, metadata=metadata)
+    return simple_evaluate(model=model, tasks=[task], task_manager=manager, **kwargs)
+
+
+def _metrics(results: dict[str, Any], task: str) -> dict[str, float]:
+    return {k.split(",")[0]: v for k, v in results["results"][task].items() if k.endswith(",none")}
+
+
+def test_consistent_judge_scores_one_everywhere() -> None:
+    judge = ScriptedJudge(perfect)
+    metrics = _metrics(_run(judge, "toy_pairwise"), "toy_pairwise")
+    for name in ("s_tran_3", "s_tran_4", "s_comm", "s_neg", "human_agreement"):
+        assert metrics[name] == pytest.approx(1.0), name
+    assert metrics["unparseable"] == 0
+    # 5 items -> 20 ordered pairs, 4 items -> 12; two variants; one forward per letter.
+    assert len(judge.calls) == (20 + 12) * 2 * 2
+
+
+def test_position_biased_judge() -> None:
+    """Always "A": both orders disagree (s_comm 0), negation never flips (s_neg 0), the
+    upper-triangle graph is i beats j for i < j (transitive, s_tran 1), and H is the share of
+    ordered pairs whose first item is the better one (exactly 1/2)."""
+    metrics = _metrics(_run(ScriptedJudge(always_a), "toy_pairwise"), "toy_pairwise")
+    assert metrics["s_comm"] == 0.0
+    assert metrics["s_neg"] == 0.0
+    assert metrics["s_tran_3"] == pytest.approx(1.0)
+    assert metrics["human_agreement"] == pytest.approx(0.5)
+
+
+def test_every_prompt_is_distinct_and_shares_the_context_prefix() -> None:
+    judge = ScriptedJudge(perfect)
+    _run(judge, "toy_pairwise_generate")
+    # generation: one request per (variant, ordered pair), none repeated
+    assert len(judge.calls) == (20 + 12) * 2
+    assert len(set(judge.calls)) == len(judge.calls)
+    assert all(call.startswith("Context: ") for call in judge.calls)
+
+
+def test_generation_mode_counts_unparseable_answers() -> None:
+    def sometimes_babbles(a: int, b: int, negated: bool) -> str:
+        # pairs involving item 9 get an answer that names no option
+        return "I cannot decide." if 9 in (a, b) else perfect(a, b, negated)
+
+    results = _run(ScriptedJudge(sometimes_babbles), "toy_pairwise_generate")
+    metrics = _metrics(results, "toy_pairwise_generate")
+    # item 9 takes part in 8 ordered pairs of instance toy-0, asked normal and negated
+    assert metrics["unparseable"] == 16
+    # the remaining judgements are consistent; missing ones are left out, not guessed
+    assert metrics["s_comm"] == pytest.approx(1.0)
+    assert metrics["s_neg"] == pytest.approx(1.0)
+    assert metrics["human_agreement"] == pytest.approx(1.0)
+
+
+def test_small_instances_leave_larger_k_undefined() -> None:
+    results = _run(ScriptedJudge(perfect), "toy_pairwise", metadata={"ks": [3, 5]})
+    task = results["results"]["toy_pairwise"]
+    # only toy-0 has 5 items: s_tran_5 averages one instance, s_tran_3 both
+    assert task["s_tran_5,none"] == pytest.approx(1.0)
+    assert results["n-samples"]["toy_pairwise"]["effective"] == 2
+
+
+def test_predict_only_returns_outputs_without_metrics() -> None:
+    results = _run(ScriptedJudge(perfect), "toy_pairwise", predict_only=True)
+    assert "toy_pairwise" in results["results"]
+
+
+def test_log_samples_keep_every_prompt() -> None:
+    results = _run(ScriptedJudge(perfect), "toy_pairwise", log_samples=True)
+    sample = results["samples"]["toy_pairwise"][0]
+    assert len(sample["arguments"]) == 20 * 2 * 2
+    assert sample["doc"]["instance_id"] == "toy-0"
+
+
+def test_bad_options_name_the_key() -> None:
+    with pytest.raises(ValueError, match="max_items"):
+        _run(ScriptedJudge(perfect), "toy_pairwise", metadata={"max_items": 2})
