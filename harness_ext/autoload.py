@@ -7,7 +7,10 @@ When, and only when, a program imports lm-eval, the hook
 
 * appends this suite's ``tasks/`` folder to every ``lm_eval.tasks.TaskManager``'s ``include_path``
   (first, so a user's own ``--include_path`` still wins on a name clash), and
-* registers the model name ``lc-embedded`` (the embedded default models, see ``models.py``).
+* registers the model name ``lc-embedded`` (the embedded default models, see ``models.py``), and
+* wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
+  (``multistage.current_lm``): lm-eval builds every request before calling the model, so a
+  two-stage task runs its earlier stages with that same object while its requests are built.
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -159,9 +162,19 @@ def _warn_if_unpinned() -> None:
         )
 
 
+def _patch_evaluator(module: ModuleType) -> None:
+    from logic_consistency.harness_ext.multistage import publish_lm
+
+    original = getattr(module, "evaluate", None)
+    if original is None or getattr(original, "_logic_consistency", False):
+        return
+    module.evaluate = publish_lm(original)
+
+
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _register_models,
+    "lm_eval.evaluator": _patch_evaluator,
 }
 
 

@@ -45,22 +45,16 @@ import jinja2
 import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
-from lm_eval.api.task import ConfigurableTask
 
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
 from logic_consistency.harness_ext.parsing import parse_choice
 from logic_consistency.metrics import pairwise_consistency
 
 eval_logger = logging.getLogger(__name__)
 
-_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
-
-
-def total(values: Sequence[float]) -> float:
-    """Aggregation: the sum over documents (used for counts such as ``unparseable``)."""
-    return float(sum(values))
 
 
 @dataclass(frozen=True)
@@ -102,7 +96,7 @@ class PairwiseOptions:
             if source is None:
                 continue
             try:
-                templates[name] = _JINJA.from_string(source)
+                templates[name] = TEMPLATES.from_string(source)
             except jinja2.TemplateSyntaxError as error:
                 raise fail(f"prompts.{name} is not a valid Jinja2 template: {error}") from error
 
@@ -141,23 +135,17 @@ class PairwiseOptions:
         )
 
 
-class PairwiseConsistencyTask(ConfigurableTask):
+class PairwiseConsistencyTask(PromptedTask):
     """Pairwise-judge consistency task: s_tran(K), s_comm, s_neg and human agreement per instance."""
 
+    EXTRA_KEYS = PROMPT_KEYS
+    RECORD_KEY = "prompt_config"
+
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        config = dict(config or {})
-        # lm-eval 0.4.13 passes the YAML's `class` key on to the constructor (a known bug).
-        config.pop("class", None)
-        # The prompt keys are this class's, not TaskConfig fields; a copy goes into metadata so
-        # that the results JSON's `configs` section records the exact prompts used.
-        prompt_config = {key: config.pop(key) for key in PROMPT_KEYS if key in config}
-        config["metadata"] = {**(config.get("metadata") or {}), "prompt_config": prompt_config}
-        config.setdefault("doc_to_text", "{{instance_id}}")
-        config.setdefault("doc_to_target", "")
-        self._render_kwargs: dict[str, Any] = {}
+        config = {"doc_to_text": "{{instance_id}}", **(config or {})}
         super().__init__(config=config, **kwargs)
         self.options = PairwiseOptions.from_config(
-            prompt_config, self.config.metadata or {}, task=self.config.task
+            self.extra_config, self.config.metadata or {}, task=self.config.task
         )
         self._generate = self.OUTPUT_TYPE == "generate_until"
         if self.OUTPUT_TYPE not in ("loglikelihood", "generate_until"):
@@ -165,9 +153,13 @@ class PairwiseConsistencyTask(ConfigurableTask):
                 f"task {self.config.task!r}: output_type must be loglikelihood or generate_until, "
                 f"got {self.OUTPUT_TYPE!r}"
             )
-        self._declare_metrics()
+        self.declare_metrics(
+            {
+                name: (total, False) if name == "unparseable" else (mean, True)
+                for name in self.metric_names()
+            }
+        )
 
-    # ------------------------------------------------------------------ metrics declaration
     def metric_names(self) -> list[str]:
         """Names of the per-document metrics this task reports."""
         names = [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
@@ -176,23 +168,7 @@ class PairwiseConsistencyTask(ConfigurableTask):
         names += ["human_agreement", "unparseable"]
         return names
 
-    def _declare_metrics(self) -> None:
-        # Declared here rather than in YAML metric_list so that `ks` drives the names, and so that
-        # lm-eval never looks these names up on the HF evaluate hub.
-        self._metric_fn_list, self._metric_fn_kwargs = {}, {}
-        self._aggregation_list, self._higher_is_better = {}, {}
-        for name in self.metric_names():
-            self._metric_fn_list[name] = None
-            self._metric_fn_kwargs[name] = {}
-            self._aggregation_list[name] = total if name == "unparseable" else mean
-            self._higher_is_better[name] = name != "unparseable"
-
     # ------------------------------------------------------------------ prompts
-    def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
-        if "__prompt__" in doc:
-            return doc["__prompt__"]
-        return super().doc_to_text(doc, doc_to_text)
-
     def render(self, variant: str, doc: dict[str, Any], i: int, j: int) -> str:
         """Render one prompt variant with item ``i`` as option A and item ``j`` as option B."""
         return self.options.templates[variant].render(
@@ -208,35 +184,14 @@ class PairwiseConsistencyTask(ConfigurableTask):
         pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
         return [(v, i, j) for v in _VARIANTS if v in self.options.templates for (i, j) in pairs]
 
-    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
-        # Keep the chat/system settings: every pair's prompt is formatted exactly as lm-eval
-        # formats a document's prompt.
-        self._render_kwargs = {
-            key: kwargs.get(key)
-            for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")
-        }
-        super().build_all_requests(**kwargs)
-
-    def _context(self, text: str) -> str:
-        render = self._render_kwargs
-        return self.fewshot_context(
-            {"__prompt__": text},
-            num_fewshot=0,
-            system_instruction=render.get("system_instruction"),
-            apply_chat_template=bool(render.get("apply_chat_template")),
-            fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
-            chat_template=render.get("chat_template"),
-            gen_prefix=None,
-        )
-
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One request per (variant, ordered pair); two (one per letter) with log-likelihoods."""
-        apply_chat_template = kwargs.pop("apply_chat_template", False)
+        kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
-        delimiter = "" if apply_chat_template else self.config.target_delimiter
+        delimiter = self.continuation_delimiter()
         requests: list[Instance] = []
         for variant, i, j in self.plan(doc):
-            context = self._context(self.render(variant, doc, i, j))
+            context = self.format_prompt(self.render(variant, doc, i, j))
             if self._generate:
                 arguments = [(context, dict(self.config.generation_kwargs or {}))]
             else:
@@ -282,7 +237,7 @@ class PairwiseConsistencyTask(ConfigurableTask):
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Score one instance; undefined metrics are omitted (never reported as 0 or 1)."""
-        if "bypass" in self._metric_fn_list:  # --predict_only
+        if self.predict_only():
             return {"bypass": None}
         prefs, neg_prefs, unparseable = self.preference_matrices(doc, results)
         # s_tran(K) needs at least K items; a smaller instance leaves it undefined (omitted below).

@@ -1,0 +1,98 @@
+"""Shared machinery of the suite's lm-eval task classes.
+
+A suite task emits many prompts per document (every ordered pair, every stage). Each prompt must be
+formatted exactly as lm-eval formats a document's prompt (system instruction, chat template), so
+:class:`PromptedTask` keeps the formatting settings lm-eval passes to ``build_all_requests`` and
+formats any text with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jinja2
+from lm_eval.api.task import ConfigurableTask
+
+#: Jinja2 environment for prompt templates: a misspelt variable is an error, not an empty string.
+TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+
+
+def total(values: Sequence[float]) -> float:
+    """Aggregation: the sum over documents (for counts such as ``unparseable``)."""
+    return float(sum(values))
+
+
+class PromptedTask(ConfigurableTask):
+    """A ``ConfigurableTask`` that formats many prompts per document and owns extra YAML keys.
+
+    Subclasses list their own top-level YAML keys in ``EXTRA_KEYS``; they are removed before
+    lm-eval's ``TaskConfig`` sees them (it rejects unknown keys), made available as
+    ``self.extra_config``, and a copy is recorded in ``metadata`` under ``RECORD_KEY`` so the
+    results JSON's ``configs`` section shows them.
+    """
+
+    EXTRA_KEYS: tuple[str, ...] = ()
+    RECORD_KEY = "task_config"
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = dict(config or {})
+        # lm-eval 0.4.13 passes the YAML's `class` key on to the constructor (a known bug).
+        config.pop("class", None)
+        self.extra_config = {key: config.pop(key) for key in self.EXTRA_KEYS if key in config}
+        config["metadata"] = {**(config.get("metadata") or {}), self.RECORD_KEY: self.extra_config}
+        config.setdefault("doc_to_text", "")
+        config.setdefault("doc_to_target", "")
+        self._render_kwargs: dict[str, Any] = {}
+        super().__init__(config=config, **kwargs)
+
+    def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
+        if "__prompt__" in doc:
+            return doc["__prompt__"]
+        return super().doc_to_text(doc, doc_to_text)
+
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+        self.remember_formatting(kwargs)
+        super().build_all_requests(**kwargs)
+
+    def remember_formatting(self, build_kwargs: dict[str, Any]) -> None:
+        """Keep the prompt-formatting settings lm-eval passes to ``build_all_requests``."""
+        self._render_kwargs = {
+            key: build_kwargs.get(key)
+            for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")
+        }
+
+    def format_prompt(self, text: str) -> str:
+        """Format ``text`` as lm-eval formats a document's prompt (system prompt, chat template)."""
+        render = self._render_kwargs
+        return self.fewshot_context(
+            {"__prompt__": text},
+            num_fewshot=0,
+            system_instruction=render.get("system_instruction"),
+            apply_chat_template=bool(render.get("apply_chat_template")),
+            fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
+            chat_template=render.get("chat_template"),
+            gen_prefix=None,
+        )
+
+    def continuation_delimiter(self) -> str:
+        """What separates a prompt from a scored continuation (nothing after a chat template)."""
+        return "" if self._render_kwargs.get("apply_chat_template") else self.config.target_delimiter
+
+    def declare_metrics(self, specs: dict[str, tuple[Any, bool]]) -> None:
+        """Declare per-document metrics: ``{name: (aggregation, higher_is_better)}``.
+
+        Declared in code rather than a YAML ``metric_list`` when the names depend on options, and
+        so that lm-eval never looks the names up on the HF evaluate hub.
+        """
+        self._metric_fn_list, self._metric_fn_kwargs = {}, {}
+        self._aggregation_list, self._higher_is_better = {}, {}
+        for name, (aggregation, higher_is_better) in specs.items():
+            self._metric_fn_list[name] = None
+            self._metric_fn_kwargs[name] = {}
+            self._aggregation_list[name] = aggregation
+            self._higher_is_better[name] = higher_is_better
+
+    def predict_only(self) -> bool:
+        """Whether lm-eval runs this task with ``--predict_only`` (metrics swapped for ``bypass``)."""
+        return "bypass" in self._metric_fn_list

@@ -1,0 +1,324 @@
+"""Multi-stage tasks: stage 2's prompts are built from the same document plus stage 1's outputs.
+
+lm-eval 0.4.13 builds every request of every task before it calls the model once per request
+type, so one task cannot chain stages by itself (upstream's advice is two separate runs). This
+module chains them inside one ``lm_eval`` run, with the one loaded model:
+
+* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with :func:`publish_lm`, which only makes
+  the model object it receives available as :func:`current_lm` while it runs;
+* :class:`MultiStageTask` runs its earlier stages with that object inside ``build_all_requests``,
+  batched across every document of the run (one ``generate_until`` / ``loglikelihood`` call per
+  stage), and attaches each document's prompts, raw outputs and parsed outputs under
+  ``doc["stages"][name]``;
+* the last stage's requests are ordinary lm-eval requests, so they are batched with every other
+  task's, scored by ``process_results``, and logged by ``--log_samples`` next to the document that
+  holds the earlier stages' outputs.
+
+Because the earlier stages call the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
+stores their answers too: an interrupted run resumes without repeating a model call. Works with
+every backend that implements the request types a stage uses (``hf``, ``vllm``,
+``local-completions``; chat-completions backends only for ``generate_until`` stages).
+
+YAML (one task = one file; prompts are Jinja2 over the document's fields and ``stages``)::
+
+    class: !function logic_consistency.harness_ext.multistage.MultiStageTask
+    stages:
+      - name: generator
+        output_type: generate_until          # or loglikelihood
+        prompts: {answer: "Q: {{ question }}\\nA:"}   # or !function hook(doc) -> {name: prompt}
+        generation_kwargs: {until: ["\\n"], max_gen_toks: 32}
+        parse: !function my_module.parse     # (doc, outputs) -> dict; {"error": ...} stops the doc
+      - name: validator
+        output_type: loglikelihood
+        choices: ["True", "False"]           # each prompt scored on each choice
+        prompts: {check: "{{ question }} {{ stages.generator.parsed.answer }}. True or False?"}
+        parse: !function my_module.parse_validator
+    score: !function my_module.score         # (doc with all stages) -> {metric: value}
+    metrics:
+      - {metric: gv_consistency, aggregation: mean, higher_is_better: true}
+
+A ``loglikelihood`` prompt is either a string (scored on each of ``choices``) or a mapping
+``{context: ..., continuation: ...}`` (scored on that continuation; from a ``!function`` hook).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lm_eval.api.instance import Instance
+from lm_eval.api.registry import get_aggregation
+
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask
+
+eval_logger = logging.getLogger(__name__)
+
+_CURRENT_LM: contextvars.ContextVar[Any] = contextvars.ContextVar("logic_consistency_lm", default=None)
+OUTPUT_TYPES = ("generate_until", "loglikelihood")
+#: Prompt of the placeholder request of a document whose earlier stage was unparseable.
+PLACEHOLDER_PROMPT = "(placeholder: an earlier stage of this document was unparseable)"
+
+
+def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap lm-eval's ``evaluate`` so that the model object it runs is :func:`current_lm`."""
+
+    @functools.wraps(evaluate)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
+        token = _CURRENT_LM.set(lm)
+        try:
+            return evaluate(*args, **kwargs)
+        finally:
+            _CURRENT_LM.reset(token)
+
+    wrapper._logic_consistency = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def current_lm() -> Any:
+    """The model object of the ``lm_eval`` evaluation in progress, or ``None`` outside one."""
+    return _CURRENT_LM.get()
+
+
+@dataclass
+class Stage:
+    """One stage of a :class:`MultiStageTask`, validated from YAML."""
+
+    name: str
+    output_type: str
+    prompts: Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]
+    choices: tuple[str, ...] = ()
+    generation_kwargs: dict[str, Any] = field(default_factory=dict)
+    parse: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+
+    @classmethod
+    def from_yaml(cls, spec: Any, *, task: str, index: int) -> Stage:
+        """Validate one entry of the YAML ``stages`` list, naming task and stage in errors."""
+        where = f"task {task!r}: stages[{index}]"
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+            raise ValueError(f"{where} must be a mapping with a string 'name'")
+        output_type = spec.get("output_type", "generate_until")
+        if output_type not in OUTPUT_TYPES:
+            raise ValueError(f"{where}.output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
+        prompts = spec.get("prompts")
+        if isinstance(prompts, Mapping):
+            prompts = {name: TEMPLATES.from_string(text) for name, text in prompts.items()}
+        elif not callable(prompts):
+            raise ValueError(f"{where}.prompts must be a mapping of name -> template or a !function")
+        choices = tuple(spec.get("choices") or ())
+        parse = spec.get("parse")
+        if parse is not None and not callable(parse):
+            raise ValueError(f"{where}.parse must be a !function")
+        return cls(
+            name=spec["name"],
+            output_type=output_type,
+            prompts=prompts,
+            choices=choices,
+            generation_kwargs=dict(spec.get("generation_kwargs") or {}),
+            parse=parse,
+        )
+
+    def render(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """The stage's prompts for one document: ``{name: text}`` or ``{name: {context, continuation}}``."""
+        if callable(self.prompts):
+            return dict(self.prompts(doc))
+        return {name: template.render(**doc) for name, template in self.prompts.items()}
+
+
+class MultiStageTask(PromptedTask):
+    """A task whose later stages are built from the earlier stages' outputs (see module doc)."""
+
+    EXTRA_KEYS = ("stages", "score", "metrics")
+    RECORD_KEY = "stages_config"
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = dict(config or {})
+        stages = config.get("stages")
+        if isinstance(stages, list) and stages and isinstance(stages[-1], Mapping):
+            # lm-eval's request type for this task is the last stage's
+            config.setdefault("output_type", stages[-1].get("output_type", "generate_until"))
+        super().__init__(config=config, **kwargs)
+        task = self.config.task
+        specs = self.extra_config.get("stages")
+        if not isinstance(specs, list) or not specs:
+            raise ValueError(f"task {task!r}: 'stages' must be a non-empty list")
+        self.stages = [Stage.from_yaml(spec, task=task, index=i) for i, spec in enumerate(specs)]
+        names = [stage.name for stage in self.stages]
+        if len(set(names)) != len(names):
+            raise ValueError(f"task {task!r}: stage names must be unique, got {names}")
+        self.score = self.extra_config.get("score")
+        if not callable(self.score):
+            raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
+        self.OUTPUT_TYPE = self.stages[-1].output_type
+        self.declare_metrics(self._metric_specs(self.extra_config.get("metrics"), task))
+        self._stage_docs: dict[int, dict[str, Any]] = {}
+        # The records of stage 1 are written into the documents: keep the YAML's
+        # `prompts` templates out of the recorded config (callables do not serialise).
+        self.config.metadata[self.RECORD_KEY] = {"stages": [s.name for s in self.stages]}
+
+    @staticmethod
+    def _metric_specs(specs: Any, task: str) -> dict[str, tuple[Any, bool]]:
+        if not isinstance(specs, list) or not specs:
+            raise ValueError(f"task {task!r}: 'metrics' must list {{metric, aggregation, higher_is_better}}")
+        out = {}
+        for i, spec in enumerate(specs):
+            name, aggregation = spec.get("metric"), spec.get("aggregation", "mean")
+            if not isinstance(name, str):
+                raise ValueError(f"task {task!r}: metrics[{i}].metric must be a string")
+            if isinstance(aggregation, str):
+                aggregation = get_aggregation(aggregation)
+                if aggregation is None:
+                    raise ValueError(f"task {task!r}: metrics[{i}].aggregation {spec['aggregation']!r} is unknown")
+            out[name] = (aggregation, bool(spec.get("higher_is_better", True)))
+        return out
+
+    # ------------------------------------------------------------------ requests
+    def _stage_requests(
+        self, stage: Stage, doc: dict[str, Any], metadata: tuple[Any, ...]
+    ) -> tuple[list[Instance], dict[str, Any]]:
+        """The requests of one stage for one document, and the prompts they were built from."""
+        prompts = stage.render(doc)
+        requests: list[Instance] = []
+
+        def add(arguments: tuple[Any, ...]) -> None:
+            requests.append(Instance(stage.output_type, doc, arguments, len(requests), metadata))
+
+        delimiter = self.continuation_delimiter()
+        for name, prompt in prompts.items():
+            if stage.output_type == "generate_until":
+                add((self.format_prompt(str(prompt)), dict(stage.generation_kwargs)))
+            elif isinstance(prompt, Mapping):
+                add((self.format_prompt(prompt["context"]), f"{delimiter}{prompt['continuation']}"))
+            else:
+                if not stage.choices:
+                    raise ValueError(f"task {self.config.task!r}: stage {stage.name!r} needs 'choices'")
+                context = self.format_prompt(str(prompt))
+                for choice in stage.choices:
+                    add((context, f"{delimiter}{choice}"))
+        return requests, prompts
+
+    @staticmethod
+    def _collect(stage: Stage, prompts: dict[str, Any], responses: Sequence[Any]) -> dict[str, Any]:
+        """Map responses back to prompt names: text, one log-likelihood, or one per choice."""
+        outputs: dict[str, Any] = {}
+        position = 0
+        for name, prompt in prompts.items():
+            if stage.output_type == "generate_until":
+                outputs[name] = responses[position]
+                position += 1
+            elif isinstance(prompt, Mapping):
+                outputs[name] = float(responses[position][0])
+                position += 1
+            else:
+                width = len(stage.choices)
+                outputs[name] = [float(r[0]) for r in responses[position : position + width]]
+                position += width
+        return outputs
+
+    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        parsed: dict[str, Any] = {}
+        if stage.parse is not None:
+            try:
+                parsed = dict(stage.parse(doc, outputs))
+            except Exception as error:  # a parser bug must not sink the other documents
+                parsed = {"error": f"{type(error).__name__}: {error}"}
+        return {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+
+    @staticmethod
+    def blocked(doc: dict[str, Any]) -> str | None:
+        """Name of the first earlier stage whose parse failed (the later stages skip the doc)."""
+        for name, record in (doc.get("stages") or {}).items():
+            if "error" in record.get("parsed", {}):
+                return name
+        return None
+
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+        lm = current_lm()
+        if lm is None and len(self.stages) > 1:
+            raise RuntimeError(
+                f"task {self.config.task!r} has {len(self.stages)} stages and needs the model object "
+                "while building requests: run it with the `lm_eval` command (autoload hook on) or "
+                "wrap lm_eval.evaluator.evaluate with logic_consistency.harness_ext.multistage.publish_lm"
+            )
+        self.remember_formatting(kwargs)
+        docs = list(
+            super().doc_iterator(
+                rank=kwargs.get("rank", 0),
+                limit=kwargs.get("limit"),
+                samples=kwargs.get("samples"),
+                world_size=kwargs.get("world_size", 1),
+            )
+        )
+        self._stage_docs = {doc_id: {**doc, "stages": {}} for doc_id, doc in docs}
+        for stage in self.stages[:-1]:
+            self._run_stage(lm, stage)
+        blocked = sum(1 for doc in self._stage_docs.values() if self.blocked(doc))
+        if blocked:
+            eval_logger.warning(
+                "[%s] %d of %d documents have an unparseable earlier-stage output; their last "
+                "stage is skipped and they are scored as unparseable",
+                self.config.task, blocked, len(self._stage_docs),
+            )
+        super().build_all_requests(**kwargs)
+
+    def _run_stage(self, lm: Any, stage: Stage) -> None:
+        """Run one earlier stage for every document in one batched model call."""
+        pending: list[tuple[int, dict[str, Any], list[Instance]]] = []
+        for doc_id, doc in self._stage_docs.items():
+            if self.blocked(doc):
+                continue
+            metadata = (self.config.task, doc_id, 1)
+            requests, prompts = self._stage_requests(stage, doc, metadata)
+            pending.append((doc_id, prompts, requests))
+        flat = [request for _, _, requests in pending for request in requests]
+        eval_logger.info("[%s] stage %r: %d requests", self.config.task, stage.name, len(flat))
+        responses = getattr(lm, stage.output_type)(flat) if flat else []
+        position = 0
+        for doc_id, prompts, requests in pending:
+            answers = responses[position : position + len(requests)]
+            position += len(requests)
+            doc = self._stage_docs[doc_id]
+            outputs = self._collect(stage, prompts, answers)
+            doc["stages"][stage.name] = self._record(stage, doc, prompts, outputs)
+
+    def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
+        for doc_id, doc in super().doc_iterator(**kwargs):
+            yield doc_id, self._stage_docs.get(doc_id, doc)
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        """The last stage's requests (none when an earlier stage could not be parsed)."""
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        if self.blocked(doc):
+            return [self._placeholder(doc, kwargs["metadata"])]
+        requests, _ = self._stage_requests(self.stages[-1], doc, kwargs["metadata"])
+        return requests
+
+    def _placeholder(self, doc: dict[str, Any], metadata: tuple[Any, ...]) -> Instance:
+        """A one-token request for a document whose last stage is skipped.
+
+        lm-eval needs at least one request per document (its sample log reads the first), so a
+        blocked document carries this placeholder; its answer is ignored.
+        """
+        context = PLACEHOLDER_PROMPT
+        if self.OUTPUT_TYPE == "generate_until":
+            arguments: tuple[Any, ...] = (context, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
+        else:
+            arguments = (context, " .")
+        return Instance(self.OUTPUT_TYPE, doc, arguments, 0, metadata)
+
+    # ------------------------------------------------------------------ scoring
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """Parse the last stage, then score the document with the YAML's ``score`` hook."""
+        if self.predict_only():
+            return {"bypass": None}
+        last = self.stages[-1]
+        if not self.blocked(doc):
+            prompts = last.render(doc)
+            outputs = self._collect(last, prompts, results)
+            doc["stages"][last.name] = self._record(last, doc, prompts, outputs)
+        return dict(self.score(doc))

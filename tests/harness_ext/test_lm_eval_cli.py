@@ -1,0 +1,90 @@
+"""End to end through the real ``lm_eval`` command: task discovery, the off switch, full runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
+LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
+PAIRWISE_TASKS = ("logic_consistency_summeval", "logic_consistency_noveleval", "logic_consistency_caters")
+
+
+def _lm_eval(*args: str, env: dict[str, str] | None = None, timeout: int = 900) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
+                "HF_DATASETS_OFFLINE": "1", **(env or {})}
+    return subprocess.run(
+        [LM_EVAL, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT
+    )
+
+
+def _results(output_path: Path) -> dict:
+    files = sorted(output_path.glob("*/results_*.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+def test_ls_tasks_lists_the_suite_without_include_path() -> None:
+    listing = _lm_eval("ls", "tasks")
+    assert listing.returncode == 0, listing.stderr
+    for name in (*PAIRWISE_TASKS, "logic_consistency", "logic_consistency_pairwise"):
+        assert name in listing.stdout, name
+
+
+def test_off_switch_and_include_path() -> None:
+    off = {"LOGIC_CONSISTENCY_AUTOLOAD": "0"}
+    hidden = _lm_eval("ls", "tasks", env=off)
+    assert hidden.returncode == 0, hidden.stderr
+    assert "logic_consistency_summeval" not in hidden.stdout
+    tasks_dir = subprocess.run(
+        [sys.executable, "-m", "logic_consistency.harness_ext.cli", "tasks-dir"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    explicit = _lm_eval("ls", "tasks", "--include_path", tasks_dir, env=off)
+    assert explicit.returncode == 0, explicit.stderr
+    assert "logic_consistency_summeval" in explicit.stdout
+
+
+def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
+    run = _lm_eval(
+        "--model", "dummy", "--tasks", "logic_consistency", "--limit", "2",
+        "--metadata", json.dumps({"max_items": 5}), "--output_path", str(tmp_path), "--log_samples",
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    for task in PAIRWISE_TASKS:
+        metrics = results["results"][task]
+        for name in ("s_tran_3", "s_comm", "s_neg", "human_agreement"):
+            value = metrics[f"{name},none"]
+            assert 0.0 <= value <= 1.0, (task, name, value)
+        assert metrics["unparseable,none"] == 0
+    for group in ("logic_consistency", "logic_consistency_pairwise"):
+        assert 0.0 <= results["results"][group]["s_comm,none"] <= 1.0
+    # the exact prompts are recorded with the results
+    config = results["configs"]["logic_consistency_summeval"]
+    assert "less coherent" in config["metadata"]["prompt_config"]["prompts"]["negated"]
+    assert sorted(tmp_path.glob("*/samples_logic_consistency_caters_*.jsonl"))
+
+
+@pytest.mark.slow
+def test_embedded_model_run(tmp_path: Path) -> None:
+    """The real embedded model (SmolLM2-135M-Instruct), one small instance per task."""
+    run = _lm_eval(
+        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct,batch_size=4",
+        "--tasks", "logic_consistency_caters,logic_consistency_caters_generate", "--limit", "1",
+        "--metadata", json.dumps({"max_items": 4, "ks": [3, 4]}), "--output_path", str(tmp_path),
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    scored = results["results"]["logic_consistency_caters"]
+    assert 0.0 <= scored["s_comm,none"] <= 1.0
+    generated = results["results"]["logic_consistency_caters_generate"]
+    # 12 ordered pairs x 2 variants: every answer is either parsed or counted as unparseable
+    assert 0 <= generated["unparseable,none"] <= 24

@@ -1,0 +1,115 @@
+"""The multi-stage runner through lm-eval's real evaluator, with fake models whose answers we control."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lm_eval import simple_evaluate
+from lm_eval.api.model import LM
+from lm_eval.tasks import TaskManager
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
+_QUESTION = re.compile(r"What is (\d+)\+(\d+)\?")
+_CLAIM = re.compile(r"Claim: (\d+)\+(\d+)=(-?\d+)\.")
+
+
+class Calculator(LM):
+    """Generates sums (or babble for chosen questions) and validates claims (honestly or not)."""
+
+    def __init__(self, *, honest: bool = True, babble: frozenset[int] = frozenset(), crash_on_validate: bool = False):
+        super().__init__()
+        self.honest, self.babble, self.crash_on_validate = honest, babble, crash_on_validate
+        self.calls: dict[str, int] = {"generate_until": 0, "loglikelihood": 0}
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        out = []
+        for request in requests:
+            self.calls["generate_until"] += 1
+            a, b = map(int, _QUESTION.search(request.args[0]).groups())
+            answer = "I do not know" if a in self.babble else f" {a + b}"
+            self.cache_hook.add_partial("generate_until", request.args, answer)
+            out.append(answer)
+        return out
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        if self.crash_on_validate:
+            raise KeyboardInterrupt("interrupted during the validator stage")
+        out = []
+        for request in requests:
+            self.calls["loglikelihood"] += 1
+            context, continuation = request.args
+            claim = _CLAIM.search(context)
+            if claim is None:  # the placeholder request of an all-unparseable run
+                out.append((-1.0, False))
+                continue
+            a, b, c = map(int, claim.groups())
+            verdict = (a + b == c) == self.honest
+            wanted = " True" if verdict else " False"
+            out.append((math.log(0.9 if continuation == wanted else 0.1), False))
+        return out
+
+    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
+        raise NotImplementedError
+
+
+def _run(model: LM, **kwargs: Any) -> dict[str, Any]:
+    manager = TaskManager(include_path=str(FIXTURES), include_defaults=False)
+    return simple_evaluate(model=model, tasks=["toy_two_stage"], task_manager=manager, **kwargs)
+
+
+def _metric(results: dict[str, Any], name: str) -> float:
+    return results["results"]["toy_two_stage"][f"{name},none"]
+
+
+def test_consistent_model_scores_one() -> None:
+    model = Calculator()
+    results = _run(model)
+    assert _metric(results, "consistency") == 1.0
+    assert _metric(results, "unparseable_generator") == 0
+    # each stage is one batched call: 4 generations, then 4 x 2 letter scores
+    assert model.calls == {"generate_until": 4, "loglikelihood": 8}
+
+
+def test_inconsistent_validator_scores_zero() -> None:
+    assert _metric(_run(Calculator(honest=False)), "consistency") == 0.0
+
+
+def test_unparseable_generations_are_counted_and_skip_the_validator() -> None:
+    model = Calculator(babble=frozenset({3, 7}))
+    results = _run(model)
+    assert _metric(results, "unparseable_generator") == 2
+    assert _metric(results, "consistency") == 1.0  # over the two parseable documents
+    # 2 documents x 2 letters, plus one placeholder request for each skipped document
+    assert model.calls["loglikelihood"] == 2 * 2 + 2
+
+
+def test_every_generation_unparseable_still_completes() -> None:
+    results = _run(Calculator(babble=frozenset({1, 3, 10, 7})))
+    assert _metric(results, "unparseable_generator") == 4
+    assert "consistency,none" not in results["results"]["toy_two_stage"]
+
+
+def test_samples_show_stage_one_output_next_to_stage_two_prompt() -> None:
+    results = _run(Calculator(), log_samples=True)
+    sample = results["samples"]["toy_two_stage"][1]
+    generator = sample["doc"]["stages"]["generator"]
+    assert generator["outputs"]["answer"] == " 7"
+    assert generator["parsed"] == {"answer": 7}
+    assert "Claim: 3+4=7." in sample["arguments"][0][0]
+
+
+def test_interrupted_run_resumes_from_cache(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    with pytest.raises(KeyboardInterrupt):
+        _run(Calculator(crash_on_validate=True), use_cache=cache)
+    resumed = Calculator()
+    results = _run(resumed, use_cache=cache)
+    assert _metric(results, "consistency") == 1.0
+    assert resumed.calls["generate_until"] == 0  # stage 1 came from the cache
+    again = Calculator()
+    _run(again, use_cache=cache)
+    assert again.calls == {"generate_until": 0, "loglikelihood": 0}
