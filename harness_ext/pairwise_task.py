@@ -250,7 +250,9 @@ class PairwiseConsistencyTask(PromptedTask):
             calibrated=self.options.calibrated,
             samples=self.options.transitivity_samples,
             seed=self.options.seed,
-            nan_policy="omit" if self._generate else "raise",
+            # "omit": missing (unparseable) judgements are left out, and a metric undefined for
+            # this instance (e.g. all human scores tied) comes back as None instead of raising.
+            nan_policy="omit",
         )
         out: dict[str, Any] = {}
         for name in self.metric_names():

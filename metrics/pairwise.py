@@ -1,0 +1,259 @@
+"""Pairwise-judge consistency metrics (Liu et al., "Aligning with Logic", section 2).
+
+Conventions shared by every function here:
+
+* ``prefs[i, j]`` is the model's probability that item i is better than item j when i is
+  shown as option A and j as option B; the diagonal is ignored and may hold anything.
+* A judgement "i wins" means ``prefs[i, j] >= 0.5`` (paper Algorithm 1).
+* ``neg_prefs[i, j]`` is the probability that, asked the negated question ("which is
+  worse?"), the model picks option A (= i).
+* Missing judgements (unparseable answers) are NaN off-diagonal entries. ``nan_policy="raise"``
+  (default) rejects them; ``"omit"`` leaves out the pairs that need them, and raises
+  :class:`UndefinedMetricError` (a ValueError) if nothing is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import (
+    NanPolicy,
+    UndefinedMetricError,
+    check_int,
+    check_k,
+    check_nan_policy,
+    validate_human_scores,
+    validate_prefs,
+)
+from .transitivity import relation_graph, transitivity
+
+
+def _off_diagonal(n_items: int) -> NDArray[np.bool_]:
+    return ~np.eye(n_items, dtype=bool)
+
+
+def _fraction(hits: NDArray[np.bool_], valid: NDArray[np.bool_], undefined_why: str) -> float:
+    """Mean of ``hits`` over the ``valid`` entries; raise if there are none."""
+    if not valid.any():
+        raise UndefinedMetricError(undefined_why)
+    return float(hits[valid].mean())
+
+
+def commutativity(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
+    """Commutativity s_comm: how often the winner survives swapping the presentation order.
+
+    Paper eq. 2: s_comm = 2 / (N (N - 1)) * sum_{i<j} 1(F(x_i, x_j) = F(x_j, x_i)), where F
+    returns the chosen item. Pair {i, j} agrees when
+    ``(prefs[i, j] >= 0.5) == (prefs[j, i] < 0.5)``, i.e. the same item wins in both orders.
+
+    Args:
+        prefs: N x N preference probabilities (module conventions), N >= 2.
+        nan_policy: ``"omit"`` drops pairs where ``prefs[i, j]`` or ``prefs[j, i]`` is NaN and
+            normalises by the number of remaining pairs instead of N (N - 1) / 2.
+
+    Returns:
+        s_comm in [0, 1]; 1 = fully order-invariant.
+
+    Raises:
+        ValueError: invalid ``prefs`` / ``nan_policy``, or NaN with ``nan_policy="raise"``.
+        UndefinedMetricError: every pair has a missing judgement (``nan_policy="omit"``).
+    """
+    check_nan_policy(nan_policy)
+    matrix = validate_prefs(prefs, "prefs", nan_policy)
+    rows, cols = np.triu_indices(matrix.shape[0], k=1)
+    forward, backward = matrix[rows, cols], matrix[cols, rows]
+    valid = ~(np.isnan(forward) | np.isnan(backward))
+    agree = (forward >= 0.5) == (backward < 0.5)
+    return _fraction(
+        agree, valid, "commutativity is undefined: every pair has a missing judgement in prefs"
+    )
+
+
+def negation_invariance(
+    prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: NanPolicy = "raise"
+) -> float:
+    """Negation invariance s_neg: how often the negated question flips the answer correctly.
+
+    Paper eq. 3: s_neg = 1 / (N (N - 1)) * sum_{i != j} 1(F_neg(x_i, x_j) = not F(x_i, x_j)).
+    The ordered pair (i, j) is consistent when the model picks option A for exactly one of
+    "which is better" and "which is worse": ``(prefs[i, j] >= 0.5) != (neg_prefs[i, j] >= 0.5)``.
+
+    Args:
+        prefs: N x N preference probabilities for the original question.
+        neg_prefs: N x N probabilities of picking option A for the negated question, same shape.
+        nan_policy: ``"omit"`` drops ordered pairs where either matrix is NaN and normalises by
+            the number of remaining pairs instead of N (N - 1).
+
+    Returns:
+        s_neg in [0, 1]; 1 = the model always reverses its answer under negation.
+
+    Raises:
+        ValueError: invalid or differently shaped inputs, or NaN with ``nan_policy="raise"``.
+        UndefinedMetricError: no ordered pair has both judgements (``nan_policy="omit"``).
+    """
+    check_nan_policy(nan_policy)
+    matrix = validate_prefs(prefs, "prefs", nan_policy)
+    negated = validate_prefs(neg_prefs, "neg_prefs", nan_policy)
+    if negated.shape != matrix.shape:
+        raise ValueError(
+            f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}"
+        )
+    valid = _off_diagonal(matrix.shape[0]) & ~(np.isnan(matrix) | np.isnan(negated))
+    flipped = (matrix >= 0.5) != (negated >= 0.5)
+    return _fraction(
+        flipped,
+        valid,
+        "negation invariance is undefined: no pair has both a prefs and a neg_prefs judgement",
+    )
+
+
+def human_agreement(
+    prefs: ArrayLike, human_scores: ArrayLike, *, nan_policy: NanPolicy = "raise"
+) -> float:
+    """Human agreement H: pairwise accuracy of the model's judgements against human scores.
+
+    The "H." column of the paper's Table 1: over ordered pairs (i, j), i != j, with
+    ``human_scores[i] != human_scores[j]``, the fraction where the model's winner is the
+    human-preferred item, ``(prefs[i, j] >= 0.5) == (human_scores[i] > human_scores[j])``. Both
+    presentation orders count; pairs with tied human scores have no correct answer and are
+    excluded.
+
+    Args:
+        prefs: N x N preference probabilities.
+        human_scores: length-N finite scores; higher = the item that should win.
+        nan_policy: ``"omit"`` also drops pairs whose ``prefs[i, j]`` is NaN.
+
+    Returns:
+        H in [0, 1].
+
+    Raises:
+        ValueError: invalid inputs, or NaN in ``prefs`` with ``nan_policy="raise"``.
+        UndefinedMetricError: all human scores tied, or (``"omit"``) every untied pair has a
+            missing judgement.
+    """
+    check_nan_policy(nan_policy)
+    matrix = validate_prefs(prefs, "prefs", nan_policy)
+    scores = validate_human_scores(human_scores, matrix.shape[0])
+    untied = scores[:, None] != scores[None, :]
+    if not untied.any():
+        raise UndefinedMetricError("human_scores are all tied; human agreement is undefined")
+    correct = (matrix >= 0.5) == (scores[:, None] > scores[None, :])
+    return _fraction(
+        correct,
+        untied & ~np.isnan(matrix),
+        "human agreement is undefined: every pair with distinct human_scores has a missing "
+        "judgement in prefs",
+    )
+
+
+def _calibrate(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+    """PairS calibration: average both orders, p[i, j] = (prefs[i, j] + 1 - prefs[j, i]) / 2.
+
+    Computed as 0.5 + (prefs - prefs.T) / 2, equal in exact arithmetic: the difference is
+    exactly antisymmetric in floating point, so p[i, j] and p[j, i] stay on opposite sides of
+    0.5 instead of rounding onto the same side. NaN in either order gives NaN (pair missing).
+    """
+    return 0.5 + (matrix - matrix.T) / 2.0
+
+
+def _check_ks(ks: object, n_items: int) -> list[int]:
+    # An empty sequence is allowed: callers drop the K > N sizes for small instances.
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, Sequence):
+        raise ValueError(f"ks must be a sequence of subset sizes such as (3, 5), got {ks!r}")
+    return [check_k(k, n_items, name="ks") for k in ks]
+
+
+def pairwise_consistency(
+    prefs: ArrayLike,
+    neg_prefs: ArrayLike | None = None,
+    human_scores: ArrayLike | None = None,
+    *,
+    ks: Sequence[int] = (3, 5),
+    calibrated: bool = False,
+    samples: int | None = None,
+    seed: int = 0,
+    nan_policy: NanPolicy = "raise",
+) -> dict[str, float | None]:
+    """All of the paper's consistency metrics for ONE instance (one set of N items).
+
+    * ``s_tran_{k}`` for each k in ``ks``: :func:`transitivity` (eq. 1) of the relation graph
+      built by Algorithm 1 from the upper triangle (i < j) of ``prefs`` (:func:`relation_graph`).
+    * ``s_comm``: :func:`commutativity` (eq. 2).
+    * ``s_neg``: :func:`negation_invariance` (eq. 3), only when ``neg_prefs`` is given.
+    * ``human_agreement``: :func:`human_agreement`, only when ``human_scores`` is given.
+    * ``n_items``: N.
+
+    With ``calibrated=True`` the PairS calibration (Liu et al., 2024; Zheng et al., 2023) is
+    applied first: each pair is judged from the average of both presentation orders,
+    p[i, j] = (prefs[i, j] + 1 - prefs[j, i]) / 2, and likewise for ``neg_prefs``; every
+    metric is then computed from the calibrated matrices. Since p[j, i] = 1 - p[i, j],
+    ``s_comm`` is then 1 by construction except for ties p[i, j] = 0.5 (which the ``>= 0.5``
+    rule awards to option A in both orders); it measures nothing and is reported only for a
+    uniform schema. A pair missing in either order is missing after calibration.
+
+    Because Algorithm 1 reads only i < j, uncalibrated ``s_tran`` of a judge that is not
+    commutative depends on the order of the items; the other metrics do not.
+
+    Args:
+        prefs: N x N preference probabilities (see the module docstring).
+        neg_prefs: optional N x N probabilities for the negated question.
+        human_scores: optional length-N human scores (higher = better).
+        ks: subset sizes K for s_tran(K), each 3 <= K <= N; the paper reports K = 5. May be
+            empty (no ``s_tran_*`` keys), e.g. for an instance with fewer than 3 items.
+        calibrated: apply the PairS calibration first.
+        samples: None for exact s_tran, or the paper's sampled estimator with M = ``samples``.
+        seed: RNG seed for the sampled estimator (the same seed is used for every K).
+        nan_policy: ``"raise"``: any off-diagonal NaN raises and so does every undefined metric.
+            ``"omit"``: missing judgements are left out (for s_tran: no edge for that pair) and
+            a metric that is undefined for this instance (e.g. every pair unparseable, or all
+            human scores tied) is returned as ``None`` (never as 0 or 1), so that callers can
+            drop it from an average over instances.
+
+    Returns:
+        Dict with keys ``n_items``, ``s_tran_{k}`` for each k, ``s_comm``, and optionally
+        ``s_neg`` and ``human_agreement``.
+
+    Raises:
+        ValueError: any invalid input (checked up front, before computing), including k > N;
+            with ``nan_policy="raise"`` also any NaN or undefined metric.
+    """
+    check_nan_policy(nan_policy)
+    matrix = validate_prefs(prefs, "prefs", nan_policy)
+    n_items = matrix.shape[0]
+    negated = None if neg_prefs is None else validate_prefs(neg_prefs, "neg_prefs", nan_policy)
+    if negated is not None and negated.shape != matrix.shape:
+        raise ValueError(
+            f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}"
+        )
+    scores = None if human_scores is None else validate_human_scores(human_scores, n_items)
+    k_values = _check_ks(ks, n_items)
+    if samples is not None:
+        check_int(samples, "samples", minimum=1)
+    check_int(seed, "seed", minimum=0)
+
+    if calibrated:
+        matrix = _calibrate(matrix)
+        negated = None if negated is None else _calibrate(negated)
+
+    def guarded(metric: Callable[..., float], *args: object, **kwargs: object) -> float | None:
+        # Only "undefined for this instance" becomes None; input errors were raised above.
+        try:
+            return metric(*args, **kwargs)
+        except UndefinedMetricError:
+            if nan_policy == "raise":
+                raise
+            return None
+
+    result: dict[str, float | None] = {"n_items": n_items}
+    wins = relation_graph(matrix, nan_policy=nan_policy)
+    for k in k_values:
+        result[f"s_tran_{k}"] = guarded(transitivity, wins, k, samples=samples, seed=seed)
+    result["s_comm"] = guarded(commutativity, matrix, nan_policy=nan_policy)
+    if negated is not None:
+        result["s_neg"] = guarded(negation_invariance, matrix, negated, nan_policy=nan_policy)
+    if scores is not None:
+        result["human_agreement"] = guarded(human_agreement, matrix, scores, nan_policy=nan_policy)
+    return result

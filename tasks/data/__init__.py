@@ -1,0 +1,23 @@
+"""Dataset loaders of the pairwise-judgement tasks (SummEval, NovelEval, CaTeRS).
+
+Each module exposes ``load(**kwargs) -> datasets.DatasetDict`` for lm-eval's
+``custom_dataset: !function logic_consistency.tasks.data.<module>.load``; lm-eval calls it as
+``load(**metadata, **dataset_kwargs)``, so unknown keyword arguments are accepted and ignored.
+The result has one split ``"test"``; one row is one instance (the item set of one article, query or
+story) with the fields
+
+- ``instance_id: str``
+- ``context: str`` (article / query / unordered event list)
+- ``items: list[str]`` and ``item_ids: list[str]``
+- ``human_scores: list[float]`` (higher = the item that should win the normal question)
+- ``aspect: str``
+
+Data come from the directory named by ``LOGIC_CONSISTENCY_DATA`` if it is set (layout of the
+project's ``raw/`` folder), else from the pinned online sources (see :mod:`._source`). Malformed
+input raises :class:`DatasetFormatError` (a ``ValueError``) naming the file, line and field.
+"""
+
+from ._common import DatasetFormatError
+from ._source import DATA_ENV_VAR
+
+__all__ = ["DATA_ENV_VAR", "DatasetFormatError"]

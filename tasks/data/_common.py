@@ -1,0 +1,210 @@
+"""Pieces shared by the pairwise-judgement loaders: errors, field checks, item cap, output schema.
+
+Every loader returns the same row schema (see :func:`pairwise_features`) so that the task YAML and
+the metrics never need to know which dataset they are looking at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import datasets
+import numpy as np
+
+__all__ = [
+    "DatasetFormatError",
+    "apply_cap",
+    "check_options",
+    "instance_rng",
+    "make_dataset_dict",
+    "pairwise_features",
+    "require_int",
+    "require_score",
+    "require_str",
+    "require_str_list",
+    "select_item_indices",
+    "subset_items",
+]
+
+#: Fields of every row whose values are per-item lists that must stay aligned.
+ITEM_FIELDS: tuple[str, ...] = ("items", "item_ids", "human_scores")
+
+
+class DatasetFormatError(ValueError):
+    """A source file (or hub row) does not have the expected format.
+
+    The message always names the source (file path or hub dataset), the location (line or row) and,
+    when one field is to blame, that field, so that a user can open the file and fix it.
+
+    Attributes:
+        source: File path or hub dataset description.
+        location: ``"line 3"``, ``"row index 2"``, ... or ``None`` when the whole source is at fault.
+        field: Name of the offending field, or ``None``.
+        problem: What is wrong, in words.
+    """
+
+    def __init__(self, source: str, location: str | None, field: str | None, problem: str) -> None:
+        self.source = source
+        self.location = location
+        self.field = field
+        self.problem = problem
+        where = source if location is None else f"{source} {location}"
+        what = problem if field is None else f"field '{field}' {problem}"
+        super().__init__(f"{where}: {what}")
+
+
+def require_str(
+    value: Any, *, source: str, location: str, field: str, allow_empty: bool = False
+) -> str:
+    """Return ``value`` if it is a (non-blank) string, else raise :class:`DatasetFormatError`."""
+    if not isinstance(value, str):
+        raise DatasetFormatError(source, location, field, f"must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise DatasetFormatError(source, location, field, "is empty")
+    return value
+
+
+def require_str_list(
+    value: Any, *, source: str, location: str, field: str, min_length: int = 0
+) -> list[str]:
+    """Return ``value`` if it is a list of non-blank strings with at least ``min_length`` entries."""
+    if not isinstance(value, (list, tuple)):
+        raise DatasetFormatError(source, location, field, f"must be a list, got {type(value).__name__}")
+    if len(value) < min_length:
+        raise DatasetFormatError(
+            source, location, field, f"has {len(value)} values, expected at least {min_length}"
+        )
+    for index, entry in enumerate(value):
+        if not isinstance(entry, str) or not entry.strip():
+            raise DatasetFormatError(
+                source, location, field, f"entry {index} must be a non-empty string, got {entry!r:.60}"
+            )
+    return list(value)
+
+
+def require_score(
+    value: Any, *, source: str, location: str, field: str, low: float, high: float
+) -> float:
+    """Return ``value`` as a float if it is a finite number in ``[low, high]``."""
+    # bool is an int subclass; a stray true/false in a score column is a format error, not 1/0.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DatasetFormatError(source, location, field, f"must be a number, got {value!r:.60}")
+    number = float(value)
+    if not math.isfinite(number) or not low <= number <= high:
+        raise DatasetFormatError(source, location, field, f"value {value!r} is outside [{low:g}, {high:g}]")
+    return number
+
+
+def require_int(text: str, *, source: str, location: str, field: str) -> int:
+    """Parse a decimal integer written in a text file."""
+    stripped = text.strip()
+    if not stripped.lstrip("-").isdigit():
+        raise DatasetFormatError(source, location, field, f"must be an integer, got {text!r:.60}")
+    return int(stripped)
+
+
+def check_options(max_items: int | None, seed: int) -> None:
+    """Validate the options shared by every loader.
+
+    Raises:
+        TypeError: ``max_items`` or ``seed`` is not an integer.
+        ValueError: ``max_items`` < 2 (a pairwise comparison needs two items) or ``seed`` < 0.
+    """
+    if max_items is not None:
+        if isinstance(max_items, bool) or not isinstance(max_items, int):
+            raise TypeError(f"max_items must be an int or None, got {max_items!r}")
+        if max_items < 2:
+            raise ValueError(f"max_items must be at least 2 (pairs need two items), got {max_items}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+
+
+def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:
+    """A generator that depends only on ``seed``, ``instance_id`` and ``purpose``.
+
+    Python's ``hash()`` of a string changes between interpreter runs (hash randomisation), so a
+    SHA-256 digest is used instead; the result is the same on every machine and run. ``purpose``
+    separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
+    changing one does not change the other.
+    """
+    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:
+    """Indices of the items kept under the ``max_items`` cap, in their original order.
+
+    Args:
+        n_items: Number of items of the instance.
+        max_items: Cap, or ``None`` for no cap.
+        seed: Global seed (the ``seed`` option of ``load``).
+        instance_id: Instance identifier; makes the subset differ between instances.
+
+    Returns:
+        Sorted indices: all of them if no cap applies, else a seeded random subset of size ``max_items``.
+    """
+    if max_items is None or n_items <= max_items:
+        return list(range(n_items))
+    chosen = instance_rng(seed, instance_id, "max_items").choice(n_items, size=max_items, replace=False)
+    return sorted(int(index) for index in chosen)
+
+
+def subset_items(row: dict[str, Any], indices: Sequence[int], extra_fields: Sequence[str] = ()) -> dict[str, Any]:
+    """Return a copy of ``row`` whose per-item lists keep only ``indices`` (all lists stay aligned)."""
+    out = dict(row)
+    for name in (*ITEM_FIELDS, *extra_fields):
+        out[name] = [row[name][index] for index in indices]
+    return out
+
+
+def pairwise_features(extra: Mapping[str, datasets.features.FeatureType] | None = None) -> datasets.Features:
+    """The common row schema, plus dataset-specific ``extra`` fields."""
+    # Sequence (not List) keeps compatibility with datasets 2.x, which setup.cfg allows.
+    features: dict[str, datasets.features.FeatureType] = {
+        "instance_id": datasets.Value("string"),
+        "context": datasets.Value("string"),
+        "items": datasets.Sequence(datasets.Value("string")),
+        "item_ids": datasets.Sequence(datasets.Value("string")),
+        "human_scores": datasets.Sequence(datasets.Value("float64")),
+        "aspect": datasets.Value("string"),
+    }
+    features.update(extra or {})
+    return datasets.Features(features)
+
+
+def make_dataset_dict(rows: Sequence[Mapping[str, Any]], features: datasets.Features) -> datasets.DatasetDict:
+    """Build the ``DatasetDict`` with the single split ``"test"`` that lm-eval expects."""
+    # from_dict (not from_list) so that an empty result still gets its columns.
+    columns = {name: [row[name] for row in rows] for name in features}
+    return datasets.DatasetDict({"test": datasets.Dataset.from_dict(columns, features=features)})
+
+
+def apply_cap(
+    rows: Sequence[dict[str, Any]],
+    max_items: int | None,
+    seed: int,
+    extra_fields: Sequence[str] = (),
+    context_of: Callable[[dict[str, Any]], str] | None = None,
+) -> list[dict[str, Any]]:
+    """Apply :func:`select_item_indices` to every row.
+
+    Args:
+        rows: Complete rows.
+        max_items: Cap (``None`` = keep everything).
+        seed: Global seed.
+        extra_fields: Dataset-specific per-item fields that must stay aligned too.
+        context_of: If given, rebuilds ``context`` from the capped row (CaTeRS lists its items there).
+    """
+    out = []
+    for row in rows:
+        indices = select_item_indices(len(row["items"]), max_items, seed, row["instance_id"])
+        capped = subset_items(row, indices, extra_fields)
+        if context_of is not None:
+            capped["context"] = context_of(capped)
+        out.append(capped)
+    return out

@@ -1,0 +1,593 @@
+"""CaTeRS (Mostafazadeh et al., 2016): which of two events of a short story happened earlier?
+
+Source files
+    The CaTeRS brat release as shipped by github ``phosseini/CREST`` at a pinned commit, folder
+    ``data/caters/`` (or ``$LOGIC_CONSISTENCY_DATA/caters/``): the 13 documents
+    ``caters_evaluation/{train/batch_1..10, dev/part_11..13}`` and the gold test document
+    ``caters_test/test/test_15Oct`` (``.txt`` + ``.ann`` each). ``test_15Oct.ann`` is byte-identical
+    to ``caters_test/test_15March_annot1.ann``, the annotator the release's ``readme.rtf`` calls gold;
+    the second annotator's file is not used. Each ``.txt`` holds 20 five-sentence stories separated
+    by ``***`` lines: 280 stories, 2,353 event spans, 2,502 relations.
+
+One row per story
+    - ``instance_id``: ``"<split>/<document>/story<NN>"``, e.g. ``"train/batch_1/story00"``
+      (``NN`` = 0-based position of the story in its document).
+    - ``items``: one per distinct event, written ``<span> (in: "<sentence with the span in [brackets]>")``,
+      e.g. ``slipped (in: "She [slipped] on a crack that was on one of the concrete tiles.")``. The
+      bare span (a single word such as ``was`` or ``get``) is often ambiguous; the sentence makes
+      each item self-contained, and the brackets say which word is meant when it occurs twice.
+      Discontinuous spans (``was ... commercial``) get one bracket pair per fragment.
+    - ``item_ids``: the brat ids (``"T2"``) of the events.
+    - ``context``: the items again, one ``- <item>`` line each, in the same order as ``items``.
+      The paper gives the model "a list of unordered events"; the story text itself is never
+      included (it would give the order away). Items and context lines are in a seeded random
+      order (``seed`` + a SHA-256 of the instance id), never in narrative order, so that the item
+      position leaks nothing either. With ``max_items`` the context lists only the kept items.
+    - ``human_scores``: ``-k`` for the event at position ``k`` (0 = earliest) of the human order,
+      so the EARLIER event has the higher score and wins the normal question "which event
+      happened earlier?".
+    - ``aspect``: ``"temporal order"``.
+
+Distinct events
+    A span belongs to the story containing its start offset (spans never cross story boundaries
+    in the release; this is checked). Spans with identical offsets would be duplicates (there are
+    none). Spans linked by an ``IDENTITY`` relation (66 in the release, e.g. ``eat`` ... ``eat``,
+    ``robbed`` ... ``taken``) are mentions of one event; "which happened earlier" has no answer for
+    such a pair, so each IDENTITY cluster becomes one event, represented by its first mention, and
+    the relations of the other mentions are moved to it.
+
+Human order (option ``order``)
+    The paper does not say how it derived the gold order. Default ``"narrative"``: the order in
+    which the events are mentioned in the story. Measured on the release: of the 1,108 annotated
+    BEFORE-type relations (BEFORE, CAUSE_BEFORE, ENABLE_BEFORE, PREVENT_BEFORE,
+    CAUSE_TO_END_BEFORE) 1,017 have the earlier event mentioned first, i.e. **91.8 %** agree with
+    narrative order (BEFORE 92.0 %, CAUSE_BEFORE 91.7 %, ENABLE_BEFORE 90.9 %, PREVENT_BEFORE 1/2,
+    CAUSE_TO_END_BEFORE 0/1); the others are flashbacks such as "He saw that his office had been
+    ransacked" (ransacked BEFORE saw). Over all event pairs of the 228 default instances,
+    narrative order differs from the annotation-consistent order below on 147 of 7,899 pairs
+    (1.9 %). Narrative order is therefore kept as the default proxy (simple, defined for every pair,
+    and close to the annotations). ``order="annotated"`` instead takes the narrative order and
+    moves events as little as needed to satisfy every annotated BEFORE-type relation (a
+    topological sort of those relations, ties broken by narrative position); it agrees with all
+    annotated BEFORE-type relations (they contain no cycle) and equals narrative order elsewhere.
+    See :func:`narrative_order_agreement`.
+
+Instance filter (options ``min_events`` and ``count_events``)
+    The paper "filtered to instances with seven or more events, resulting in 70 instances", but
+    the public release has many more stories with seven or more events, so the paper's extra
+    criterion is unknown. Rule used here: keep a story when at least ``min_events`` (default 7) of
+    its distinct events are counted, where ``count_events`` says which events count:
+
+    ============================  =====================================================  =========
+    ``count_events``              events counted                                         stories
+    ============================  =====================================================  =========
+    ``"all"`` (default)           every distinct event                                   **228**
+    ``"temporal"``                events in >= 1 temporal/causal (non-IDENTITY) relation 222
+    ``"before"``                  events in >= 1 BEFORE-type relation                    78
+    ============================  =====================================================  =========
+
+    For comparison: counting raw event spans (before merging IDENTITY mentions) gives 238 stories
+    with >= 7, and >= 10 distinct events gives 59. Items are always all distinct events of a kept
+    story; ``count_events`` only decides which stories are kept.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from . import _source
+from ._common import (
+    DatasetFormatError,
+    apply_cap,
+    check_options,
+    instance_rng,
+    make_dataset_dict,
+    pairwise_features,
+)
+
+__all__ = [
+    "BASE_URL",
+    "BEFORE_RELATIONS",
+    "COMMIT",
+    "DOCUMENTS",
+    "Event",
+    "Relation",
+    "Story",
+    "count_kept_stories",
+    "distinct_events",
+    "human_order",
+    "load",
+    "narrative_order_agreement",
+    "read_stories",
+]
+
+REPO = "phosseini/CREST"
+COMMIT = "994f0aaa74476370f8c4d7ad05209fabe3c95537"
+BASE_URL = _source.github_raw_url(REPO, COMMIT, "data/caters")
+LOCAL_DIR = "caters"
+
+#: (document name used in instance ids, file path without extension under ``data/caters/``).
+DOCUMENTS: tuple[tuple[str, str], ...] = (
+    *((f"train/batch_{n}", f"caters_evaluation/train/batch_{n}") for n in range(1, 11)),
+    *((f"dev/part_{n}", f"caters_evaluation/dev/part_{n}") for n in range(11, 14)),
+    ("test/test_15Oct", "caters_test/test/test_15Oct"),
+)
+
+#: Relations that say Arg1 happened (or started) before Arg2.
+BEFORE_RELATIONS: frozenset[str] = frozenset(
+    {"BEFORE", "CAUSE_BEFORE", "ENABLE_BEFORE", "PREVENT_BEFORE", "CAUSE_TO_END_BEFORE"}
+)
+#: Every relation type of the CaTeRS scheme (anything else in a file is a format error).
+RELATION_TYPES: frozenset[str] = BEFORE_RELATIONS | frozenset(
+    {
+        "OVERLAPS",
+        "DURING",
+        "CAUSE_OVERLAPS",
+        "ENABLE_OVERLAPS",
+        "PREVENT_OVERLAPS",
+        "CAUSE_TO_END_OVERLAP",
+        "IDENTITY",
+        "TEMP",
+    }
+)
+ORDERS: tuple[str, ...] = ("narrative", "annotated")
+COUNT_EVENTS: tuple[str, ...] = ("all", "temporal", "before")
+
+_SPAN_ID = re.compile(r"T\d+")
+_RELATION_ID = re.compile(r"R\d+")
+_OFFSETS = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
+_SEPARATOR = "***"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One annotated event span (``T`` line of a brat ``.ann`` file).
+
+    Attributes:
+        span_id: Brat id, e.g. ``"T2"``.
+        fragments: ``(start, end)`` character offsets into the document ``.txt``; several for a
+            discontinuous span.
+        text: The span text as written in the ``.ann`` file (fragments joined by a space).
+        line: Line number in the ``.ann`` file.
+    """
+
+    span_id: str
+    fragments: tuple[tuple[int, int], ...]
+    text: str
+    line: int
+
+    @property
+    def start(self) -> int:
+        """Offset of the first character (fragments are sorted)."""
+        return self.fragments[0][0]
+
+    @property
+    def end(self) -> int:
+        """Offset after the last character."""
+        return self.fragments[-1][1]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One relation (``R`` line): ``kind`` holds between ``arg1`` and ``arg2`` (span ids)."""
+
+    relation_id: str
+    kind: str
+    arg1: str
+    arg2: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Story:
+    """One story of a CaTeRS document with its annotations.
+
+    Attributes:
+        document: Document name, e.g. ``"train/batch_1"``.
+        index: 0-based position of the story in its document.
+        ann_path: Path of the ``.ann`` file (for error messages).
+        doc_text: Text of the whole document (offsets refer to it).
+        start: Offset where the story's text begins.
+        end: Offset where it ends.
+        events: All event spans of the story, in narrative order (by start offset).
+        relations: All relations whose arguments are in the story, in file order.
+    """
+
+    document: str
+    index: int
+    ann_path: str
+    doc_text: str = field(repr=False)
+    start: int
+    end: int
+    events: tuple[Event, ...]
+    relations: tuple[Relation, ...]
+
+    @property
+    def instance_id(self) -> str:
+        """Stable identifier used as the row's ``instance_id``."""
+        return f"{self.document}/story{self.index:02d}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Parsing
+
+
+def _story_regions(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the non-blank regions between ``***`` separator lines."""
+    regions: list[tuple[int, int]] = []
+    region_start = offset = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip() == _SEPARATOR:
+            regions.append((region_start, offset))
+            region_start = offset + len(line)
+        offset += len(line)
+    regions.append((region_start, len(text)))
+    return [(start, end) for start, end in regions if text[start:end].strip()]
+
+
+def _parse_span(fields: list[str], *, source: str, location: str, text: str, number: int) -> Event:
+    if len(fields) < 3:
+        raise DatasetFormatError(source, location, None, f"has {len(fields)} tab-separated fields, expected 3")
+    # A tab inside the span text would split it; rejoin so that the text check below reports it.
+    span_id, spec, span_text = fields[0], fields[1], "\t".join(fields[2:])
+    kind, _, offsets = spec.partition(" ")
+    if kind != "Event":
+        raise DatasetFormatError(source, location, "type", f"is {kind!r}, expected 'Event'")
+    if not _OFFSETS.fullmatch(offsets):
+        raise DatasetFormatError(source, location, "offsets", f"{offsets!r} is not '<start> <end>[;<start> <end>...]'")
+    fragments = tuple(
+        (int(start), int(end)) for start, end in (piece.split(" ") for piece in offsets.split(";"))
+    )
+    previous_end = 0
+    for start, end in fragments:
+        if not start < end <= len(text):
+            raise DatasetFormatError(
+                source, location, "offsets", f"{start}-{end} is not a span inside the text ({len(text)} characters)"
+            )
+        if start < previous_end:
+            raise DatasetFormatError(source, location, "offsets", f"{offsets!r}: fragments must be sorted and disjoint")
+        previous_end = end
+    # brat writes a discontinuous span's text as its fragments joined by single spaces.
+    selected = " ".join(text[start:end] for start, end in fragments)
+    if span_text != selected:
+        raise DatasetFormatError(
+            source, location, "text", f"is {span_text!r}, but offsets {offsets} select {selected!r}"
+        )
+    return Event(span_id, fragments, span_text, number)
+
+
+def _parse_relation(fields: list[str], *, source: str, location: str, number: int) -> Relation:
+    # brat writes a trailing tab after relations; any further field must be empty.
+    if len(fields) < 2 or any(extra.strip() for extra in fields[2:]):
+        raise DatasetFormatError(source, location, None, "must be 'R<n>\\t<TYPE> Arg1:T<a> Arg2:T<b>'")
+    parts = fields[1].split()
+    if len(parts) != 3:
+        raise DatasetFormatError(source, location, None, "must be 'R<n>\\t<TYPE> Arg1:T<a> Arg2:T<b>'")
+    kind, arg1, arg2 = parts
+    if kind not in RELATION_TYPES:
+        raise DatasetFormatError(source, location, "type", f"{kind!r} is not a CaTeRS relation type")
+    args = []
+    for name, value in (("Arg1", arg1), ("Arg2", arg2)):
+        prefix = f"{name}:"
+        if not value.startswith(prefix) or not _SPAN_ID.fullmatch(value[len(prefix):]):
+            raise DatasetFormatError(source, location, name, f"is {value!r}, expected '{prefix}T<n>'")
+        args.append(value[len(prefix):])
+    return Relation(fields[0], kind, args[0], args[1], number)
+
+
+def _parse_ann(ann_path: Path, text: str) -> tuple[dict[str, Event], list[Relation]]:
+    """Read and check every line of a brat ``.ann`` file against its ``.txt`` text."""
+    source = str(ann_path)
+    events: dict[str, Event] = {}
+    relations: list[Relation] = []
+    relation_ids: set[str] = set()
+    with ann_path.open(encoding="utf-8", newline="") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                continue
+            location = f"line {number}"
+            fields = line.split("\t")
+            ann_id = fields[0]
+            if _SPAN_ID.fullmatch(ann_id):
+                if ann_id in events:
+                    raise DatasetFormatError(source, location, "id", f"repeats span id {ann_id!r}")
+                events[ann_id] = _parse_span(fields, source=source, location=location, text=text, number=number)
+            elif _RELATION_ID.fullmatch(ann_id):
+                if ann_id in relation_ids:
+                    raise DatasetFormatError(source, location, "id", f"repeats relation id {ann_id!r}")
+                relation_ids.add(ann_id)
+                relations.append(_parse_relation(fields, source=source, location=location, number=number))
+            else:
+                raise DatasetFormatError(
+                    source, location, "id", f"{ann_id!r:.40}: expected an event span 'T<n>' or a relation 'R<n>'"
+                )
+    # Relations may name spans defined further down, so arguments are checked after the whole file.
+    for relation in relations:
+        for name, arg in (("Arg1", relation.arg1), ("Arg2", relation.arg2)):
+            if arg not in events:
+                raise DatasetFormatError(source, f"line {relation.line}", name, f"refers to {arg}, which is not defined")
+    return events, relations
+
+
+def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]:
+    """Split one ``.txt``/``.ann`` pair into stories with their events and relations.
+
+    Raises:
+        DatasetFormatError: A line is malformed, a span lies outside every story or crosses a story
+            boundary, or a relation links two stories.
+    """
+    # newline="" keeps the characters exactly as stored: brat offsets count them that way.
+    with txt_path.open(encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    events, relations = _parse_ann(ann_path, text)
+    regions = _story_regions(text)
+    source = str(ann_path)
+
+    story_of: dict[str, int] = {}
+    for event in events.values():
+        index = next((i for i, (start, end) in enumerate(regions) if start <= event.start < end), None)
+        if index is None:
+            raise DatasetFormatError(source, f"line {event.line}", "offsets", f"start {event.start} is in no story")
+        if event.end > regions[index][1]:
+            raise DatasetFormatError(
+                source, f"line {event.line}", "offsets", f"span {event.start}-{event.end} crosses the end of story {index}"
+            )
+        story_of[event.span_id] = index
+    for relation in relations:
+        if story_of[relation.arg1] != story_of[relation.arg2]:
+            raise DatasetFormatError(
+                source, f"line {relation.line}", "Arg2", f"{relation.arg2} is in another story than {relation.arg1}"
+            )
+
+    stories = []
+    for index, (start, end) in enumerate(regions):
+        story_events = sorted(
+            (event for event in events.values() if story_of[event.span_id] == index),
+            key=lambda event: (event.fragments, event.line),
+        )
+        story_relations = tuple(relation for relation in relations if story_of[relation.arg1] == index)
+        stories.append(Story(document, index, source, text, start, end, tuple(story_events), story_relations))
+    return stories
+
+
+def read_stories(paths: dict[str, Path]) -> list[Story]:
+    """Parse every document of :data:`DOCUMENTS`, given ``relative path -> local path``."""
+    stories: list[Story] = []
+    for document, stem in DOCUMENTS:
+        stories.extend(parse_document(paths[f"{stem}.txt"], paths[f"{stem}.ann"], document))
+    return stories
+
+
+# --------------------------------------------------------------------------------------------------
+# Events and orders
+
+
+def distinct_events(story: Story) -> tuple[list[Event], dict[str, str]]:
+    """Merge duplicate spans and IDENTITY-linked mentions into events.
+
+    Returns:
+        The representative spans (first mention of each event) in narrative order, and a mapping
+        from every span id of the story to its representative's id.
+    """
+    parent = {event.span_id: event.span_id for event in story.events}
+    position = {event.span_id: rank for rank, event in enumerate(story.events)}
+
+    def root(span_id: str) -> str:
+        while parent[span_id] != span_id:
+            span_id = parent[span_id]
+        return span_id
+
+    def union(first: str, second: str) -> None:
+        a, b = root(first), root(second)
+        if a != b:
+            # The mention that comes first in the story represents the event.
+            keep, drop = (a, b) if position[a] <= position[b] else (b, a)
+            parent[drop] = keep
+
+    by_offsets: dict[tuple[tuple[int, int], ...], str] = {}
+    for event in story.events:
+        if event.fragments in by_offsets:
+            union(by_offsets[event.fragments], event.span_id)
+        else:
+            by_offsets[event.fragments] = event.span_id
+    for relation in story.relations:
+        if relation.kind == "IDENTITY":
+            union(relation.arg1, relation.arg2)
+    canonical = {event.span_id: root(event.span_id) for event in story.events}
+    representatives = [event for event in story.events if canonical[event.span_id] == event.span_id]
+    return representatives, canonical
+
+
+def _before_edges(story: Story, canonical: dict[str, str]) -> set[tuple[str, str]]:
+    edges = set()
+    for relation in story.relations:
+        if relation.kind in BEFORE_RELATIONS:
+            first, second = canonical[relation.arg1], canonical[relation.arg2]
+            if first != second:
+                edges.add((first, second))
+    return edges
+
+
+def human_order(story: Story, order: str = "narrative") -> list[str]:
+    """Ids of the story's distinct events from earliest to latest.
+
+    Args:
+        story: The story.
+        order: ``"narrative"`` (order of mention) or ``"annotated"`` (narrative order, changed only
+            as needed to satisfy every BEFORE-type relation; see the module docstring).
+
+    Raises:
+        DatasetFormatError: ``order="annotated"`` and the BEFORE-type relations form a cycle.
+    """
+    representatives, canonical = distinct_events(story)
+    narrative = [event.span_id for event in representatives]
+    if order == "narrative":
+        return narrative
+    if order != "annotated":
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    # Kahn's algorithm, always taking the available event mentioned first: a stable topological sort.
+    position = {span_id: rank for rank, span_id in enumerate(narrative)}
+    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
+    indegree = dict.fromkeys(narrative, 0)
+    for first, second in _before_edges(story, canonical):
+        successors[first].append(second)
+        indegree[second] += 1
+    ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        _, span_id = heapq.heappop(ready)
+        result.append(span_id)
+        for successor in successors[span_id]:
+            indegree[successor] -= 1
+            if indegree[successor] == 0:
+                heapq.heappush(ready, (position[successor], successor))
+    if len(result) != len(narrative):
+        stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0)
+        raise DatasetFormatError(
+            story.ann_path, None, None, f"story {story.index}: BEFORE-type relations form a cycle among {stuck}"
+        )
+    return result
+
+
+def _counted_events(story: Story, count_events: str) -> int:
+    representatives, canonical = distinct_events(story)
+    if count_events == "all":
+        return len(representatives)
+    if count_events == "temporal":
+        kinds = RELATION_TYPES - {"IDENTITY"}
+    elif count_events == "before":
+        kinds = BEFORE_RELATIONS
+    else:
+        raise ValueError(f"count_events must be one of {COUNT_EVENTS}, got {count_events!r}")
+    involved = {
+        canonical[arg]
+        for relation in story.relations
+        if relation.kind in kinds
+        for arg in (relation.arg1, relation.arg2)
+    }
+    return len(involved)
+
+
+def count_kept_stories(stories: Iterable[Story], min_events: int = 7, count_events: str = "all") -> int:
+    """How many stories the instance filter keeps (for documentation and tests)."""
+    return sum(_counted_events(story, count_events) >= min_events for story in stories)
+
+
+def narrative_order_agreement(stories: Iterable[Story]) -> tuple[int, int]:
+    """How many annotated BEFORE-type relations have Arg1 mentioned before Arg2.
+
+    Computed on the raw spans (before IDENTITY merging), over all given stories.
+
+    Returns:
+        ``(agreeing, total)``; on the full release ``(1017, 1108)``.
+    """
+    agreeing = total = 0
+    for story in stories:
+        start = {event.span_id: event.start for event in story.events}
+        for relation in story.relations:
+            if relation.kind in BEFORE_RELATIONS:
+                total += 1
+                agreeing += start[relation.arg1] < start[relation.arg2]
+    return agreeing, total
+
+
+# --------------------------------------------------------------------------------------------------
+# Rows
+
+
+def describe_event(story: Story, event: Event) -> str:
+    """``<span> (in: "<sentence with the span in [brackets]>")``.
+
+    The sentence is the story line(s) holding the span (ROCStories have one sentence per line).
+    """
+    text = story.doc_text
+    line_start = text.rfind("\n", story.start, event.start) + 1 or story.start
+    line_end = text.find("\n", event.end, story.end)
+    if line_end == -1:
+        line_end = story.end
+    pieces, cursor = [], line_start
+    for start, end in event.fragments:
+        pieces += [text[cursor:start], "[", text[start:end], "]"]
+        cursor = end
+    pieces.append(text[cursor:line_end])
+    sentence = " ".join("".join(pieces).split())  # one line, single spaces
+    return f'{event.text} (in: "{sentence}")'
+
+
+def _context(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def _story_row(story: Story, order: str, seed: int) -> dict[str, Any]:
+    representatives, _ = distinct_events(story)
+    rank = {span_id: k for k, span_id in enumerate(human_order(story, order))}
+    # Seeded shuffle so that neither the item order nor the context order reveals the story order.
+    permutation = instance_rng(seed, story.instance_id, "shuffle").permutation(len(representatives))
+    events = [representatives[int(index)] for index in permutation]
+    items = [describe_event(story, event) for event in events]
+    return {
+        "instance_id": story.instance_id,
+        "context": _context(items),
+        "items": items,
+        "item_ids": [event.span_id for event in events],
+        # Higher score = earlier event = winner of "which event happened earlier?".
+        "human_scores": [float(-rank[event.span_id]) for event in events],
+        "aspect": "temporal order",
+    }
+
+
+def load(
+    *,
+    max_items: int | None = None,
+    seed: int = 1234,
+    min_events: int = 7,
+    count_events: str = "all",
+    order: str = "narrative",
+    **kwargs: Any,
+) -> datasets.DatasetDict:
+    """Load CaTeRS as pairwise-judgement instances (lm-eval ``custom_dataset`` entry point).
+
+    Args:
+        max_items: Keep at most this many events per story: a random subset drawn from ``seed``
+            and the instance id (stable across runs), in the (shuffled) item order. ``None`` keeps
+            all. Applied after the instance filter.
+        seed: Seed of the item shuffle and of the ``max_items`` subset.
+        min_events: Keep stories with at least this many counted events (see ``count_events``).
+        count_events: Which distinct events count for ``min_events``: ``"all"`` (default),
+            ``"temporal"`` (in a non-IDENTITY relation) or ``"before"`` (in a BEFORE-type relation).
+        order: Human order: ``"narrative"`` (default) or ``"annotated"``; see the module docstring.
+        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
+
+    Returns:
+        ``DatasetDict`` with one split ``"test"`` (228 rows with the defaults on the full data).
+
+    Raises:
+        FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but a file is missing.
+        DatasetFormatError: A line is malformed (the message names file, line and field).
+    """
+    del kwargs
+    check_options(max_items, seed)
+    if isinstance(min_events, bool) or not isinstance(min_events, int) or min_events < 2:
+        raise ValueError(f"min_events must be an int >= 2, got {min_events!r}")
+    if count_events not in COUNT_EVENTS:
+        raise ValueError(f"count_events must be one of {COUNT_EVENTS}, got {count_events!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    relpaths = [f"{stem}{extension}" for _, stem in DOCUMENTS for extension in (".txt", ".ann")]
+    stories = read_stories(_source.resolve_files(LOCAL_DIR, relpaths, BASE_URL))
+    rows = [
+        _story_row(story, order, seed)
+        for story in stories
+        if _counted_events(story, count_events) >= min_events
+    ]
+    capped = apply_cap(rows, max_items, seed, context_of=lambda row: _context(row["items"]))
+    return make_dataset_dict(capped, pairwise_features())

@@ -1,0 +1,60 @@
+"""Tests for metrics/__init__.py: the public API and its import purity."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import logic_consistency.metrics as metrics
+
+HEAVY = ("torch", "lm_eval", "transformers", "datasets")
+
+PROBE = f"""
+import json, sys
+import numpy as np
+import logic_consistency.metrics as m
+prefs = np.full((5, 5), 0.7)
+m.pairwise_consistency(prefs, 1 - prefs, np.arange(5.0), ks=(3, 5), samples=10)
+m.bootstrap_ci([0.1, 0.2, 0.3], n_resamples=10)
+heavy = {HEAVY!r}
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in heavy)))
+"""
+
+
+def test_metrics_import_without_heavy_dependencies() -> None:
+    # A fresh interpreter, because this pytest process may already have imported anything.
+    # LOGIC_CONSISTENCY_AUTOLOAD=0 switches off the harness .pth hook (see setup.py), which
+    # belongs to harness_ext and would otherwise run before our import.
+    env = {**os.environ, "LOGIC_CONSISTENCY_AUTOLOAD": "0"}
+    completed = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    loaded = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert loaded == []
+
+
+def test_public_api() -> None:
+    expected = {
+        "EXACT_WORK_LIMIT",
+        "UndefinedMetricError",
+        "bootstrap_ci",
+        "commutativity",
+        "has_cycle",
+        "human_agreement",
+        "negation_invariance",
+        "pairwise_consistency",
+        "relation_graph",
+        "transitivity",
+        "transitivity_by_cycle_search",
+    }
+    assert set(metrics.__all__) == expected
+    for name in expected - {"EXACT_WORK_LIMIT", "UndefinedMetricError"}:
+        assert callable(getattr(metrics, name))
+    assert issubclass(metrics.UndefinedMetricError, ValueError)
