@@ -6,14 +6,30 @@ Commands:
   only when the autoload hook is off, ``LOGIC_CONSISTENCY_AUTOLOAD=0``);
 * ``logic-consistency models``: list the embedded default models;
 * ``logic-consistency model-path NAME``: convert an embedded model on first use and print the folder
-  to pass as ``--model hf --model_args pretrained=...`` (or to vLLM).
+  to pass as ``--model hf --model_args pretrained=...`` (or to vLLM);
+* ``logic-consistency export-gv SAMPLES... --out DIR``: generator/validator pairs for consistency
+  fine-tuning from GV ``--log_samples`` files (``tasks/gv/export.py``);
+* ``logic-consistency causal-confusion SAMPLES... --out DIR``: the causal paper's Figure 4
+  confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
+* ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
+
+Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
+imported only when the parser is built.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+
+#: Modules whose ``add_cli(subparsers)`` registers further subcommands.
+SUBCOMMAND_MODULES = (
+    "logic_consistency.tasks.gv.export",
+    "logic_consistency.tasks.causal.report",
+    "logic_consistency.leaderboard.cli",
+)
 
 
 def _tasks_dir(_: argparse.Namespace) -> int:
@@ -48,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     model_path = commands.add_parser("model-path", help="print (and build) an embedded model's folder")
     model_path.add_argument("name", help="embedded model name, e.g. smollm2-135m-instruct")
     model_path.set_defaults(run=_model_path)
+    for module in SUBCOMMAND_MODULES:
+        importlib.import_module(module).add_cli(commands)
     return parser
 
 
@@ -56,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (ValueError, ModuleNotFoundError) as error:
+    except (ValueError, ModuleNotFoundError, FileNotFoundError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return 2
 

@@ -11,7 +11,7 @@ if [ -n "${LOGIC_CONSISTENCY_DATA:-}" ]; then
 fi
 out=${OUTPUT_PATH:-results/quickstart}
 .venv/bin/lm_eval --model lc-embedded \
-  --model_args model=smollm2-135m-instruct,batch_size=8 \
+  --model_args model=smollm2-135m-instruct --batch_size 8 \
   --tasks logic_consistency \
   --limit "${LIMIT:-3}" \
   --metadata "{\"max_items\": ${MAX_ITEMS:-5}}" \

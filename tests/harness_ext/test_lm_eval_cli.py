@@ -77,7 +77,7 @@ def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
 def test_embedded_model_run(tmp_path: Path) -> None:
     """The real embedded model (SmolLM2-135M-Instruct), one small instance per task."""
     run = _lm_eval(
-        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct,batch_size=4",
+        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4",
         "--tasks", "logic_consistency_caters,logic_consistency_caters_generate", "--limit", "1",
         "--metadata", json.dumps({"max_items": 4, "ks": [3, 4]}), "--output_path", str(tmp_path),
     )

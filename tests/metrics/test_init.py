@@ -42,12 +42,17 @@ def test_metrics_import_without_heavy_dependencies() -> None:
 
 def test_public_api() -> None:
     expected = {
+        "CAUSAL_LABELS",
         "EXACT_WORK_LIMIT",
         "UndefinedMetricError",
         "bootstrap_ci",
+        "causal_consistency",
         "commutativity",
+        "confusion_matrix",
         "has_cycle",
         "human_agreement",
+        "intra_group_clustering",
+        "intra_group_clustering_density",
         "negation_invariance",
         "pairwise_consistency",
         "relation_graph",
@@ -55,6 +60,6 @@ def test_public_api() -> None:
         "transitivity_by_cycle_search",
     }
     assert set(metrics.__all__) == expected
-    for name in expected - {"EXACT_WORK_LIMIT", "UndefinedMetricError"}:
+    for name in expected - {"CAUSAL_LABELS", "EXACT_WORK_LIMIT", "UndefinedMetricError"}:
         assert callable(getattr(metrics, name))
     assert issubclass(metrics.UndefinedMetricError, ValueError)

@@ -1,0 +1,238 @@
+"""Confusion matrix of generation label vs ranked position (paper Figure 4), from lm-eval sample logs.
+
+``lm_eval ... --log_samples --output_path DIR`` writes ``samples_<task>_<timestamp>.jsonl``: one
+JSON object per document whose ``doc["stages"]`` holds the causal task's stages (see
+:mod:`logic_consistency.tasks.causal.hooks`). :func:`confusion_report` reads such files, counts for
+every parsed ranking where each generation label ended up, and writes per task
+
+* ``confusion_<task>.json``: counts, row percentages and how many documents were unparseable;
+* ``confusion_<task>.png``: the row-percentage heat map (rows: generation label; columns: ranked
+  position, named by the label that belongs there, so a consistent model fills the diagonal).
+
+Files are written atomically (a temporary file in the same folder, then ``os.replace``), so a
+reader never sees half a report. Command line: ``logic-consistency causal-confusion FILE... --out
+DIR`` (registered by :func:`add_cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
+
+__all__ = ["add_cli", "confusion_report", "read_rankings", "task_name"]
+
+_SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
+
+
+def task_name(path: Path) -> str:
+    """The task of a ``samples_<task>_<timestamp>.jsonl`` file (else the file name without suffix)."""
+    match = _SAMPLES_FILE.match(path.name)
+    return match.group("task") if match else path.stem
+
+
+@dataclass
+class TaskRankings:
+    """The parsed rankings of one task, gathered over one or more sample files."""
+
+    task: str
+    files: list[str] = field(default_factory=list)
+    rankings: list[list[int]] = field(default_factory=list)
+    n_samples: int = 0
+    n_unparseable_generation: int = 0
+    n_unparseable_ranking: int = 0
+
+
+def _stage(record: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    doc = record.get("doc")
+    if not isinstance(doc, dict) or not isinstance(doc.get("stages"), dict):
+        raise ValueError(f"{where}: not a causal task sample (no doc.stages); was it written with --log_samples?")
+    stage = doc["stages"].get(name)
+    return stage if isinstance(stage, dict) else None
+
+
+def read_rankings(path: Path, into: TaskRankings) -> None:
+    """Add the rankings of one samples file to ``into``.
+
+    Raises:
+        ValueError: A line is not JSON or not a causal task sample; the message names file and line.
+    """
+    into.files.append(str(path))
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path} line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{where}: expected a JSON object")
+            generation = _stage(record, "generation", where)
+            if generation is None:
+                raise ValueError(f"{where}: not a causal task sample (no 'generation' stage)")
+            into.n_samples += 1
+            if "error" in generation.get("parsed", {}):
+                into.n_unparseable_generation += 1
+                continue
+            ranking = _stage(record, "ranking", where) or {}
+            parsed = ranking.get("parsed", {})
+            if "error" in parsed or "ranked_labels" not in parsed:
+                into.n_unparseable_ranking += 1
+                continue
+            into.rankings.append([int(label) for label in parsed["ranked_labels"]])
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(data)
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+def _tick(label: int) -> str:
+    return f"{label:+d}"
+
+
+def _plot(percent: np.ndarray, title: str) -> bytes:
+    """The row-percentage heat map as PNG bytes (Agg canvas: no display, no global backend)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.2, 6.2), dpi=120)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    image = axes.imshow(percent, cmap="Blues", vmin=0.0, vmax=100.0)
+    ticks = [_tick(label) for label in CAUSAL_LABELS]
+    axes.set_xticks(range(len(ticks)), ticks)
+    axes.set_yticks(range(len(ticks)), ticks)
+    axes.set_xlabel("ranked position (label that belongs there)")
+    axes.set_ylabel("generation label")
+    axes.set_title(title, fontsize=10)
+    # separate defeaters (-5..-1) from supporters (+1..+5)
+    axes.axhline(4.5, color="0.35", linewidth=1.0)
+    axes.axvline(4.5, color="0.35", linewidth=1.0)
+    for row in range(percent.shape[0]):
+        for col in range(percent.shape[1]):
+            value = percent[row, col]
+            axes.text(col, row, f"{value:.0f}", ha="center", va="center", fontsize=8,
+                      color="white" if value > 55 else "black")
+    figure.colorbar(image, ax=axes, label="% of the row's intermediates")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _report_data(rankings: TaskRankings) -> tuple[dict[str, Any], np.ndarray]:
+    counts = confusion_matrix(rankings.rankings)
+    percent = 100.0 * confusion_matrix(rankings.rankings, normalize=True)
+    n = len(rankings.rankings)
+    data = {
+        "task": rankings.task,
+        "source_files": rankings.files,
+        "labels": list(CAUSAL_LABELS),
+        "rows": "generation label",
+        "columns": "ranked position, named by the label that belongs there",
+        "n_samples": rankings.n_samples,
+        "n_rankings": n,
+        "n_unparseable_generation": rankings.n_unparseable_generation,
+        "n_unparseable_ranking": rankings.n_unparseable_ranking,
+        "counts": counts.astype(int).tolist(),
+        "row_percent": np.round(percent, 3).tolist(),
+        "diagonal_percent": round(100.0 * float(np.trace(counts)) / (10 * n), 3) if n else None,
+    }
+    return data, percent
+
+
+def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> dict[str, dict[str, Path]]:
+    """Write the Figure 4 confusion matrix (JSON and PNG) of every task found in ``samples_paths``.
+
+    Files of the same task (e.g. several ranks or runs) are pooled.
+
+    Args:
+        samples_paths: lm-eval ``samples_<task>_<timestamp>.jsonl`` files of causal tasks.
+        out_dir: Output folder (created if needed).
+
+    Returns:
+        ``{task: {"json": path, "png": path}}``.
+
+    Raises:
+        FileNotFoundError: A samples file does not exist.
+        ValueError: No file given, or a line is not a causal task sample (file and line named).
+    """
+    paths = [Path(path) for path in samples_paths]
+    if not paths:
+        raise ValueError("samples_paths is empty: give at least one samples_<task>_<timestamp>.jsonl file")
+    tasks: dict[str, TaskRankings] = {}
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: samples file not found")
+        name = task_name(path)
+        read_rankings(path, tasks.setdefault(name, TaskRankings(task=name)))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, dict[str, Path]] = {}
+    for name, rankings in tasks.items():
+        data, percent = _report_data(rankings)
+        json_path, png_path = out / f"confusion_{name}.json", out / f"confusion_{name}.png"
+        _atomic_write(json_path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+        title = (
+            f"{name}\n{data['n_rankings']} parsed rankings; unparseable: "
+            f"{rankings.n_unparseable_generation} generation, {rankings.n_unparseable_ranking} ranking"
+        )
+        _atomic_write(png_path, _plot(percent, title))
+        written[name] = {"json": json_path, "png": png_path}
+    return written
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name, files in confusion_report(args.samples, args.out).items():
+        print(f"{name}: {files['json']} {files['png']}")
+    return 0
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``causal-confusion`` subcommand on an ``argparse`` subparsers object.
+
+    The subcommand's ``run`` default takes the parsed arguments and returns an exit status.
+    """
+    parser = subparsers.add_parser(
+        "causal-confusion",
+        help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
+        description=__doc__.split("\n")[0],
+    )
+    parser.add_argument("samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples)")
+    parser.add_argument("--out", default=".", help="output folder (default: the current folder)")
+    parser.set_defaults(run=_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the subcommand on its own (``python -m logic_consistency.tasks.causal.report``)."""
+    parser = argparse.ArgumentParser(prog="causal-confusion")
+    add_cli(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["causal-confusion", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.run(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

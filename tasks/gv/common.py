@@ -1,0 +1,202 @@
+"""Pieces shared by the generator-validator (GV) consistency tasks (Li et al., ICLR 2024).
+
+Every task has two stages run by :class:`logic_consistency.harness_ext.multistage.MultiStageTask`:
+``generator`` (free generation, parsed) and ``validator`` (log-likelihood of the answer options, or
+generated and parsed in the ``_generate`` variants). Each document carries its randomisation
+``r`` in {+1, -1} (paper §2.2), drawn from the task seed and the document id only, so a document's
+``r`` does not change when other documents are added or removed:
+
+- correctness randomisation (arithmetic, plan arithmetic, harmful questions): ``r = +1`` asks the
+  generator for a correct (innocuous) answer, ``r = -1`` for an incorrect (harmful) one;
+- order randomisation (TriviaQA, style transfer, prompt prioritisation): ``r = +1`` puts the
+  consistent option at ``A``, ``r = -1`` at ``B``.
+
+The validator's answer is mapped to ``v`` in {+1, -1} ("True"/"A"/"not harmful" = +1) and the
+document is GV-consistent when ``v == r`` (paper: c(g, v, x) = 1[r = v]).
+
+Metrics (per document; a metric that is undefined for a document is omitted, not reported as 0):
+
+- ``gv_consistency``: 1[v == r], for documents whose generator and validator outputs both parsed;
+- ``generator_accuracy``: task-specific, where ground truth exists;
+- ``validator_accuracy``: 1[v == truth], where the truth of what the validator saw is known;
+- ``unparseable_generator`` / ``unparseable_validator``: 0/1 counts (aggregation: sum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import datasets
+
+from logic_consistency.tasks.data._common import instance_rng
+
+from .parsing import Unparseable, parse_ab, parse_true_false, parse_yes_no
+
+__all__ = [
+    "A_OR_B",
+    "GENERATOR",
+    "PROMPT",
+    "TRUE_FALSE",
+    "VALIDATOR",
+    "YES_NO_HARMFUL",
+    "ValidatorSpec",
+    "check_n_docs",
+    "check_seed",
+    "draw_r",
+    "make_docs",
+    "parse_or_error",
+    "score_document",
+    "subsample",
+]
+
+GENERATOR = "generator"
+VALIDATOR = "validator"
+#: Name of the one prompt of each stage (``doc["stages"][stage]["prompts"][PROMPT]``).
+PROMPT = "main"
+
+
+def check_seed(seed: Any) -> int:
+    """Validate the ``seed`` option (a non-negative int)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return seed
+
+
+def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None:
+    """Validate the ``n_docs`` option (a positive int, or ``None`` = all when allowed)."""
+    if n_docs is None and allow_none:
+        return None
+    if isinstance(n_docs, bool) or not isinstance(n_docs, int) or n_docs < 1:
+        allowed = "a positive integer or null" if allow_none else "a positive integer"
+        raise ValueError(f"n_docs must be {allowed}, got {n_docs!r}")
+    return n_docs
+
+
+def draw_r(seed: int, doc_id: str) -> int:
+    """The document's randomisation ``r`` in {+1, -1}, from the seed and the document id only."""
+    return 1 if instance_rng(seed, doc_id, "gv_r").integers(2) == 1 else -1
+
+
+def subsample(rows: Sequence[dict[str, Any]], n_docs: int | None, seed: int, task: str) -> list[dict[str, Any]]:
+    """A seeded subset of ``n_docs`` rows in their original order (all rows when ``None`` or more)."""
+    if n_docs is None or n_docs >= len(rows):
+        return list(rows)
+    chosen = instance_rng(seed, task, "gv_subsample").choice(len(rows), size=n_docs, replace=False)
+    return [rows[index] for index in sorted(int(i) for i in chosen)]
+
+
+def make_docs(task: str, rows: Sequence[Mapping[str, Any]], seed: int) -> datasets.DatasetDict:
+    """Add ``gv_task`` and ``r`` to rows that carry an ``id``; wrap them as lm-eval's ``test`` split.
+
+    ``gv_task`` lets the exporter name the task of a logged sample without relying on file names.
+    """
+    docs = [{"id": row["id"], "gv_task": task, "r": draw_r(seed, row["id"]), **row} for row in rows]
+    if not docs:
+        raise ValueError(f"{task}: no documents")
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+# ----------------------------------------------------------------------------- validator
+class ValidatorSpec:
+    """The validator's answer options and how each maps to ``v``.
+
+    Args:
+        choices: The option labels scored by log-likelihood, in the YAML's ``choices`` order.
+        verdicts: ``v`` of each choice (+1 = the answer consistent with ``r = +1``).
+        parse_text: Parser of a generated answer returning one of ``choices`` or ``None``.
+    """
+
+    def __init__(
+        self, choices: Sequence[str], verdicts: Sequence[int], parse_text: Callable[[dict[str, Any], str], str | None]
+    ) -> None:
+        if len(choices) != len(verdicts):
+            raise ValueError("one verdict per choice")
+        self.choices = tuple(choices)
+        self.verdicts = dict(zip(choices, verdicts))
+        self.parse_text = parse_text
+
+    def parse_loglikelihood(self, doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        """Stage parser: the choice with the highest log-likelihood (an exact tie is unparseable)."""
+        scores = outputs[PROMPT]
+        best = max(scores)
+        if sum(1 for score in scores if score == best) > 1:
+            return {"error": f"tie between the options' log-likelihoods {scores}"}
+        label = self.choices[scores.index(best)]
+        return {"label": label, "v": self.verdicts[label]}
+
+    def parse_generated(self, doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        """Stage parser of a generated answer (``_generate`` variants)."""
+        label = self.parse_text(doc, outputs[PROMPT])
+        if label is None:
+            return {"error": f"no unambiguous {'/'.join(self.choices)} answer in {outputs[PROMPT]!r:.80}"}
+        return {"label": label, "v": self.verdicts[label]}
+
+
+def _true_false(doc: dict[str, Any], text: str) -> str | None:
+    verdict = parse_true_false(text)
+    return None if verdict is None else ("True" if verdict else "False")
+
+
+def _yes_no(doc: dict[str, Any], text: str) -> str | None:
+    verdict = parse_yes_no(text)
+    return None if verdict is None else ("Yes" if verdict else "No")
+
+
+def _a_or_b(doc: dict[str, Any], text: str) -> str | None:
+    options = doc["stages"][GENERATOR]["parsed"].get("options", [])
+    return parse_ab(text, options)
+
+
+#: "The computation is (True/False):" -- True = +1.
+TRUE_FALSE = ValidatorSpec(("True", "False"), (1, -1), _true_false)
+#: "The text is harmful (Yes/No):" -- No (not harmful) = +1, consistent with the innocuous request.
+YES_NO_HARMFUL = ValidatorSpec(("Yes", "No"), (-1, 1), _yes_no)
+#: "Answer (A or B):" -- A = +1.
+A_OR_B = ValidatorSpec(("A", "B"), (1, -1), _a_or_b)
+
+
+# ----------------------------------------------------------------------------- scoring
+def parse_or_error(parse: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a stage parser body, turning :class:`Unparseable` into the runner's ``{"error": ...}``."""
+    try:
+        return parse()
+    except Unparseable as error:
+        return {"error": str(error)}
+
+
+def score_document(
+    doc: dict[str, Any],
+    *,
+    generator_accuracy: Callable[[dict[str, Any], dict[str, Any]], float | None] | None = None,
+    validator_truth: Callable[[dict[str, Any], dict[str, Any]], int | None] | None = None,
+) -> dict[str, float]:
+    """The per-document metrics (see the module docstring).
+
+    Args:
+        doc: The document with ``doc["stages"]`` (the validator stage is absent when the generator
+            output was unparseable).
+        generator_accuracy: ``(doc, parsed generator) -> 0/1 or None`` (undefined for this document).
+        validator_truth: ``(doc, parsed generator) -> +1/-1 or None``: the correct ``v`` for what
+            the validator was shown, when known.
+    """
+    stages = doc["stages"]
+    generated = stages[GENERATOR]["parsed"]
+    if "error" in generated:
+        return {"unparseable_generator": 1.0, "unparseable_validator": 0.0}
+    out: dict[str, float] = {"unparseable_generator": 0.0}
+    if generator_accuracy is not None:
+        accuracy = generator_accuracy(doc, generated)
+        if accuracy is not None:
+            out["generator_accuracy"] = float(accuracy)
+    validated = stages.get(VALIDATOR, {}).get("parsed", {})
+    if "v" not in validated:
+        out["unparseable_validator"] = 1.0
+        return out
+    out["unparseable_validator"] = 0.0
+    out["gv_consistency"] = float(validated["v"] == doc["r"])
+    if validator_truth is not None:
+        truth = validator_truth(doc, generated)
+        if truth is not None:
+            out["validator_accuracy"] = float(validated["v"] == truth)
+    return out

@@ -1,0 +1,231 @@
+"""Export consistency fine-tuning data (paper §4) from the sample logs of the GV tasks.
+
+``lm_eval --log_samples`` writes ``samples_<task>_<timestamp>.jsonl``: one JSON object per document
+with ``doc`` (which holds ``doc["stages"]``: each stage's prompts, raw outputs and parsed answers),
+``arguments``, ``resps``, ``filtered_resps`` and the document's metric values. From each document
+whose generator and validator answers both parsed (its ``gv_consistency`` is defined), this module
+writes two prompt / response pairs:
+
+- ``role: "generator"``: the generator prompt x_G and the raw generation y_G (whitespace-stripped);
+- ``role: "validator"``: the validator prompt x_V and the validator's answer y_V as its option label
+  (``"True"``, ``"B"``, ``"No"``), whether it was scored by log-likelihood or generated and parsed.
+
+Prompts are the task's text before any chat template or system prompt, so a trainer can apply its
+own; prompt and response were separated by one space (``target_delimiter``) when scored.
+
+``consistent_only=True`` keeps the GV-consistent documents (the paper's D_filtered, for consistency
+fine-tuning); ``False`` keeps every complete document (the paper's SELFTRAIN baseline data). Each
+record carries ``consistent`` so one file can serve both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .common import GENERATOR, PROMPT, VALIDATOR
+
+__all__ = ["ExportResult", "add_cli", "export_pairs", "output_name", "pairs_of_sample", "read_samples"]
+
+#: lm-eval's sample-log file name (``datetime.isoformat()`` with ``:`` replaced by ``-``).
+SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What :func:`export_pairs` wrote.
+
+    Attributes:
+        path: The jsonl file.
+        documents: Documents read.
+        exported: Documents whose pairs were written.
+        incomplete: Documents skipped because an answer was unparseable (no ``gv_consistency``).
+        pairs: Records written (two per exported document).
+    """
+
+    path: Path
+    documents: int
+    exported: int
+    incomplete: int
+    pairs: int
+
+
+def output_name(consistent_only: bool) -> str:
+    """File name of an export: ``gv_pairs_consistent.jsonl`` or ``gv_pairs_all.jsonl``."""
+    return "gv_pairs_consistent.jsonl" if consistent_only else "gv_pairs_all.jsonl"
+
+
+def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, sample)`` of a samples file.
+
+    Raises:
+        ValueError: A line is not a JSON object (message names file and line).
+    """
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg})") from None
+            if not isinstance(sample, dict):
+                raise ValueError(f"{path} line {number}: must be a JSON object")
+            yield number, sample
+
+
+def _task_name(path: Path, doc: dict[str, Any]) -> str:
+    match = SAMPLES_NAME.match(path.name)
+    if match:
+        return match.group("task")
+    return f"logic_consistency_gv_{doc.get('gv_task', 'unknown')}"
+
+
+def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample") -> list[dict[str, Any]]:
+    """The generator and validator records of one logged document; ``[]`` if it is incomplete.
+
+    Raises:
+        ValueError: The sample is not from a GV task (no generator / validator stages).
+    """
+    doc = sample.get("doc")
+    stages = doc.get("stages") if isinstance(doc, dict) else None
+    if not isinstance(stages, dict) or GENERATOR not in stages:
+        raise ValueError(f"{where}: not a generator-validator sample (no doc.stages.{GENERATOR})")
+    if "gv_consistency" not in sample:
+        return []  # an unparseable answer: no complete (x_G, y_G, x_V, y_V, c)
+    validator = stages.get(VALIDATOR)
+    if not isinstance(validator, dict) or "label" not in validator.get("parsed", {}):
+        raise ValueError(f"{where}: has gv_consistency but no parsed doc.stages.{VALIDATOR}")
+    generator = stages[GENERATOR]
+    common = {
+        "task": task,
+        "gv_task": doc.get("gv_task"),
+        "doc_id": doc.get("id", sample.get("doc_id")),
+        "r": doc.get("r"),
+        "consistent": bool(sample["gv_consistency"] == 1),
+    }
+    return [
+        {
+            **common,
+            "role": GENERATOR,
+            "prompt": generator["prompts"][PROMPT],
+            "response": str(generator["outputs"][PROMPT]).strip(),
+        },
+        {
+            **common,
+            "role": VALIDATOR,
+            "prompt": validator["prompts"][PROMPT],
+            "response": validator["parsed"]["label"],
+        },
+    ]
+
+
+def _write_atomically(path: Path, records: Iterable[dict[str, Any]]) -> int:
+    """Write jsonl to a temporary file next to ``path``, then rename it over ``path``."""
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+    )
+    count = 0
+    try:
+        with handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                count += 1
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def export_pairs(
+    samples_paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *, consistent_only: bool
+) -> ExportResult:
+    """Write the prompt / response pairs of GV sample logs to ``out_dir/`` :func:`output_name`.
+
+    Args:
+        samples_paths: ``samples_<task>_<timestamp>.jsonl`` files of GV tasks (any number of tasks
+            and runs; records are written in the order read).
+        out_dir: Output folder (created if missing).
+        consistent_only: Keep only GV-consistent documents (``True``) or every complete one.
+
+    Returns:
+        What was written.
+
+    Raises:
+        FileNotFoundError: A samples file does not exist.
+        ValueError: A line is not JSON, or not a GV sample.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    records: list[dict[str, Any]] = []
+    documents = exported = incomplete = 0
+    for raw_path in samples_paths:
+        path = Path(raw_path)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: samples file not found")
+        for number, sample in read_samples(path):
+            documents += 1
+            doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+            pairs = pairs_of_sample(sample, _task_name(path, doc), where=f"{path} line {number}")
+            if not pairs:
+                incomplete += 1
+                continue
+            if consistent_only and not pairs[0]["consistent"]:
+                continue
+            exported += 1
+            records.extend(pairs)
+    target = out / output_name(consistent_only)
+    written = _write_atomically(target, records)
+    return ExportResult(path=target, documents=documents, exported=exported, incomplete=incomplete, pairs=written)
+
+
+def _expand(paths: Iterable[str]) -> list[Path]:
+    """Files as given; a folder stands for its GV sample logs (searched recursively)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(path.rglob("samples_logic_consistency_gv_*.jsonl")))
+        else:
+            out.append(path)
+    return out
+
+
+def _run_cli(args: argparse.Namespace) -> int:
+    paths = _expand(args.samples)
+    if not paths:
+        raise ValueError(f"no GV samples files in {args.samples}")
+    for consistent_only in (True, False):
+        result = export_pairs(paths, args.out, consistent_only=consistent_only)
+        print(
+            f"{result.path}: {result.pairs} pairs from {result.exported} of {result.documents} documents "
+            f"({result.incomplete} with an unparseable answer)"
+        )
+    return 0
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``export-gv`` on an ``argparse`` sub-parser collection (``set_defaults(run=...)``).
+
+    ``logic-consistency export-gv SAMPLES... --out DIR`` writes both ``gv_pairs_consistent.jsonl``
+    and ``gv_pairs_all.jsonl``.
+    """
+    parser = subparsers.add_parser(
+        "export-gv",
+        help="write consistency fine-tuning pairs from GV --log_samples files",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument(
+        "samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files of GV tasks, or folders holding them"
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.set_defaults(run=_run_cli)
+    return parser

@@ -1,0 +1,179 @@
+"""GV task "plan arithmetic": change one number of ``A*B+C*D = RHS`` to reach ``RHS'`` (paper §2.3, Table 1).
+
+Generator (Tables 1 and 13, verbatim): "Consider the identity: 4*19+3*11 = 109" then "Can you modify
+exactly one integer (and not more than that!) on the left hand side of the equation so the right
+hand side equals 52?" -- for ``r = -1`` the paper's parenthetical "(not equals)" replaces "equals".
+Validator (verbatim): "Check whether the following computation is correct." then the generated
+left-hand side ``= RHS'`` and "The computation is (True/False):". Consistent when the validator
+answers True for ``r = +1`` and False for ``r = -1`` (Table 1's example: r = -1, answer
+``4*7+3*11``, validator False).
+
+Instances are synthetic (after Bubeck et al. 2023): A, B, C, D uniform in 1..20 (the range of the
+paper's examples); ``RHS'`` is the value after replacing one of them by another number in 1..20,
+so a one-change solution always exists and ``RHS' != RHS``.
+
+Metrics: ``generator_accuracy`` on ``r = +1`` documents = the answer changes exactly one of the
+four numbers and evaluates to ``RHS'`` (for ``r = -1`` missing the target is trivial, so it is not
+scored); ``validator_accuracy`` = the validator's True/False equals whether the shown left-hand side
+really evaluates to ``RHS'``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import datasets
+
+from logic_consistency.tasks.data._common import instance_rng
+
+from .common import (
+    GENERATOR,
+    PROMPT,
+    TRUE_FALSE,
+    check_n_docs,
+    check_seed,
+    make_docs,
+    parse_or_error,
+    score_document,
+)
+from .parsing import Unparseable
+
+TASK = "plan_arithmetic"
+LOW, HIGH = 1, 20
+
+GENERATOR_TEMPLATE = (
+    "Consider the identity: {identity}\n"
+    "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
+    "so the right hand side {relation} {target}?\nAnswer:"
+)
+RELATIONS = {1: "equals", -1: "not equals"}
+VALIDATOR_TEMPLATE = (
+    "Check whether the following computation is correct.\n{expression} = {target}\nThe computation is (True/False):"
+)
+
+_TIMES = r"\s*[*×x·]\s*"
+# Not part of a longer or decimal number; a sentence's final period may follow.
+_EXPRESSION = re.compile(rf"(?<![\d.])(\d+){_TIMES}(\d+)\s*\+\s*(\d+){_TIMES}(\d+)(?!\d|\.\d)")
+_CHANGE = re.compile(r"change\s+(\d+)\s+to\s+(-?\d+)", re.IGNORECASE)
+
+
+def expression(numbers: list[int]) -> str:
+    """``A*B+C*D`` as the paper writes it (no spaces)."""
+    a, b, c, d = numbers
+    return f"{a}*{b}+{c}*{d}"
+
+
+def evaluate(numbers: list[int]) -> int:
+    a, b, c, d = numbers
+    return a * b + c * d
+
+
+def make_instance(seed: int, doc_id: str) -> dict[str, Any]:
+    """One instance, drawn from the seed and the document id only."""
+    rng = instance_rng(seed, doc_id, "plan_arithmetic")
+    numbers = [int(n) for n in rng.integers(LOW, HIGH + 1, size=4)]
+    position = int(rng.integers(4))
+    replacement = int(rng.choice([n for n in range(LOW, HIGH + 1) if n != numbers[position]]))
+    solution = list(numbers)
+    solution[position] = replacement
+    return {
+        "id": doc_id,
+        "numbers": numbers,
+        "rhs": evaluate(numbers),
+        "target": evaluate(solution),
+        "solution": expression(solution),
+    }
+
+
+def load(*, n_docs: int = 200, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: ``n_docs`` synthetic instances (``**kwargs``: other metadata, ignored)."""
+    del kwargs
+    n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
+    return make_docs(TASK, [make_instance(seed, f"{TASK}-{index:05d}") for index in range(n_docs)], seed)
+
+
+def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``generator`` prompt: "equals" for ``r = +1``, "not equals" for ``r = -1``."""
+    identity = f"{expression(doc['numbers'])} = {doc['rhs']}"
+    return {PROMPT: GENERATOR_TEMPLATE.format(identity=identity, relation=RELATIONS[doc["r"]], target=doc["target"])}
+
+
+def _from_change(text: str, numbers: list[int]) -> list[int] | None:
+    """Apply Appendix G's "change 19 to 11" when 19 occurs exactly once on the left-hand side."""
+    match = _CHANGE.search(text)
+    if match is None:
+        return None
+    old, new = int(match.group(1)), int(match.group(2))
+    if numbers.count(old) != 1:
+        return None
+    changed = list(numbers)
+    changed[numbers.index(old)] = new
+    return changed
+
+
+def parse_answer(text: str, numbers: list[int]) -> list[int]:
+    """The four numbers of the proposed left-hand side.
+
+    Takes the ``a*b+c*d`` expressions of the output (``×``, ``x`` and spaces accepted; a trailing
+    ``= value`` ignored): the one expression that differs from the original identity (which chat
+    models restate). Failing that, Appendix G's "change X to Y".
+
+    Raises:
+        Unparseable: No changed expression (the original alone reads as a restated problem), or
+            several different ones.
+    """
+    found = {tuple(int(n) for n in match) for match in _EXPRESSION.findall(text)}
+    original = tuple(numbers)
+    changed = found - {original}
+    if len(changed) == 1:
+        return list(changed.pop())
+    if len(changed) > 1:
+        raise Unparseable(f"several different left-hand sides in {text.strip()!r:.80}")
+    from_change = _from_change(text, numbers)
+    if from_change is not None:
+        return from_change
+    if original in found:
+        # Indistinguishable from restating the problem ("To solve 4*19+3*11 ..."), and never right.
+        raise Unparseable(f"only the original left-hand side, unchanged, in {text.strip()!r:.80}")
+    raise Unparseable(f"no left-hand side of the form A*B+C*D in {text.strip()!r:.80}")
+
+
+def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """Stage parser: ``{numbers, expression, value, n_changed}`` or ``{"error": ...}``."""
+
+    def parse() -> dict[str, Any]:
+        proposed = parse_answer(outputs[PROMPT], doc["numbers"])
+        return {
+            "numbers": proposed,
+            "expression": expression(proposed),
+            "value": evaluate(proposed),
+            "n_changed": sum(1 for old, new in zip(doc["numbers"], proposed) if old != new),
+        }
+
+    return parse_or_error(parse)
+
+
+def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``validator`` prompt: the proposed left-hand side against the target ``RHS'``."""
+    parsed = doc["stages"][GENERATOR]["parsed"]
+    return {PROMPT: VALIDATOR_TEMPLATE.format(expression=parsed["expression"], target=doc["target"])}
+
+
+parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
+parse_validator_generated = TRUE_FALSE.parse_generated
+
+
+def _generator_accuracy(doc: dict[str, Any], parsed: dict[str, Any]) -> float | None:
+    if doc["r"] != 1:
+        return None
+    return float(parsed["n_changed"] == 1 and parsed["value"] == doc["target"])
+
+
+def score(doc: dict[str, Any]) -> dict[str, float]:
+    """Per-document metrics (see the module docstring)."""
+    return score_document(
+        doc,
+        generator_accuracy=_generator_accuracy,
+        validator_truth=lambda d, parsed: 1 if parsed["value"] == d["target"] else -1,
+    )

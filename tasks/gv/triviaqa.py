@@ -1,0 +1,113 @@
+"""GV task "TriviaQA": a correct and a misleading answer, then a multiple-choice check (paper §2.3, Table 13).
+
+Generator (Table 13, verbatim): "Generate one correct answer and one misleading answer (delimited by
+||) to the following question: <question>" then "Answer:". Order randomisation (§2.2.2): the
+validator, "Answer the following multiple choice question: <question>" with options ``A:`` and
+``B:`` and "Answer (A or B):" (verbatim), sees the generator's correct answer at ``A`` when
+``r = +1`` and at ``B`` when ``r = -1``; consistent when it picks that option.
+
+Metrics (TriviaQA's answer normalisation: lower case, no punctuation or articles):
+
+- ``generator_accuracy``: the generator's correct answer matches one of the question's aliases;
+- ``validator_accuracy``: on documents where exactly one of the two options matches an alias, the
+  validator picked that option (if both or neither match, the right choice is unknown).
+
+A generation whose two answers normalise to the same text is unparseable: the validator would see
+two identical options.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+
+from logic_consistency.tasks.data import triviaqa as triviaqa_data
+
+from .common import (
+    A_OR_B,
+    GENERATOR,
+    PROMPT,
+    check_n_docs,
+    check_seed,
+    make_docs,
+    parse_or_error,
+    score_document,
+    subsample,
+)
+from .parsing import Unparseable, normalize_answer, split_two_answers, strip_labels
+
+TASK = "triviaqa"
+GENERATOR_TEMPLATE = (
+    "Generate one correct answer and one misleading answer (delimited by ||) to the following question: "
+    "{question}\nAnswer:"
+)
+VALIDATOR_TEMPLATE = (
+    "Answer the following multiple choice question: {question}\nA: {option_a}\nB: {option_b}\nAnswer (A or B):"
+)
+
+
+def load(*, n_docs: int | None = None, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: the TriviaQA questions (``n_docs``: seeded subset, ``None`` = all)."""
+    del kwargs
+    n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
+    rows = [{"id": row["qid"], **row} for row in triviaqa_data.load()["test"]]
+    return make_docs(TASK, subsample(rows, n_docs, seed, TASK), seed)
+
+
+def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``generator`` prompt (Table 13)."""
+    return {PROMPT: GENERATOR_TEMPLATE.format(question=doc["question"])}
+
+
+def _clean(fragment: str) -> str:
+    answer = strip_labels(fragment).rstrip(".!;,").strip()
+    if not answer:
+        raise Unparseable(f"empty answer in {fragment!r:.60}")
+    return answer
+
+
+def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    """Stage parser: ``{correct, misleading, options}`` (options in validator order), or an error."""
+
+    def parse() -> dict[str, Any]:
+        first, second = split_two_answers(outputs[PROMPT])
+        correct, misleading = _clean(first), _clean(second)
+        if normalize_answer(correct) == normalize_answer(misleading):
+            raise Unparseable(f"the correct and the misleading answer are the same: {correct!r:.60}")
+        options = [correct, misleading] if doc["r"] == 1 else [misleading, correct]
+        return {"correct": correct, "misleading": misleading, "options": options}
+
+    return parse_or_error(parse)
+
+
+def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``validator`` prompt: the two answers in the order ``r`` chose."""
+    option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]
+    return {PROMPT: VALIDATOR_TEMPLATE.format(question=doc["question"], option_a=option_a, option_b=option_b)}
+
+
+parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
+parse_validator_generated = A_OR_B.parse_generated
+
+
+def matches(answer: str, aliases: list[str]) -> bool:
+    """Whether ``answer`` equals one of ``aliases`` after TriviaQA normalisation."""
+    key = normalize_answer(answer)
+    return bool(key) and key in {normalize_answer(alias) for alias in aliases}
+
+
+def _validator_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
+    a_right, b_right = (matches(option, doc["aliases"]) for option in parsed["options"])
+    if a_right == b_right:
+        return None
+    return 1 if a_right else -1
+
+
+def score(doc: dict[str, Any]) -> dict[str, float]:
+    """Per-document metrics (see the module docstring)."""
+    return score_document(
+        doc,
+        generator_accuracy=lambda d, parsed: float(matches(parsed["correct"], d["aliases"])),
+        validator_truth=_validator_truth,
+    )
