@@ -198,9 +198,23 @@ except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the di
 class EmbeddedHFLM(_HFLM):  # type: ignore[misc,valid-type]
     """lm-eval's ``hf`` model on an embedded model, registered as ``lc-embedded``.
 
-    ``--model_args model=gemma-3-270m,batch_size=8`` picks the model; every other argument is
-    passed to lm-eval's ``HFLM`` unchanged.
+    ``--model_args model=gemma-3-270m`` picks the model; every other argument is passed to
+    lm-eval's ``HFLM`` unchanged. A ``batch_size`` (or ``max_batch_size``, ``device``) given in
+    ``--model_args`` takes precedence over the command-line flag of the same name; lm-eval 0.4.13
+    itself would stop with "got multiple values for keyword argument" there, because
+    ``--batch_size`` always has a value (default 1).
     """
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict[str, Any] | None = None) -> Any:  # noqa: D102
+        extra = {k: v for k, v in (additional_config or {}).items() if v is not None and k not in arg_dict}
+        return cls(**arg_dict, **extra)
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict[str, Any] | None = None) -> Any:  # noqa: D102
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
 
     def __init__(self, model: str = DEFAULT_MODEL, **kwargs: Any) -> None:
         if "pretrained" in kwargs:

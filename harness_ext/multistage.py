@@ -15,7 +15,10 @@ module chains them inside one ``lm_eval`` run, with the one loaded model:
   holds the earlier stages' outputs.
 
 Because the earlier stages call the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
-stores their answers too: an interrupted run resumes without repeating a model call. Works with
+stores their answers too: an interrupted run resumes without repeating a model call. Within one
+run, an earlier-stage request that another task already sent (the seven conditional-probability
+causal tasks share one generation stage) is answered from memory, not sent again; sampled
+generations (``do_sample: true``) are never reused. Works with
 every backend that implements the request types a stage uses (``hf``, ``vllm``,
 ``local-completions``; chat-completions backends only for ``generate_until`` stages).
 
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +61,15 @@ from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask
 
 eval_logger = logging.getLogger(__name__)
 
-_CURRENT_LM: contextvars.ContextVar[Any] = contextvars.ContextVar("logic_consistency_lm", default=None)
+@dataclass
+class _Run:
+    """The evaluation in progress: its model object and the earlier-stage answers it has given."""
+
+    lm: Any
+    answers: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+
+_CURRENT_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("logic_consistency_run", default=None)
 OUTPUT_TYPES = ("generate_until", "loglikelihood")
 #: Prompt of the placeholder request of a document whose earlier stage was unparseable.
 PLACEHOLDER_PROMPT = "(placeholder: an earlier stage of this document was unparseable)"
@@ -69,11 +81,11 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(evaluate)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
-        token = _CURRENT_LM.set(lm)
+        token = _CURRENT_RUN.set(_Run(lm))
         try:
             return evaluate(*args, **kwargs)
         finally:
-            _CURRENT_LM.reset(token)
+            _CURRENT_RUN.reset(token)
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
@@ -81,7 +93,47 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
 
 def current_lm() -> Any:
     """The model object of the ``lm_eval`` evaluation in progress, or ``None`` outside one."""
-    return _CURRENT_LM.get()
+    run = _CURRENT_RUN.get()
+    return None if run is None else run.lm
+
+
+def _request_key(request: Instance) -> tuple[str, str] | None:
+    """What makes two requests the same question, or ``None`` for a sampled generation."""
+    if request.request_type == "generate_until" and request.args[1].get("do_sample"):
+        return None
+    return request.request_type, json.dumps(request.args, sort_keys=True, default=repr)
+
+
+def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[Any]:
+    """Answer ``requests`` with ``lm``, sending only those not already answered in this run.
+
+    Identical requests within the batch are sent once too. Outside an evaluation started through
+    :func:`publish_lm` nothing is remembered.
+    """
+    run = _CURRENT_RUN.get()
+    memory: dict[tuple[str, str], Any] = run.answers if run is not None and run.lm is lm else {}
+    keys = [_request_key(request) for request in requests]
+    to_send: list[Instance] = []
+    sent_keys: set[tuple[str, str]] = set()
+    for request, key in zip(requests, keys, strict=True):
+        if key is None or (key not in memory and key not in sent_keys):
+            to_send.append(request)
+            if key is not None:
+                sent_keys.add(key)
+    answers = iter(getattr(lm, output_type)(to_send) if to_send else [])
+    out: list[Any] = []
+    for key in keys:
+        if key is None:
+            out.append(next(answers))
+        elif key in memory:
+            out.append(memory[key])
+        else:
+            memory[key] = next(answers)
+            out.append(memory[key])
+    reused = len(requests) - len(to_send)
+    if reused:
+        eval_logger.info("%d of %d %s requests answered from earlier in this run", reused, len(requests), output_type)
+    return out
 
 
 @dataclass
@@ -276,7 +328,7 @@ class MultiStageTask(PromptedTask):
             pending.append((doc_id, prompts, requests))
         flat = [request for _, _, requests in pending for request in requests]
         eval_logger.info("[%s] stage %r: %d requests", self.config.task, stage.name, len(flat))
-        responses = getattr(lm, stage.output_type)(flat) if flat else []
+        responses = call_once(lm, stage.output_type, flat)
         position = 0
         for doc_id, prompts, requests in pending:
             answers = responses[position : position + len(requests)]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Set up, then run the suite's main job on the embedded model (SmolLM2-135M-Instruct) on CPU:
-# every pairwise task, 3 instances each, 5 items per instance (of 16 / 20 / 7+), both presentation
-# orders and the negated question for every pair. Prints the scores and the results JSON path.
+# Set up, then run the suite's main job on the embedded model (SmolLM2-135M-Instruct) on CPU: the
+# whole `logic_consistency` group (pairwise, generator-validator and causal tasks), 3 instances per
+# task, 5 items per pairwise instance (of 16 / 20 / 7+), both presentation orders and the negated
+# question for every pair. An instruct model, so its chat template is applied (as lm-eval
+# recommends). Prints the scores and the results JSON path.
 # Offline: set LOGIC_CONSISTENCY_DATA to a local copy of the datasets (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ if [ -n "${LOGIC_CONSISTENCY_DATA:-}" ]; then
 fi
 out=${OUTPUT_PATH:-results/quickstart}
 .venv/bin/lm_eval --model lc-embedded \
-  --model_args model=smollm2-135m-instruct --batch_size 8 \
+  --model_args model=smollm2-135m-instruct --batch_size 8 --apply_chat_template \
   --tasks logic_consistency \
   --limit "${LIMIT:-3}" \
   --metadata "{\"max_items\": ${MAX_ITEMS:-5}}" \

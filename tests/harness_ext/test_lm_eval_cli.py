@@ -67,6 +67,15 @@ def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
         assert metrics["unparseable,none"] == 0
     for group in ("logic_consistency", "logic_consistency_pairwise"):
         assert 0.0 <= results["results"][group]["s_comm,none"] <= 1.0
+    # the two-stage families ran in the same command: every GV and causal task reports its
+    # unparseable counts (dummy answers "lol": generations that need a number cannot be parsed)
+    gv_tasks = [t for t in results["configs"] if t.startswith("logic_consistency_gv_")]
+    causal_tasks = [t for t in results["configs"] if t.startswith("logic_consistency_causal_")]
+    assert len(gv_tasks) == 6 and len(causal_tasks) == 8, (gv_tasks, causal_tasks)
+    assert results["results"]["logic_consistency_gv_arithmetic"]["unparseable_generator,none"] == 2
+    for task in causal_tasks:
+        assert results["results"][task]["unparseable_generation,none"] == 2, task
+    assert 0.0 <= results["results"]["logic_consistency"]["gv_consistency,none"] <= 1.0
     # the exact prompts are recorded with the results
     config = results["configs"]["logic_consistency_summeval"]
     assert "less coherent" in config["metadata"]["prompt_config"]["prompts"]["negated"]

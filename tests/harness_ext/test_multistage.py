@@ -56,9 +56,9 @@ class Calculator(LM):
         raise NotImplementedError
 
 
-def _run(model: LM, **kwargs: Any) -> dict[str, Any]:
+def _run(model: LM, tasks: tuple[str, ...] = ("toy_two_stage",), **kwargs: Any) -> dict[str, Any]:
     manager = TaskManager(include_path=str(FIXTURES), include_defaults=False)
-    return simple_evaluate(model=model, tasks=["toy_two_stage"], task_manager=manager, **kwargs)
+    return simple_evaluate(model=model, tasks=list(tasks), task_manager=manager, **kwargs)
 
 
 def _metric(results: dict[str, Any], name: str) -> float:
@@ -113,3 +113,15 @@ def test_interrupted_run_resumes_from_cache(tmp_path: Path) -> None:
     again = Calculator()
     _run(again, use_cache=cache)
     assert again.calls == {"generate_until": 0, "loglikelihood": 0}
+
+
+def test_stage_requests_shared_by_two_tasks_are_sent_once() -> None:
+    model = Calculator()
+    results = _run(model, tasks=("toy_two_stage", "toy_two_stage_again"))
+    for task in ("toy_two_stage", "toy_two_stage_again"):
+        assert results["results"][task]["consistency,none"] == 1.0
+        sample_prompts = [s["doc"]["stages"]["generator"]["prompts"]["answer"] for s in results["samples"][task]]
+        assert len(sample_prompts) == 4
+    # the second task's four generator prompts were answered from the first task's answers;
+    # the last stage is ordinary lm-eval requests (4 documents x 2 letters, per task)
+    assert model.calls == {"generate_until": 4, "loglikelihood": 16}

@@ -1,0 +1,100 @@
+"""Shared fixtures: one real ``lm_eval`` run of the whole suite with the dummy model, and helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
+LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
+LOGIC_CONSISTENCY = shutil.which("logic-consistency", path=str(Path(sys.executable).parent)) or "logic-consistency"
+CHROMIUM = Path("/usr/bin/chromium")
+#: The small run used everywhere: 2 instances per task, 5 items per instance.
+RUN_ARGS = ("--limit", "2", "--metadata", json.dumps({"max_items": 5}))
+
+
+def lm_eval_env(**extra: str) -> dict[str, str]:
+    """Environment of an offline lm_eval run on the fixture data."""
+    return {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1", **extra}
+
+
+def _run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([LOGIC_CONSISTENCY, *args], capture_output=True, text=True, env=lm_eval_env(),
+                          timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture(scope="session")
+def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``logic-consistency ARGS`` in a subprocess on the fixture data (``cli("leaderboard", ...)``)."""
+    return _run_cli
+
+
+@pytest.fixture(scope="session")
+def env() -> Callable[..., dict[str, str]]:
+    """The environment of an offline run on the fixture data (extra variables as keywords)."""
+    return lm_eval_env
+
+
+@pytest.fixture(scope="session")
+def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results file of ``lm_eval --model dummy --tasks logic_consistency`` (with samples)."""
+    out = tmp_path_factory.mktemp("dummy_run")
+    run = subprocess.run(
+        [LM_EVAL, "--model", "dummy", "--tasks", "logic_consistency", *RUN_ARGS,
+         "--output_path", str(out), "--log_samples"],
+        capture_output=True, text=True, env=lm_eval_env(), timeout=900, cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    files = sorted(out.glob("*/results_*.json"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+@pytest.fixture
+def run_copy(dummy_run: Path, tmp_path: Path) -> Callable[..., Path]:
+    """Copy the dummy run's folder into ``tmp_path`` (optionally editing the results) and return the copy."""
+
+    def make(edit: Callable[[dict[str, Any]], None] | None = None, folder: str | None = None) -> Path:
+        target = tmp_path / (folder or f"run-{uuid.uuid4().hex[:8]}")
+        shutil.copytree(dummy_run.parent, target)
+        copied = target / dummy_run.name
+        if edit is not None:
+            results = json.loads(copied.read_text(encoding="utf-8"))
+            edit(results)
+            copied.write_text(json.dumps(results), encoding="utf-8")
+        return copied
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's headless Chromium, or skip (CI installs it: ``apt-get install chromium``)."""
+    if not CHROMIUM.is_file() or not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium package to run the browser tests")
+    return CHROMIUM
+
+
+@pytest.fixture
+def browser(chromium: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run headless Chromium on a page: ``browser(page, "--dump-dom")`` (fresh profile, offline flags)."""
+
+    def run(page: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+        profile = tmp_path / f"chromium-profile-{uuid.uuid4().hex[:8]}"
+        command = [str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   f"--user-data-dir={profile}", *args, page.resolve().as_uri()]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+    return run

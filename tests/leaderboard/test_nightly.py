@@ -1,0 +1,218 @@
+"""The nightly build: model list, one subprocess per model, failures recorded, cache reused, history kept."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.leaderboard.ingest import BootstrapSettings
+from logic_consistency.leaderboard.modelid import identify, slug
+from logic_consistency.leaderboard.modellist import ModelSpec, default_model_list, load_model_list
+from logic_consistency.leaderboard.nightly import build, lm_eval_command
+from logic_consistency.leaderboard.schema import load_document
+
+BOOT = BootstrapSettings(n_resamples=300)
+SMALL = ("--tasks", "logic_consistency_pairwise", "--limit", "2", "--metadata", json.dumps({"max_items": 5}),
+         "--n-resamples", "300", "--no-progress")
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- model list
+
+
+def test_the_shipped_list_holds_the_two_embedded_models() -> None:
+    specs = load_model_list()
+    assert default_model_list().name == "models.yaml"
+    assert [(s.name, s.backend, s.model_args) for s in specs] == [
+        ("smollm2-135m-instruct", "lc-embedded", "model=smollm2-135m-instruct"),
+        ("gemma-3-270m", "lc-embedded", "model=gemma-3-270m"),
+    ]
+    assert all(s.tasks == "logic_consistency" and s.limit is None for s in specs)
+
+
+def test_settings_precedence_file_then_entry_then_command_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "models.yaml", """
+        tasks: logic_consistency
+        limit: 10
+        metadata: {max_items: 8, seed: 1}
+        batch_size: 4
+        models:
+          - {name: a, model: hf, model_args: {pretrained: org/a, revision: abc123}, limit: 3, metadata: {max_items: 6}}
+          - {name: b, model: vllm, model_args: "pretrained=org/b,dtype=bfloat16", apply_chat_template: true,
+             timeout: 60, extra_args: ["--gen_kwargs", "temperature=0"], env: {CUDA_VISIBLE_DEVICES: 1}}
+          - {name: c, model: hf, enabled: false}
+    """)
+    a, b = load_model_list(path)
+    assert (a.limit, a.metadata, a.batch_size, a.model_args) == (3.0, {"max_items": 6, "seed": 1}, "4", "pretrained=org/a,revision=abc123")
+    assert (b.limit, b.metadata, b.apply_chat_template, b.timeout, b.env) == (10.0, {"max_items": 8, "seed": 1}, True, 60.0, {"CUDA_VISIBLE_DEVICES": "1"})
+    a2, b2 = load_model_list(path, {"limit": 2, "metadata": {"max_items": 5}, "tasks": None})
+    assert (a2.limit, b2.limit) == (2.0, 2.0)
+    assert a2.metadata == {"max_items": 5, "seed": 1} and b2.metadata == {"max_items": 5, "seed": 1}
+    assert a2.tasks == "logic_consistency"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("models:\n  - {name: a, model: hf, colour: red}\n", r"models\[0\] \(a\): unknown key\(s\) \['colour'\]"),
+        ("models:\n  - {model: hf}\n", r"models\[0\]: 'name' is required"),
+        ("models:\n  - {name: a, model: hf}\n  - {name: a, model: vllm}\n", r"duplicate model name\(s\) \['a'\]"),
+        ("limit: -1\nmodels:\n  - {name: a, model: hf}\n", r"'limit' must be a positive number"),
+        ("models: []\n", r"'models' must be a non-empty list"),
+        ("models:\n  - {name: a, model: hf, extra_args: --x}\n", r"models\[0\] \(a\): 'extra_args' must be a list"),
+        ("models: [\n", r"not valid YAML"),
+    ],
+)
+def test_model_list_errors_name_file_entry_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = _write(tmp_path / "list.yaml", text)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: .*{message}"):
+        load_model_list(path)
+
+
+def test_lm_eval_command_line(tmp_path: Path) -> None:
+    spec = ModelSpec(name="m", backend="hf", model_args="pretrained=org/m", tasks="logic_consistency", limit=2.0,
+                     metadata={"max_items": 5}, batch_size="8", apply_chat_template=True, extra_args=("--device", "cuda:0"))
+    command = lm_eval_command(spec, lm_eval="lm_eval", output_path=tmp_path / "out", cache_path=tmp_path / "cache" / "m")
+    assert command == [
+        "lm_eval", "--model", "hf", "--model_args", "pretrained=org/m", "--tasks", "logic_consistency",
+        "--batch_size", "8", "--limit", "2", "--metadata", '{"max_items": 5}', "--apply_chat_template",
+        "--output_path", str(tmp_path / "out"), "--log_samples", "--use_cache", str(tmp_path / "cache" / "m"),
+        "--device", "cuda:0",
+    ]
+
+
+def test_model_identity(tmp_path: Path) -> None:
+    embedded = identify("lc-embedded", "model=gemma-3-270m", embedded_sha=lambda name: f"sha-of-{name}")
+    assert (embedded.name, embedded.revision, embedded.revision_source, embedded.precision) == (
+        "gemma-3-270m", "sha-of-gemma-3-270m", "gguf_sha256", "float32")
+    hub = identify("hf", "pretrained=org/m,revision=0123abc,dtype=bfloat16")
+    assert (hub.name, hub.revision, hub.revision_source, hub.precision) == ("org/m", "0123abc", "model_args", "bfloat16")
+    (tmp_path / "logic_consistency_model.json").write_text(json.dumps({"gguf_sha256": "f" * 64}), encoding="utf-8")
+    local = identify("hf", {"pretrained": str(tmp_path)}, name="local")
+    assert (local.name, local.revision, local.revision_source) == ("local", "f" * 64, "manifest")
+    pinned = identify("vllm", "pretrained=org/m", revision="v1", precision="fp8")
+    assert (pinned.revision, pinned.revision_source, pinned.precision) == ("v1", "model_list", "fp8")
+    assert identify("hf", "pretrained=org/m").revision_source == "unpinned"
+    assert slug("org/model") != slug("org-model") and "/" not in slug("org/model")
+    with pytest.raises(ValueError, match="not key=value"):
+        identify("hf", "pretrained")
+
+
+# ----------------------------------------------------------------------------- failure modes (fake lm_eval)
+
+FAKE_LM_EVAL = """\
+#!{python}
+import sys, time
+from pathlib import Path
+args = sys.argv[1:]
+model = args[args.index("--model") + 1]
+out = Path(args[args.index("--output_path") + 1])
+if model == "crash":
+    print("loading...", flush=True)
+    print("Traceback (most recent call last):\\n  File x\\nRuntimeError: CUDA out of memory", file=sys.stderr)
+    sys.exit(1)
+if model == "hang":
+    time.sleep(600)
+if model == "garbage":
+    (out / "m").mkdir(parents=True, exist_ok=True)
+    (out / "m" / "results_2026-01-01T00-00-00.000001.json").write_text("{{}}")
+sys.exit(0)
+"""
+
+
+def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) -> None:
+    fake = tmp_path / "fake_lm_eval"
+    fake.write_text(FAKE_LM_EVAL.format(python=sys.executable), encoding="utf-8")
+    fake.chmod(0o755)
+    models = _write(tmp_path / "models.yaml", """
+        models:
+          - {name: crash, model: crash}
+          - {name: hang, model: hang, timeout: 2}
+          - {name: silent, model: silent}
+          - {name: garbage, model: garbage}
+          - {name: unknown-embedded, model: lc-embedded, model_args: "model=no-such-model"}
+    """)
+    result = build(tmp_path / "board", model_list=models, night="2026-05-01", lm_eval=str(fake), bootstrap=BOOT,
+                   progress=False, log=lambda _: None)
+    messages = {o.spec.name: o.failure["error"]["message"] for o in result.outcomes if o.failure}
+    assert list(messages) == ["crash", "hang", "silent", "garbage", "unknown-embedded"]
+    assert messages["crash"] == "lm_eval exited with status 1"
+    assert messages["hang"] == "timed out after 2 s; stopped"
+    assert messages["silent"].startswith("lm_eval exited 0 but wrote no results_*.json")
+    assert messages["garbage"].startswith("unreadable results: ") and "field 'results' missing" in messages["garbage"]
+    assert messages["unknown-embedded"].startswith("cannot identify the model: ") and "no-such-model" in messages["unknown-embedded"]
+    crash = next(f for f in result.document["failures"] if f["name"] == "crash")
+    assert crash["error"]["returncode"] == 1 and crash["error"]["stderr_tail"].endswith("RuntimeError: CUDA out of memory")
+    assert "loading..." not in crash["error"]["stderr_tail"]  # stdout is logged, not reported as stderr
+    assert "loading..." in Path(crash["log_file"]).read_text(encoding="utf-8")
+    hang = next(o for o in result.outcomes if o.spec.name == "hang")
+    assert hang.seconds < 30
+    board = load_document(tmp_path / "board" / "leaderboard.json")
+    assert board["rows"] == [] and len(board["failures"]) == 5
+
+
+# ----------------------------------------------------------------------------- real lm_eval, two nights
+
+
+@pytest.fixture(scope="module")
+def two_nights(tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any]) -> dict[str, Any]:
+    """Night 1: dummy model plus a model that cannot load; night 2: the dummy model again."""
+    root = tmp_path_factory.mktemp("nightly")
+    models = _write(root / "models.yaml", """
+        batch_size: 1
+        models:
+          - {name: dummy, model: dummy}
+          - {name: broken, model: hf, model_args: "pretrained=/nonexistent/model-weights"}
+    """)
+    out = root / "board"
+    first = cli("leaderboard", "build", "--models", str(models), "--out", str(out), "--night", "2026-05-01", *SMALL)
+    first_board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    second = cli("leaderboard", "build", "--models", str(models), "--out", str(out), "--night", "2026-05-02",
+                 "--only", "dummy", "--html", str(root / "index.html"), *SMALL)
+    return {"out": out, "first": first, "first_board": first_board, "second": second, "root": root}
+
+
+def test_a_model_that_cannot_load_is_recorded_and_the_others_run(two_nights: dict[str, Any]) -> None:
+    first, board = two_nights["first"], two_nights["first_board"]
+    assert first.returncode == 1, first.stderr[-3000:]
+    assert "FAILED broken: lm_eval exited with status" in first.stdout and "ok     dummy" in first.stdout
+    assert [row["model"]["name"] for row in board["rows"]] == ["dummy"]
+    (failure,) = board["failures"]
+    assert failure["name"] == "broken" and failure["night"] == "2026-05-01"
+    assert failure["error"]["returncode"] not in (0, None) and "model-weights" in failure["error"]["stderr_tail"]
+    assert Path(failure["log_file"]).is_file()
+    row = board["rows"][0]
+    assert row["provenance"]["limit"] == 2 and row["provenance"]["items_per_instance"] == 5
+    assert set(row["tasks"]) >= {"logic_consistency_pairwise", "logic_consistency_summeval"}
+
+
+def test_the_second_night_is_answered_from_the_cache_and_merged(two_nights: dict[str, Any]) -> None:
+    out, second = two_nights["out"], two_nights["second"]
+    assert second.returncode == 0, second.stderr[-3000:]
+    cache = out / "cache" / f"{slug('dummy')}-unpinned_rank0.db"
+    assert cache.is_file()
+    log = (out / "runs" / "2026-05-02" / slug("dummy") / "lm_eval.log").read_text(encoding="utf-8")
+    hits = [int(n) for n, rest in re.findall(r"Cached requests: (\d+), Requests remaining: (\d+)", log) if rest == "0"]
+    assert hits and all(n > 0 for n in hits)  # nothing re-scored
+    board = load_document(out / "leaderboard.json")
+    assert [(r["model"]["name"], r["night"]) for r in board["rows"]] == [("dummy", "2026-05-02")]
+    first_row = two_nights["first_board"]["rows"][0]
+    assert board["rows"][0]["row_id"] == first_row["row_id"]
+    # cached answers give the same scores as the first night
+    assert board["rows"][0]["tasks"] == first_row["tasks"]
+    assert [f["name"] for f in board["failures"]] == ["broken"]  # not re-run, still failing
+    assert [n["night"] for n in board["nights"]] == ["2026-05-01", "2026-05-02"]
+    for night in ("2026-05-01", "2026-05-02"):
+        assert load_document(out / "history" / f"{night}.json")["nights"][0]["night"] == night
+    assert (two_nights["root"] / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

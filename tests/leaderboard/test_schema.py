@@ -1,0 +1,149 @@
+"""The shipped JSON Schema accepts what the builder writes and rejects broken files, naming the field."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from logic_consistency.leaderboard.identity import settings_id
+from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.merge import make_document
+from logic_consistency.leaderboard.schema import SCHEMA_VERSION, load_document, load_schema, validate
+
+BOOT = BootstrapSettings(n_resamples=300)
+
+
+@pytest.fixture(scope="module")
+def document(dummy_run: Path) -> dict[str, Any]:
+    row = ingest_results(dummy_run, night="2026-02-01", bootstrap=BOOT)
+    failure = {
+        "name": "broken", "backend": "hf", "model_args": "pretrained=nowhere", "night": "2026-02-01",
+        "failed_at": "2026-02-01T03:00:00Z",
+        "error": {"message": "lm_eval exited with status 1", "returncode": 1, "stderr_tail": "OSError: nowhere"},
+        "log_file": None,
+    }
+    return make_document("leaderboard", [row], [failure], night="2026-02-01", bootstrap=BOOT)
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    schema = load_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["schema_version"]["pattern"].startswith("^" + SCHEMA_VERSION.split(".")[0])
+
+
+def test_a_built_document_validates_and_round_trips(document: dict[str, Any], tmp_path: Path) -> None:
+    validate(document)
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert load_document(path) == document
+    assert document["schema_version"] == SCHEMA_VERSION
+    assert document["boards"][0]["n_rows"] == 1
+
+
+def _set(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
+    target = document
+    for key in path[:-1]:
+        target = target[key]
+    if value is _DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+
+
+_DELETE = object()
+_FIRST_TASK: Callable[[dict[str, Any]], str] = lambda doc: next(iter(doc["rows"][0]["tasks"]))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("rows", 0, "model", "revision"), _DELETE, r"\$\.rows\[0\]\.model: 'revision' is a required property"),
+        (("schema_version",), "2.0", r"\$\.schema_version: '2\.0' does not match"),
+        (("rows", 0, "measured_at"), "yesterday", r"\$\.rows\[0\]\.measured_at: 'yesterday' does not match"),
+        (("rows", 0, "model", "colour"), "blue", r"\$\.rows\[0\]\.model: Additional properties are not allowed \('colour'"),
+        (("failures", 0, "error", "returncode"), "one", r"\$\.failures\[0\]\.error\.returncode: 'one' is not of type"),
+        (("bootstrap", "confidence"), 1.5, r"\$\.bootstrap\.confidence: 1\.5 is greater than or equal to"),
+        (("kind",), "board", r"\$\.kind: 'board' is not one of"),
+    ],
+)
+def test_schema_violations_name_the_field(document: dict[str, Any], path: tuple[Any, ...], value: Any, message: str) -> None:
+    broken = copy.deepcopy(document)
+    _set(broken, path, value)
+    with pytest.raises(ValueError, match=message):
+        validate(broken, "board.json")
+
+
+def test_metric_fields_are_checked(document: dict[str, Any]) -> None:
+    broken = copy.deepcopy(document)
+    task = _FIRST_TASK(broken)
+    metrics = broken["rows"][0]["tasks"][task]["metrics"]
+    metric = next(iter(metrics))
+    metrics[metric]["score"] = "0.5"
+    with pytest.raises(ValueError, match=rf"\$\.rows\[0\]\.tasks\.{task}\.metrics\.{metric}\.score: '0\.5' is not of type 'number'"):
+        validate(broken, "board.json")
+
+
+def test_cross_field_rules(document: dict[str, Any]) -> None:
+    edited = copy.deepcopy(document)
+    edited["rows"][0]["settings"]["limit"] = 100.0
+    with pytest.raises(ValueError, match=r"\$\.rows\[0\]\.settings_id: .* is not the hash of the row's settings"):
+        validate(edited)
+
+    duplicated = copy.deepcopy(document)
+    duplicated["rows"].append(copy.deepcopy(duplicated["rows"][0]))
+    duplicated["boards"][0]["n_rows"] = 2
+    with pytest.raises(ValueError, match=r"\$\.rows: row_id .* appears 2 times"):
+        validate(duplicated)
+
+    miscounted = copy.deepcopy(document)
+    miscounted["boards"][0]["n_rows"] = 3
+    with pytest.raises(ValueError, match=r"n_rows: 3, but 1 row\(s\) use it"):
+        validate(miscounted)
+
+    reversed_interval = copy.deepcopy(document)
+    for entry in reversed_interval["rows"][0]["tasks"].values():
+        for value in entry["metrics"].values():
+            if value["ci95"] is not None and value["ci95"][0] < value["ci95"][1]:
+                value["ci95"].reverse()
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.fail("the dummy run has no metric with a non-degenerate interval")
+    with pytest.raises(ValueError, match=r"ci95: low .* > high"):
+        validate(reversed_interval)
+    assert settings_id(document["rows"][0]["settings"]) == document["rows"][0]["settings_id"]
+
+
+def test_not_json_and_missing_files(tmp_path: Path) -> None:
+    bad = tmp_path / "leaderboard.json"
+    bad.write_text('{"rows": [', encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{bad}: not valid JSON \(line 1"):
+        load_document(bad)
+    with pytest.raises(FileNotFoundError, match="leaderboard file not found"):
+        load_document(tmp_path / "nothing.json")
+    bad.write_text("[]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"\$: \[\] is not of type 'object'"):
+        load_document(bad)
+
+
+def test_validate_command(document: dict[str, Any], tmp_path: Path, cli: Callable[..., Any]) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document), encoding="utf-8")
+    broken = copy.deepcopy(document)
+    del broken["rows"][0]["provenance"]["seed"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(broken), encoding="utf-8")
+    ok = cli("leaderboard", "validate", str(good))
+    assert ok.returncode == 0 and f"{good}: 1 row(s) on 1 board(s), 1 failure(s), 1 night(s): valid" in ok.stdout
+    failed = cli("leaderboard", "validate", str(good), str(bad))
+    assert failed.returncode == 2
+    assert f"logic-consistency: error: {bad}: not a valid leaderboard" in failed.stderr
+    assert "$.rows[0].provenance: 'seed' is a required property" in failed.stderr
