@@ -20,7 +20,6 @@ import argparse
 import io
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -30,17 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from logic_consistency.harness_ext.samples import read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 
 __all__ = ["add_cli", "confusion_report", "read_rankings", "task_name"]
 
-_SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 
 
 def task_name(path: Path) -> str:
     """The task of a ``samples_<task>_<timestamp>.jsonl`` file (else the file name without suffix)."""
-    match = _SAMPLES_FILE.match(path.name)
-    return match.group("task") if match else path.stem
+    return task_of_samples_file(path) or path.stem
 
 
 @dataclass
@@ -70,30 +68,21 @@ def read_rankings(path: Path, into: TaskRankings) -> None:
         ValueError: A line is not JSON or not a causal task sample; the message names file and line.
     """
     into.files.append(str(path))
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path} line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object")
-            generation = _stage(record, "generation", where)
-            if generation is None:
-                raise ValueError(f"{where}: not a causal task sample (no 'generation' stage)")
-            into.n_samples += 1
-            if "error" in generation.get("parsed", {}):
-                into.n_unparseable_generation += 1
-                continue
-            ranking = _stage(record, "ranking", where) or {}
-            parsed = ranking.get("parsed", {})
-            if "error" in parsed or "ranked_labels" not in parsed:
-                into.n_unparseable_ranking += 1
-                continue
-            into.rankings.append([int(label) for label in parsed["ranked_labels"]])
+    for number, record in read_samples(path):
+        where = f"{path} line {number}"
+        generation = _stage(record, "generation", where)
+        if generation is None:
+            raise ValueError(f"{where}: not a causal task sample (no 'generation' stage)")
+        into.n_samples += 1
+        if "error" in generation.get("parsed", {}):
+            into.n_unparseable_generation += 1
+            continue
+        ranking = _stage(record, "ranking", where) or {}
+        parsed = ranking.get("parsed", {})
+        if "error" in parsed or "ranked_labels" not in parsed:
+            into.n_unparseable_ranking += 1
+            continue
+        into.rankings.append([int(label) for label in parsed["ranked_labels"]])
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -23,19 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.samples import read_samples, task_of_samples_file
+
 from .common import GENERATOR, PROMPT, VALIDATOR
 
-__all__ = ["ExportResult", "add_cli", "export_pairs", "output_name", "pairs_of_sample", "read_samples"]
+__all__ = ["ExportResult", "add_cli", "export_pairs", "output_name", "pairs_of_sample"]
 
 #: lm-eval's sample-log file name (``datetime.isoformat()`` with ``:`` replaced by ``-``).
-SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 
 
 @dataclass(frozen=True)
@@ -62,30 +62,8 @@ def output_name(consistent_only: bool) -> str:
     return "gv_pairs_consistent.jsonl" if consistent_only else "gv_pairs_all.jsonl"
 
 
-def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, sample)`` of a samples file.
-
-    Raises:
-        ValueError: A line is not a JSON object (message names file and line).
-    """
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg})") from None
-            if not isinstance(sample, dict):
-                raise ValueError(f"{path} line {number}: must be a JSON object")
-            yield number, sample
-
-
 def _task_name(path: Path, doc: dict[str, Any]) -> str:
-    match = SAMPLES_NAME.match(path.name)
-    if match:
-        return match.group("task")
-    return f"logic_consistency_gv_{doc.get('gv_task', 'unknown')}"
+    return task_of_samples_file(path) or f"logic_consistency_gv_{doc.get('gv_task', 'unknown')}"
 
 
 def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample") -> list[dict[str, Any]]:

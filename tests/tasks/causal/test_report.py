@@ -90,7 +90,7 @@ def test_rewriting_replaces_the_old_report(tmp_path: Path) -> None:
         ('{"doc_id": 0, "doc": {"id": "x"}}\n', "line 1: not a causal task sample (no doc.stages)"),
         ('{"doc": {"stages": {"validator": {}}}}\n', "line 1: not a causal task sample (no 'generation' stage)"),
         ("\n" + json.dumps(sample(PERFECT)) + "\n{not json\n", "line 3: not valid JSON"),
-        ("[1, 2]\n", "line 1: expected a JSON object"),
+        ("[1, 2]\n", "line 1: must be a JSON object"),
     ],
 )
 def test_bad_samples_files_name_file_and_line(tmp_path: Path, content: str, fragment: str) -> None:
