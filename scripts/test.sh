@@ -4,4 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The leaderboard page is tested in a real headless browser (tests/leaderboard/test_render.py):
+# install Debian's chromium when it is missing and this user may (elsewhere that test is skipped).
+if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+    || echo "chromium could not be installed; the browser test will be skipped" >&2
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.harness_ext.samples import read_samples, task_of_samples_file
+from logic_consistency.harness_ext.files import atomic_write, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 
 __all__ = ["add_cli", "confusion_report", "read_rankings", "task_name"]
@@ -83,18 +82,6 @@ def read_rankings(path: Path, into: TaskRankings) -> None:
             into.n_unparseable_ranking += 1
             continue
         into.rankings.append([int(label) for label in parsed["ranked_labels"]])
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False)
-    try:
-        with handle:
-            handle.write(data)
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
 
 
 def _tick(label: int) -> str:
@@ -183,12 +170,12 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
     for name, rankings in tasks.items():
         data, percent = _report_data(rankings)
         json_path, png_path = out / f"confusion_{name}.json", out / f"confusion_{name}.png"
-        _atomic_write(json_path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+        atomic_write(json_path, [(json.dumps(data, indent=2) + "\n").encode("utf-8")])
         title = (
             f"{name}\n{data['n_rankings']} parsed rankings; unparseable: "
             f"{rankings.n_unparseable_generation} generation, {rankings.n_unparseable_ranking} ranking"
         )
-        _atomic_write(png_path, _plot(percent, title))
+        atomic_write(png_path, [_plot(percent, title)])
         written[name] = {"json": json_path, "png": png_path}
     return written
 

@@ -23,13 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.samples import read_samples, task_of_samples_file
+from logic_consistency.harness_ext.files import atomic_write, read_samples, task_of_samples_file
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -105,21 +104,17 @@ def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample")
     ]
 
 
-def _write_atomically(path: Path, records: Iterable[dict[str, Any]]) -> int:
-    """Write jsonl to a temporary file next to ``path``, then rename it over ``path``."""
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-    )
+def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
+    """Write ``records`` as jsonl to ``path`` atomically; return how many were written."""
     count = 0
-    try:
-        with handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += 1
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+
+    def lines() -> Iterator[bytes]:
+        nonlocal count
+        for record in records:
+            count += 1
+            yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+    atomic_write(path, lines())
     return count
 
 
@@ -161,7 +156,7 @@ def export_pairs(
             exported += 1
             records.extend(pairs)
     target = out / output_name(consistent_only)
-    written = _write_atomically(target, records)
+    written = _write_jsonl(target, records)
     return ExportResult(path=target, documents=documents, exported=exported, incomplete=incomplete, pairs=written)
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from logic_consistency.leaderboard.atomic import (
     BuildLockedError,
     atomic_write,
@@ -118,10 +117,9 @@ def test_sigkill_while_writing_the_leaderboard_keeps_the_old_one(
 
 
 def test_the_build_lock_excludes_a_second_build(tmp_path: Path) -> None:
-    with build_lock(tmp_path):
-        with pytest.raises(BuildLockedError, match="another leaderboard build is running"):
-            with build_lock(tmp_path):
-                pass
+    with build_lock(tmp_path), pytest.raises(BuildLockedError, match="another leaderboard build is running"):
+        with build_lock(tmp_path):
+            pass
     with build_lock(tmp_path):  # released
         pass
 
@@ -164,7 +162,7 @@ def test_ctrl_c_during_a_build_leaves_the_previous_leaderboard(
         assert _processes_mentioning(str(run_dir) + "/"), "lm_eval never started"
         time.sleep(1.0)
         build.send_signal(signal.SIGINT)
-        stdout, stderr = build.communicate(timeout=60)
+        _, stderr = build.communicate(timeout=60)
     finally:
         if build.poll() is None:
             build.kill()

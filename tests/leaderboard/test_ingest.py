@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from logic_consistency.leaderboard.identity import settings_id
 from logic_consistency.leaderboard.ingest import (
     BootstrapSettings,
@@ -107,7 +106,7 @@ def test_group_statistic_reproduces_the_mean_of_task_means() -> None:
 
 def test_causal_tasks_get_a_confusion_matrix(dummy_run: Path, row: dict[str, Any]) -> None:
     results = _results(dummy_run)
-    causal = [t for t in results["results"] if f"unparseable_ranking,none" in results["results"][t]]
+    causal = [t for t in results["results"] if "unparseable_ranking,none" in results["results"][t]]
     assert causal, "the suite has a causal ranking task"
     assert set(row["confusion"]) == set(causal)
     for task in causal:
@@ -154,6 +153,18 @@ def test_different_settings_give_a_different_board(run_copy: Callable[..., Path]
     assert renamed["row_id"] != row["row_id"] and renamed["settings_id"] == row["settings_id"]
 
 
+def test_a_model_run_with_its_chat_template_shares_the_board(run_copy: Callable[..., Path], row: dict[str, Any]) -> None:
+    def chat(results: dict[str, Any]) -> None:
+        results["chat_template"] = "{% for m in messages %}{{ m.content }}{% endfor %}"
+        results["chat_template_sha"] = "ab" * 32
+
+    instruct = ingest_results(run_copy(chat), name="instruct", bootstrap=BOOT)
+    assert instruct["settings_id"] == row["settings_id"]
+    assert instruct["provenance"]["chat_template_applied"] is True
+    assert instruct["provenance"]["chat_template_sha"] == "ab" * 32
+    assert row["provenance"]["chat_template_applied"] is False
+
+
 def test_unreadable_results_file_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "results_2026-01-01T00-00-00.000001.json"
     bad.write_text("{not json", encoding="utf-8")
@@ -174,7 +185,7 @@ def test_missing_field_is_named(run_copy: Callable[..., Path]) -> None:
 
 def test_missing_samples_file_names_task_and_file(run_copy: Callable[..., Path]) -> None:
     copied = run_copy()
-    victim = sorted(copied.parent.glob("samples_*.jsonl"))[0]
+    victim = min(copied.parent.glob("samples_*.jsonl"))
     task = victim.name[len("samples_"):].rsplit("_", 1)[0]
     victim.unlink()
     with pytest.raises(ValueError, match=rf"{copied.name}: no samples file {victim.name} for task '{task}'.*--log_samples"):
@@ -197,7 +208,7 @@ def test_samples_that_do_not_match_the_results_are_rejected(run_copy: Callable[.
 
 def test_malformed_samples_lines_are_located(run_copy: Callable[..., Path]) -> None:
     copied = run_copy()
-    victim = sorted(copied.parent.glob("samples_*.jsonl"))[0]
+    victim = min(copied.parent.glob("samples_*.jsonl"))
     lines = victim.read_text(encoding="utf-8").splitlines()
     victim.write_text("\n".join([lines[0], lines[1][: len(lines[1]) // 2]]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"{victim.name} line 2: not valid JSON"):
@@ -228,3 +239,26 @@ def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cl
     assert board["bootstrap"]["n_resamples"] == 500
     assert board["nights"] == [{"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}]
     assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency"]["metrics"]["s_comm"]["score"])
+
+
+def test_model_arguments_copied_into_task_metadata_do_not_change_the_board(
+    run_copy: Callable[..., Path], row: dict[str, Any]
+) -> None:
+    """lm-eval copies --model_args into every task's metadata; that must not split the board per model."""
+
+    def as_embedded(results: dict[str, Any]) -> None:
+        results["config"]["model_args"] = "model=some-model,dtype=float32"
+        for config in results["configs"].values():
+            config["metadata"].update({"model": "some-model", "dtype": "float32"})
+
+    def overridden(results: dict[str, Any]) -> None:
+        as_embedded(results)
+        for config in results["configs"].values():
+            config["metadata"]["dtype"] = "bfloat16"  # --metadata overrode a model argument: a real setting
+
+    embedded = ingest_results(run_copy(as_embedded), name="dummy", bootstrap=BOOT)
+    assert embedded["settings_id"] == row["settings_id"]
+    assert "model" not in embedded["provenance"]["run_options"]
+    changed = ingest_results(run_copy(overridden), name="dummy", bootstrap=BOOT)
+    assert changed["settings_id"] != row["settings_id"]
+    assert changed["provenance"]["run_options"]["dtype"] == "bfloat16"

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.merge import make_document, merge_documents
 from logic_consistency.leaderboard.nightly import commit

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from logic_consistency.leaderboard.ingest import BootstrapSettings
 from logic_consistency.leaderboard.modelid import identify, slug
-from logic_consistency.leaderboard.modellist import ModelSpec, default_model_list, load_model_list
+from logic_consistency.leaderboard.modellist import (
+    ModelSpec,
+    default_model_list,
+    load_model_list,
+)
 from logic_consistency.leaderboard.nightly import build, lm_eval_command
 from logic_consistency.leaderboard.schema import load_document
 

@@ -1,0 +1,104 @@
+"""Files the suite reads and writes: lm-eval's per-sample logs, and crash-safe writes.
+
+``lm_eval ... --log_samples --output_path DIR`` writes ``DIR/<model>/samples_<task>_<timestamp>.jsonl``,
+one JSON object per document; :func:`read_samples` reads them. Every file the suite writes (exports,
+reports, the leaderboard) goes through :func:`atomic_write`: the bytes go to a temporary file in
+the destination folder, are flushed and ``fsync``-ed, and the temporary file is renamed over the
+destination with :func:`os.replace` (atomic on POSIX within one file system); finally the folder is
+``fsync``-ed so the rename itself survives a power cut. A process killed at any point leaves either
+the old file or the new one, never a mix. No lm-eval import here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "read_samples", "task_of_samples_file"]
+
+#: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
+TEMP_SUFFIX = ".tmp"
+
+#: ``samples_<task>_<timestamp>.jsonl`` as lm-eval 0.4.13 names them.
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
+
+
+def task_of_samples_file(path: Path) -> str | None:
+    """The task name in a ``samples_<task>_<timestamp>.jsonl`` file name, or ``None``."""
+    match = SAMPLES_FILE.match(Path(path).name)
+    return match.group("task") if match else None
+
+
+def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, sample)`` for each non-blank line of a samples file.
+
+    Args:
+        path: A ``samples_<task>_<timestamp>.jsonl`` file.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: A line is not a JSON object (the message names file and line).
+    """
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg})") from None
+            if not isinstance(sample, dict):
+                raise ValueError(f"{path} line {number}: must be a JSON object")
+            yield number, sample
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - folders that cannot be opened (some network file systems)
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - fsync on a folder is unsupported on some file systems
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
+    """Write ``chunks`` to ``path`` atomically (temporary file, ``fsync``, ``os.replace``).
+
+    Args:
+        path: Destination file; its folder is created if needed.
+        chunks: The content, as an iterable of byte strings (consumed once, streamed to disk).
+
+    Returns:
+        The destination path.
+
+    Raises:
+        OSError: The folder is not writable. The destination is untouched and the temporary file
+            is removed (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
+    """
+    destination = Path(path)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        dir=destination.parent, prefix=f".{destination.name}.", suffix=TEMP_SUFFIX, delete=False
+    )
+    try:
+        with handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, destination)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    _fsync_dir(destination.parent)
+    return destination

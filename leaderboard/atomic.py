@@ -1,0 +1,88 @@
+"""Crash-safe JSON writes and the build lock of the leaderboard.
+
+Every file the leaderboard writes goes through :func:`atomic_write` (the suite's one crash-safe
+writer, ``logic_consistency.harness_ext.files``): a process killed at any point (SIGKILL, Ctrl-C, a
+crash) leaves either the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.harness_ext.files import TEMP_SUFFIX, atomic_write
+
+__all__ = [
+    "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "json_chunks", "remove_stale_temporaries",
+]
+
+class BuildLockedError(ValueError):
+    """Another build holds the lock of the output folder."""
+
+
+def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
+    """Serialise ``document`` as UTF-8 JSON in chunks (no full in-memory copy of the text)."""
+    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False, sort_keys=False)
+    buffer: list[str] = []
+    size = 0
+    for piece in encoder.iterencode(document):
+        buffer.append(piece)
+        size += len(piece)
+        if size >= 1 << 16:
+            yield "".join(buffer).encode("utf-8")
+            buffer, size = [], 0
+    buffer.append("\n")
+    yield "".join(buffer).encode("utf-8")
+
+
+def atomic_write_json(path: str | os.PathLike[str], document: Any) -> Path:
+    """Write ``document`` as JSON to ``path`` atomically (see :func:`atomic_write`)."""
+    return atomic_write(path, json_chunks(document))
+
+
+@contextlib.contextmanager
+def build_lock(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold an exclusive lock on ``folder/.leaderboard.lock`` for the duration of a build.
+
+    The lock is an ``flock`` on an open file, released by the kernel when the process exits, so a
+    killed build never leaves a stale lock behind.
+
+    Raises:
+        BuildLockedError: Another process holds the lock.
+    """
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    lock_path = root / ".leaderboard.lock"
+    with lock_path.open("a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildLockedError(
+                f"{lock_path}: another leaderboard build is running on this folder"
+            ) from None
+        try:
+            yield lock_path
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete temporary files left by killed writers in ``folder`` (call only under the build lock).
+
+    Returns:
+        The removed paths.
+    """
+    removed = []
+    root = Path(folder)
+    if not root.is_dir():
+        return removed
+    for candidate in root.glob(f".*{TEMP_SUFFIX}"):
+        if candidate.is_file():
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed

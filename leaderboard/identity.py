@@ -1,0 +1,42 @@
+"""Stable hashes that identify rows, boards (settings) and prompt-template sets.
+
+All hashes are SHA-256 over a canonical JSON encoding (sorted keys, no whitespace, UTF-8), so the
+same content gives the same id on every machine and Python version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["canonical_json", "row_id", "settings_id", "sha256_hex", "short_id"]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace (the input of every hash here)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sha256_hex(value: Any) -> str:
+    """Full SHA-256 hex digest of ``canonical_json(value)``."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def short_id(value: Any) -> str:
+    """The first 16 hex digits of :func:`sha256_hex` (64 bits: ample for ids within one board)."""
+    return sha256_hex(value)[:16]
+
+
+def settings_id(settings: Mapping[str, Any]) -> str:
+    """The id of a board: the hash of a row's comparability settings."""
+    return short_id(dict(settings))
+
+
+def row_id(name: str, revision: str, precision: str, prompt_set: str, settings: str) -> str:
+    """The id of a row: one per (model, revision, precision, prompt-template set) on each board."""
+    return short_id(
+        {"name": name, "revision": revision, "precision": precision, "prompt_set": prompt_set,
+         "settings_id": settings}
+    )

@@ -1,0 +1,171 @@
+"""Who was measured: a model's display name, weights revision/checksum and precision.
+
+The revision is what makes two rows of the same model name different rows. In order of preference:
+
+1. ``revision`` given explicitly (model list entry or ``ingest --revision``): ``model_list``;
+2. an embedded model (``--model lc-embedded --model_args model=NAME``): the sha256 of its GGUF file
+   from the converted model's manifest (``harness_ext.models``): ``gguf_sha256``;
+3. ``pretrained=DIR`` where ``DIR`` holds an embedded-model manifest (``logic-consistency
+   model-path``): its ``gguf_sha256``: ``manifest``;
+4. ``revision=...`` in ``--model_args`` (a hub commit or tag): ``model_args``;
+5. otherwise ``unpinned``: the row still appears, but a changed checkpoint under the same name is
+   not detected (pin a revision for anything on a leaderboard).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "EMBEDDED_BACKEND",
+    "ModelIdentity",
+    "format_model_args",
+    "identify",
+    "parse_model_args",
+    "slug",
+]
+
+EMBEDDED_BACKEND = "lc-embedded"
+MANIFEST = "logic_consistency_model.json"
+UNPINNED = "unpinned"
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """The model half of a row key.
+
+    Attributes:
+        name: Display name (model list ``name``; else derived from the model arguments).
+        backend: lm-eval ``--model``.
+        model_args: lm-eval ``--model_args`` string.
+        revision: Checksum / revision of the weights (``"unpinned"`` when unknown).
+        revision_source: Where ``revision`` came from (see the module docstring).
+        precision: dtype or quantisation label.
+    """
+
+    name: str
+    backend: str
+    model_args: str
+    revision: str
+    revision_source: str
+    precision: str
+
+    def as_json(self) -> dict[str, str]:
+        """The ``model`` object of a leaderboard row."""
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "model_args": self.model_args,
+            "revision": self.revision,
+            "revision_source": self.revision_source,
+            "precision": self.precision,
+        }
+
+
+def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, str]:
+    """``"a=1,b=x"`` (lm-eval's format) or a mapping as a ``{str: str}`` dict."""
+    if model_args is None:
+        return {}
+    if isinstance(model_args, Mapping):
+        return {str(key): str(value) for key, value in model_args.items()}
+    out: dict[str, str] = {}
+    for part in str(model_args).split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"model_args: {part!r} is not key=value (in {model_args!r})")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def format_model_args(model_args: str | Mapping[str, Any] | None) -> str:
+    """The lm-eval ``--model_args`` string of ``model_args`` (a string passes through)."""
+    if model_args is None:
+        return ""
+    if isinstance(model_args, Mapping):
+        return ",".join(f"{key}={value}" for key, value in model_args.items())
+    return str(model_args)
+
+
+def slug(name: str) -> str:
+    """A file-name-safe, collision-resistant form of a model name (``org/model`` -> ``org-model-1a2b3c``)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:60] or "model"
+    return f"{readable}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:6]}"
+
+
+def _manifest_sha(folder: str) -> str | None:
+    path = Path(folder).expanduser() / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    sha = data.get("gguf_sha256") if isinstance(data, dict) else None
+    return sha if isinstance(sha, str) and sha else None
+
+
+def _embedded_sha(name: str) -> str:
+    """The GGUF sha256 of an embedded model (converts it on first use, like lm-eval would)."""
+    from logic_consistency.harness_ext import models
+
+    sha = models.manifest(models.resolve(name)).get("gguf_sha256")
+    if not isinstance(sha, str) or not sha:
+        raise ValueError(f"embedded model {name!r}: its manifest has no gguf_sha256")
+    return sha
+
+
+def identify(
+    backend: str,
+    model_args: str | Mapping[str, Any] | None,
+    *,
+    name: str | None = None,
+    revision: str | None = None,
+    precision: str | None = None,
+    embedded_sha: Callable[[str], str] = _embedded_sha,
+) -> ModelIdentity:
+    """Work out a model's identity from how lm-eval was asked to load it.
+
+    Args:
+        backend: lm-eval ``--model`` (``lc-embedded``, ``hf``, ``vllm``, ``dummy``, ...).
+        model_args: lm-eval ``--model_args`` (string or mapping).
+        name: Display name; derived from ``model=`` / ``pretrained=`` / the backend if omitted.
+        revision: Explicit revision or checksum (wins over everything else).
+        precision: Explicit precision label (wins over ``dtype=``).
+        embedded_sha: Returns the GGUF sha256 of an embedded model by name (injectable for tests).
+
+    Returns:
+        The identity.
+
+    Raises:
+        ValueError: ``model_args`` is malformed, or an embedded model cannot be resolved.
+        ModuleNotFoundError: An embedded model's package is not installed.
+    """
+    args = parse_model_args(model_args)
+    args_text = format_model_args(model_args)
+    embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
+    if name is None:
+        name = embedded_name or args.get("pretrained") or args.get("model") or backend
+    if revision:
+        found, source = revision, "model_list"
+    elif embedded_name is not None:
+        found, source = embedded_sha(embedded_name), "gguf_sha256"
+    elif args.get("pretrained") and _manifest_sha(args["pretrained"]):
+        found, source = str(_manifest_sha(args["pretrained"])), "manifest"
+    elif args.get("revision"):
+        found, source = args["revision"], "model_args"
+    else:
+        found, source = UNPINNED, "unpinned"
+    if not precision:
+        precision = args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto")
+    return ModelIdentity(
+        name=name, backend=backend, model_args=args_text, revision=found,
+        revision_source=source, precision=precision,
+    )

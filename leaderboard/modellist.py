@@ -1,0 +1,235 @@
+"""The nightly build's model list (YAML).
+
+Top-level keys are run settings shared by every model; each entry of ``models`` may override any of
+them. Settings given on the command line override both (so ``--limit 2`` makes a quick run of the
+whole list). ``metadata`` dicts are merged key by key (file, then entry, then command line).
+
+.. code-block:: yaml
+
+    tasks: logic_consistency          # lm_eval --tasks
+    limit: null                       # lm_eval --limit (null: every instance)
+    metadata: {}                      # lm_eval --metadata (e.g. {max_items: 5})
+    batch_size: 8
+    models:
+      - name: smollm2-135m-instruct   # display name and row key
+        model: lc-embedded            # lm_eval --model
+        model_args: "model=smollm2-135m-instruct"
+
+Entry keys: ``name`` and ``model`` (required), ``model_args`` (string or mapping), ``batch_size``,
+``tasks``, ``limit``, ``metadata``, ``revision`` and ``precision`` (row identity labels; see
+:mod:`.modelid`), ``apply_chat_template`` (bool), ``extra_args`` (list of further ``lm_eval``
+arguments), ``timeout`` (seconds; the run is killed and recorded as failed after it), ``env``
+(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .modelid import format_model_args
+
+__all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
+
+DEFAULT_MODEL_LIST = "models.yaml"
+SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout")
+ENTRY_KEYS = frozenset(
+    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", *SETTING_KEYS}
+)
+TOP_KEYS = frozenset({"models", *SETTING_KEYS})
+DEFAULTS: dict[str, Any] = {
+    "tasks": "logic_consistency", "limit": None, "metadata": {}, "batch_size": None,
+    "apply_chat_template": False, "timeout": None,
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model to run, with its settings resolved (file < entry < command line).
+
+    Attributes:
+        name: Display name (row key).
+        backend: lm-eval ``--model``.
+        model_args: lm-eval ``--model_args``.
+        tasks: lm-eval ``--tasks``.
+        limit: lm-eval ``--limit`` (``None``: all).
+        metadata: lm-eval ``--metadata``.
+        batch_size: lm-eval ``--batch_size`` (``None``: lm-eval's default).
+        apply_chat_template: Pass ``--apply_chat_template``.
+        timeout: Seconds before the run is killed (``None``: no limit).
+        revision: Explicit revision label.
+        precision: Explicit precision label.
+        extra_args: Further ``lm_eval`` arguments.
+        env: Extra environment variables.
+    """
+
+    name: str
+    backend: str
+    model_args: str = ""
+    tasks: str = "logic_consistency"
+    limit: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    batch_size: str | None = None
+    apply_chat_template: bool = False
+    timeout: float | None = None
+    revision: str | None = None
+    precision: str | None = None
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def default_model_list() -> Path:
+    """The model list shipped with the package (the two embedded models)."""
+    return Path(str(resources.files(__package__).joinpath(DEFAULT_MODEL_LIST)))
+
+
+def _check_setting(key: str, value: Any, where: str) -> Any:
+    if key == "tasks":
+        if isinstance(value, list) and value and all(isinstance(t, str) and t for t in value):
+            return ",".join(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{where}: 'tasks' must be a task/group name or a list of them, got {value!r}")
+        return value
+    if key == "limit":
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError(f"{where}: 'limit' must be a positive number or null, got {value!r}")
+        return float(value)
+    if key == "metadata":
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+        return dict(value)
+    if key == "batch_size":
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"{where}: 'batch_size' must be an integer or a string like 'auto', got {value!r}")
+        return str(value)
+    if key == "apply_chat_template":
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
+        return value
+    if key == "timeout":
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError(f"{where}: 'timeout' must be a positive number of seconds or null, got {value!r}")
+        return float(value)
+    raise AssertionError(key)  # pragma: no cover
+
+
+def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: '{key}' must be a non-empty string, got {value!r}")
+    return value
+
+
+def _entry(raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[str, Any], source: Path) -> ModelSpec | None:
+    where = f"{source}: models[{index}]"
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
+    if isinstance(raw.get("name"), str) and raw["name"].strip():
+        where = f"{source}: models[{index}] ({raw['name']})"
+    unknown = sorted(set(raw) - ENTRY_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(ENTRY_KEYS)}")
+    for key in ("name", "model"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ValueError(f"{where}: 'enabled' must be true or false, got {enabled!r}")
+    if not enabled:
+        return None
+    settings = dict(shared)
+    for key in SETTING_KEYS:
+        if key in raw:
+            value = _check_setting(key, raw[key], where)
+            settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
+    for key, value in overrides.items():
+        settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
+    model_args = raw.get("model_args")
+    if model_args is not None and not isinstance(model_args, (str, Mapping)):
+        raise ValueError(f"{where}: 'model_args' must be a string 'k=v,...' or a mapping, got {model_args!r}")
+    extra = raw.get("extra_args", [])
+    if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
+        raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
+    env = raw.get("env", {})
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) for k in env):
+        raise ValueError(f"{where}: 'env' must be a mapping of variable names to values, got {env!r}")
+    return ModelSpec(
+        name=raw["name"].strip(),
+        backend=raw["model"].strip(),
+        model_args=format_model_args(model_args),
+        tasks=settings["tasks"],
+        limit=settings["limit"],
+        metadata=settings["metadata"],
+        batch_size=settings["batch_size"],
+        apply_chat_template=settings["apply_chat_template"],
+        timeout=settings["timeout"],
+        revision=_string_or_none(raw, "revision", where),
+        precision=_string_or_none(raw, "precision", where),
+        extra_args=tuple(extra),
+        env={key: str(value) for key, value in env.items()},
+    )
+
+
+def load_model_list(
+    path: str | os.PathLike[str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> list[ModelSpec]:
+    """Read a model list.
+
+    Args:
+        path: YAML file; default: the shipped list (:func:`default_model_list`).
+        overrides: Settings from the command line (keys of :data:`SETTING_KEYS`; ``None`` values
+            are ignored), applied over the file and every entry.
+
+    Returns:
+        The enabled models, in file order.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: The YAML is malformed or a key/value is invalid (file, entry and key named).
+    """
+    source = Path(path) if path is not None else default_model_list()
+    if not source.is_file():
+        raise FileNotFoundError(f"{source}: model list not found")
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ValueError(f"{source}: not valid YAML ({error})") from None
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{source}: expected a mapping with a 'models' list at the top level")
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise ValueError(f"{source}: unknown top-level key(s) {unknown}; allowed: {sorted(TOP_KEYS)}")
+    shared = dict(DEFAULTS)
+    for key in SETTING_KEYS:
+        if key in data:
+            shared[key] = _check_setting(key, data[key], str(source))
+    checked_overrides = {
+        key: _check_setting(key, value, "command line")
+        for key, value in (overrides or {}).items() if value is not None
+    }
+    models = data.get("models")
+    if not isinstance(models, list) or not models:
+        raise ValueError(f"{source}: 'models' must be a non-empty list")
+    specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
+    enabled = [spec for spec in specs if spec is not None]
+    names = [spec.name for spec in enabled]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"{source}: duplicate model name(s) {duplicates}")
+    return enabled

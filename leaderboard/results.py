@@ -1,0 +1,189 @@
+"""Reading lm-eval 0.4.13 output: ``results_<stamp>.json`` and its ``samples_<task>_<stamp>.jsonl``.
+
+``lm_eval --output_path OUT --log_samples`` writes ``OUT/<model>/results_<stamp>.json`` and, per
+task, ``samples_<task>_<stamp>.jsonl`` (one JSON object per document, with one key per metric
+holding that document's value). Both are untrusted input: every check here raises
+:class:`ValueError` naming the file and the field (and line) at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "RunOutput",
+    "find_results_files",
+    "metric_keys",
+    "metric_values",
+    "read_run",
+]
+
+_RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+#: Top-level keys the leaderboard needs from a results file, with their JSON types.
+REQUIRED_KEYS: dict[str, type] = {
+    "results": dict,
+    "configs": dict,
+    "config": dict,
+    "n-samples": dict,
+}
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """One lm-eval run: its parsed results file and the parsed samples of each task.
+
+    Attributes:
+        results_path: The ``results_<stamp>.json`` file.
+        results: Its parsed content (top-level keys checked).
+        samples: ``{task: [sample line, ...]}`` for every task (not group) of the run.
+        samples_paths: ``{task: samples file}``.
+    """
+
+    results_path: Path
+    results: dict[str, Any]
+    samples: dict[str, list[dict[str, Any]]]
+    samples_paths: dict[str, Path]
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        """``group_subtasks`` restricted to entries that name groups (those with children)."""
+        subtasks = self.results.get("group_subtasks") or {}
+        return {name: list(children) for name, children in subtasks.items() if children}
+
+    @property
+    def tasks(self) -> list[str]:
+        """The leaf tasks: entries of ``results`` that are not groups, in file order."""
+        groups = self.groups
+        return [name for name in self.results["results"] if name not in groups]
+
+
+def find_results_files(folder: str | Path) -> list[Path]:
+    """All ``results_*.json`` files under ``folder`` (any depth), oldest first by name stamp."""
+    root = Path(folder)
+    return sorted(root.rglob("results_*.json"), key=lambda path: (path.name, str(path)))
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error.reason})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+
+
+def _read_samples(path: Path) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg}); truncated file?") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path} line {number}: expected a JSON object, got {type(record).__name__}")
+            if "doc_id" not in record:
+                raise ValueError(f"{path} line {number}: field 'doc_id' missing; not an lm-eval samples file")
+            lines.append(record)
+    return lines
+
+
+def _check_structure(path: Path, results: Any) -> dict[str, Any]:
+    if not isinstance(results, dict):
+        raise ValueError(f"{path}: expected a JSON object at the top level, got {type(results).__name__}")
+    for key, kind in REQUIRED_KEYS.items():
+        if key not in results:
+            raise ValueError(f"{path}: field '{key}' missing; not an lm-eval results file (lm-eval >= 0.4 writes it)")
+        if not isinstance(results[key], kind):
+            raise ValueError(f"{path}: field '{key}' must be a JSON {kind.__name__}, got {type(results[key]).__name__}")
+    if not results["results"]:
+        raise ValueError(f"{path}: field 'results' is empty (the run evaluated no task)")
+    for task, metrics in results["results"].items():
+        if not isinstance(metrics, dict):
+            raise ValueError(f"{path}: field 'results.{task}' must be an object, got {type(metrics).__name__}")
+    subtasks = results.get("group_subtasks", {})
+    if not isinstance(subtasks, dict) or not all(isinstance(v, list) for v in subtasks.values()):
+        raise ValueError(f"{path}: field 'group_subtasks' must map names to lists of names")
+    return results
+
+
+def read_run(results_path: str | Path) -> RunOutput:
+    """Read a results file and the samples file of each of its tasks.
+
+    The samples files are the ``samples_<task>_<stamp>.jsonl`` next to the results file with the
+    same ``<stamp>`` (written by ``--log_samples`` in the same run).
+
+    Raises:
+        FileNotFoundError: The results file does not exist.
+        ValueError: It is not an lm-eval results file, or a task's samples file is missing or
+            malformed (file, line and field named).
+    """
+    path = Path(results_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: results file not found")
+    match = _RESULTS_FILE.match(path.name)
+    if not match:
+        raise ValueError(f"{path}: expected a file named results_<timestamp>.json (lm-eval --output_path)")
+    results = _check_structure(path, _load_json(path))
+    stamp = match.group("stamp")
+    run = RunOutput(path, results, {}, {})
+    for task in run.tasks:
+        samples_path = path.with_name(f"samples_{task}_{stamp}.jsonl")
+        if not samples_path.is_file():
+            raise ValueError(
+                f"{path}: no samples file {samples_path.name} for task '{task}' next to it; "
+                f"rerun lm_eval with --log_samples (per-instance values are needed for the intervals)"
+            )
+        run.samples[task] = _read_samples(samples_path)
+        run.samples_paths[task] = samples_path
+    return run
+
+
+def metric_keys(task_results: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The metrics of one ``results[task]`` entry as ``(key, metric, filter)`` triples.
+
+    ``key`` is lm-eval's ``"metric,filter"``; stderr keys and bookkeeping fields are skipped.
+    """
+    out = []
+    for key in task_results:
+        if "," not in key:
+            continue
+        metric, _, filter_name = key.partition(",")
+        if metric.endswith("_stderr"):
+            continue
+        out.append((key, metric, filter_name))
+    return out
+
+
+def metric_values(
+    lines: list[dict[str, Any]], metric: str, filter_name: str, source: Path
+) -> list[float]:
+    """The per-document values of ``metric`` under ``filter_name`` (documents lacking it skipped).
+
+    Raises:
+        ValueError: A value is not a finite number (file, line and field named).
+    """
+    values: list[float] = []
+    for number, line in enumerate(lines, start=1):
+        if line.get("filter", filter_name) != filter_name:
+            continue
+        value = line.get(metric)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(
+                f"{source} record {number} (doc_id {line.get('doc_id')!r}): field '{metric}' must be a "
+                f"finite number, got {value!r}"
+            )
+        values.append(float(value))
+    return values

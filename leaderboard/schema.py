@@ -1,0 +1,121 @@
+"""The leaderboard's JSON Schema (``leaderboard.schema.json``) and validation against it.
+
+:func:`validate` runs the JSON Schema (draft 2020-12, via ``jsonschema``) and then the checks a
+schema cannot express: unique row ids, each row's ``settings_id`` equal to the hash of its
+``settings``, boards matching the rows, intervals with ``low <= high``. Every problem is reported
+with the file and the JSON path of the offending field.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .identity import settings_id
+
+__all__ = ["SCHEMA_VERSION", "load_document", "load_schema", "validate"]
+
+#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise.
+SCHEMA_VERSION = "1.0"
+SCHEMA_FILE = "leaderboard.schema.json"
+#: At most this many problems are listed in one error message.
+MAX_REPORTED = 20
+
+
+@functools.cache
+def load_schema() -> dict[str, Any]:
+    """The JSON Schema shipped with the package."""
+    text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def _path(parts: Any) -> str:
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _semantic_problems(document: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    rows = document.get("rows", [])
+    for duplicate, count in Counter(row["row_id"] for row in rows).items():
+        if count > 1:
+            problems.append(f"$.rows: row_id {duplicate} appears {count} times")
+    per_board: Counter[str] = Counter()
+    for index, row in enumerate(rows):
+        expected = settings_id(row["settings"])
+        if row["settings_id"] != expected:
+            problems.append(
+                f"$.rows[{index}].settings_id: {row['settings_id']} is not the hash of the row's "
+                f"settings ({expected}); the settings were edited or the row is corrupt"
+            )
+        per_board[row["settings_id"]] += 1
+        for task, entry in row["tasks"].items():
+            for metric, value in entry["metrics"].items():
+                interval = value["ci95"]
+                if interval is not None and interval[0] > interval[1]:
+                    problems.append(
+                        f"$.rows[{index}].tasks.{task}.metrics.{metric}.ci95: low {interval[0]} > high {interval[1]}"
+                    )
+    boards = {board["settings_id"]: board for board in document.get("boards", [])}
+    for board_id, count in per_board.items():
+        if board_id not in boards:
+            problems.append(f"$.boards: no board for settings_id {board_id} used by {count} row(s)")
+        elif boards[board_id]["n_rows"] != count:
+            problems.append(f"$.boards[{board_id}].n_rows: {boards[board_id]['n_rows']}, but {count} row(s) use it")
+    for board_id in boards.keys() - per_board.keys():
+        problems.append(f"$.boards: board {board_id} has no rows")
+    return problems
+
+
+def validate(document: Any, source: str | os.PathLike[str] = "<document>") -> None:
+    """Check ``document`` against the schema and the cross-field rules.
+
+    Args:
+        document: A parsed leaderboard (or history) document.
+        source: Where it came from, for error messages (a file name).
+
+    Raises:
+        ValueError: The document is invalid; the message names ``source`` and every offending
+            field (JSON path), up to :data:`MAX_REPORTED` of them.
+    """
+    validator = jsonschema.Draft202012Validator(load_schema())
+    errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
+    problems = [f"{_path(error.absolute_path)}: {error.message}" for error in errors]
+    if not problems and isinstance(document, dict):
+        problems = _semantic_problems(document)
+    if problems:
+        shown = problems[:MAX_REPORTED]
+        more = len(problems) - len(shown)
+        lines = "\n  ".join(shown) + (f"\n  ... and {more} more" if more else "")
+        raise ValueError(f"{source}: not a valid leaderboard (schema {SCHEMA_VERSION}):\n  {lines}")
+
+
+def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a leaderboard or history file.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: Not JSON or not valid (file and field named).
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"{file}: leaderboard file not found")
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{file}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{file}: not UTF-8 text ({error.reason})") from None
+    validate(document, file)
+    return document

@@ -1,0 +1,164 @@
+"""The static page: self-contained, hostile strings stay text, and it really renders in Chromium."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from logic_consistency.leaderboard.identity import row_id, settings_id
+from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.merge import make_document
+from logic_consistency.leaderboard.render import embed_json, render_file, render_html
+
+BOOT = BootstrapSettings(n_resamples=300)
+PWN = "document.body.setAttribute('data-pwned','{}')"
+HOSTILE = {
+    "name": "<script>alert(1)</script><script>" + PWN.format("name") + "</script>",
+    "model_args": '"><img src=x onerror="' + PWN.format("img") + '">',
+    "revision": "</script><script>" + PWN.format("close") + "</script><!--",
+    "task": '<svg onload="' + PWN.format("svg") + '">task</svg>',
+    "metric": "<b onmouseover=alert(1)>m</b>",
+    "results_file": '<iframe src="javascript:alert(1)"></iframe>\u2028&amp;',
+    "failure": "<style>*{display:none}</style><script>" + PWN.format("failure") + "</script>",
+}
+
+
+class _Dom(HTMLParser):
+    """Collects tags and text of an HTML document."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _parse(html: str) -> _Dom:
+    dom = _Dom()
+    dom.feed(html)
+    return dom
+
+
+@pytest.fixture(scope="module")
+def row(dummy_run: Path) -> dict[str, Any]:
+    return ingest_results(dummy_run, name="plain-model", night="2026-06-01", bootstrap=BOOT)
+
+
+@pytest.fixture(scope="module")
+def hostile_document(row: dict[str, Any]) -> dict[str, Any]:
+    """A valid leaderboard where every free-text field an attacker controls carries markup."""
+    bad = copy.deepcopy(row)
+    bad["model"].update(name=HOSTILE["name"], model_args=HOSTILE["model_args"], revision=HOSTILE["revision"])
+    task = next(name for name, entry in bad["tasks"].items() if entry["kind"] == "task" and entry["metrics"])
+    bad["tasks"][HOSTILE["task"]] = bad["tasks"].pop(task)
+    bad["settings"]["tasks"][HOSTILE["task"]] = bad["settings"]["tasks"].pop(task)
+    metrics = bad["tasks"]["logic_consistency"]["metrics"]
+    metrics[HOSTILE["metric"]] = metrics.pop(next(iter(metrics)))
+    bad["provenance"]["results_file"] = HOSTILE["results_file"]
+    bad["settings_id"] = settings_id(bad["settings"])
+    bad["row_id"] = row_id(bad["model"]["name"], bad["model"]["revision"], bad["model"]["precision"],
+                           bad["prompt_set"]["id"], bad["settings_id"])
+    failure = {"name": HOSTILE["failure"], "backend": HOSTILE["model_args"], "model_args": HOSTILE["name"],
+               "night": "2026-06-01", "failed_at": "2026-06-01T03:00:00Z",
+               "error": {"message": HOSTILE["failure"], "returncode": 1, "stderr_tail": HOSTILE["revision"]},
+               "log_file": HOSTILE["results_file"]}
+    return make_document("leaderboard", [row, bad], [failure], night="2026-06-01", bootstrap=BOOT)
+
+
+def test_embedded_json_cannot_break_out_of_its_script_element() -> None:
+    value = {"s": "</script><!-- & \u2028 \u2029 <b>", "k<>": [1.5, None]}
+    text = embed_json(value)
+    assert not set(text) & {"<", ">", "&"} and "\u2028" not in text and "\u2029" not in text
+    assert json.loads(text) == value
+
+
+def test_the_page_is_self_contained_and_holds_no_raw_hostile_markup(hostile_document: dict[str, Any]) -> None:
+    html = render_html(hostile_document)
+    assert html.count("<script") == 2 and html.count("</script>") == 2
+    for text in HOSTILE.values():
+        assert text not in html
+    # no external resource anywhere: the only URL is the SVG namespace used by the script
+    assert set(re.findall(r"https?://[^\s\"')]+", html)) == {"http://www.w3.org/2000/svg"}
+    data = re.search(r'<script type="application/json" id="leaderboard-data">(.*?)</script>', html, re.DOTALL)
+    assert data is not None and json.loads(data.group(1))["doc"] == hostile_document
+    # the CSP allows exactly the page's own script and style
+    script = re.search(r"<script>(.*)</script>", html, re.DOTALL).group(1)  # type: ignore[union-attr]
+    style = re.search(r"<style>(.*)</style>", html, re.DOTALL).group(1)  # type: ignore[union-attr]
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+    for block in (script, style):
+        digest = base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in csp
+    assert "default-src 'none'" in csp and "innerHTML" not in script and "eval(" not in script
+
+
+def test_rendering_refuses_an_invalid_document(hostile_document: dict[str, Any]) -> None:
+    broken = copy.deepcopy(hostile_document)
+    broken["rows"][0]["settings_id"] = "0" * 16
+    with pytest.raises(ValueError, match="not a valid leaderboard"):
+        render_html(broken)
+
+
+def test_hostile_strings_render_as_text_in_chromium(
+    hostile_document: dict[str, Any], tmp_path: Path, browser: Callable[..., Any]
+) -> None:
+    page = render_file(hostile_document, tmp_path / "index.html")
+    run = browser(page, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _parse(run.stdout)
+    body = next(attrs for tag, attrs in dom.tags if tag == "body")
+    assert body.get("data-rendered") == "ok", run.stdout[-3000:]
+    assert "data-pwned" not in body and "data-pwned=" not in run.stdout.split("</script>")[-1]
+    tags = [tag for tag, _ in dom.tags]
+    assert tags.count("script") == 2 and "img" not in tags and "iframe" not in tags and "b" not in tags
+    text = "".join(dom.text)
+    # the board with the hostile row is drawn first (latest); its strings appear verbatim as text
+    for key in ("name", "model_args", "failure"):
+        assert HOSTILE[key] in text, key
+    options = [attrs.get("value") for tag, attrs in dom.tags if tag == "option"]
+    assert HOSTILE["task"] in options or HOSTILE["task"] in text
+
+
+def test_the_page_draws_every_section(row: dict[str, Any], tmp_path: Path, browser: Callable[..., Any]) -> None:
+    document = make_document("leaderboard", [row], night="2026-06-01", bootstrap=BOOT)
+    page = render_file(document, tmp_path / "index.html")
+    run = browser(page, "--dump-dom")
+    dom = _parse(run.stdout)
+    body = next(attrs for tag, attrs in dom.tags if tag == "body")
+    assert body.get("data-rendered") == "ok", run.stdout[-3000:]
+    table_rows = [attrs for tag, attrs in dom.tags if tag == "tr" and attrs.get("data-row-id")]
+    assert [attrs["data-row-id"] for attrs in table_rows] == [row["row_id"]]
+    classes = [attrs.get("class") for _, attrs in dom.tags]
+    assert classes.count("radar-card") == 1
+    ks = [m for m in row["tasks"]["logic_consistency"]["metrics"] if m.startswith("s_tran_")]
+    assert len(ks) >= 2  # the suite reports s_tran at several K, so the chart draws a line per model
+    assert [tag for tag, _ in dom.tags].count("polyline") == 1
+    text = "".join(dom.text)
+    assert "s_tran(3)" in text and "K (items per sampled subset)" in text
+    assert ("generation label" in text) == bool(row["confusion"])
+    assert row["provenance"]["lm_eval_version"] in text and row["settings_id"] in text
+    shot = tmp_path / "page.png"
+    screenshot = browser(page, f"--screenshot={shot}", "--window-size=1400,2000")
+    assert screenshot.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.stat().st_size > 20_000  # a drawn page, not a blank one
+
+
+def test_render_command(row: dict[str, Any], tmp_path: Path, cli: Callable[..., Any]) -> None:
+    (tmp_path / "leaderboard.json").write_text(json.dumps(make_document("leaderboard", [row], bootstrap=BOOT)), encoding="utf-8")
+    run = cli("leaderboard", "render", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    missing = cli("leaderboard", "render", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and f"{tmp_path / 'nope.json'}: leaderboard file not found" in missing.stderr
