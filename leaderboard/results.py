@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.files import read_samples
+
 __all__ = [
     "RunOutput",
     "find_results_files",
@@ -82,21 +84,11 @@ def _load_json(path: Path) -> Any:
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg}); truncated file?") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path} line {number}: expected a JSON object, got {type(record).__name__}")
-            if "doc_id" not in record:
-                raise ValueError(f"{path} line {number}: field 'doc_id' missing; not an lm-eval samples file")
-            lines.append(record)
+    for number, record in read_samples(path):
+        if "doc_id" not in record:
+            raise ValueError(f"{path} line {number}: field 'doc_id' missing; not an lm-eval samples file")
+        lines.append(record)
     return lines
-
 
 def _check_structure(path: Path, results: Any) -> dict[str, Any]:
     if not isinstance(results, dict):
