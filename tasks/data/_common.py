@@ -6,9 +6,10 @@ the metrics never need to know which dataset they are looking at.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -18,6 +19,7 @@ __all__ = [
     "DatasetFormatError",
     "apply_cap",
     "check_options",
+    "delimited_records",
     "instance_rng",
     "make_dataset_dict",
     "pairwise_features",
@@ -54,6 +56,32 @@ class DatasetFormatError(ValueError):
         where = source if location is None else f"{source} {location}"
         what = problem if field is None else f"field '{field}' {problem}"
         super().__init__(f"{where}: {what}")
+
+
+def delimited_records(reader: Any, *, source: str, kind: str = "CSV") -> Iterator[tuple[int, int, list[str]]]:
+    """Yield ``(first line, last line, fields)`` of each record a ``csv.reader`` reads.
+
+    A quoted field may span lines, so a record has a first and a last physical line; callers
+    name whichever their messages use. Records already read before the call are not repeated.
+
+    Args:
+        reader: A ``csv.reader`` over the source file.
+        source: The file, for error messages.
+        kind: The format's name in error messages (``"CSV"``, ``"TSV"``).
+
+    Raises:
+        DatasetFormatError: A record is malformed; the message names the file and line.
+    """
+    previous_end = reader.line_num
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise DatasetFormatError(source, f"line {reader.line_num}", None, f"is not valid {kind} ({error})") from None
+        first, previous_end = previous_end + 1, reader.line_num
+        yield first, previous_end, fields
 
 
 def require_str(

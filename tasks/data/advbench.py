@@ -21,7 +21,7 @@ from typing import Any
 import datasets
 
 from . import _source
-from ._common import DatasetFormatError, make_dataset_dict, require_str
+from ._common import DatasetFormatError, delimited_records, make_dataset_dict, require_str
 
 __all__ = ["BASE_URL", "COLUMNS", "COMMIT", "FEATURES", "LOCAL_FILE", "load"]
 
@@ -51,16 +51,8 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
         header = [name.strip().lstrip("\ufeff") for name in header]
         if tuple(header) != COLUMNS:
             raise DatasetFormatError(source, "line 1", None, f"has header {header}, expected {list(COLUMNS)}")
-        while True:
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                location = f"line {reader.line_num}"
-                raise DatasetFormatError(source, location, None, f"is not valid CSV ({error})") from None
-            # line_num after a read is the last physical line of the record (a quoted field may span lines).
-            location = f"line {reader.line_num}"
+        for _, last_line, fields in delimited_records(reader, source=source):
+            location = f"line {last_line}"
             if not fields:
                 continue  # blank line
             if len(fields) != len(COLUMNS):

@@ -37,7 +37,7 @@ from typing import Any
 import datasets
 
 from . import _source
-from ._common import DatasetFormatError, check_options, instance_rng, make_dataset_dict, require_str
+from ._common import DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_str
 
 __all__ = ["BASE_URL", "COMMIT", "FEATURES", "SPLIT_FILES", "N_INTERMEDIATES", "load", "read_rows"]
 
@@ -123,16 +123,9 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle)
         names: list[str] | None = None
-        previous_end = 0
-        while True:
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                raise DatasetFormatError(source, f"line {reader.line_num}", None, f"is not valid CSV ({error})") from None
+        for first_line, last_line, fields in delimited_records(reader, source=source):
             # A quoted field may span lines: report the record's first line.
-            location, previous_end = f"line {previous_end + 1}", reader.line_num
+            location = f"line {first_line}"
             if names is None:
                 names = _header(fields, source)
                 continue
@@ -154,7 +147,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
                 raise DatasetFormatError(
                     source, location, "ID", f"repeats ID {row['id']!r} (first seen on line {seen[row['id']]})"
                 )
-            seen[row["id"]] = previous_end
+            seen[row["id"]] = last_line
             row["pair_id"] = row["id"].split("-", 1)[0]
             rows.append(row)
     if names is None:

@@ -33,6 +33,7 @@ from ._common import (
     DatasetFormatError,
     apply_cap,
     check_options,
+    delimited_records,
     make_dataset_dict,
     pairwise_features,
     require_int,
@@ -58,15 +59,8 @@ def _read_tsv_pairs(path: Path, key_field: str, value_field: str) -> dict[str, s
     out: dict[str, str] = {}
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle, delimiter="\t")
-        while True:
-            # line_num after a read is the last physical line of the record (a quoted field may span lines).
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                raise DatasetFormatError(source, f"line {reader.line_num}", None, f"is not valid TSV ({error})") from None
-            location = f"line {reader.line_num}"
+        for _, last_line, fields in delimited_records(reader, source=source, kind="TSV"):
+            location = f"line {last_line}"
             if not fields:
                 continue  # blank line
             if len(fields) != 2:
