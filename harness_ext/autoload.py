@@ -7,7 +7,8 @@ When, and only when, a program imports lm-eval, the hook
 
 * appends this suite's ``tasks/`` folder to every ``lm_eval.tasks.TaskManager``'s ``include_path``
   (first, so a user's own ``--include_path`` still wins on a name clash), and
-* registers the model name ``lc-embedded`` (the embedded default models, see ``models.py``), and
+* registers the model names ``lc-hf`` (lm-eval's ``hf`` with prefix-sharing log-likelihood scoring,
+  see ``prefix_scorer.py``) and ``lc-embedded`` (the embedded default models, see ``models.py``), and
 * wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
   (``multistage.current_lm``): lm-eval builds every request before calling the model, so a
   two-stage task runs its earlier stages with that same object while its requests are built.
@@ -41,6 +42,8 @@ PINNED_LM_EVAL_VERSION = "0.4.13"
 ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
 #: Model name registered with lm-eval for the embedded default models.
 EMBEDDED_MODEL_NAME = "lc-embedded"
+#: Model name registered with lm-eval for any Hugging Face causal LM with prefix-sharing scoring.
+PREFIX_SHARING_MODEL_NAME = "lc-hf"
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
 
@@ -139,10 +142,13 @@ def _patch_task_manager(module: ModuleType) -> None:
 def _register_models(module: ModuleType) -> None:
     from lm_eval.api.registry import model_registry
 
-    if EMBEDDED_MODEL_NAME not in model_registry:
-        model_registry.register(
-            EMBEDDED_MODEL_NAME, target="logic_consistency.harness_ext.models:EmbeddedHFLM"
-        )
+    targets = {
+        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models:EmbeddedHFLM",
+        PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix_scorer:PrefixSharingHFLM",
+    }
+    for name, target in targets.items():
+        if name not in model_registry:
+            model_registry.register(name, target=target)
 
 
 def _warn_if_unpinned() -> None:

@@ -190,16 +190,16 @@ def manifest(path: Path) -> dict[str, Any]:
 
 
 try:  # lm-eval is optional for the resolver itself (``logic-consistency model-path``).
-    from lm_eval.models.huggingface import HFLM as _HFLM
+    from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM as _HFLM
 except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the distribution
     _HFLM = object  # type: ignore[assignment,misc]
 
 
 class EmbeddedHFLM(_HFLM):  # type: ignore[misc,valid-type]
-    """lm-eval's ``hf`` model on an embedded model, registered as ``lc-embedded``.
+    """The suite's ``lc-hf`` model (prefix-sharing ``HFLM``) on an embedded model: ``lc-embedded``.
 
     ``--model_args model=gemma-3-270m`` picks the model; every other argument is passed to
-    lm-eval's ``HFLM`` unchanged. A ``batch_size`` (or ``max_batch_size``, ``device``) given in
+    ``lc-hf`` unchanged (``prefix_sharing=false`` gives lm-eval's stock ``hf`` scoring). A ``batch_size`` (or ``max_batch_size``, ``device``) given in
     ``--model_args`` takes precedence over the command-line flag of the same name; lm-eval 0.4.13
     itself would stop with "got multiple values for keyword argument" there, because
     ``--batch_size`` always has a value (default 1).

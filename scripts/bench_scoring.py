@@ -1,0 +1,137 @@
+"""Benchmark: lm-eval's stock ``hf`` log-likelihood scoring against the suite's prefix-sharing ``lc-hf``.
+
+One process, one loaded model, the same requests scored both ways (the stock path is ``HFLM``'s own
+``_loglikelihood_tokens`` on the same object, ``prefix_sharing=False``), so the ratio does not depend
+on how fast this machine is. The requests are the ones a real run sends (captured from
+``lm_eval.simple_evaluate`` with the suite's tasks, the chat template applied for an instruct model):
+
+* ``quickstart``: the quick start's pairwise slice, ``--limit 3`` instances per task and
+  ``max_items`` 5 (SummEval, NovelEval, CaTeRS);
+* ``summeval16``: one SummEval article at all 16 summaries (16 x 15 ordered pairs x 2 variants x 2
+  letters = 960 requests). Stock scoring of all 480 prompts takes several minutes on 2 cores, so the
+  stock side scores a seeded sample of ``--stock-prompts`` prompts (both letters); the output says so.
+
+Per case it prints seconds per prompt both ways, the ratio, the ceiling (all input tokens / distinct
+prefix tokens: the most a prefix cache could save) and the largest |delta logprob| between the two,
+then one closing line per case: ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
+Targets (issue 7): >= 4x on ``quickstart`` and >= 6x on ``summeval16`` on 2 CPU cores.
+
+    LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import time
+from typing import Any
+
+CASES = ("quickstart", "summeval16")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="smollm2-135m-instruct", help="embedded model name")
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
+    parser.add_argument("--batch-size", type=int, default=8, help="rows per forward pass, both sides")
+    parser.add_argument("--limit", type=int, default=3, help="instances per task in the quickstart case")
+    parser.add_argument("--max-items", type=int, default=5, help="items per instance in the quickstart case")
+    parser.add_argument("--stock-prompts", type=int, default=48, help="prompts the stock side scores in summeval16")
+    parser.add_argument("--min-shared-tokens", type=int, default=None, help="lc-hf option (default: its own)")
+    parser.add_argument("--seed", type=int, default=1234, help="seed of the stock-side sample")
+    args = parser.parse_args(argv)
+    for name in ("batch_size", "limit", "max_items", "stock_prompts"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    return args
+
+
+def load_model(args: argparse.Namespace) -> tuple[Any, float]:
+    from logic_consistency.harness_ext.models import EmbeddedHFLM, resolve
+
+    resolve(args.model)  # convert once (not timed): the warm start is what users see every run
+    extra = {} if args.min_shared_tokens is None else {"min_shared_tokens": args.min_shared_tokens}
+    started = time.perf_counter()
+    lm = EmbeddedHFLM(model=args.model, batch_size=args.batch_size, device="cpu", **extra)
+    return lm, time.perf_counter() - started
+
+
+def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str]]:
+    from logic_consistency.harness_ext.capture import capture_loglikelihood_requests
+
+    chat = lm.tokenizer.chat_template is not None
+    if case == "quickstart":
+        return capture_loglikelihood_requests(
+            lm, tasks=["logic_consistency_pairwise"], limit=args.limit,
+            metadata={"max_items": args.max_items}, apply_chat_template=chat,
+        )
+    return capture_loglikelihood_requests(
+        lm, tasks=["logic_consistency_summeval"], limit=1, metadata={"max_items": 16}, apply_chat_template=chat
+    )
+
+
+def score(lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool) -> tuple[list[tuple[float, bool]], float]:
+    from logic_consistency.harness_ext.capture import as_instances
+
+    lm.prefix_sharing = prefix_sharing
+    started = time.perf_counter()
+    answers = lm.loglikelihood(as_instances(pairs), disable_tqdm=True)
+    return answers, time.perf_counter() - started
+
+
+def ceiling(lm: Any, pairs: list[tuple[str, str]]) -> float:
+    from logic_consistency.harness_ext.prefix_trie import distinct_prefix_tokens
+
+    contexts = sorted({context for context, _ in pairs})
+    tokens = [lm.tok_encode(context) for context in contexts]
+    return sum(len(t) for t in tokens) / distinct_prefix_tokens(tokens)
+
+
+def run_case(lm: Any, args: argparse.Namespace, case: str) -> str:
+    pairs = capture(lm, args, case)
+    contexts = sorted({context for context, _ in pairs})
+    stock_pairs = pairs
+    note = "all prompts both ways"
+    if case == "summeval16" and args.stock_prompts < len(contexts):
+        sample = set(random.Random(args.seed).sample(contexts, args.stock_prompts))
+        stock_pairs = [pair for pair in pairs if pair[0] in sample]
+        note = f"stock side: seeded sample of {args.stock_prompts} of {len(contexts)} prompts"
+    shared, shared_seconds = score(lm, pairs, prefix_sharing=True)
+    stock, stock_seconds = score(lm, stock_pairs, prefix_sharing=False)
+    by_pair = dict(zip(pairs, shared, strict=True))
+    delta = max(abs(by_pair[p][0] - s[0]) for p, s in zip(stock_pairs, stock, strict=True))
+    greedy_differs = sum(by_pair[p][1] != s[1] for p, s in zip(stock_pairs, stock, strict=True))
+    n_stock_prompts = len({context for context, _ in stock_pairs})
+    per_prompt_stock = stock_seconds / n_stock_prompts
+    per_prompt_shared = shared_seconds / len(contexts)
+    ratio = per_prompt_stock / per_prompt_shared
+    top = ceiling(lm, pairs)
+    print(
+        f"{case}: {len(pairs)} requests, {len(contexts)} prompts ({note})\n"
+        f"  stock hf : {stock_seconds:8.2f} s for {n_stock_prompts} prompts = {per_prompt_stock:.4f} s/prompt\n"
+        f"  lc-hf    : {shared_seconds:8.2f} s for {len(contexts)} prompts = {per_prompt_shared:.4f} s/prompt\n"
+        f"  ratio {ratio:.2f}x, token ceiling {top:.2f}x, max |dlogprob| {delta:.2e}, "
+        f"is_greedy differs on {greedy_differs} of {len(stock_pairs)}",
+        flush=True,
+    )
+    return f"speedup {case}: {ratio:.2f}x (ceiling {top:.2f}x), max |dlogprob| {delta:.2e}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if os.environ.get("LOGIC_CONSISTENCY_DATA"):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    logging.getLogger("lm_eval").setLevel(logging.ERROR)
+    import torch
+
+    lm, warm = load_model(args)
+    print(f"model {args.model}: warm start (cached safetensors) {warm:.2f} s; torch threads {torch.get_num_threads()}")
+    closing = [run_case(lm, args, case) for case in args.cases]
+    print("\n".join(closing))
+
+
+if __name__ == "__main__":
+    main()

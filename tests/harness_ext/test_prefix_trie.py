@@ -1,0 +1,79 @@
+"""The radix-tree plan of the prefix-sharing scorer (pure Python, no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from logic_consistency.harness_ext.prefix_trie import distinct_prefix_tokens, plan_prefix_groups
+
+ARTICLE = tuple(range(100, 400))  # 300 shared tokens
+
+
+def _keys() -> list[tuple[int, ...]]:
+    """Two letters per prompt; prompts share the article, then option A (60 tokens)."""
+    keys = []
+    for a in range(3):
+        option_a = tuple(range(1000 + 100 * a, 1060 + 100 * a))
+        for b in range(4):
+            key = ARTICLE + option_a + (5000 + b,)
+            keys += [key, key]
+    return keys
+
+
+def test_groups_follow_shared_prefixes_and_cover_every_request_once() -> None:
+    keys = _keys()
+    roots, unshared = plan_prefix_groups(keys, min_shared_tokens=100)
+    assert unshared == []
+    assert len(roots) == 1 and roots[0].length == len(ARTICLE)
+    assert roots[0].members == 12  # distinct keys: the two letters of a prompt count once
+    children = roots[0].children
+    assert [child.length for child in children] == [360, 360, 360]
+    assert all(child.tokens[:300] == ARTICLE for child in children)
+    covered = sorted(i for root in roots for group in root.walk() for i in group.requests)
+    assert covered == list(range(len(keys)))
+    assert roots[0].requests == []  # every request sits under its option-A prefix
+    assert children[0].requests == list(range(8))
+
+
+def test_threshold_keeps_short_or_rarely_shared_runs_uncached() -> None:
+    keys = _keys()
+    # Option A saves (4 - 1) * 60 = 180 tokens per node: below 200 it is not cached.
+    roots, _ = plan_prefix_groups(keys, min_shared_tokens=200)
+    assert len(roots) == 1 and roots[0].children == []
+    assert roots[0].requests == list(range(len(keys)))
+    # Above what the article saves, nothing is cached.
+    roots, unshared = plan_prefix_groups(keys, min_shared_tokens=10_000)
+    assert roots == [] and unshared == list(range(len(keys)))
+
+
+def test_chain_of_cached_prefixes_is_bounded() -> None:
+    roots, _ = plan_prefix_groups(_keys(), min_shared_tokens=1, max_cached_prefixes=1)
+    assert len(roots) == 1 and roots[0].children == []
+
+
+def test_unique_and_empty_keys_are_unshared() -> None:
+    keys = [(1, 2, 3), (), (7, 8, 9)]
+    roots, unshared = plan_prefix_groups(keys, min_shared_tokens=1)
+    assert roots == [] and unshared == [0, 1, 2]
+
+
+def test_a_key_that_is_a_prefix_of_others_is_scored_at_that_prefix() -> None:
+    short = tuple(range(50))
+    keys = [short, short + (99, 98), short + (97,)]
+    roots, unshared = plan_prefix_groups(keys, min_shared_tokens=1)
+    assert unshared == [] and roots[0].length == 50 and roots[0].requests == [0, 1, 2]
+
+
+def test_distinct_prefix_tokens_is_the_trie_size() -> None:
+    assert distinct_prefix_tokens([(1, 2, 3), (1, 2, 4), (1, 5)]) == 5
+    assert distinct_prefix_tokens([(1, 2), (1, 2)]) == 2
+    assert distinct_prefix_tokens([]) == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("min_shared_tokens", 0), ("min_shared_tokens", True), ("max_cached_prefixes", 0), ("max_cached_prefixes", 2.5)],
+)
+def test_bad_options_name_themselves(option: str, value: object) -> None:
+    with pytest.raises(ValueError, match=option):
+        plan_prefix_groups([(1,)], **{option: value})  # type: ignore[arg-type]
