@@ -41,6 +41,7 @@ import copy
 import inspect
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -97,7 +98,12 @@ class PrefixSharingHFLM(HFLM):
         self._fallback_reason: str | None = None
         if self.backend != "causal":
             self._fallback_reason = f"a {self.backend} model has no decoder-only prefix to share"
-        self._keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        parameters = inspect.signature(self.model.forward).parameters
+        self._keeps_logits = "logits_to_keep" in parameters
+        # Holes mode batches sibling prefixes of different lengths (padding slots hidden by the
+        # attention mask, positions given explicitly). A sliding-window layer counts slots, not
+        # positions, so a model with one extends and scores one prefix per forward pass instead.
+        self._holes_ok = "position_ids" in parameters and not _has_sliding_window(self.config)
 
     # ------------------------------------------------------------------ lm-eval entry point
     def _loglikelihood_tokens(
@@ -113,8 +119,9 @@ class PrefixSharingHFLM(HFLM):
 
         inputs = [self._model_input(context, continuation) for _, context, continuation in requests]
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]
+        rows_per_batch = self._rows_per_batch(override_bs)
         roots, unshared = plan_prefix_groups(
-            keys, min_shared_tokens=self.min_shared_tokens, max_cached_prefixes=self.max_cached_prefixes
+            keys, min_shared_tokens=self._threshold(rows_per_batch), max_cached_prefixes=self.max_cached_prefixes
         )
         results: list[tuple[float, bool] | None] = [None] * len(requests)
         pbar = tqdm(
@@ -122,13 +129,9 @@ class PrefixSharingHFLM(HFLM):
             disable=(disable_tqdm or (self.rank != 0)),
             desc="Running loglikelihood requests (shared prefixes)",
         )
-        rows_per_batch = self._rows_per_batch(override_bs)
         try:
-            for root in roots:
-                if self._fallback_reason is not None:
-                    unshared.extend(i for group in root.walk() for i in group.requests)
-                    continue
-                self._score_group(root, None, requests, inputs, results, rows_per_batch, pbar)
+            for chunk in _chunks([(0, root) for root in roots], rows_per_batch if self._holes_ok else 1):
+                self._score_group(self._extend(None, chunk), requests, inputs, results, rows_per_batch, pbar)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
             self._log_fallback_once()
@@ -171,6 +174,13 @@ class PrefixSharingHFLM(HFLM):
             return int(self.max_batch_size)
         return max(1, int(self.batch_size))
 
+    def _threshold(self, rows_per_batch: int) -> int:
+        """Tokens a cached prefix must save. In holes mode sibling prefixes share one forward pass
+        (up to ``rows_per_batch`` of them), so each needs only its share of that pass's fixed cost."""
+        if self._holes_ok:
+            return max(1, self.min_shared_tokens // rows_per_batch)
+        return self.min_shared_tokens
+
     def _log_fallback_once(self) -> None:
         if not getattr(self, "_fallback_logged", False):
             eval_logger.warning(
@@ -179,13 +189,34 @@ class PrefixSharingHFLM(HFLM):
             )
             self._fallback_logged = True
 
-    def _forward(self, input_ids: torch.Tensor, cache: Any, keep: int | None) -> Any:
-        """One forward pass continuing ``cache`` (``None``: from scratch), as ``HFLM._model_call``."""
+    def _forward(
+        self, input_ids: torch.Tensor, cache: Any, keep: int | None, attention: _Rows | None = None,
+        rows: list[int] | None = None, lengths: list[int] | None = None,
+    ) -> Any:
+        """One forward pass continuing ``cache`` (``None``: from scratch), as ``HFLM._model_call``.
+
+        With ``attention`` (holes mode) the batch rows continue cache rows ``rows`` of it: the
+        attention mask hides the padding slots those rows carry and ``position_ids`` continue each
+        row's own length, so every real token sees exactly the tokens it sees in a full pass.
+        """
         kwargs: dict[str, Any] = {"use_cache": True}
         if cache is not None:
             kwargs["past_key_values"] = cache
         if keep is not None and self._keeps_logits:
             kwargs["logits_to_keep"] = keep
+        if self._holes_ok and lengths is not None:
+            width = input_ids.shape[1]
+            fresh = torch.arange(width, device=self.device).unsqueeze(0) < torch.tensor(
+                lengths, device=self.device
+            ).unsqueeze(1)
+            if attention is None or rows is None:
+                kwargs["attention_mask"] = fresh.long()
+                start = torch.zeros(len(lengths), dtype=torch.long, device=self.device)
+            else:
+                index = torch.tensor(rows, dtype=torch.long, device=self.device)
+                kwargs["attention_mask"] = torch.cat([attention.valid[index], fresh], dim=1).long()
+                start = attention.next_position[index]
+            kwargs["position_ids"] = start.unsqueeze(1) + torch.arange(width, device=self.device).unsqueeze(0)
         with (
             torch.no_grad(),
             torch.autocast(
@@ -207,67 +238,95 @@ class PrefixSharingHFLM(HFLM):
         return cache
 
     @staticmethod
-    def _view(cache: Any, rows: int) -> Any:
-        """A copy of ``cache`` that shares its tensors, expanded to ``rows`` batch rows (no copy).
+    def _select(cache: Any, rows: list[int]) -> Any:
+        """A cache whose batch row ``k`` is row ``rows[k]`` of ``cache``; the stored prefix is never written.
 
-        Reusable layers rebind ``keys``/``values`` on update (``torch.cat``), so the stored prefix is
-        never written to; the shallow copy keeps per-layer counters (a sliding layer's length) apart.
+        Reusable layers rebind ``keys``/``values`` on update (``torch.cat``), so the shallow copy's
+        updates leave ``cache`` as it was; it keeps per-layer counters (a sliding layer's length)
+        apart. One repeated row is an expanded view (no copy).
         """
         view = copy.copy(cache)
         view.layers = [copy.copy(layer) for layer in cache.layers]
+        same = all(row == rows[0] for row in rows)
+        index = torch.tensor(rows, dtype=torch.long)
         for layer in view.layers:
             if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.numel():
-                layer.keys = layer.keys.expand(rows, -1, -1, -1)
-                layer.values = layer.values.expand(rows, -1, -1, -1)
+                if same:
+                    layer.keys = layer.keys[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
+                    layer.values = layer.values[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
+                else:
+                    layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
+                    layer.values = layer.values.index_select(0, index.to(layer.values.device))
         return view
 
-    def _extend(self, parent: Any, tokens: tuple[int, ...]) -> Any:
-        ids = torch.tensor([list(tokens)], dtype=torch.long, device=self.device)
-        out = self._forward(ids, None if parent is None else self._view(parent, 1), keep=1)
-        return self._checked(out.past_key_values)
+    def _extend(self, parent: _Rows | None, items: list[tuple[int, PrefixGroup]]) -> _Rows:
+        """Compute the caches of ``items`` (parent row, group) in one forward pass."""
+        edges = [
+            group.tokens[(0 if parent is None else parent.groups[row].length) :] for row, group in items
+        ]
+        rows = [row for row, _ in items]
+        ids = _right_padded(edges, self.device)
+        cache = None if parent is None else self._select(parent.cache, rows)
+        out = self._forward(ids, cache, keep=1, attention=parent, rows=rows, lengths=[len(e) for e in edges])
+        self._checked(out.past_key_values)
+        fresh = torch.arange(ids.shape[1], device=self.device).unsqueeze(0) < torch.tensor(
+            [len(e) for e in edges], device=self.device
+        ).unsqueeze(1)
+        if parent is None:
+            valid, start = fresh, torch.zeros(len(items), dtype=torch.long, device=self.device)
+        else:
+            index = torch.tensor(rows, dtype=torch.long, device=self.device)
+            valid, start = torch.cat([parent.valid[index], fresh], dim=1), parent.next_position[index]
+        lengths = torch.tensor([len(e) for e in edges], dtype=torch.long, device=self.device)
+        return _Rows(out.past_key_values, valid, start + lengths, [group for _, group in items])
 
     def _score_group(
         self,
-        group: PrefixGroup,
-        parent: tuple[Any, int] | None,
+        rows: _Rows,
         requests: list[Request],
         inputs: list[list[int]],
         results: list[tuple[float, bool] | None],
         rows_per_batch: int,
         pbar: tqdm,
     ) -> None:
-        start = 0 if parent is None else parent[1]
-        cache = self._extend(None if parent is None else parent[0], group.tokens[start:])
-        # One row per distinct suffix (the answer letters of one prompt share their input).
-        rows: dict[tuple[int, ...], list[int]] = {}
-        for i in group.requests:
-            rows.setdefault(tuple(inputs[i][group.length :]), []).append(i)
-        ordered = sorted(rows.items(), key=lambda item: -len(item[0]))
-        for batch in _chunks(ordered, rows_per_batch):
-            self._score_rows(cache, batch, requests, results)
+        """Score every request under the cached prefixes of ``rows``, then descend to their children."""
+        # One model row per (cache row, distinct suffix): the answer letters of one prompt share it.
+        leaves: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+        for row, group in enumerate(rows.groups):
+            for i in group.requests:
+                leaves.setdefault((row, tuple(inputs[i][group.length :])), []).append(i)
+        ordered = sorted(leaves.items(), key=lambda item: (-len(item[0][1]), item[0][0]))
+        if not self._holes_ok:  # a batch continues one cache row only
+            ordered.sort(key=lambda item: item[0][0])
+        for batch in _batches(ordered, rows_per_batch, same_row=not self._holes_ok):
+            self._score_rows(rows, batch, requests, results)
             pbar.update(sum(len(members) for _, members in batch))
-        for child in group.children:
-            self._score_group(child, (cache, group.length), requests, inputs, results, rows_per_batch, pbar)
+        children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
+        for chunk in _chunks(children, rows_per_batch if self._holes_ok else 1):
+            self._score_group(self._extend(rows, chunk), requests, inputs, results, rows_per_batch, pbar)
 
     def _score_rows(
         self,
-        cache: Any,
-        batch: list[tuple[tuple[int, ...], list[int]]],
+        rows: _Rows,
+        batch: list[tuple[tuple[int, tuple[int, ...]], list[int]]],
         requests: list[Request],
         results: list[tuple[float, bool] | None],
     ) -> None:
-        width = len(batch[0][0])
-        ids = torch.zeros((len(batch), width), dtype=torch.long, device=self.device)
-        first_scored = width
-        for row, (suffix, members) in enumerate(batch):
-            ids[row, : len(suffix)] = torch.tensor(suffix, dtype=torch.long)
-            longest = max(len(requests[i][2]) for i in members)
-            first_scored = min(first_scored, len(suffix) - longest)
-        keep = width - first_scored
-        logits = self._forward(ids, self._view(cache, len(batch)), keep=keep).logits
+        suffixes = [suffix for (_, suffix), _ in batch]
+        cache_rows = [row for (row, _), _ in batch]
+        width = max(len(suffix) for suffix in suffixes)
+        ids = _right_padded(suffixes, self.device)
+        first_scored = min(
+            len(suffix) - max(len(requests[i][2]) for i in members)
+            for ((_, suffix), members) in batch
+        )
+        logits = self._forward(
+            ids, self._select(rows.cache, cache_rows), keep=width - first_scored, attention=rows,
+            rows=cache_rows, lengths=[len(suffix) for suffix in suffixes],
+        ).logits
         # Logits cover the last ``logits.shape[1]`` positions (all of them if the model ignored keep).
         offset = width - logits.shape[1]
-        for row, (suffix, members) in enumerate(batch):
+        for row, ((_, suffix), members) in enumerate(batch):
             for i in members:
                 request_str, _, continuation = requests[i]
                 end = len(suffix) - offset
@@ -279,6 +338,51 @@ class PrefixSharingHFLM(HFLM):
                 results[i] = answer
                 if request_str is not None:
                     self.cache_hook.add_partial("loglikelihood", request_str, answer)
+
+
+@dataclass
+class _Rows:
+    """Cached prefixes held as the batch rows of one model cache.
+
+    Attributes:
+        cache: The model's cache; batch row ``k`` holds the prefix of ``groups[k]``.
+        valid: ``[rows, cache length]``, false at padding slots (holes mode only has any).
+        next_position: Per row, the position id of the next token (the prefix's real length).
+        groups: The prefix group of each row.
+    """
+
+    cache: Any
+    valid: torch.Tensor
+    next_position: torch.Tensor
+    groups: list[PrefixGroup]
+
+
+def _right_padded(sequences: list[Any], device: Any) -> torch.Tensor:
+    ids = torch.zeros((len(sequences), max(len(s) for s in sequences)), dtype=torch.long, device=device)
+    for row, sequence in enumerate(sequences):
+        ids[row, : len(sequence)] = torch.tensor(list(sequence), dtype=torch.long)
+    return ids
+
+
+def _batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:
+    """Chunks of ``size``; with ``same_row`` a chunk never mixes cache rows (``item[0][0]``)."""
+    batch: list[Any] = []
+    for item in items:
+        if batch and (len(batch) == size or (same_row and item[0][0] != batch[0][0][0])):
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
+
+
+def _has_sliding_window(config: Any) -> bool:
+    """Whether any attention layer is local (sliding or chunked); unknown layouts count as local."""
+    text = getattr(config, "get_text_config", lambda: config)()
+    layer_types = [str(kind) for kind in (getattr(text, "layer_types", None) or [])]
+    if layer_types:
+        return any("sliding" in kind or "chunk" in kind for kind in layer_types)
+    return bool(getattr(text, "sliding_window", None)) and getattr(text, "use_sliding_window", True) is not False
 
 
 class _CacheNotReusable(RuntimeError):

@@ -53,7 +53,7 @@ def _requests() -> list[tuple[Any, list[int], list[int]]]:
     article = words(40)
     requests = []
     for a in range(3):
-        option_a = words(12)
+        option_a = words(9 + 4 * a)  # cached option-A prefixes of different lengths share a batch
         for b in range(3):
             context = article + option_a + words(5 + b)
             for continuation in ([101], [102], words(4)):
@@ -80,6 +80,28 @@ def test_same_logprobs_and_greedy_flags_as_stock_in_request_order(lm: PrefixShar
         assert greedy == expected_greedy
     # The comparison is not vacuous: answers differ from request to request.
     assert len({round(logprob, 3) for logprob, _ in shared}) > len(shared) // 2
+
+
+def test_sibling_prefixes_of_different_lengths_share_batches_only_without_sliding_windows(
+    lm: PrefixSharingHFLM,
+) -> None:
+    gemma = lm.config.model_type.startswith("gemma3")
+    assert lm._holes_ok is not gemma
+    widths: list[tuple[int, ...]] = []
+    original = lm._extend
+
+    def spy(parent: Any, items: Any) -> Any:
+        widths.append(tuple(len(group.tokens) for _, group in items))
+        return original(parent, items)
+
+    lm._extend = spy  # type: ignore[method-assign]
+    try:
+        lm.prefix_sharing = True
+        lm._loglikelihood_tokens(_requests(), disable_tqdm=True)
+    finally:
+        del lm._extend
+    mixed = [w for w in widths if len(set(w)) > 1]
+    assert (not mixed) if gemma else mixed, widths
 
 
 def test_cache_hook_receives_every_answer(lm: PrefixSharingHFLM) -> None:
