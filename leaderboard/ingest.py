@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 from logic_consistency import __version__ as SUITE_VERSION
-from logic_consistency.metrics import CAUSAL_LABELS, bootstrap_ci, confusion_matrix
+from logic_consistency.metrics import bootstrap_ci
+from logic_consistency.tasks.reports import report_hooks
 from tqdm.auto import tqdm
 
 from .identity import row_id, settings_id, sha256_hex, short_id
@@ -50,8 +51,6 @@ PROMPT_KEYS = (
     "fewshot_delimiter", "gen_prefix", "fewshot_config",
 )
 SEED_KEYS = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
-#: A task's results carrying this metric are causal ranking tasks (confusion matrix).
-CAUSAL_MARKER = "unparseable_ranking"
 GROUP_METHOD = (
     "percentile bootstrap over instances (logic_consistency.metrics.bootstrap_ci); a group resamples "
     "the pooled instances of its leaf tasks and recomputes lm-eval's mean of task means"
@@ -321,22 +320,6 @@ def _group_entry(
     }
 
 
-def _confusion(run: RunOutput, task: str) -> dict[str, Any]:
-    from logic_consistency.tasks.causal.report import TaskRankings, read_rankings
-
-    rankings = TaskRankings(task=task)
-    read_rankings(run.samples_paths[task], rankings)
-    counts = confusion_matrix(rankings.rankings)
-    return {
-        "labels": [int(label) for label in CAUSAL_LABELS],
-        "counts": counts.astype(int).tolist(),
-        "n_samples": rankings.n_samples,
-        "n_rankings": len(rankings.rankings),
-        "n_unparseable_generation": rankings.n_unparseable_generation,
-        "n_unparseable_ranking": rankings.n_unparseable_ranking,
-    }
-
-
 def _config(run: RunOutput, task: str) -> dict[str, Any]:
     config = run.results["configs"].get(task)
     if not isinstance(config, dict):
@@ -513,11 +496,13 @@ def build_row(
         for group in run.results["results"]:
             if group in run.groups:
                 entries[group] = _group_entry(run, group, entries, values, bootstrap, bar)
-    confusion = {
-        task: _confusion(run, task)
-        for task in run.tasks
-        if any(metric == CAUSAL_MARKER for _, metric, _ in metric_keys(run.results["results"][task]))
-    }
+    reports: dict[str, dict[str, Any]] = {}
+    for hook in report_hooks():
+        reports[hook.section] = {
+            task: hook.build(run.samples_paths[task], task)
+            for task in run.tasks
+            if hook.applies(task, run.results["results"][task])
+        }
     settings = _settings(run, suite_version)
     board = settings_id(settings)
     system_sha = settings["system_instruction_sha"]
@@ -533,7 +518,7 @@ def build_row(
         "night": night,
         "measured_at": provenance["date"],
         "tasks": entries,
-        "confusion": confusion,
+        **reports,
         "provenance": provenance,
     }
 

@@ -210,7 +210,7 @@ def _embedded_sha_subprocess(name: str) -> str:
     import json
 
     completed = subprocess.run(
-        [sys.executable, "-m", "logic_consistency.harness_ext.cli", "model-path", name],
+        [sys.executable, "-m", "logic_consistency.cli", "model-path", name],
         capture_output=True, text=True,
     )
     if completed.returncode != 0:

@@ -7,13 +7,13 @@ the metrics never need to know which dataset they are looking at.
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import datasets
-import numpy as np
+
+from logic_consistency.common import instance_rng
 
 __all__ = [
     "DatasetFormatError",
@@ -150,18 +150,6 @@ def check_options(max_items: int | None, seed: int) -> None:
         raise TypeError(f"seed must be an int, got {seed!r}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
-
-
-def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:
-    """A generator that depends only on ``seed``, ``instance_id`` and ``purpose``.
-
-    Python's ``hash()`` of a string changes between interpreter runs (hash randomisation), so a
-    SHA-256 digest is used instead; the result is the same on every machine and run. ``purpose``
-    separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
-    changing one does not change the other.
-    """
-    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
 
 
 def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.tasks.data._common import instance_rng
+from logic_consistency.common import instance_rng
 
 from .parsing import Unparseable, parse_ab, parse_true_false, parse_yes_no
 

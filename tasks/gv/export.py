@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.files import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, read_samples, task_of_samples_file
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 

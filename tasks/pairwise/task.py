@@ -47,7 +47,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
-from logic_consistency.harness_ext.parsing import parse_choice
+from logic_consistency.tasks.pairwise.parsing import parse_choice
 from logic_consistency.metrics import pairwise_consistency
 
 eval_logger = logging.getLogger(__name__)

@@ -1,4 +1,9 @@
-"""Files the suite reads and writes: lm-eval's per-sample logs, and crash-safe writes.
+"""Neutral helpers every layer may import: crash-safe writes, lm-eval's sample logs, seeded RNG.
+
+This module imports nothing of the suite (see the layering rule in the README's layout section), so
+``metrics``' callers, ``harness_ext``, ``tasks`` and ``leaderboard`` can all use it.
+
+Files the suite reads and writes: lm-eval's per-sample logs, and crash-safe writes.
 
 ``lm_eval ... --log_samples --output_path DIR`` writes ``DIR/<model>/samples_<task>_<timestamp>.jsonl``,
 one JSON object per document; :func:`read_samples` reads them. Every file the suite writes (exports,
@@ -11,6 +16,7 @@ the old file or the new one, never a mix. No lm-eval import here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -19,7 +25,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "read_samples", "task_of_samples_file"]
+import numpy as np
+
+__all__ = [
+    "DEFAULT_SEED", "SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "instance_rng", "read_samples",
+    "task_of_samples_file",
+]
+
+#: The one default seed of the suite (item subsets, GV randomisation, causal display order).
+DEFAULT_SEED = 1234
 
 #: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
 TEMP_SUFFIX = ".tmp"
@@ -102,3 +116,15 @@ def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
         raise
     _fsync_dir(destination.parent)
     return destination
+
+
+def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:
+    """A generator that depends only on ``seed``, ``instance_id`` and ``purpose``.
+
+    Python's ``hash()`` of a string changes between interpreter runs (hash randomisation), so a
+    SHA-256 digest is used instead; the result is the same on every machine and run. ``purpose``
+    separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
+    changing one does not change the other.
+    """
+    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
