@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = [
     "DEFAULT_SEED", "SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "instance_rng", "read_samples",
-    "task_of_samples_file",
+    "select_item_indices", "task_of_samples_file",
 ]
 
 #: The one default seed of the suite (item subsets, GV randomisation, causal display order).
@@ -128,3 +128,21 @@ def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generat
     """
     digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:
+    """Indices of the items kept under the ``max_items`` cap, in their original order.
+
+    Args:
+        n_items: Number of items of the instance.
+        max_items: Cap, or ``None`` for no cap.
+        seed: Global seed (the ``seed`` option).
+        instance_id: Instance identifier; makes the subset differ between instances.
+
+    Returns:
+        Sorted indices: all of them if no cap applies, else a seeded random subset of size ``max_items``.
+    """
+    if max_items is None or n_items <= max_items:
+        return list(range(n_items))
+    chosen = instance_rng(seed, instance_id, "max_items").choice(n_items, size=max_items, replace=False)
+    return sorted(int(index) for index in chosen)

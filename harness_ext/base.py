@@ -44,7 +44,15 @@ class PromptedTask(ConfigurableTask):
         config.setdefault("doc_to_text", "")
         config.setdefault("doc_to_target", "")
         self._render_kwargs: dict[str, Any] = {}
+        # Options are checked before lm-eval's constructor loads any data (it calls download()).
+        self.validate_options(config)
         super().__init__(config=config, **kwargs)
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """Check the task's options before any data loads (``config`` is the merged task config).
+
+        The default does nothing; subclasses raise a ``ValueError`` naming the task and the key.
+        """
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:

@@ -13,7 +13,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.common import instance_rng
+from logic_consistency.common import instance_rng, select_item_indices
 
 __all__ = [
     "DatasetFormatError",
@@ -150,24 +150,6 @@ def check_options(max_items: int | None, seed: int) -> None:
         raise TypeError(f"seed must be an int, got {seed!r}")
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
-
-
-def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:
-    """Indices of the items kept under the ``max_items`` cap, in their original order.
-
-    Args:
-        n_items: Number of items of the instance.
-        max_items: Cap, or ``None`` for no cap.
-        seed: Global seed (the ``seed`` option of ``load``).
-        instance_id: Instance identifier; makes the subset differ between instances.
-
-    Returns:
-        Sorted indices: all of them if no cap applies, else a seeded random subset of size ``max_items``.
-    """
-    if max_items is None or n_items <= max_items:
-        return list(range(n_items))
-    chosen = instance_rng(seed, instance_id, "max_items").choice(n_items, size=max_items, replace=False)
-    return sorted(int(index) for index in chosen)
 
 
 def subset_items(row: dict[str, Any], indices: Sequence[int], extra_fields: Sequence[str] = ()) -> dict[str, Any]:

@@ -1,7 +1,11 @@
 """The lm-eval task class behind every pairwise logical-consistency task (Liu et al.).
 
-A task is YAML only: it names a dataset loader and, under ``metadata:``, the prompt variants and
-options. One document is one instance (the item set of one article, query or story); the class
+A task is YAML only: it names a dataset loader (``custom_dataset: !function``: any importable
+function, or ``utils.load`` in a ``utils.py`` beside the YAML), the prompt variants as top-level
+keys, and the run options under ``metadata:``. The loader is called with its own ``dataset_kwargs``
+only (plus ``seed`` if it declares that parameter) and returns a ``DatasetDict`` whose rows carry
+``instance_id``, ``context``, ``items`` and ``human_scores``; options and loader keywords are
+validated before any data loads, and the item cap is applied here, not by the loader. One document is one instance (the item set of one article, query or story); the class
 turns it into one request per ordered pair and prompt variant, and turns the answers back into the
 preference matrices that ``logic_consistency.metrics.pairwise_consistency`` scores.
 
@@ -24,7 +28,7 @@ Scoring follows the YAML ``output_type``:
   cannot be parsed leaves that judgement missing and is counted in ``unparseable``, never guessed.
 
 Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_items": 6}'``):
-``max_items`` (cap items per instance, seeded subset, applied by the loader), ``seed``, ``ks``
+``max_items`` (cap items per instance, seeded subset, applied by this class), ``seed``, ``ks``
 (transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
 sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders).
 
@@ -35,17 +39,21 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import datasets
 import jinja2
 import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
+from logic_consistency.common import select_item_indices
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
 from logic_consistency.tasks.pairwise.parsing import parse_choice
 from logic_consistency.metrics import pairwise_consistency
@@ -55,6 +63,53 @@ eval_logger = logging.getLogger(__name__)
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
+
+
+def _parameters(loader: Any) -> dict[str, inspect.Parameter]:
+    try:
+        return dict(inspect.signature(loader).parameters)
+    except (TypeError, ValueError):  # builtins without a signature: accept anything
+        return {"kwargs": inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)}
+
+
+def check_loader_kwargs(loader: Any, dataset_kwargs: dict[str, Any], *, task: str) -> None:
+    """Fail before loading when ``dataset_kwargs`` names a parameter the loader does not take.
+
+    Raises:
+        ValueError: Naming the task, the key and the closest parameter name.
+    """
+    parameters = _parameters(loader)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    known = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    for key in dataset_kwargs:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {sorted(known)}"
+            raise ValueError(
+                f"task {task!r}: dataset_kwargs.{key} is not a parameter of the loader "
+                f"{getattr(loader, '__qualname__', loader)!s}{hint}"
+            )
+
+
+def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
+    """Keep a seeded subset of at most ``max_items`` items per instance in every split.
+
+    Every list column as long as ``items`` is subset with the same indices, so they stay aligned;
+    the subset depends only on ``seed`` and ``instance_id`` (the loaders' former cap, unchanged).
+    """
+
+    def cap(row: dict[str, Any]) -> dict[str, Any]:
+        n = len(row["items"])
+        keep = select_item_indices(n, max_items, seed, str(row["instance_id"]))
+        if len(keep) == n:
+            return row
+        return {
+            name: [value[index] for index in keep] if isinstance(value, list) and len(value) == n else value
+            for name, value in row.items()
+        }
+
+    return datasets.DatasetDict({name: split.map(cap) for name, split in dataset.items()})
 
 
 @dataclass(frozen=True)
@@ -141,12 +196,11 @@ class PairwiseConsistencyTask(PromptedTask):
     EXTRA_KEYS = PROMPT_KEYS
     RECORD_KEY = "prompt_config"
 
+    options: PairwiseOptions
+
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {"doc_to_text": "{{instance_id}}", **(config or {})}
         super().__init__(config=config, **kwargs)
-        self.options = PairwiseOptions.from_config(
-            self.extra_config, self.config.metadata or {}, task=self.config.task
-        )
         self._generate = self.OUTPUT_TYPE == "generate_until"
         if self.OUTPUT_TYPE not in ("loglikelihood", "generate_until"):
             raise ValueError(
@@ -159,6 +213,37 @@ class PairwiseConsistencyTask(PromptedTask):
                 for name in self.metric_names()
             }
         )
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """Validate prompts and run options before any data loads (errors name task and key)."""
+        task = str(config.get("task"))
+        self.options = PairwiseOptions.from_config(self.extra_config, config.get("metadata") or {}, task=task)
+        self._max_items = (config.get("metadata") or {}).get("max_items")
+        loader = config.get("custom_dataset")
+        if callable(loader):
+            check_loader_kwargs(loader, config.get("dataset_kwargs") or {}, task=task)
+
+    # ------------------------------------------------------------------ data
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """Load the dataset, then apply the ``max_items`` cap whatever the loader.
+
+        A ``custom_dataset`` loader is called with its own ``dataset_kwargs`` only (lm-eval would
+        also pass every ``metadata`` key, the run options and the prompts included), plus the run's
+        ``seed`` when its signature names a ``seed`` parameter (CaTeRS shuffles its items with it).
+        The cap is a seeded subset per instance (:func:`logic_consistency.common.select_item_indices`),
+        applied to every per-item list column (``items``, ``item_ids``, ``human_scores`` and any
+        other list as long as ``items``), so no loader has to implement it.
+        """
+        loader = self.config.custom_dataset
+        if callable(loader):
+            own = dict(self.config.dataset_kwargs or {})
+            if "seed" in _parameters(loader) and "seed" not in own:
+                own["seed"] = self.options.seed
+            self.dataset = loader(**own)
+        else:
+            super().download(dataset_kwargs, **kwargs)
+        if self._max_items is not None:
+            self.dataset = cap_items(self.dataset, self._max_items, self.options.seed)
 
     def metric_names(self) -> list[str]:
         """Names of the per-document metrics this task reports."""
