@@ -28,12 +28,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "DEFAULT_SEED", "SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "instance_rng", "read_samples",
+    "SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "instance_rng", "read_samples",
     "select_item_indices", "task_of_samples_file",
 ]
 
-#: The one default seed of the suite (item subsets, GV randomisation, causal display order).
-DEFAULT_SEED = 1234
 
 #: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
 TEMP_SUFFIX = ".tmp"

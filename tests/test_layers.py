@@ -4,7 +4,8 @@ Folders are layers and imports run one way::
 
     common (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common`` and ``metrics`` import nothing of the suite (``metrics`` not even
+* ``logic_consistency.common`` and ``logic_consistency.options`` (neutral helpers) and ``metrics``
+  import nothing of the suite (``metrics`` not even
   ``common``: it is a pure library of array functions).
 * ``harness_ext`` (generic lm-eval machinery) imports ``common`` and ``metrics`` only: it knows no
   dataset and no task family.
@@ -32,17 +33,18 @@ LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard")
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
     "common": (),
+    "options": (),
     "metrics": (),
-    "harness_ext": ("common", "metrics", "root"),
-    "tasks": ("common", "metrics", "harness_ext", "root"),
-    "leaderboard": ("common", "metrics", "harness_ext", "tasks.reports", "root"),
-    "cli": ("common", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+    "harness_ext": ("common", "options", "metrics", "root"),
+    "tasks": ("common", "options", "metrics", "harness_ext", "root"),
+    "leaderboard": ("common", "options", "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": ("common", "options", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 
 def _modules() -> list[tuple[str, Path]]:
     out = [(f"{PACKAGE}", ROOT / "__init__.py"), (f"{PACKAGE}.common", ROOT / "common.py"),
-           (f"{PACKAGE}.cli", ROOT / "cli.py")]
+           (f"{PACKAGE}.cli", ROOT / "cli.py"), (f"{PACKAGE}.options", ROOT / "options.py")]
     for folder in LAYER_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)

@@ -14,6 +14,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng, select_item_indices
+from logic_consistency.options import check_int, check_seed
 
 __all__ = [
     "DatasetFormatError",
@@ -135,21 +136,14 @@ def require_int(text: str, *, source: str, location: str, field: str) -> int:
 
 
 def check_options(max_items: int | None, seed: int) -> None:
-    """Validate the options shared by every loader.
+    """Validate the options shared by every loader (through :mod:`logic_consistency.options`).
 
     Raises:
-        TypeError: ``max_items`` or ``seed`` is not an integer.
+        TypeError: ``max_items`` or ``seed`` is not an integer (an ``OptionTypeError``, also a ``ValueError``).
         ValueError: ``max_items`` < 2 (a pairwise comparison needs two items) or ``seed`` < 0.
     """
-    if max_items is not None:
-        if isinstance(max_items, bool) or not isinstance(max_items, int):
-            raise TypeError(f"max_items must be an int or None, got {max_items!r}")
-        if max_items < 2:
-            raise ValueError(f"max_items must be at least 2 (pairs need two items), got {max_items}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
+    check_int(max_items, name="max_items", minimum=2, allow_none=True)
+    check_seed(seed)
 
 
 def subset_items(row: dict[str, Any], indices: Sequence[int], extra_fields: Sequence[str] = ()) -> dict[str, Any]:

@@ -82,6 +82,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.options import DEFAULT_SEED
+
 from . import _source
 from ._common import (
     DatasetFormatError,
@@ -548,7 +550,7 @@ def _story_row(story: Story, order: str, seed: int) -> dict[str, Any]:
 def load(
     *,
     max_items: int | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     min_events: int = 7,
     count_events: str = "all",
     order: str = "narrative",

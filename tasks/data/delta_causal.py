@@ -36,6 +36,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.options import DEFAULT_SEED
+
 from . import _source
 from ._common import DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_str
 
@@ -164,7 +166,7 @@ def load(
     *,
     split: str = "test",
     one_per_pair: bool = False,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     **kwargs: Any,
 ) -> datasets.DatasetDict:
     """Load δ-CAUSAL for the causal consistency tasks (lm-eval ``custom_dataset`` entry point).

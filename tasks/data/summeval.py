@@ -28,6 +28,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.options import DEFAULT_SEED
+
 from . import _source
 from ._common import (
     DatasetFormatError,
@@ -139,7 +141,7 @@ def _check_unique_ids(rows: list[dict[str, Any]], source: str) -> None:
 def load(
     *,
     max_items: int | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     aspect: str = "coherence",
     **kwargs: Any,
 ) -> datasets.DatasetDict:

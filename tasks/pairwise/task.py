@@ -39,7 +39,6 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import logging
 import math
@@ -54,6 +53,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
 from logic_consistency.common import select_item_indices
+from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
 from logic_consistency.tasks.pairwise.parsing import parse_choice
 from logic_consistency.metrics import pairwise_consistency
@@ -82,14 +82,9 @@ def check_loader_kwargs(loader: Any, dataset_kwargs: dict[str, Any], *, task: st
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
     known = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-    for key in dataset_kwargs:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {sorted(known)}"
-            raise ValueError(
-                f"task {task!r}: dataset_kwargs.{key} is not a parameter of the loader "
-                f"{getattr(loader, '__qualname__', loader)!s}{hint}"
-            )
+    loader_name = getattr(loader, "__qualname__", str(loader))
+    reject_unknown(dataset_kwargs, known, where=f"task {task!r}: dataset_kwargs of the loader {loader_name}",
+                   what="parameter")
 
 
 def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
@@ -143,9 +138,7 @@ class PairwiseOptions:
         prompts = prompt_config.get("prompts")
         if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
             raise fail("prompts must be a mapping with at least a 'normal' template")
-        unknown = set(prompts) - set(_VARIANTS)
-        if unknown:
-            raise fail(f"prompts has unknown variants {sorted(unknown)}; known: {list(_VARIANTS)}")
+        reject_unknown(prompts, _VARIANTS, where=f"task {task!r}: prompts", what="variant")
         templates = {}
         for name, source in prompts.items():
             if source is None:
@@ -176,15 +169,15 @@ class PairwiseOptions:
         samples = metadata.get("transitivity_samples")
         if samples is not None and (not isinstance(samples, int) or samples < 1):
             raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
-        seed = metadata.get("seed", 1234)
-        if not isinstance(seed, int):
-            raise fail(f"metadata.seed must be an integer, got {seed!r}")
+        where = f"task {task!r}"
+        seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
+        calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
         return cls(
             templates=templates,
             answer_instruction=instructions[style],
             choices=(choices[0], choices[1]),
             ks=ks,
-            calibrated=bool(metadata.get("calibrated", False)),
+            calibrated=calibrated,
             transitivity_samples=samples,
             seed=seed,
         )

@@ -111,7 +111,7 @@ def test_template_tag_puts_the_new_dataset_in_the_pairwise_group(tmp_path: Path)
 def test_unknown_loader_keyword_fails_before_loading_and_suggests(tmp_path: Path) -> None:
     folder = _write_task(tmp_path / "tinyset", dataset_kwargs="pth: /nowhere.jsonl")
     manager = TaskManager(include_path=str(folder), include_defaults=False)
-    with pytest.raises(ValueError, match=r"logic_consistency_tinyset.*dataset_kwargs\.pth.*did you mean 'path'"):
+    with pytest.raises(ValueError, match=r"logic_consistency_tinyset.*dataset_kwargs.*pth.*did you mean .pth. -> .path."):
         get_task_dict(["logic_consistency_tinyset"], manager)
 
 
