@@ -17,6 +17,7 @@ the old file or the new one, never a mix. No lm-eval import here.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -25,10 +26,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonlines
 import numpy as np
 
 __all__ = [
-    "SAMPLES_FILE", "TEMP_SUFFIX", "atomic_write", "instance_rng", "read_samples",
+    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "atomic_write", "instance_rng", "jsonl_chunks", "read_jsonl",
+    "read_samples",
     "select_item_indices", "task_of_samples_file",
 ]
 
@@ -46,6 +49,51 @@ def task_of_samples_file(path: Path) -> str | None:
     return match.group("task") if match else None
 
 
+class JsonLineError(ValueError):
+    """A line of a JSONL file is not valid JSON (``problem`` says why; ``line`` is 1-based)."""
+
+    def __init__(self, path: Path, line: int, problem: str) -> None:
+        self.path, self.line, self.problem = path, line, problem
+        super().__init__(f"{path} line {line}: {problem}")
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL file (``jsonlines``).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        JsonLineError: A line is not valid JSON (names the file and the line).
+    """
+    source = Path(path)
+    current = 0
+    with source.open(encoding="utf-8") as handle:
+
+        def numbered() -> Iterator[str]:
+            nonlocal current
+            for current, line in enumerate(handle, start=1):  # noqa: B007 - read by the outer loop
+                yield line
+
+        reader = jsonlines.Reader(numbered())
+        try:
+            for value in reader.iter(skip_empty=True, allow_none=True):
+                yield current, value
+        except jsonlines.InvalidLineError as error:
+            cause = error.__cause__
+            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
+            raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
+
+
+def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
+    """``records`` as UTF-8 JSONL, one chunk per record (``jsonlines``; non-ASCII kept as is)."""
+    buffer = io.StringIO()
+    writer = jsonlines.Writer(buffer, dumps=json.JSONEncoder(ensure_ascii=False).encode)
+    for record in records:
+        writer.write(record)
+        yield buffer.getvalue().encode("utf-8")
+        buffer.seek(0)
+        buffer.truncate()
+
+
 def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, sample)`` for each non-blank line of a samples file.
 
@@ -56,17 +104,10 @@ def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         FileNotFoundError: ``path`` does not exist.
         ValueError: A line is not a JSON object (the message names file and line).
     """
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path} line {number}: not valid JSON ({error.msg})") from None
-            if not isinstance(sample, dict):
-                raise ValueError(f"{path} line {number}: must be a JSON object")
-            yield number, sample
+    for number, sample in read_jsonl(path):
+        if not isinstance(sample, dict):
+            raise ValueError(f"{path} line {number}: must be a JSON object")
+        yield number, sample
 
 
 def _fsync_dir(folder: Path) -> None:

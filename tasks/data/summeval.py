@@ -21,13 +21,13 @@ different expert scores. They are kept, because the benchmark is defined on all 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import datasets
 
+from logic_consistency.common import JsonLineError, read_jsonl
 from logic_consistency.options import DEFAULT_SEED
 
 from . import _source
@@ -106,18 +106,14 @@ def build_row(record: Mapping[str, Any], *, source: str, location: str, aspect: 
 
 def _read_jsonl(path: Path, aspect: str) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue  # tolerate blank lines (e.g. a trailing one)
+    try:
+        for number, record in read_jsonl(path):  # blank lines (e.g. a trailing one) are skipped
             location = f"line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetFormatError(str(path), location, None, f"is not valid JSON ({error.msg})") from None
             if not isinstance(record, dict):
                 raise DatasetFormatError(str(path), location, None, "must be a JSON object")
             rows.append(build_row(record, source=str(path), location=location, aspect=aspect))
+    except JsonLineError as error:
+        raise DatasetFormatError(str(path), f"line {error.line}", None, f"is {error.problem}") from None
     return rows
 
 

@@ -21,14 +21,13 @@ record carries ``consistent`` so one file can serve both.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, jsonl_chunks, read_samples, task_of_samples_file
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -108,13 +107,13 @@ def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
     """Write ``records`` as jsonl to ``path`` atomically; return how many were written."""
     count = 0
 
-    def lines() -> Iterator[bytes]:
+    def lines() -> Iterator[dict[str, Any]]:
         nonlocal count
         for record in records:
             count += 1
-            yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            yield record
 
-    atomic_write(path, lines())
+    atomic_write(path, jsonl_chunks(lines()))
     return count
 
 
