@@ -165,7 +165,7 @@ def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generat
     separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
     changing one does not change the other.
     """
-    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode()).digest()
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
 
 

@@ -93,7 +93,8 @@ class PromptedTask(ConfigurableTask):
         Declared in code rather than a YAML ``metric_list`` when the names depend on options, and
         so that lm-eval never looks the names up on the HF evaluate hub.
         """
-        self._metric_fn_list, self._metric_fn_kwargs = {}, {}
+        self._metric_fn_list: dict[str, Any] = {}
+        self._metric_fn_kwargs: dict[str, Any] = {}
         self._aggregation_list, self._higher_is_better = {}, {}
         for name, (aggregation, higher_is_better) in specs.items():
             self._metric_fn_list[name] = None

@@ -77,7 +77,7 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
     Returns:
         The removed paths.
     """
-    removed = []
+    removed: list[Path] = []
     root = Path(folder)
     if not root.is_dir():
         return removed

@@ -102,7 +102,7 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 def prompt_hash(config: Mapping[str, Any]) -> str:
     """SHA-256 of the prompt-defining part of a task config (templates and prompt metadata)."""
-    metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+    metadata: Mapping[str, Any] = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
     part = {key: config.get(key) for key in PROMPT_KEYS}
     part.update({key: metadata.get(key) for key in ("prompt_config", "stages_config")})
     return sha256_hex(part)

@@ -183,7 +183,7 @@ def cross_group_position(ranked_labels: Sequence[int]) -> float:
     if not supporters.any() or not defeaters.any():
         raise ValueError("ranked_labels must contain both supporters (> 0) and defeaters (< 0)")
     # supporters_before[i] = number of supporters strictly before position i
-    supporters_before = np.cumsum(supporters) - supporters
+    supporters_before: NDArray[np.int_] = np.cumsum(supporters) - supporters
     violations = int(supporters_before[defeaters].sum())
     return 1.0 - violations / (int(supporters.sum()) * int(defeaters.sum()))
 

@@ -70,8 +70,8 @@ def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample")
     Raises:
         ValueError: The sample is not from a GV task (no generator / validator stages).
     """
-    doc = sample.get("doc")
-    stages = doc.get("stages") if isinstance(doc, dict) else None
+    doc: dict[str, Any] = sample["doc"] if isinstance(sample.get("doc"), dict) else {}
+    stages = doc.get("stages")
     if not isinstance(stages, dict) or GENERATOR not in stages:
         raise ValueError(f"{where}: not a generator-validator sample (no doc.stages.{GENERATOR})")
     if "gv_consistency" not in sample:
@@ -145,7 +145,7 @@ def export_pairs(
             raise FileNotFoundError(f"{path}: samples file not found")
         for number, sample in read_samples(path):
             documents += 1
-            doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+            doc: dict[str, Any] = sample["doc"] if isinstance(sample.get("doc"), dict) else {}
             pairs = pairs_of_sample(sample, _task_name(path, doc), where=f"{path} line {number}")
             if not pairs:
                 incomplete += 1

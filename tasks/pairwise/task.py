@@ -270,6 +270,7 @@ class PairwiseConsistencyTask(PromptedTask):
         requests: list[Instance] = []
         for variant, i, j in self.plan(doc):
             context = self.format_prompt(self.render(variant, doc, i, j))
+            arguments: list[tuple[str, Any]]
             if self._generate:
                 arguments = [(context, dict(self.config.generation_kwargs or {}))]
             else:
@@ -336,12 +337,12 @@ class PairwiseConsistencyTask(PromptedTask):
         for name in self.metric_names():
             if name == "unparseable":
                 out[name] = unparseable
-            elif scores.get(name) is None:
+            elif (value := scores.get(name)) is None:
                 eval_logger.warning(
                     "[%s] %s is undefined for instance %s; left out of the average",
                     self.config.task, name, doc.get("instance_id"),
                 )
             else:
-                out[name] = float(scores[name])
+                out[name] = float(value)
         return out
 
