@@ -80,7 +80,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.options import DEFAULT_SEED
+from logic_consistency.options import DEFAULT_SEED, check_choice, check_int
 
 from . import _source
 from .brat import BEFORE_RELATIONS, RELATION_TYPES, Event, Relation, Story, parse_document
@@ -342,12 +342,9 @@ def load(
     """
     del kwargs
     check_options(max_items, seed)
-    if isinstance(min_events, bool) or not isinstance(min_events, int) or min_events < 2:
-        raise ValueError(f"min_events must be an int >= 2, got {min_events!r}")
-    if count_events not in COUNT_EVENTS:
-        raise ValueError(f"count_events must be one of {COUNT_EVENTS}, got {count_events!r}")
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+    check_int(min_events, name="min_events", minimum=2)
+    check_choice(count_events, COUNT_EVENTS, name="count_events")
+    check_choice(order, ORDERS, name="order")
     relpaths = [f"{stem}{extension}" for _, stem in DOCUMENTS for extension in (".txt", ".ann")]
     stories = read_stories(_source.resolve_files(LOCAL_DIR, relpaths, BASE_URL))
     rows = [

@@ -28,7 +28,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import JsonLineError, read_jsonl
-from logic_consistency.options import DEFAULT_SEED
+from logic_consistency.options import DEFAULT_SEED, check_choice
 
 from . import _source
 from ._common import (
@@ -161,8 +161,7 @@ def load(
     """
     del kwargs
     check_options(max_items, seed)
-    if aspect not in ASPECTS:
-        raise ValueError(f"aspect must be one of {ASPECTS}, got {aspect!r}")
+    check_choice(aspect, ASPECTS, name="aspect")
     root = _source.local_data_dir()
     if root is not None:
         path = _source.local_file(root, LOCAL_DIR, LOCAL_FILE)

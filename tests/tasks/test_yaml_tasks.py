@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lm_eval.tasks import TaskManager, get_task_dict
+from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.tasks.data import DATA_ENV_VAR
@@ -40,7 +40,7 @@ def test_every_yaml_file_is_indexed() -> None:
 @pytest.mark.parametrize("name", SUITE_TASKS)
 def test_shipped_task_loads_against_fixtures(name: str) -> None:
     manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=METADATA)
-    task = get_task_dict([name], manager)[name]
+    task = manager.load(name)["tasks"][name]
     docs = list(task.test_docs())
     assert docs, f"{name}: no documents from the fixtures"
     prompt = task.doc_to_text(docs[0])

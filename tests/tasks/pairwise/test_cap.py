@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lm_eval.tasks import TaskManager, get_task_dict
+from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.tasks.data import DATA_ENV_VAR, caters, noveleval, summeval
@@ -26,7 +26,7 @@ def fixture_data(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_task_cap_equals_the_loader_cap(dataset: str, seed: int) -> None:
     manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
                           metadata={"max_items": 4, "ks": [3, 4], "seed": seed})
-    task = get_task_dict([f"logic_consistency_{dataset}"], manager)[f"logic_consistency_{dataset}"]
+    task = manager.load(f"logic_consistency_{dataset}")["tasks"][f"logic_consistency_{dataset}"]
     docs = list(task.test_docs())
     expected = LOADERS[dataset](max_items=4, seed=seed)["test"].to_list()
     assert [doc["instance_id"] for doc in docs] == [row["instance_id"] for row in expected]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
-from lm_eval.tasks import TaskManager, get_task_dict
+from lm_eval.tasks import TaskManager
 
 from logic_consistency.common import select_item_indices
 from logic_consistency.harness_ext.autoload import tasks_dir
@@ -112,7 +112,7 @@ def test_unknown_loader_keyword_fails_before_loading_and_suggests(tmp_path: Path
     folder = _write_task(tmp_path / "tinyset", dataset_kwargs="pth: /nowhere.jsonl")
     manager = TaskManager(include_path=str(folder), include_defaults=False)
     with pytest.raises(ValueError, match=r"logic_consistency_tinyset.*dataset_kwargs.*pth.*did you mean .pth. -> .path."):
-        get_task_dict(["logic_consistency_tinyset"], manager)
+        manager.load("logic_consistency_tinyset")
 
 
 def test_bad_option_fails_before_loading(tmp_path: Path) -> None:
@@ -120,4 +120,4 @@ def test_bad_option_fails_before_loading(tmp_path: Path) -> None:
     folder = _write_task(tmp_path / "tinyset", dataset_kwargs="path: /nowhere.jsonl")
     manager = TaskManager(include_path=str(folder), include_defaults=False, metadata={"max_items": 2})
     with pytest.raises(ValueError, match=r"logic_consistency_tinyset.*max_items"):
-        get_task_dict(["logic_consistency_tinyset"], manager)
+        manager.load("logic_consistency_tinyset")
