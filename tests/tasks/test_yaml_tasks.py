@@ -57,3 +57,9 @@ def test_suite_groups_expand_their_tags() -> None:
     for suffix in ("", "_generate", "_cot"):
         tag = MANAGER._index[f"logic_consistency_pairwise{suffix}_tasks"]
         assert sorted(tag.tags) == [f"logic_consistency_{d}{suffix}" for d in ("caters", "noveleval", "summeval")]
+
+
+def test_ctp_group_expands_its_tag_to_the_seven_conjunctions() -> None:
+    tag = MANAGER._index["logic_consistency_causal_ctp_tasks"]
+    conjunctions = ("as", "because", "hence", "since", "so", "therefore", "thus")
+    assert sorted(tag.tags) == [f"logic_consistency_causal_ctp_{c}" for c in conjunctions]
