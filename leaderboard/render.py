@@ -21,7 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
+from logic_consistency.common import atomic_write
+
 from .schema import validate
 
 __all__ = ["embed_json", "metric_info", "render_file", "render_html"]
