@@ -174,7 +174,7 @@ def _patch_evaluator(module: ModuleType) -> None:
     original = getattr(module, "evaluate", None)
     if original is None or getattr(original, "_logic_consistency", False):
         return
-    module.evaluate = publish_lm(original)
+    module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
 
 
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {

@@ -44,7 +44,15 @@ class PromptedTask(ConfigurableTask):
         config.setdefault("doc_to_text", "")
         config.setdefault("doc_to_target", "")
         self._render_kwargs: dict[str, Any] = {}
+        # Options are checked before lm-eval's constructor loads any data (it calls download()).
+        self.validate_options(config)
         super().__init__(config=config, **kwargs)
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """Check the task's options before any data loads (``config`` is the merged task config).
+
+        The default does nothing; subclasses raise a ``ValueError`` naming the task and the key.
+        """
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:
@@ -85,7 +93,8 @@ class PromptedTask(ConfigurableTask):
         Declared in code rather than a YAML ``metric_list`` when the names depend on options, and
         so that lm-eval never looks the names up on the HF evaluate hub.
         """
-        self._metric_fn_list, self._metric_fn_kwargs = {}, {}
+        self._metric_fn_list: dict[str, Any] = {}
+        self._metric_fn_kwargs: dict[str, Any] = {}
         self._aggregation_list, self._higher_is_better = {}, {}
         for name, (aggregation, higher_is_better) in specs.items():
             self._metric_fn_list[name] = None

@@ -170,7 +170,7 @@ def _convert(model: EmbeddedModel, out_dir: Path) -> None:
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
         # The de-quantised weights are plain tensors; transformers only refuses to save because the
         # model still carries the GGUF quantizer marker.
-        loaded.hf_quantizer = None
+        loaded.hf_quantizer = None  # type: ignore[assignment]  # attribute set by transformers at load
         loaded.config.__dict__.pop("quantization_config", None)
         loaded.save_pretrained(str(out_dir))
         tokenizer.save_pretrained(str(out_dir))

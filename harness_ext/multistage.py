@@ -202,7 +202,7 @@ class MultiStageTask(PromptedTask):
         names = [stage.name for stage in self.stages]
         if len(set(names)) != len(names):
             raise ValueError(f"task {task!r}: stage names must be unique, got {names}")
-        self.score = self.extra_config.get("score")
+        self.score: Callable[[dict[str, Any]], Mapping[str, Any]] = self.extra_config.get("score")  # type: ignore[assignment]
         if not callable(self.score):
             raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
         self.OUTPUT_TYPE = self.stages[-1].output_type
@@ -240,7 +240,7 @@ class MultiStageTask(PromptedTask):
             requests.append(Instance(stage.output_type, doc, arguments, len(requests), metadata))
 
         delimiter = self.continuation_delimiter()
-        for name, prompt in prompts.items():
+        for prompt in prompts.values():
             if stage.output_type == "generate_until":
                 add((self.format_prompt(str(prompt)), dict(stage.generation_kwargs)))
             elif isinstance(prompt, Mapping):

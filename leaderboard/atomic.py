@@ -1,7 +1,7 @@
 """Crash-safe JSON writes and the build lock of the leaderboard.
 
 Every file the leaderboard writes goes through :func:`atomic_write` (the suite's one crash-safe
-writer, ``logic_consistency.harness_ext.files``): a process killed at any point (SIGKILL, Ctrl-C, a
+writer, ``logic_consistency.common``): a process killed at any point (SIGKILL, Ctrl-C, a
 crash) leaves either the old file or the new one, never a mix.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.files import TEMP_SUFFIX, atomic_write
+from logic_consistency.common import TEMP_SUFFIX, atomic_write
 
 __all__ = [
     "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "json_chunks", "remove_stale_temporaries",
@@ -77,7 +77,7 @@ def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
     Returns:
         The removed paths.
     """
-    removed = []
+    removed: list[Path] = []
     root = Path(folder)
     if not root.is_dir():
         return removed

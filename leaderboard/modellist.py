@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from logic_consistency.options import reject_unknown
+
 from .modelid import format_model_args
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
@@ -142,9 +144,7 @@ def _entry(raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[s
         raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
     if isinstance(raw.get("name"), str) and raw["name"].strip():
         where = f"{source}: models[{index}] ({raw['name']})"
-    unknown = sorted(set(raw) - ENTRY_KEYS)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(ENTRY_KEYS)}")
+    reject_unknown(raw, ENTRY_KEYS, where=where)
     for key in ("name", "model"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
@@ -212,9 +212,7 @@ def load_model_list(
         raise ValueError(f"{source}: not valid YAML ({error})") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: expected a mapping with a 'models' list at the top level")
-    unknown = sorted(set(data) - TOP_KEYS)
-    if unknown:
-        raise ValueError(f"{source}: unknown top-level key(s) {unknown}; allowed: {sorted(TOP_KEYS)}")
+    reject_unknown(data, TOP_KEYS, where=str(source), what="top-level key")
     shared = dict(DEFAULTS)
     for key in SETTING_KEYS:
         if key in data:

@@ -3,10 +3,10 @@
 The leaderboard document is embedded as ``<script type="application/json">`` with ``<``, ``>`` and
 ``&`` written as ``\\u003c`` / ``\\u003e`` / ``\\u0026``, so no string from a results file (model
 names, error messages, task names, ...) can close the element or start markup. The page script
-(``page.js``) builds the DOM with ``textContent``, ``createElement`` and ``createElementNS``
-only, never ``innerHTML``. A Content-Security-Policy allows exactly the page's own script and
-style (by hash) and nothing else: no network requests, no injected script could run even if one
-slipped in.
+(``page.js``, ``page_table.js``, ``page_charts.js``, ``page_main.js``; see :data:`PAGE_SCRIPTS`)
+builds the DOM with ``textContent``, ``createElement`` and ``createElementNS`` only, never
+``innerHTML``. A Content-Security-Policy allows exactly the page's own script and style (by hash)
+and nothing else: no network requests, no injected script could run even if one slipped in.
 """
 
 from __future__ import annotations
@@ -21,12 +21,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
+from logic_consistency.common import atomic_write
+
 from .schema import validate
 
 __all__ = ["embed_json", "metric_info", "render_file", "render_html"]
 
 _S_TRAN = re.compile(r"^s_tran_(\d+)$")
+
+#: The page script, split by job and concatenated in this order into the page's one inline script
+#: (one closure: ``page.js`` opens it with the helpers, the data and the state; ``page_main.js``
+#: closes it with the provenance panel and the wiring). Each part alone is not a complete script.
+PAGE_SCRIPTS = ("page.js", "page_table.js", "page_charts.js", "page_main.js")
 
 #: Known metrics: display label, value range, shown on the radar (a self-consistency metric), order.
 _KNOWN: dict[str, dict[str, Any]] = {
@@ -99,7 +105,7 @@ def render_html(document: dict[str, Any], *, title: str = "logic-consistency lea
     """
     validate(document, "<leaderboard>")
     payload = {"doc": document, "metricInfo": {name: metric_info(name) for name in sorted(_metric_names(document))}}
-    script, style = _asset("page.js"), _asset("page.css")
+    script, style = "".join(_asset(name) for name in PAGE_SCRIPTS), _asset("page.css")
     csp = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.files import read_samples
+from logic_consistency.common import read_samples
 
 __all__ = [
     "RunOutput",

@@ -1,4 +1,4 @@
-"""Percentile bootstrap confidence intervals over per-instance metric values."""
+"""Percentile bootstrap confidence intervals over per-instance metric values (``scipy.stats.bootstrap``)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 
 from ._validation import check_int
 
@@ -23,11 +24,11 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of ``statistic`` over instances.
 
-    Draws ``n_resamples`` resamples of the n values with replacement from
-    ``numpy.random.default_rng(seed)``, evaluates the statistic on each (vectorised: one
-    ``statistic(block, axis=1)`` call per block of resamples, never a Python loop per
-    resample), and returns the (1 - c)/2 and (1 + c)/2 quantiles of the resampled statistics
-    (Efron's percentile interval, c = ``confidence``). Use it to put error bars on the
+    :func:`scipy.stats.bootstrap` with ``method="percentile"``: ``n_resamples`` resamples of the n
+    values with replacement drawn from ``numpy.random.default_rng(seed)``, the statistic evaluated
+    on each (vectorised, in batches of resamples so that memory stays bounded for large n), and the
+    (1 - c)/2 and (1 + c)/2 quantiles of the resampled statistics returned (Efron's percentile
+    interval, c = ``confidence``; Efron & Tibshirani 1993, ch. 13). Use it to put error bars on the
     paper-style averages of s_tran / s_comm / s_neg / H over instances.
 
     Args:
@@ -71,26 +72,33 @@ def bootstrap_ci(
         raise ValueError(f"statistic must be callable, got {statistic!r}")
 
     n_values = data.shape[0]
-    block = max(1, _BLOCK_VALUES // n_values)  # bounds memory for large n
-    stats = np.empty(n_resamples)
-    for first in range(0, n_resamples, block):
-        rows = min(block, n_resamples - first)
-        resampled = data[rng.integers(0, n_values, size=(rows, n_values))]
-        try:
-            block_stats = np.asarray(statistic(resampled, axis=1), dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise ValueError(
-                f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 "
-                f"failed: {error}"
-            ) from error
-        if block_stats.shape != (rows,):
-            raise ValueError(
-                f"statistic(x, axis=1) must return one value per resample (shape ({rows},)), "
-                f"got shape {block_stats.shape}"
-            )
-        stats[first : first + rows] = block_stats
-    if not np.isfinite(stats).all():
+    # One call on the data itself checks the statistic's interface before scipy resamples with it.
+    try:
+        probe = np.asarray(statistic(data[None, :], axis=1), dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 "
+            f"failed: {error}"
+        ) from error
+    if probe.shape != (1,):
+        raise ValueError(
+            f"statistic(x, axis=1) must return one value per resample (shape (1,)), got shape {probe.shape}"
+        )
+    if np.ptp(data) == 0.0:
+        # Every resample equals the data: the interval is the point (scipy would warn of degenerate data).
+        value = float(probe[0])
+        return value, value
+    result = stats.bootstrap(
+        (data,),
+        lambda sample, axis=-1: statistic(sample, axis=axis),
+        n_resamples=n_resamples,
+        batch=max(1, _BLOCK_VALUES // n_values),  # bounds memory for large n
+        vectorized=True,
+        confidence_level=float(confidence),
+        method="percentile",
+        rng=rng,
+    )
+    low, high = result.confidence_interval
+    if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("statistic returned NaN or inf on some resamples")
-    alpha = 1.0 - float(confidence)
-    low, high = np.quantile(stats, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(low), float(high)

@@ -21,18 +21,21 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from logic_consistency.harness_ext.files import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
+from logic_consistency.tasks.reports import ReportHook, register_report
 
-__all__ = ["add_cli", "confusion_report", "read_rankings", "task_name"]
+__all__ = ["add_cli", "confusion_report", "leaderboard_confusion", "read_rankings", "task_name"]
 
+#: A task whose results carry this metric is a causal ranking task (it has a confusion matrix).
+CAUSAL_MARKER = "unparseable_ranking"
 
 
 def task_name(path: Path) -> str:
@@ -82,6 +85,28 @@ def read_rankings(path: Path, into: TaskRankings) -> None:
             into.n_unparseable_ranking += 1
             continue
         into.rankings.append([int(label) for label in parsed["ranked_labels"]])
+
+
+def leaderboard_confusion(samples_path: Path, task: str) -> dict[str, Any]:
+    """The confusion matrix of one task's samples file as the leaderboard row stores it."""
+    rankings = TaskRankings(task=task)
+    read_rankings(samples_path, rankings)
+    counts = confusion_matrix(rankings.rankings)
+    return {
+        "labels": [int(label) for label in CAUSAL_LABELS],
+        "counts": counts.astype(int).tolist(),
+        "n_samples": rankings.n_samples,
+        "n_rankings": len(rankings.rankings),
+        "n_unparseable_generation": rankings.n_unparseable_generation,
+        "n_unparseable_ranking": rankings.n_unparseable_ranking,
+    }
+
+
+def _is_ranking_task(task: str, results_entry: Mapping[str, Any]) -> bool:
+    return any(str(key).split(",", 1)[0] == CAUSAL_MARKER for key in results_entry)
+
+
+register_report(ReportHook(section="confusion", applies=_is_ranking_task, build=leaderboard_confusion))
 
 
 def _tick(label: int) -> str:

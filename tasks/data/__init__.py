@@ -1,8 +1,11 @@
 """Dataset loaders of the pairwise-judgement tasks (SummEval, NovelEval, CaTeRS).
 
-Each module exposes ``load(**kwargs) -> datasets.DatasetDict`` for lm-eval's
-``custom_dataset: !function logic_consistency.tasks.data.<module>.load``; lm-eval calls it as
-``load(**metadata, **dataset_kwargs)``, so unknown keyword arguments are accepted and ignored.
+Each module exposes ``load(**kwargs) -> datasets.DatasetDict`` for
+``custom_dataset: !function logic_consistency.tasks.data.<module>.load``. The pairwise task class
+calls a loader with its own ``dataset_kwargs`` (plus ``seed``) and applies ``max_items`` itself; the
+GV and causal loaders are called by lm-eval as ``load(**metadata, **dataset_kwargs)``, so these
+loaders still accept and ignore unknown keyword arguments (and keep their own ``max_items`` for
+direct use).
 The result has one split ``"test"``; one row is one instance (the item set of one article, query or
 story) with the fields
 

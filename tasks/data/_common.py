@@ -7,13 +7,14 @@ the metrics never need to know which dataset they are looking at.
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import datasets
-import numpy as np
+
+from logic_consistency.common import instance_rng, select_item_indices
+from logic_consistency.options import check_int, check_seed
 
 __all__ = [
     "DatasetFormatError",
@@ -135,51 +136,14 @@ def require_int(text: str, *, source: str, location: str, field: str) -> int:
 
 
 def check_options(max_items: int | None, seed: int) -> None:
-    """Validate the options shared by every loader.
+    """Validate the options shared by every loader (through :mod:`logic_consistency.options`).
 
     Raises:
-        TypeError: ``max_items`` or ``seed`` is not an integer.
+        TypeError: ``max_items`` or ``seed`` is not an integer (an ``OptionTypeError``, also a ``ValueError``).
         ValueError: ``max_items`` < 2 (a pairwise comparison needs two items) or ``seed`` < 0.
     """
-    if max_items is not None:
-        if isinstance(max_items, bool) or not isinstance(max_items, int):
-            raise TypeError(f"max_items must be an int or None, got {max_items!r}")
-        if max_items < 2:
-            raise ValueError(f"max_items must be at least 2 (pairs need two items), got {max_items}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
-
-
-def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:
-    """A generator that depends only on ``seed``, ``instance_id`` and ``purpose``.
-
-    Python's ``hash()`` of a string changes between interpreter runs (hash randomisation), so a
-    SHA-256 digest is used instead; the result is the same on every machine and run. ``purpose``
-    separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
-    changing one does not change the other.
-    """
-    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode("utf-8")).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
-
-
-def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:
-    """Indices of the items kept under the ``max_items`` cap, in their original order.
-
-    Args:
-        n_items: Number of items of the instance.
-        max_items: Cap, or ``None`` for no cap.
-        seed: Global seed (the ``seed`` option of ``load``).
-        instance_id: Instance identifier; makes the subset differ between instances.
-
-    Returns:
-        Sorted indices: all of them if no cap applies, else a seeded random subset of size ``max_items``.
-    """
-    if max_items is None or n_items <= max_items:
-        return list(range(n_items))
-    chosen = instance_rng(seed, instance_id, "max_items").choice(n_items, size=max_items, replace=False)
-    return sorted(int(index) for index in chosen)
+    check_int(max_items, name="max_items", minimum=2, allow_none=True)
+    check_seed(seed)
 
 
 def subset_items(row: dict[str, Any], indices: Sequence[int], extra_fields: Sequence[str] = ()) -> dict[str, Any]:

@@ -36,6 +36,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
+
 from . import _source
 from ._common import DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_str
 
@@ -164,7 +166,7 @@ def load(
     *,
     split: str = "test",
     one_per_pair: bool = False,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     **kwargs: Any,
 ) -> datasets.DatasetDict:
     """Load δ-CAUSAL for the causal consistency tasks (lm-eval ``custom_dataset`` entry point).
@@ -187,10 +189,8 @@ def load(
     """
     del kwargs
     check_options(None, seed)
-    if split not in SPLIT_FILES:
-        raise ValueError(f"split must be one of {sorted(SPLIT_FILES)}, got {split!r}")
-    if not isinstance(one_per_pair, bool):
-        raise TypeError(f"one_per_pair must be a bool, got {one_per_pair!r}")
+    check_choice(split, SPLIT_FILES, name="split")
+    check_bool(one_per_pair, name="one_per_pair")
     filename = SPLIT_FILES[split]
     path = _source.resolve_files(LOCAL_DIR, [filename], BASE_URL)[filename]
     rows = read_rows(path)

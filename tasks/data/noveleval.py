@@ -28,6 +28,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.options import DEFAULT_SEED
+
 from . import _source
 from ._common import (
     DatasetFormatError,
@@ -135,7 +137,7 @@ def _build_rows(paths: dict[str, Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def load(*, max_items: int | None = None, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
+def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED, **kwargs: Any) -> datasets.DatasetDict:
     """Load NovelEval as pairwise-judgement instances (lm-eval ``custom_dataset`` entry point).
 
     Args:

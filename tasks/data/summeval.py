@@ -21,12 +21,14 @@ different expert scores. They are kept, because the benchmark is defined on all 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import datasets
+
+from logic_consistency.common import JsonLineError, read_jsonl
+from logic_consistency.options import DEFAULT_SEED, check_choice
 
 from . import _source
 from ._common import (
@@ -104,18 +106,14 @@ def build_row(record: Mapping[str, Any], *, source: str, location: str, aspect: 
 
 def _read_jsonl(path: Path, aspect: str) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue  # tolerate blank lines (e.g. a trailing one)
+    try:
+        for number, record in read_jsonl(path):  # blank lines (e.g. a trailing one) are skipped
             location = f"line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetFormatError(str(path), location, None, f"is not valid JSON ({error.msg})") from None
             if not isinstance(record, dict):
                 raise DatasetFormatError(str(path), location, None, "must be a JSON object")
             rows.append(build_row(record, source=str(path), location=location, aspect=aspect))
+    except JsonLineError as error:
+        raise DatasetFormatError(str(path), f"line {error.line}", None, f"is {error.problem}") from None
     return rows
 
 
@@ -139,7 +137,7 @@ def _check_unique_ids(rows: list[dict[str, Any]], source: str) -> None:
 def load(
     *,
     max_items: int | None = None,
-    seed: int = 1234,
+    seed: int = DEFAULT_SEED,
     aspect: str = "coherence",
     **kwargs: Any,
 ) -> datasets.DatasetDict:
@@ -163,8 +161,7 @@ def load(
     """
     del kwargs
     check_options(max_items, seed)
-    if aspect not in ASPECTS:
-        raise ValueError(f"aspect must be one of {ASPECTS}, got {aspect!r}")
+    check_choice(aspect, ASPECTS, name="aspect")
     root = _source.local_data_dir()
     if root is not None:
         path = _source.local_file(root, LOCAL_DIR, LOCAL_FILE)

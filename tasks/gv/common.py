@@ -25,11 +25,11 @@ Metrics (per document; a metric that is undefined for a document is omitted, not
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import datasets
 
-from logic_consistency.tasks.data._common import instance_rng
+from logic_consistency.common import instance_rng
 
 from .parsing import Unparseable, parse_ab, parse_true_false, parse_yes_no
 
@@ -63,6 +63,10 @@ def check_seed(seed: Any) -> int:
     return seed
 
 
+@overload
+def check_n_docs(n_docs: Any, *, allow_none: Literal[False]) -> int: ...
+@overload
+def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None: ...
 def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None:
     """Validate the ``n_docs`` option (a positive int, or ``None`` = all when allowed)."""
     if n_docs is None and allow_none:

@@ -21,14 +21,13 @@ record carries ``consistent`` so one file can serve both.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.files import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, jsonl_chunks, read_samples, task_of_samples_file
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -71,8 +70,8 @@ def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample")
     Raises:
         ValueError: The sample is not from a GV task (no generator / validator stages).
     """
-    doc = sample.get("doc")
-    stages = doc.get("stages") if isinstance(doc, dict) else None
+    doc: dict[str, Any] = sample["doc"] if isinstance(sample.get("doc"), dict) else {}
+    stages = doc.get("stages")
     if not isinstance(stages, dict) or GENERATOR not in stages:
         raise ValueError(f"{where}: not a generator-validator sample (no doc.stages.{GENERATOR})")
     if "gv_consistency" not in sample:
@@ -108,13 +107,13 @@ def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
     """Write ``records`` as jsonl to ``path`` atomically; return how many were written."""
     count = 0
 
-    def lines() -> Iterator[bytes]:
+    def lines() -> Iterator[dict[str, Any]]:
         nonlocal count
         for record in records:
             count += 1
-            yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            yield record
 
-    atomic_write(path, lines())
+    atomic_write(path, jsonl_chunks(lines()))
     return count
 
 
@@ -146,7 +145,7 @@ def export_pairs(
             raise FileNotFoundError(f"{path}: samples file not found")
         for number, sample in read_samples(path):
             documents += 1
-            doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+            doc: dict[str, Any] = sample["doc"] if isinstance(sample.get("doc"), dict) else {}
             pairs = pairs_of_sample(sample, _task_name(path, doc), where=f"{path} line {number}")
             if not pairs:
                 incomplete += 1

@@ -20,7 +20,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.tasks.data._common import instance_rng
+from logic_consistency.common import instance_rng
 
 from .common import (
     A_OR_B,

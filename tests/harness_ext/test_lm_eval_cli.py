@@ -44,7 +44,7 @@ def test_off_switch_and_include_path() -> None:
     assert hidden.returncode == 0, hidden.stderr
     assert "logic_consistency_summeval" not in hidden.stdout
     tasks_dir = subprocess.run(
-        [sys.executable, "-m", "logic_consistency.harness_ext.cli", "tasks-dir"],
+        [sys.executable, "-m", "logic_consistency.cli", "tasks-dir"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
     explicit = _lm_eval("ls", "tasks", "--include_path", tasks_dir, env=off)

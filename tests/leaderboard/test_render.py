@@ -166,3 +166,16 @@ def test_render_command(row: dict[str, Any], tmp_path: Path, cli: Callable[..., 
     assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     missing = cli("leaderboard", "render", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and f"{tmp_path / 'nope.json'}: leaderboard file not found" in missing.stderr
+
+
+def test_page_script_parts_form_one_closure() -> None:
+    from importlib import resources
+
+    from logic_consistency.leaderboard.render import PAGE_SCRIPTS
+
+    parts = [resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
+             for name in PAGE_SCRIPTS]
+    script = "".join(parts)
+    assert script.startswith("(function () {\n") and script.rstrip().endswith("})();")
+    assert script.count("(function () {\n") == 1  # the parts open no closure of their own
+    assert all(len(part.splitlines()) <= 400 for part in parts)

@@ -61,7 +61,8 @@ def _set(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
 
 
 _DELETE = object()
-_FIRST_TASK: Callable[[dict[str, Any]], str] = lambda doc: next(iter(doc["rows"][0]["tasks"]))
+def _FIRST_TASK(doc: dict[str, Any]) -> str:
+    return next(iter(doc["rows"][0]["tasks"]))
 
 
 @pytest.mark.parametrize(

@@ -286,3 +286,16 @@ def test_public_exports() -> None:
     for name in ("causal_consistency", "confusion_matrix", "intra_group_clustering", "intra_group_clustering_density"):
         assert name in metrics.__all__ and callable(getattr(metrics, name))
     assert metrics.CAUSAL_LABELS == (-5, -4, -3, -2, -1, 1, 2, 3, 4, 5)
+
+
+def test_kendall_tau_agrees_with_scipy() -> None:
+    """The exact eq. 2 count equals scipy.stats.kendalltau (tau-b) on distinct values, up to rounding."""
+    from scipy import stats
+
+    from logic_consistency.metrics.causal import kendall_tau
+
+    rng = np.random.default_rng(0)
+    for n in (2, 5, 10):
+        for _ in range(50):
+            values = rng.permutation(n)
+            assert kendall_tau(values) == pytest.approx(stats.kendalltau(np.arange(n), values).statistic, abs=1e-12)

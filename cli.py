@@ -1,4 +1,4 @@
-"""``logic-consistency``: small helpers around ``lm_eval`` for this suite.
+"""``logic-consistency``: the console entry point (the top of the layers; it may import every one).
 
 Commands:
 

@@ -11,7 +11,7 @@ import pytest
 
 from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _source, noveleval
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 # Captured at import, before any test changes the environment.
 REAL_DATA = os.environ.get(DATA_ENV_VAR)
 

@@ -1,7 +1,11 @@
 """The lm-eval task class behind every pairwise logical-consistency task (Liu et al.).
 
-A task is YAML only: it names a dataset loader and, under ``metadata:``, the prompt variants and
-options. One document is one instance (the item set of one article, query or story); the class
+A task is YAML only: it names a dataset loader (``custom_dataset: !function``: any importable
+function, or ``utils.load`` in a ``utils.py`` beside the YAML), the prompt variants as top-level
+keys, and the run options under ``metadata:``. The loader is called with its own ``dataset_kwargs``
+only (plus ``seed`` if it declares that parameter) and returns a ``DatasetDict`` whose rows carry
+``instance_id``, ``context``, ``items`` and ``human_scores``; options and loader keywords are
+validated before any data loads, and the item cap is applied here, not by the loader. One document is one instance (the item set of one article, query or story); the class
 turns it into one request per ordered pair and prompt variant, and turns the answers back into the
 preference matrices that ``logic_consistency.metrics.pairwise_consistency`` scores.
 
@@ -24,7 +28,7 @@ Scoring follows the YAML ``output_type``:
   cannot be parsed leaves that judgement missing and is counted in ``unparseable``, never guessed.
 
 Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_items": 6}'``):
-``max_items`` (cap items per instance, seeded subset, applied by the loader), ``seed``, ``ks``
+``max_items`` (cap items per instance, seeded subset, applied by this class), ``seed``, ``ks``
 (transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
 sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders).
 
@@ -35,19 +39,23 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import datasets
 import jinja2
 import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
+from logic_consistency.common import select_item_indices
+from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
-from logic_consistency.harness_ext.parsing import parse_choice
+from logic_consistency.tasks.pairwise.parsing import parse_choice
 from logic_consistency.metrics import pairwise_consistency
 
 eval_logger = logging.getLogger(__name__)
@@ -55,6 +63,48 @@ eval_logger = logging.getLogger(__name__)
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
+
+
+def _parameters(loader: Any) -> dict[str, inspect.Parameter]:
+    try:
+        return dict(inspect.signature(loader).parameters)
+    except (TypeError, ValueError):  # builtins without a signature: accept anything
+        return {"kwargs": inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)}
+
+
+def check_loader_kwargs(loader: Any, dataset_kwargs: dict[str, Any], *, task: str) -> None:
+    """Fail before loading when ``dataset_kwargs`` names a parameter the loader does not take.
+
+    Raises:
+        ValueError: Naming the task, the key and the closest parameter name.
+    """
+    parameters = _parameters(loader)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    known = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    loader_name = getattr(loader, "__qualname__", str(loader))
+    reject_unknown(dataset_kwargs, known, where=f"task {task!r}: dataset_kwargs of the loader {loader_name}",
+                   what="parameter")
+
+
+def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
+    """Keep a seeded subset of at most ``max_items`` items per instance in every split.
+
+    Every list column as long as ``items`` is subset with the same indices, so they stay aligned;
+    the subset depends only on ``seed`` and ``instance_id`` (the loaders' former cap, unchanged).
+    """
+
+    def cap(row: dict[str, Any]) -> dict[str, Any]:
+        n = len(row["items"])
+        keep = select_item_indices(n, max_items, seed, str(row["instance_id"]))
+        if len(keep) == n:
+            return row
+        return {
+            name: [value[index] for index in keep] if isinstance(value, list) and len(value) == n else value
+            for name, value in row.items()
+        }
+
+    return datasets.DatasetDict({name: split.map(cap) for name, split in dataset.items()})
 
 
 @dataclass(frozen=True)
@@ -88,9 +138,7 @@ class PairwiseOptions:
         prompts = prompt_config.get("prompts")
         if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
             raise fail("prompts must be a mapping with at least a 'normal' template")
-        unknown = set(prompts) - set(_VARIANTS)
-        if unknown:
-            raise fail(f"prompts has unknown variants {sorted(unknown)}; known: {list(_VARIANTS)}")
+        reject_unknown(prompts, _VARIANTS, where=f"task {task!r}: prompts", what="variant")
         templates = {}
         for name, source in prompts.items():
             if source is None:
@@ -121,15 +169,15 @@ class PairwiseOptions:
         samples = metadata.get("transitivity_samples")
         if samples is not None and (not isinstance(samples, int) or samples < 1):
             raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
-        seed = metadata.get("seed", 1234)
-        if not isinstance(seed, int):
-            raise fail(f"metadata.seed must be an integer, got {seed!r}")
+        where = f"task {task!r}"
+        seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
+        calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
         return cls(
             templates=templates,
             answer_instruction=instructions[style],
             choices=(choices[0], choices[1]),
             ks=ks,
-            calibrated=bool(metadata.get("calibrated", False)),
+            calibrated=calibrated,
             transitivity_samples=samples,
             seed=seed,
         )
@@ -141,12 +189,11 @@ class PairwiseConsistencyTask(PromptedTask):
     EXTRA_KEYS = PROMPT_KEYS
     RECORD_KEY = "prompt_config"
 
+    options: PairwiseOptions
+
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {"doc_to_text": "{{instance_id}}", **(config or {})}
         super().__init__(config=config, **kwargs)
-        self.options = PairwiseOptions.from_config(
-            self.extra_config, self.config.metadata or {}, task=self.config.task
-        )
         self._generate = self.OUTPUT_TYPE == "generate_until"
         if self.OUTPUT_TYPE not in ("loglikelihood", "generate_until"):
             raise ValueError(
@@ -159,6 +206,37 @@ class PairwiseConsistencyTask(PromptedTask):
                 for name in self.metric_names()
             }
         )
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """Validate prompts and run options before any data loads (errors name task and key)."""
+        task = str(config.get("task"))
+        self.options = PairwiseOptions.from_config(self.extra_config, config.get("metadata") or {}, task=task)
+        self._max_items = (config.get("metadata") or {}).get("max_items")
+        loader = config.get("custom_dataset")
+        if callable(loader):
+            check_loader_kwargs(loader, config.get("dataset_kwargs") or {}, task=task)
+
+    # ------------------------------------------------------------------ data
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """Load the dataset, then apply the ``max_items`` cap whatever the loader.
+
+        A ``custom_dataset`` loader is called with its own ``dataset_kwargs`` only (lm-eval would
+        also pass every ``metadata`` key, the run options and the prompts included), plus the run's
+        ``seed`` when its signature names a ``seed`` parameter (CaTeRS shuffles its items with it).
+        The cap is a seeded subset per instance (:func:`logic_consistency.common.select_item_indices`),
+        applied to every per-item list column (``items``, ``item_ids``, ``human_scores`` and any
+        other list as long as ``items``), so no loader has to implement it.
+        """
+        loader = self.config.custom_dataset
+        if callable(loader):
+            own = dict(self.config.dataset_kwargs or {})
+            if "seed" in _parameters(loader) and "seed" not in own:
+                own["seed"] = self.options.seed
+            self.dataset = loader(**own)
+        else:
+            super().download(dataset_kwargs, **kwargs)
+        if self._max_items is not None:
+            self.dataset = cap_items(self.dataset, self._max_items, self.options.seed)
 
     def metric_names(self) -> list[str]:
         """Names of the per-document metrics this task reports."""
@@ -192,6 +270,7 @@ class PairwiseConsistencyTask(PromptedTask):
         requests: list[Instance] = []
         for variant, i, j in self.plan(doc):
             context = self.format_prompt(self.render(variant, doc, i, j))
+            arguments: list[tuple[str, Any]]
             if self._generate:
                 arguments = [(context, dict(self.config.generation_kwargs or {}))]
             else:
@@ -258,12 +337,12 @@ class PairwiseConsistencyTask(PromptedTask):
         for name in self.metric_names():
             if name == "unparseable":
                 out[name] = unparseable
-            elif scores.get(name) is None:
+            elif (value := scores.get(name)) is None:
                 eval_logger.warning(
                     "[%s] %s is undefined for instance %s; left out of the average",
                     self.config.task, name, doc.get("instance_id"),
                 )
             else:
-                out[name] = float(scores[name])
+                out[name] = float(value)
         return out
 

@@ -12,7 +12,7 @@ from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
 from lm_eval.tasks import TaskManager
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tasks"
 _OPTIONS = re.compile(r"Option A: item-(\d+)\nOption B: item-(\d+)\nQuestion: Which is (larger|smaller)\?")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, triviaqa
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 FIXTURE_FILE = FIXTURES / "triviaqa" / "triviaqa.json"
 # Captured at import, before any test changes the environment.
 REAL_DATA = os.environ.get(DATA_ENV_VAR)

@@ -1,0 +1,187 @@
+"""Neutral helpers every layer may import: crash-safe writes, lm-eval's sample logs, seeded RNG.
+
+This module imports nothing of the suite (see the layering rule in the README's layout section), so
+``metrics``' callers, ``harness_ext``, ``tasks`` and ``leaderboard`` can all use it.
+
+Files the suite reads and writes: lm-eval's per-sample logs, and crash-safe writes.
+
+``lm_eval ... --log_samples --output_path DIR`` writes ``DIR/<model>/samples_<task>_<timestamp>.jsonl``,
+one JSON object per document; :func:`read_samples` reads them. Every file the suite writes (exports,
+reports, the leaderboard) goes through :func:`atomic_write`: the bytes go to a temporary file in
+the destination folder, are flushed and ``fsync``-ed, and the temporary file is renamed over the
+destination with :func:`os.replace` (atomic on POSIX within one file system); finally the folder is
+``fsync``-ed so the rename itself survives a power cut. A process killed at any point leaves either
+the old file or the new one, never a mix. No lm-eval import here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+import numpy as np
+
+__all__ = [
+    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "atomic_write", "instance_rng", "jsonl_chunks", "read_jsonl",
+    "read_samples",
+    "select_item_indices", "task_of_samples_file",
+]
+
+
+#: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
+TEMP_SUFFIX = ".tmp"
+
+#: ``samples_<task>_<timestamp>.jsonl`` as lm-eval 0.4.13 names them.
+SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
+
+
+def task_of_samples_file(path: Path) -> str | None:
+    """The task name in a ``samples_<task>_<timestamp>.jsonl`` file name, or ``None``."""
+    match = SAMPLES_FILE.match(Path(path).name)
+    return match.group("task") if match else None
+
+
+class JsonLineError(ValueError):
+    """A line of a JSONL file is not valid JSON (``problem`` says why; ``line`` is 1-based)."""
+
+    def __init__(self, path: Path, line: int, problem: str) -> None:
+        self.path, self.line, self.problem = path, line, problem
+        super().__init__(f"{path} line {line}: {problem}")
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each non-blank line of a JSONL file (``jsonlines``).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        JsonLineError: A line is not valid JSON (names the file and the line).
+    """
+    source = Path(path)
+    current = 0
+    with source.open(encoding="utf-8") as handle:
+
+        def numbered() -> Iterator[str]:
+            nonlocal current
+            for current, line in enumerate(handle, start=1):  # noqa: B007 - read by the outer loop
+                yield line
+
+        reader = jsonlines.Reader(numbered())
+        try:
+            for value in reader.iter(skip_empty=True, allow_none=True):
+                yield current, value
+        except jsonlines.InvalidLineError as error:
+            cause = error.__cause__
+            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
+            raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
+
+
+def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
+    """``records`` as UTF-8 JSONL, one chunk per record (``jsonlines``; non-ASCII kept as is)."""
+    buffer = io.StringIO()
+    writer = jsonlines.Writer(buffer, dumps=json.JSONEncoder(ensure_ascii=False).encode)
+    for record in records:
+        writer.write(record)
+        yield buffer.getvalue().encode("utf-8")
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, sample)`` for each non-blank line of a samples file.
+
+    Args:
+        path: A ``samples_<task>_<timestamp>.jsonl`` file.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: A line is not a JSON object (the message names file and line).
+    """
+    for number, sample in read_jsonl(path):
+        if not isinstance(sample, dict):
+            raise ValueError(f"{path} line {number}: must be a JSON object")
+        yield number, sample
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - folders that cannot be opened (some network file systems)
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - fsync on a folder is unsupported on some file systems
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
+    """Write ``chunks`` to ``path`` atomically (temporary file, ``fsync``, ``os.replace``).
+
+    Args:
+        path: Destination file; its folder is created if needed.
+        chunks: The content, as an iterable of byte strings (consumed once, streamed to disk).
+
+    Returns:
+        The destination path.
+
+    Raises:
+        OSError: The folder is not writable. The destination is untouched and the temporary file
+            is removed (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
+    """
+    destination = Path(path)
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        dir=destination.parent, prefix=f".{destination.name}.", suffix=TEMP_SUFFIX, delete=False
+    )
+    try:
+        with handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o644)
+        os.replace(handle.name, destination)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    _fsync_dir(destination.parent)
+    return destination
+
+
+def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:
+    """A generator that depends only on ``seed``, ``instance_id`` and ``purpose``.
+
+    Python's ``hash()`` of a string changes between interpreter runs (hash randomisation), so a
+    SHA-256 digest is used instead; the result is the same on every machine and run. ``purpose``
+    separates independent draws for one instance (e.g. the CaTeRS shuffle and the item cap), so that
+    changing one does not change the other.
+    """
+    digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode()).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:
+    """Indices of the items kept under the ``max_items`` cap, in their original order.
+
+    Args:
+        n_items: Number of items of the instance.
+        max_items: Cap, or ``None`` for no cap.
+        seed: Global seed (the ``seed`` option).
+        instance_id: Instance identifier; makes the subset differ between instances.
+
+    Returns:
+        Sorted indices: all of them if no cap applies, else a seeded random subset of size ``max_items``.
+    """
+    if max_items is None or n_items <= max_items:
+        return list(range(n_items))
+    chosen = instance_rng(seed, instance_id, "max_items").choice(n_items, size=max_items, replace=False)
+    return sorted(int(index) for index in chosen)

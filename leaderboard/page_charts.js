@@ -1,0 +1,218 @@
+  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, s_tran(K), confusion charts.
+  // ---------------------------------------------------------------- radar
+  function radarValues(row) {
+    // metric -> {score, source}; per metric the entry (task or group) with the most instances
+    var out = {};
+    Object.keys(row.tasks).forEach(function (name) {
+      var entry = row.tasks[name];
+      Object.keys(entry.metrics).forEach(function (m) {
+        if (!metricInfo(m).radar) return;
+        var value = entry.metrics[m];
+        var weight = value.n + (entry.kind === "group" ? 0.5 : 0);
+        if (!own(out, m) || out[m].weight < weight) out[m] = { score: value.score, source: name, weight: weight, ci95: value.ci95 };
+      });
+    });
+    return out;
+  }
+
+  function renderRadars() {
+    var box = byId("radars");
+    clear(box);
+    var rows = boardRows();
+    var axes = {};
+    var values = rows.map(function (row) { var v = radarValues(row); Object.keys(v).forEach(function (m) { axes[m] = true; }); return v; });
+    var names = Object.keys(axes).sort(byOrder);
+    if (names.length < 3) {
+      box.appendChild(el("p", { class: "note", text: "A radar needs at least three consistency metrics; this board has " + names.length + "." }));
+      return;
+    }
+    var size = 320, cx = size / 2, cy = 138, radius = 84;
+    function point(i, frac) {
+      var angle = -Math.PI / 2 + 2 * Math.PI * i / names.length;
+      return [cx + radius * frac * Math.cos(angle), cy + radius * frac * Math.sin(angle)];
+    }
+    rows.forEach(function (row, r) {
+      var color = colorOf(row.row_id);
+      var chart = svg("svg", { width: size, height: 276, viewBox: "0 0 " + size + " 276", role: "img" },
+        svg("title", { text: "Consistency profile of " + row.model.name }));
+      [0.25, 0.5, 0.75, 1].forEach(function (frac) {
+        var pts = names.map(function (_, i) { return point(i, frac).join(","); }).join(" ");
+        chart.appendChild(svg("polygon", { points: pts, fill: frac === 1 ? "#f6f8fa" : "none", stroke: "#d1d9e0", "stroke-width": 1 }));
+      });
+      names.forEach(function (m, i) {
+        var end = point(i, 1), label = point(i, 1.2);
+        chart.appendChild(svg("line", { x1: cx, y1: cy, x2: end[0], y2: end[1], stroke: "#d1d9e0" }));
+        var cos = Math.cos(-Math.PI / 2 + 2 * Math.PI * i / names.length);
+        var anchor = Math.abs(cos) < 0.3 ? "middle" : (cos > 0 ? "start" : "end");
+        var value = own(values[r], m) ? values[r][m] : null;
+        var sin = Math.sin(-Math.PI / 2 + 2 * Math.PI * i / names.length);
+        var top = label[1] + (sin < -0.5 ? -6 : sin > 0.5 ? 8 : 0);
+        chart.appendChild(svg("text", { x: label[0], y: top, "text-anchor": anchor, "font-size": 11, fill: "#1f2328" },
+          metricInfo(m).label,
+          svg("tspan", { x: label[0], dy: 13, fill: "#59636e", text: value ? fmt(value.score, 2) : "n/a" }),
+          svg("title", { text: metricInfo(m).description + (value ? " — from " + value.source : " — not measured") })));
+      });
+      var pts = names.map(function (m, i) {
+        var value = own(values[r], m) ? values[r][m] : null;
+        var range = metricInfo(m).range;
+        var frac = value ? Math.max(0, Math.min(1, (value.score - range[0]) / (range[1] - range[0]))) : 0;
+        return point(i, frac);
+      });
+      var polygon = svg("polygon", { points: pts.map(function (p) { return p.join(","); }).join(" "), stroke: color, "stroke-width": 2, fill: color });
+      polygon.setAttribute("fill-opacity", "0.22");
+      chart.appendChild(polygon);
+      pts.forEach(function (p, i) {
+        var value = own(values[r], names[i]) ? values[r][names[i]] : null;
+        chart.appendChild(svg("circle", { cx: p[0], cy: p[1], r: 3, fill: value ? color : "#fff", stroke: color },
+          svg("title", { text: metricInfo(names[i]).label + ": " + (value ? fmt(value.score, 4) + " (" + value.source + ")" : "not measured") })));
+      });
+      var card = el("div", { class: "radar-card" });
+      var heading = el("h3", null, el("span", { class: "swatch" }), row.model.name);
+      heading.firstChild.style.background = color;
+      card.appendChild(heading);
+      card.appendChild(chart);
+      box.appendChild(card);
+    });
+  }
+
+  // ---------------------------------------------------------------- s_tran(K) against K
+  function stranMetrics(entry) {
+    return Object.keys(entry.metrics).filter(function (m) { return typeof metricInfo(m).k === "number"; });
+  }
+
+  function renderStran() {
+    var box = byId("stran"), note = byId("stran-note");
+    clear(box);
+    var rows = boardRows();
+    var source = null;
+    if (rows.some(function (row) { var e = row.tasks[state.view]; return e && stranMetrics(e).length; })) source = state.view;
+    else {
+      var best = -1;
+      rows.forEach(function (row) {
+        Object.keys(row.tasks).forEach(function (name) {
+          var e = row.tasks[name], n = stranMetrics(e).length ? e.n_instances + (e.kind === "group" ? 1e9 : 0) : -1;
+          if (n > best) { best = n; source = name; }
+        });
+      });
+      if (best < 0) source = null;
+    }
+    if (!source) { note.textContent = "No s_tran(K) metric on this board."; return; }
+    note.textContent = "From " + source + (source === state.view ? "" : " (the selected view has no s_tran metric)") +
+      ". Points are lm-eval's scores, bars their 95% bootstrap intervals.";
+    var ks = {};
+    rows.forEach(function (row) { var e = row.tasks[source]; if (e) stranMetrics(e).forEach(function (m) { ks[metricInfo(m).k] = m; }); });
+    var kList = Object.keys(ks).map(Number).sort(function (a, b) { return a - b; });
+    var W = 560, H = 300, L = 52, R = 20, T = 16, B = 44;
+    var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" },
+      svg("title", { text: "s_tran(K) against K" }));
+    function x(k) {
+      if (kList.length === 1) return L + (W - L - R) / 2;
+      return L + 20 + (W - L - R - 40) * (k - kList[0]) / (kList[kList.length - 1] - kList[0]);
+    }
+    function y(v) { return T + (H - T - B) * (1 - Math.max(0, Math.min(1, v))); }
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (v) {
+      chart.appendChild(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: v === 0 ? "#8c959f" : "#eaeef2" }));
+      chart.appendChild(svg("text", { x: L - 8, y: y(v) + 4, "text-anchor": "end", "font-size": 11, fill: "#59636e", text: v.toFixed(2) }));
+    });
+    kList.forEach(function (k) {
+      chart.appendChild(svg("text", { x: x(k), y: H - B + 18, "text-anchor": "middle", "font-size": 12, fill: "#1f2328", text: String(k) }));
+    });
+    chart.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: "K (items per sampled subset)" }));
+    chart.appendChild(svg("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 12, fill: "#59636e",
+      transform: "rotate(-90 14 " + (T + H - B) / 2 + ")", text: "s_tran(K)" }));
+    var legend = el("div", { class: "legend" });
+    rows.forEach(function (row, r) {
+      var e = row.tasks[source];
+      if (!e) return;
+      var color = colorOf(row.row_id), offset = (r - (rows.length - 1) / 2) * 5;
+      var points = kList.filter(function (k) { return own(e.metrics, ks[k]); }).map(function (k) {
+        return { k: k, v: e.metrics[ks[k]] };
+      });
+      if (points.length > 1) {
+        chart.appendChild(svg("polyline", { points: points.map(function (p) { return (x(p.k) + offset) + "," + y(p.v.score); }).join(" "),
+          fill: "none", stroke: color, "stroke-width": 2 }));
+      }
+      points.forEach(function (p) {
+        var px = x(p.k) + offset;
+        if (p.v.ci95) {
+          chart.appendChild(svg("line", { x1: px, x2: px, y1: y(p.v.ci95[0]), y2: y(p.v.ci95[1]), stroke: color, "stroke-width": 1.5 }));
+          [p.v.ci95[0], p.v.ci95[1]].forEach(function (v) {
+            chart.appendChild(svg("line", { x1: px - 4, x2: px + 4, y1: y(v), y2: y(v), stroke: color, "stroke-width": 1.5 }));
+          });
+        }
+        chart.appendChild(svg("circle", { cx: px, cy: y(p.v.score), r: 4, fill: color, stroke: "#fff", "stroke-width": 1 },
+          svg("title", { text: row.model.name + ": s_tran(" + p.k + ") = " + fmt(p.v.score, 4) +
+            (p.v.ci95 ? " [" + fmt(p.v.ci95[0], 4) + ", " + fmt(p.v.ci95[1], 4) + "]" : "") + ", n = " + p.v.n })));
+      });
+      var item = el("span", null, el("span", { class: "swatch" }), row.model.name);
+      item.firstChild.style.background = color;
+      legend.appendChild(item);
+    });
+    box.appendChild(chart);
+    box.appendChild(legend);
+  }
+
+  // ---------------------------------------------------------------- confusion matrix
+  function renderConfusionControls() {
+    var rows = boardRows().filter(function (row) { return Object.keys(row.confusion).length > 0; });
+    var modelSelect = byId("conf-model"), taskSelect = byId("conf-task");
+    clear(modelSelect); clear(taskSelect);
+    rows.forEach(function (row) { modelSelect.appendChild(el("option", { value: row.row_id, text: row.model.name })); });
+    if (!rows.some(function (row) { return row.row_id === state.confModel; })) state.confModel = rows.length ? rows[0].row_id : null;
+    modelSelect.value = state.confModel || "";
+    var row = rows.filter(function (r) { return r.row_id === state.confModel; })[0];
+    // the prompted-ranking protocol first, then the tasks with the most parsed rankings
+    var tasks = row ? Object.keys(row.confusion).sort(function (a, b) {
+      var ra = /_ranking$/.test(a) ? 0 : 1, rb = /_ranking$/.test(b) ? 0 : 1;
+      return (ra - rb) || (row.confusion[b].n_rankings - row.confusion[a].n_rankings) || (a < b ? -1 : 1);
+    }) : [];
+    tasks.forEach(function (t) { taskSelect.appendChild(el("option", { value: t, text: t })); });
+    if (tasks.indexOf(state.confTask) < 0) state.confTask = tasks.length ? tasks[0] : null;
+    taskSelect.value = state.confTask || "";
+    modelSelect.disabled = rows.length < 2;
+    taskSelect.disabled = tasks.length < 2;
+    return row;
+  }
+
+  function renderConfusion() {
+    var box = byId("confusion");
+    clear(box);
+    var row = renderConfusionControls();
+    if (!row || !state.confTask) { box.appendChild(el("p", { class: "note", text: "No δ-CAUSAL ranking task on this board." })); return; }
+    var c = row.confusion[state.confTask];
+    var n = c.labels.length, cell = 34, L = 58, T = 30;
+    var W = L + n * cell + 16, H = T + n * cell + 46;
+    var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" },
+      svg("title", { text: "Confusion matrix of " + row.model.name + " on " + state.confTask }));
+    c.labels.forEach(function (label, i) {
+      var text = (label > 0 ? "+" : "") + label;
+      chart.appendChild(svg("text", { x: L + i * cell + cell / 2, y: T - 8, "text-anchor": "middle", "font-size": 11, fill: "#1f2328", text: text }));
+      chart.appendChild(svg("text", { x: L - 8, y: T + i * cell + cell / 2 + 4, "text-anchor": "end", "font-size": 11, fill: "#1f2328", text: text }));
+    });
+    c.counts.forEach(function (counts, i) {
+      var total = counts.reduce(function (a, b) { return a + b; }, 0);
+      counts.forEach(function (count, j) {
+        var pct = total ? 100 * count / total : 0;
+        var shade = Math.round(255 - 200 * pct / 100), blue = Math.round(255 - 90 * pct / 100);
+        var fill = total ? "rgb(" + shade + "," + Math.round(255 - 150 * pct / 100) + "," + blue + ")" : "#f6f8fa";
+        chart.appendChild(svg("rect", { x: L + j * cell, y: T + i * cell, width: cell - 1, height: cell - 1, fill: fill },
+          svg("title", { text: "generation label " + c.labels[i] + " ranked at the position of " + c.labels[j] + ": " + count + " (" + fmt(pct, 1) + "% of the row)" })));
+        if (total) {
+          chart.appendChild(svg("text", { x: L + j * cell + cell / 2, y: T + i * cell + cell / 2 + 4, "text-anchor": "middle", "font-size": 10,
+            fill: pct > 55 ? "#fff" : "#1f2328", text: pct.toFixed(0) }));
+        }
+      });
+    });
+    var split = c.labels.filter(function (label) { return label < 0; }).length;
+    if (split > 0 && split < n) {
+      chart.appendChild(svg("line", { x1: L + split * cell - 0.5, x2: L + split * cell - 0.5, y1: T, y2: T + n * cell, stroke: "#59636e" }));
+      chart.appendChild(svg("line", { x1: L, x2: L + n * cell, y1: T + split * cell - 0.5, y2: T + split * cell - 0.5, stroke: "#59636e" }));
+    }
+    chart.appendChild(svg("text", { x: L + n * cell / 2, y: H - 14, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: "ranked position (named by the label that belongs there)" }));
+    chart.appendChild(svg("text", { x: 12, y: T + n * cell / 2, "text-anchor": "middle", "font-size": 12, fill: "#59636e",
+      transform: "rotate(-90 12 " + (T + n * cell / 2) + ")", text: "generation label" }));
+    box.appendChild(chart);
+    box.appendChild(el("p", { class: "note", text: c.n_rankings + " parsed ranking" + (c.n_rankings === 1 ? "" : "s") + " of " + c.n_samples +
+      " instances; unparseable: " + c.n_unparseable_generation + " generation, " + c.n_unparseable_ranking + " ranking. Row percentages; a consistent model fills the diagonal." }));
+  }
+

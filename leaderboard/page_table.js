@@ -1,0 +1,147 @@
+  // Part 2 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): the table and the failures.
+  // ---------------------------------------------------------------- table
+  function viewMetrics() {
+    var names = {};
+    boardRows().forEach(function (row) {
+      var entry = row.tasks[state.view];
+      if (entry) Object.keys(entry.metrics).forEach(function (m) { names[m] = true; });
+    });
+    return Object.keys(names).sort(byOrder);
+  }
+
+  function higherIsBetter(metric) {
+    var result = true;
+    boardRows().forEach(function (row) {
+      var entry = row.tasks[state.view];
+      if (entry && own(entry.metrics, metric) && entry.metrics[metric].higher_is_better === false) result = false;
+    });
+    return result;
+  }
+
+  function sortValue(row, key) {
+    var entry = row.tasks[state.view];
+    if (key === "model") return row.model.name.toLowerCase();
+    if (key === "unparseable") return entry ? entry.unparseable : null;
+    if (key === "n") return entry ? entry.n_instances : null;
+    if (key === "date") return row.measured_at;
+    if (!entry || !own(entry.metrics, key)) return null;
+    return entry.metrics[key].score;
+  }
+
+  function intervalBar(metric, value) {
+    var range = metricInfo(metric).range, w = 80, h = 10;
+    function x(v) { return 2 + (w - 4) * Math.max(0, Math.min(1, (v - range[0]) / (range[1] - range[0]))); }
+    var box = svg("svg", { width: w, height: h, viewBox: "0 0 " + w + " " + h, "aria-hidden": "true" });
+    box.appendChild(svg("line", { x1: 2, x2: w - 2, y1: h / 2, y2: h / 2, stroke: "#d1d9e0", "stroke-width": 2, "stroke-linecap": "round" }));
+    if (value.ci95) {
+      box.appendChild(svg("line", { x1: x(value.ci95[0]), x2: x(value.ci95[1]), y1: h / 2, y2: h / 2, stroke: "#54aeff", "stroke-width": 6, "stroke-linecap": "round" }));
+    }
+    box.appendChild(svg("circle", { cx: x(value.score), cy: h / 2, r: 3.2, fill: "#0b3d91" }));
+    return box;
+  }
+
+  function metricCell(metric, value) {
+    if (!value) return el("td", { class: "na", text: "—" });
+    var title = metricInfo(metric).label + " = " + fmt(value.score, 4) +
+      (value.ci95 ? ", 95% CI [" + fmt(value.ci95[0], 4) + ", " + fmt(value.ci95[1], 4) + "]" : ", no interval (fewer than 2 instances)") +
+      ", n = " + value.n;
+    return el("td", { title: title },
+      el("div", { class: "score", text: fmt(value.score) }),
+      intervalBar(metric, value),
+      el("div", { class: "ci", text: value.ci95 ? "[" + fmt(value.ci95[0]) + ", " + fmt(value.ci95[1]) + "]" : "n < 2" }));
+  }
+
+  function modelCell(row) {
+    var failure = latestFailure(row.model.name);
+    var cell = el("td", { class: "model" },
+      el("div", null, el("span", { class: "swatch", style: null }), el("span", { class: "modelname", text: row.model.name })));
+    cell.firstChild.firstChild.style.background = colorOf(row.row_id);
+    if (failure) {
+      cell.firstChild.appendChild(el("span", { class: "badge", title: "Latest run failed (" + failure.failed_at + "): " + failure.error.message, text: "⚠ last run failed" }));
+    }
+    var rev = row.model.revision === "unpinned" ? "unpinned" : short(row.model.revision, 12);
+    cell.appendChild(el("div", { class: "sub", title: "revision " + row.model.revision + " (" + row.model.revision_source + ")",
+      text: row.model.backend + " · rev " + rev + " · " + row.model.precision + " · prompts " + row.prompt_set.id.slice(0, 6) }));
+    return cell;
+  }
+
+  function renderTable() {
+    var table = byId("leaderboard");
+    clear(table);
+    var rows = boardRows();
+    if (!rows.length || !state.view) { table.appendChild(el("caption", { text: "No rows on this board." })); return; }
+    var metrics = viewMetrics();
+    if (!state.sortKey) {
+      state.sortKey = metrics.length ? metrics[0] : "model";
+      state.sortDir = metrics.length && higherIsBetter(metrics[0]) ? -1 : 1;
+    }
+    var columns = [{ key: "model", label: "Model", cls: "model", title: "model, backend, revision, precision, prompt-template set" }];
+    metrics.forEach(function (m) { columns.push({ key: m, label: metricInfo(m).label, title: metricInfo(m).description }); });
+    columns.push({ key: "unparseable", label: "Unparseable", title: "outputs that could not be parsed (sum over instances)" });
+    columns.push({ key: "n", label: "Instances", title: "instances (documents) evaluated" });
+    columns.push({ key: "date", label: "Measured", title: "start of the lm-eval run (UTC)" });
+
+    var head = el("tr", null, el("th", { text: "#" }));
+    columns.forEach(function (col) {
+      var th = el("th", { class: col.cls || null, title: col.title, scope: "col" });
+      if (state.sortKey === col.key) th.setAttribute("aria-sort", state.sortDir < 0 ? "descending" : "ascending");
+      var button = el("button", { type: "button", text: col.label });
+      button.addEventListener("click", function () {
+        if (state.sortKey === col.key) state.sortDir = -state.sortDir;
+        else {
+          state.sortKey = col.key;
+          state.sortDir = (col.key === "model" || col.key === "unparseable" || col.key === "n") ? 1 : (col.key === "date" ? -1 : (higherIsBetter(col.key) ? -1 : 1));
+        }
+        renderTable();
+      });
+      th.appendChild(button);
+      head.appendChild(th);
+    });
+    table.appendChild(el("thead", null, head));
+
+    var sorted = rows.slice().sort(function (a, b) {
+      var va = sortValue(a, state.sortKey), vb = sortValue(b, state.sortKey);
+      if (va === null && vb === null) return 0;
+      if (va === null) return 1;
+      if (vb === null) return -1;
+      if (va < vb) return -state.sortDir;
+      if (va > vb) return state.sortDir;
+      return a.model.name < b.model.name ? -1 : 1;
+    });
+    var body = el("tbody");
+    sorted.forEach(function (row, index) {
+      var entry = row.tasks[state.view];
+      var tr = el("tr", { "data-row-id": row.row_id }, el("td", { text: String(index + 1) }), modelCell(row));
+      metrics.forEach(function (m) { tr.appendChild(metricCell(m, entry && own(entry.metrics, m) ? entry.metrics[m] : null)); });
+      var counts = entry ? Object.keys(entry.counts).map(function (c) { return c + ": " + entry.counts[c].total; }).join(", ") : "";
+      tr.appendChild(el("td", { title: counts || "no unparseable counts reported", text: entry ? String(entry.unparseable) : "—" }));
+      tr.appendChild(el("td", { text: entry ? String(entry.n_instances) + (entry.n_original !== null ? " / " + entry.n_original : "") : "—",
+        title: "evaluated / available" }));
+      tr.appendChild(el("td", { class: "sub", title: row.measured_at + (row.night ? " (night " + row.night + ")" : ""),
+        text: row.measured_at.slice(0, 10) }));
+      body.appendChild(tr);
+    });
+    table.appendChild(body);
+  }
+
+  // ---------------------------------------------------------------- failures
+  function renderFailures() {
+    var section = byId("failures-section"), box = byId("failures");
+    clear(box);
+    section.hidden = doc.failures.length === 0;
+    if (!doc.failures.length) return;
+    var table = el("table", { class: "plain" },
+      el("thead", null, el("tr", null, el("th", { text: "Model" }), el("th", { text: "Night" }), el("th", { text: "Failed at" }), el("th", { text: "Error" }))));
+    var body = el("tbody");
+    doc.failures.forEach(function (f) {
+      var error = el("td", null, el("div", { text: f.error.message + (f.error.returncode !== null ? " (exit status " + f.error.returncode + ")" : "") }));
+      if (f.error.stderr_tail) error.appendChild(el("details", null, el("summary", { text: "last lines of stderr" }), el("pre", { text: f.error.stderr_tail })));
+      if (f.log_file) error.appendChild(el("div", { class: "sub", text: "log: " + f.log_file }));
+      body.appendChild(el("tr", null,
+        el("td", null, el("div", { class: "modelname", text: f.name }), el("div", { class: "sub", text: f.backend + (f.model_args ? " · " + f.model_args : "") })),
+        el("td", { text: f.night || "—" }), el("td", { text: f.failed_at }), error));
+    });
+    table.appendChild(body);
+    box.appendChild(table);
+  }
+

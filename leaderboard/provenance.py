@@ -1,0 +1,189 @@
+"""What a leaderboard row records besides scores: the run's settings, the task configs and their
+hashes, and the provenance (versions, dates, options) of one lm-eval run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from .identity import sha256_hex
+from .results import RunOutput
+
+__all__ = [
+    "NOT_OPTIONS", "PROMPT_KEYS", "SEED_KEYS", "config_hash", "iso_utc", "n_samples", "number", "prompt_hash",
+    "provenance", "raw_task_config", "run_settings", "task_config", "task_version",
+]
+
+#: ``configs[task].metadata`` keys that are not run options: bookkeeping or prompt text.
+NOT_OPTIONS = frozenset({"version", "config_source", "prompt_config", "stages_config"})
+#: Task config keys that make up the prompt-template set (with the prompt metadata above).
+PROMPT_KEYS = (
+    "description", "doc_to_text", "doc_to_target", "doc_to_choice", "target_delimiter",
+    "fewshot_delimiter", "gen_prefix", "fewshot_config",
+)
+SEED_KEYS = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+
+
+
+def iso_utc(timestamp: float) -> str:
+    """A UNIX timestamp as ISO 8601 in UTC, seconds precision (``2026-01-31T02:00:00Z``)."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def task_version(run: RunOutput, name: str) -> str | float | int | None:
+    value = (run.results.get("versions") or {}).get(name)
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+def n_samples(run: RunOutput, task: str, which: str) -> int | None:
+    entry = run.results["n-samples"].get(task)
+    value = entry.get(which) if isinstance(entry, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def raw_task_config(run: RunOutput, task: str) -> dict[str, Any]:
+    config = run.results["configs"].get(task)
+    if not isinstance(config, dict):
+        raise ValueError(f"{run.results_path}: field 'configs.{task}' missing or not an object")
+    return config
+
+
+def _model_args(run: RunOutput) -> dict[str, str]:
+    """``config.model_args`` as ``{key: value as text}`` (lm-eval records a string or an object)."""
+    raw = run.results["config"].get("model_args")
+    if isinstance(raw, dict):
+        return {str(key): str(value) for key, value in raw.items()}
+    if isinstance(raw, str):
+        pairs = (part.split("=", 1) for part in raw.split(",") if "=" in part)
+        return {key.strip(): value.strip() for key, value in pairs}
+    return {}
+
+
+def _same_text(value: Any, text: str) -> bool:
+    return str(value).strip().lower() == text.strip().lower()
+
+
+def task_config(run: RunOutput, task: str) -> dict[str, Any]:
+    """``configs[task]`` without what is not a property of the task.
+
+    lm-eval 0.4.13 copies every ``--model_args`` key into each task's ``metadata`` (``metadata =
+    model_args | --metadata``), so ``model=smollm2-135m-instruct`` would make every model's task
+    config different. Keys equal to a model argument are removed (a ``--metadata`` value that
+    overrides one stays), as is the machine-specific ``metadata.config_source`` path.
+    """
+    config = dict(raw_task_config(run, task))
+    metadata = config.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{run.results_path}: field 'configs.{task}.metadata' must be an object")
+    model_args = _model_args(run)
+    config["metadata"] = {
+        key: value for key, value in metadata.items()
+        if key != "config_source" and not (key in model_args and _same_text(value, model_args[key]))
+    }
+    return config
+
+
+def _metadata(run: RunOutput, task: str) -> dict[str, Any]:
+    return task_config(run, task)["metadata"]
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """SHA-256 of a task config (pass :func:`task_config`'s cleaned config)."""
+    return sha256_hex(dict(config))
+
+
+def prompt_hash(config: Mapping[str, Any]) -> str:
+    """SHA-256 of the prompt-defining part of a task config (templates and prompt metadata)."""
+    metadata: Mapping[str, Any] = config["metadata"] if isinstance(config.get("metadata"), dict) else {}
+    part = {key: config.get(key) for key in PROMPT_KEYS}
+    part.update({key: metadata.get(key) for key in ("prompt_config", "stages_config")})
+    return sha256_hex(part)
+
+
+def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
+    config = run.results["config"]
+    limit = number(config.get("limit"))
+    n_shot = run.results.get("n-shot") or {}
+    tasks = {}
+    for task in run.tasks:
+        shots = n_shot.get(task)
+        tasks[task] = {
+            "config_hash": config_hash(task_config(run, task)),
+            "version": task_version(run, task),
+            "num_fewshot": shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
+            "n_original": n_samples(run, task, "original"),
+            "n_effective": n_samples(run, task, "effective"),
+            "options": {k: v for k, v in _metadata(run, task).items() if k not in NOT_OPTIONS},
+        }
+    seeds = {key: config.get(key) for key in SEED_KEYS}
+    fewshot_multiturn = run.results.get("fewshot_as_multiturn")
+    return {
+        "suite_version": suite_version,
+        "lm_eval_version": _string(run.results.get("lm_eval_version")),
+        "limit": limit,
+        "system_instruction_sha": _string(run.results.get("system_instruction_sha")),
+        "fewshot_as_multiturn": fewshot_multiturn if isinstance(fewshot_multiturn, bool) else None,
+        "gen_kwargs": config.get("gen_kwargs"),
+        "seeds": {key: value if isinstance(value, int) and not isinstance(value, bool) else None
+                  for key, value in seeds.items()},
+        "tasks": tasks,
+    }
+
+
+def _string(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _shared_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    option_sets = [entry["options"] for entry in settings["tasks"].values()]
+    first, *rest = option_sets
+    return {key: value for key, value in first.items() if all(other.get(key, object()) == value for other in rest)}
+
+
+def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
+    results, config = run.results, run.results["config"]
+    shared = _shared_options(settings)
+    max_items, seed = shared.get("max_items"), shared.get("seed")
+    run_time = results.get("total_evaluation_time_seconds")
+    try:
+        run_time_seconds = float(run_time) if run_time is not None else None
+    except (TypeError, ValueError):
+        run_time_seconds = None
+    hashes = results.get("task_hashes") or {}
+    return {
+        "suite_version": settings["suite_version"],
+        "lm_eval_version": settings["lm_eval_version"],
+        "transformers_version": _string(results.get("transformers_version")),
+        "git_hash": _string(results.get("git_hash")),
+        "task_config_hashes": {task: entry["config_hash"] for task, entry in settings["tasks"].items()},
+        "task_hashes": {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {},
+        # Per model, not per board: an instruct model run with its own template and a base model
+        # run without it are compared on the same board (as on the Open LLM Leaderboard).
+        "chat_template_applied": bool(results.get("chat_template") or results.get("chat_template_sha")),
+        "chat_template_sha": _string(results.get("chat_template_sha")),
+        "system_instruction_sha": _string(results.get("system_instruction_sha")),
+        "limit": settings["limit"],
+        "items_per_instance": max_items if isinstance(max_items, int) and not isinstance(max_items, bool) else None,
+        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        "run_options": shared,
+        "date": _date(run),
+        "run_time_seconds": run_time_seconds if run_time_seconds is None or run_time_seconds >= 0 else None,
+        "results_file": str(run.results_path),
+        "batch_size": config.get("batch_size"),
+        "device": _string(config.get("device")),
+    }
+
+
+def _date(run: RunOutput) -> str:
+    date = number(run.results.get("date"))
+    if date is None:
+        raise ValueError(f"{run.results_path}: field 'date' (UNIX time of the run) missing or not a number")
+    return iso_utc(date)

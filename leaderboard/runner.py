@@ -1,0 +1,258 @@
+"""Running one model of the nightly build: its ``lm_eval`` subprocess, its log, its row or failure.
+
+Each model runs in its own process group (:func:`run_logged`), so a model that cannot load, crashes
+or hangs past its ``timeout`` is stopped (SIGTERM, then SIGKILL after :data:`KILL_GRACE_SECONDS`)
+without taking the build down; :func:`run_model` turns the outcome into a leaderboard row
+(:mod:`.ingest`) or a failure record. Writing the board is :mod:`.nightly`'s job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+
+from .ingest import BootstrapSettings, ingest_results, iso_utc
+from .modelid import ModelIdentity, identify, slug
+from .modellist import ModelSpec
+from .results import find_results_files
+
+RUNS_DIR = "runs"
+#: Lines of a failed run's stderr kept in the leaderboard.
+STDERR_TAIL_LINES = 30
+#: Seconds between SIGTERM and SIGKILL when a run is stopped.
+KILL_GRACE_SECONDS = 10.0
+
+
+def default_lm_eval() -> str:
+    """The ``lm_eval`` next to this Python (the venv's), else the one on ``PATH``."""
+    found = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or shutil.which("lm_eval")
+    return found or "lm_eval"
+
+
+def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_path: Path) -> list[str]:
+    """The ``lm_eval`` command line of one model's run."""
+    import json
+
+    command = [lm_eval, "--model", spec.backend]
+    if spec.model_args:
+        command += ["--model_args", spec.model_args]
+    command += ["--tasks", spec.tasks]
+    if spec.batch_size is not None:
+        command += ["--batch_size", spec.batch_size]
+    if spec.limit is not None:
+        command += ["--limit", f"{int(spec.limit)}" if float(spec.limit).is_integer() else f"{spec.limit}"]
+    if spec.metadata:
+        command += ["--metadata", json.dumps(spec.metadata, sort_keys=True)]
+    if spec.apply_chat_template:
+        command.append("--apply_chat_template")
+    command += ["--output_path", str(output_path), "--log_samples", "--use_cache", str(cache_path)]
+    command += list(spec.extra_args)
+    return command
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How a subprocess ended."""
+
+    returncode: int | None
+    stderr_tail: str
+    timed_out: bool
+    seconds: float
+
+
+def _kill_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the run's process group, then SIGKILL it if it has not exited after a grace period."""
+    _kill_group(process, signal.SIGTERM)
+    try:
+        process.wait(timeout=KILL_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        _kill_group(process, signal.SIGKILL)
+        process.wait()
+
+
+def run_logged(
+    command: Sequence[str],
+    *,
+    log_file: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> ProcessResult:
+    """Run ``command`` in its own process group, appending its output to ``log_file``.
+
+    Args:
+        command: Program and arguments.
+        log_file: Receives stdout and stderr (appended).
+        env: Environment (default: this process's).
+        timeout: Seconds before the whole process group is stopped.
+        on_output: Called with each output line (progress display).
+
+    Returns:
+        Exit status (``None`` if it had to be killed), the last stderr lines, whether it timed out.
+
+    Raises:
+        KeyboardInterrupt: Re-raised after stopping the process group (Ctrl-C stops the run too).
+    """
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+    lock = threading.Lock()
+    with log_file.open("ab") as log:
+        log.write(f"\n=== {iso_utc(time.time())} $ {' '.join(command)}\n".encode())
+        log.flush()
+        process = subprocess.Popen(
+            list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env or os.environ),
+            start_new_session=True,
+        )
+
+        def pump(stream: IO[bytes], keep: bool) -> None:
+            for raw in stream:
+                with lock:
+                    log.write(raw)
+                text = raw.decode("utf-8", errors="replace").rstrip("\n")
+                last = [piece for piece in text.split("\r") if piece.strip()]
+                if not last:
+                    continue
+                if keep:
+                    tail.append(last[-1])
+                if on_output is not None:
+                    on_output(last[-1])
+
+        assert process.stdout is not None and process.stderr is not None
+        threads = [threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
+                   threading.Thread(target=pump, args=(process.stderr, True), daemon=True)]
+        for thread in threads:
+            thread.start()
+        timed_out = False
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop(process)
+        except BaseException:
+            _stop(process)
+            raise
+        finally:
+            for thread in threads:
+                thread.join(timeout=5)
+    returncode = None if timed_out else process.returncode
+    return ProcessResult(returncode, "\n".join(tail), timed_out, time.monotonic() - started)
+
+
+def embedded_sha_subprocess(name: str) -> str:
+    """GGUF sha256 of an embedded model, resolved (converted on first use) in a subprocess."""
+    import json
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "logic_consistency.cli", "model-path", name],
+        capture_output=True, text=True,
+    )
+    if completed.returncode != 0:
+        tail = "\n".join(completed.stderr.strip().splitlines()[-5:])
+        raise ValueError(f"cannot resolve embedded model {name!r}: {tail}")
+    folder = Path(completed.stdout.strip().splitlines()[-1])
+    manifest = json.loads((folder / "logic_consistency_model.json").read_text(encoding="utf-8"))
+    return str(manifest["gguf_sha256"])
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One model's run: a row, or a failure record."""
+
+    spec: ModelSpec
+    row: dict[str, Any] | None
+    failure: dict[str, Any] | None
+    seconds: float
+    log_file: Path
+
+
+def _failure(spec: ModelSpec, night: str, message: str, *, returncode: int | None = None,
+             stderr_tail: str = "", log_file: Path | None = None) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "backend": spec.backend,
+        "model_args": spec.model_args,
+        "night": night,
+        "failed_at": iso_utc(time.time()),
+        "error": {"message": message, "returncode": returncode, "stderr_tail": stderr_tail},
+        "log_file": str(log_file) if log_file is not None else None,
+    }
+
+
+def _cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
+    revision = re.sub(r"[^A-Za-z0-9._-]+", "-", identity.revision)[:16]
+    return f"{slug(spec.name)}-{revision}"
+
+
+def run_model(
+    spec: ModelSpec,
+    *,
+    night: str,
+    out: Path,
+    cache_dir: Path,
+    lm_eval: str,
+    bootstrap: BootstrapSettings,
+    embedded_sha: Callable[[str], str] = embedded_sha_subprocess,
+    on_output: Callable[[str], None] | None = None,
+) -> RunOutcome:
+    """Run the suite on one model and ingest the result; never raises for a failing model.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (the run's process group is stopped first).
+    """
+    started = time.monotonic()
+    run_dir = out / RUNS_DIR / night / slug(spec.name)
+    log_file = run_dir / "lm_eval.log"
+
+    def failed(message: str, **kwargs: Any) -> RunOutcome:
+        failure = _failure(spec, night, message, log_file=log_file, **kwargs)
+        return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
+
+    try:
+        identity = identify(spec.backend, spec.model_args, name=spec.name, revision=spec.revision,
+                            precision=spec.precision, embedded_sha=embedded_sha)
+    except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
+        return failed(f"cannot identify the model: {error}")
+    command = lm_eval_command(spec, lm_eval=lm_eval, output_path=run_dir,
+                              cache_path=cache_dir / _cache_name(spec, identity))
+    before = {path: path.stat().st_mtime for path in find_results_files(run_dir)} if run_dir.is_dir() else {}
+    try:
+        process = run_logged(command, log_file=log_file, env={**os.environ, **spec.env},
+                             timeout=spec.timeout, on_output=on_output)
+    except OSError as error:
+        return failed(f"cannot start {command[0]}: {error}")
+    if process.timed_out:
+        return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
+    if process.returncode != 0:
+        return failed(f"lm_eval exited with status {process.returncode}", returncode=process.returncode,
+                      stderr_tail=process.stderr_tail)
+    written = [path for path in find_results_files(run_dir)
+               if path not in before or path.stat().st_mtime > before[path]]
+    if not written:
+        return failed(f"lm_eval exited 0 but wrote no results_*.json under {run_dir}",
+                      returncode=0, stderr_tail=process.stderr_tail)
+    newest = max(written, key=lambda path: path.stat().st_mtime)
+    try:
+        row = ingest_results(newest, identity=identity, night=night, bootstrap=bootstrap)
+    except (ValueError, FileNotFoundError) as error:
+        return failed(f"unreadable results: {error}", returncode=0)
+    return RunOutcome(spec, row, None, time.monotonic() - started, log_file)

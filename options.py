@@ -1,0 +1,99 @@
+"""The suite's one way to validate options, and the one place for shared defaults.
+
+Every task family (pairwise options, dataset loaders, causal options) and the leaderboard's model
+list check their options with these functions, so a bad value gives the same kind of error
+everywhere: an :class:`OptionError` (a ``ValueError``) whose message names where the option came
+from (``task 'logic_consistency_caters'``, a file), the key, and what was expected; an unknown key
+names the closest known one (:func:`difflib.get_close_matches`). A value of the wrong type raises
+:class:`OptionTypeError`, which is both an ``OptionError`` and a ``TypeError``.
+
+Like :mod:`logic_consistency.common`, this module imports nothing of the suite: every layer but
+``metrics`` (whose array arguments are checked by ``metrics/_validation.py``) may use it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Iterable
+from typing import Any
+
+__all__ = [
+    "DEFAULT_SEED", "OptionError", "OptionTypeError", "check_bool", "check_choice", "check_int", "check_seed",
+    "closest", "reject_unknown",
+]
+
+#: The default seed of every seeded choice (item subsets, GV randomisation r, causal display order).
+DEFAULT_SEED = 1234
+
+
+class OptionError(ValueError):
+    """An option has a bad value or an unknown key (the message names source and key)."""
+
+
+class OptionTypeError(OptionError, TypeError):
+    """An option has a value of the wrong type."""
+
+
+def _prefix(where: str | None) -> str:
+    return f"{where}: " if where else ""
+
+
+def closest(key: str, known: Iterable[str]) -> str | None:
+    """The known key closest to ``key`` (a likely typo), or ``None``."""
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | None = None,
+                   what: str = "key") -> None:
+    """Raise :class:`OptionError` naming every key not in ``known`` and the closest known ones.
+
+    The message reads ``<where>: unknown key(s) ['colour']; did you mean 'color'?; allowed: [...]``.
+    """
+    unknown = sorted(str(key) for key in keys if key not in known)
+    if not unknown:
+        return
+    suggestions = [f"{key!r} -> {match!r}" for key in unknown if (match := closest(key, known))]
+    hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+    raise OptionError(f"{_prefix(where)}unknown {what}(s) {unknown}{hint}; allowed: {sorted(known)}")
+
+
+def check_int(value: Any, *, name: str, minimum: int | None = None, allow_none: bool = False,
+              where: str | None = None) -> int | None:
+    """``value`` if it is an int (not a bool) ``>= minimum`` (or ``None`` when allowed).
+
+    Raises:
+        OptionTypeError: Not an integer.
+        OptionError: Below ``minimum``.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        expected = "an integer or null" if allow_none else "an integer"
+        raise OptionTypeError(f"{_prefix(where)}{name} must be {expected}, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise OptionError(f"{_prefix(where)}{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def check_seed(value: Any, *, name: str = "seed", where: str | None = None) -> int:
+    """A seed: a non-negative integer (what ``numpy.random.default_rng`` accepts)."""
+    seed = check_int(value, name=name, minimum=0, where=where)
+    assert seed is not None
+    return seed
+
+
+def check_bool(value: Any, *, name: str, where: str | None = None) -> bool:
+    """``value`` if it is ``True`` or ``False`` (no truthy strings)."""
+    if not isinstance(value, bool):
+        raise OptionTypeError(f"{_prefix(where)}{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_choice(value: Any, choices: Collection[Any], *, name: str, where: str | None = None) -> Any:
+    """``value`` if it is one of ``choices``; else an error suggesting the closest choice."""
+    if value not in choices:
+        suggestion = closest(value, [str(c) for c in choices]) if isinstance(value, str) else None
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        raise OptionError(f"{_prefix(where)}{name} must be one of {sorted(choices)}, got {value!r}{hint}")
+    return value

@@ -1,0 +1,67 @@
+"""parse_choice: the generated pairwise answer, read only when it is unambiguous."""
+
+from __future__ import annotations
+
+import pytest
+
+from logic_consistency.tasks.pairwise.parsing import parse_choice
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 1. an explicit final answer (the last one wins)
+        ("Summary A is longer, but Summary B is more coherent. Answer: B", "B"),
+        ("The answer is (A).", "A"),
+        ("Final answer: **B**", "B"),
+        ("Answer: Summary A", "A"),
+        ("answer - B", "B"),
+        ("Answer: A\nOn reflection... Final answer: B", "B"),
+        ("Verdict: A", "A"),
+        # 2. only the option, possibly decorated
+        ("B", "B"),
+        ("  (A)  ", "A"),
+        ("B.", "B"),
+        ("**A**", "A"),
+        ("Summary B", "B"),
+        ("Option A.", "A"),
+        ("passage B", "B"),
+        # 3. the option first, then punctuation or a line break
+        ("B) because it flows better", "B"),
+        ("A.\nThe first summary keeps the order of events.", "A"),
+        ("B: it is more relevant", "B"),
+        ("A, since it answers the query", "A"),
+        ("A - it is earlier", "A"),
+    ],
+)
+def test_unambiguous_answers_are_read(text: str, expected: str) -> None:
+    assert parse_choice(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "I cannot decide.",
+        "Both A and B are fine.",  # both options named, no marker
+        "A summary should be coherent.",  # the article "A", not the option
+        "Neither",
+        "C",
+        "Answer: C",
+        "The better one is B because A rambles",  # no marker, does not start with the option
+    ],
+)
+def test_ambiguous_or_missing_answers_are_none(text: str) -> None:
+    assert parse_choice(text) is None
+
+
+def test_non_text_is_none() -> None:
+    assert parse_choice(None) is None  # type: ignore[arg-type]
+    assert parse_choice(3) is None  # type: ignore[arg-type]
+
+
+def test_custom_choices_are_case_sensitive() -> None:
+    assert parse_choice("Answer: 2", ("1", "2")) == "2"
+    assert parse_choice("1", ("1", "2")) == "1"
+    assert parse_choice("b", ("A", "B")) is None  # lower-case is not the option "B"
+    assert parse_choice("Answer: yes", ("yes", "no")) == "yes"
