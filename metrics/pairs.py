@@ -100,6 +100,99 @@ class PairsResult:
     rhos: list[float]  #: Spearman rho of each run
 
 
+class PairsSorter:
+    """R PairS merge sorts of one item set advanced together, step by step.
+
+    ``wanted()`` lets every unfinished run go as far as the shared ``memo`` of answers allows and
+    returns the ordered pairs (a, b) still needed (none asked before); the caller asks the judge
+    for all of them in one batch and stores P(a better | a as option A) with :meth:`feed`. When
+    ``wanted()`` returns nothing, every run is finished and :meth:`result` scores them. Several
+    sorters (e.g. raw and calibrated) may share one memo.
+    """
+
+    def __init__(
+        self,
+        n_items: int,
+        *,
+        calibrated: bool = False,
+        runs: int = 100,
+        seed: int = 0,
+        memo: dict[tuple[int, int], float] | None = None,
+    ) -> None:
+        self.n_items = check_int(n_items, "n_items", minimum=2)
+        self.runs = check_int(runs, "runs", minimum=1)
+        seed = check_int(seed, "seed", minimum=0)
+        self.calibrated = bool(calibrated)
+        self.memo: dict[tuple[int, int], float] = {} if memo is None else memo
+        rng = np.random.default_rng(seed)
+        self._sorts = [merge_sort_steps(rng.permutation(self.n_items).tolist()) for _ in range(self.runs)]
+        self._pending: list[tuple[int, int] | None] = [None] * self.runs
+        self._results: list[list[int] | None] = [None] * self.runs
+        self.counts = [0] * self.runs
+        for r in range(self.runs):
+            self._advance(r, None)
+
+    def _needed(self, a: int, b: int) -> list[tuple[int, int]]:
+        return [(a, b), (b, a)] if self.calibrated else [(a, b)]
+
+    def _probability(self, a: int, b: int) -> float:
+        if self.calibrated:
+            return (self.memo[(a, b)] + 1.0 - self.memo[(b, a)]) / 2.0
+        return self.memo[(a, b)]
+
+    def _advance(self, r: int, answer: float | None) -> None:
+        try:
+            self._pending[r] = next(self._sorts[r]) if answer is None else self._sorts[r].send(answer)
+        except StopIteration as stop:
+            self._pending[r], self._results[r] = None, stop.value
+
+    def wanted(self) -> list[tuple[int, int]]:
+        """Advance every run as far as the memo allows; the pairs needed next (sorted)."""
+        for r in range(self.runs):
+            while (pair := self._pending[r]) is not None and all(p in self.memo for p in self._needed(*pair)):
+                self.counts[r] += 1
+                self._advance(r, self._probability(*pair))
+        return sorted({p for q in self._pending if q is not None for p in self._needed(*q) if p not in self.memo})
+
+    def feed(self, pairs: Sequence[tuple[int, int]], answers: Sequence[float]) -> None:
+        """Store the judge's answers P(a better | a as option A) for ``pairs`` in the memo."""
+        if len(answers) != len(pairs):
+            raise ValueError(f"judge returned {len(answers)} answers for {len(pairs)} pairs")
+        for pair, answer in zip(pairs, answers, strict=True):
+            value = float(answer)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"judge returned {answer!r} for pair {pair}; expected a probability in [0, 1]")
+            self.memo[pair] = value
+
+    def result(self, human_scores: ArrayLike, *, model_calls: int, rounds: int) -> PairsResult:
+        """Spearman rho of every finished run against ``human_scores``, and the costs."""
+        human = np.asarray(human_scores, dtype=np.float64)
+        if human.shape != (self.n_items,) or not np.isfinite(human).all():
+            raise ValueError(f"human_scores must be {self.n_items} finite numbers, got shape {human.shape}")
+        if np.ptp(human) == 0:
+            raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
+        if any(order is None for order in self._results):
+            raise RuntimeError("result() called before every run finished; call wanted() until it is empty")
+        rhos: list[float] = []
+        orders: list[list[int]] = []
+        for order in self._results:
+            assert order is not None
+            position = np.empty(self.n_items)
+            position[order] = np.arange(self.n_items)
+            rhos.append(ranking_spearman(position, human))
+            orders.append(order[::-1])
+        return PairsResult(
+            spearman=float(np.mean(rhos)),
+            spearman_std=float(np.std(rhos)),
+            comparisons=float(np.mean(self.counts)),
+            model_calls=model_calls,
+            rounds=rounds,
+            all_pairs=self.n_items * (self.n_items - 1),
+            orders=orders,
+            rhos=rhos,
+        )
+
+
 def pairs_rank(
     n_items: int,
     judge: BatchJudge,
@@ -112,10 +205,10 @@ def pairs_rank(
 ) -> PairsResult:
     """Rank n items R times by PairS merge sort and correlate each ranking with human scores.
 
-    All runs advance together: in each round every unfinished run proceeds until it needs a
-    comparison that no run has asked before, the needed ordered pairs of all runs are sent to
-    ``judge`` in one batch, and the answers go into the shared memo. The number of rounds is what
-    an evaluation harness pays in sequential batched model calls.
+    All runs advance together (:class:`PairsSorter`): in each round every unfinished run proceeds
+    until it needs a comparison that no run has asked before, the needed ordered pairs of all runs
+    are sent to ``judge`` in one batch, and the answers go into the shared memo. The number of
+    rounds is what an evaluation harness pays in sequential batched model calls.
 
     Args:
         n_items: number of items N >= 2.
@@ -129,88 +222,25 @@ def pairs_rank(
             raw and the calibrated ranking to avoid asking a pair twice).
 
     Returns:
-        :class:`PairsResult`.
+        :class:`PairsResult` (``model_calls`` counts the pairs this call asked the judge).
 
     Raises:
         ValueError: invalid arguments, or the judge returned a wrong number of answers or a value
             outside [0, 1].
         UndefinedMetricError: human scores constant (Spearman undefined).
     """
-    n_items = check_int(n_items, "n_items", minimum=2)
-    runs = check_int(runs, "runs", minimum=1)
-    seed = check_int(seed, "seed", minimum=0)
     human = np.asarray(human_scores, dtype=np.float64)
-    if human.shape != (n_items,) or not np.isfinite(human).all():
+    if human.shape != (check_int(n_items, "n_items", minimum=2),) or not np.isfinite(human).all():
         raise ValueError(f"human_scores must be {n_items} finite numbers, got shape {human.shape}")
     if np.ptp(human) == 0:
         raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
-    memo = {} if memo is None else memo
-    asked_before = set(memo)
-    rng = np.random.default_rng(seed)
-
-    def needed(a: int, b: int) -> list[tuple[int, int]]:
-        return [(a, b), (b, a)] if calibrated else [(a, b)]
-
-    def probability(a: int, b: int) -> float:
-        if calibrated:
-            return (memo[(a, b)] + 1.0 - memo[(b, a)]) / 2.0
-        return memo[(a, b)]
-
-    sorts: list[_Sort] = []
-    pending: list[tuple[int, int] | None] = []
-    counts = [0] * runs
-    results: list[list[int] | None] = [None] * runs
-    for _ in range(runs):
-        sort = merge_sort_steps(rng.permutation(n_items).tolist())
-        sorts.append(sort)
-        pending.append(None)
-
-    def advance(r: int, answer: float | None) -> None:
-        try:
-            pending[r] = sorts[r].send(answer) if answer is not None else next(sorts[r])
-        except StopIteration as stop:
-            pending[r], results[r] = None, stop.value
-
-    for r in range(runs):
-        advance(r, None)
-    rounds = 0
-    while True:
-        # Let every run go as far as the memo allows.
-        for r in range(runs):
-            while pending[r] is not None and all(p in memo for p in needed(*pending[r])):
-                counts[r] += 1
-                advance(r, probability(*pending[r]))
-        wanted = sorted({p for q in pending if q is not None for p in needed(*q) if p not in memo})
-        if not wanted:
-            break
-        answers = list(judge(wanted))
+    sorter = PairsSorter(n_items, calibrated=calibrated, runs=runs, seed=seed, memo=memo)
+    rounds = asked = 0
+    while wanted := sorter.wanted():
+        sorter.feed(wanted, list(judge(wanted)))
         rounds += 1
-        if len(answers) != len(wanted):
-            raise ValueError(f"judge returned {len(answers)} answers for {len(wanted)} pairs")
-        for pair, answer in zip(wanted, answers, strict=True):
-            value = float(answer)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"judge returned {answer!r} for pair {pair}; expected a probability in [0, 1]")
-            memo[pair] = value
-
-    rhos: list[float] = []
-    orders: list[list[int]] = []
-    for order in results:
-        assert order is not None  # every run finished: the loop ends only when none is pending
-        position = np.empty(n_items)
-        position[order] = np.arange(n_items)
-        rhos.append(ranking_spearman(position, human))
-        orders.append(order[::-1])
-    return PairsResult(
-        spearman=float(np.mean(rhos)),
-        spearman_std=float(np.std(rhos)),
-        comparisons=float(np.mean(counts)),
-        model_calls=len(set(memo) - asked_before),
-        rounds=rounds,
-        all_pairs=n_items * (n_items - 1),
-        orders=orders,
-        rhos=rhos,
-    )
+        asked += len(wanted)
+    return sorter.result(human, model_calls=asked, rounds=rounds)
 
 
 def judge_from_prefs(prefs: ArrayLike) -> BatchJudge:
