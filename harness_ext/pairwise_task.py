@@ -183,7 +183,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 name: (total, False)
                 if name == "unparseable"
                 # 0.5 is ideal for position bias: neither higher nor lower is better.
-                else (mean, None if name in ("position_bias", "p_first_mean") else True)
+                else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
         )
