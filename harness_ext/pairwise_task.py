@@ -65,7 +65,7 @@ eval_logger = logging.getLogger(__name__)
 
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
-PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
+PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,16 @@ class PairwiseOptions:
             return ValueError(f"task {task!r}: {message}")
 
         prompts = prompt_config.get("prompts")
+        template_id = prompt_config.get("template_id")
+        if template_id is not None:
+            # Paraphrase robustness: `paraphrases` is a list of {normal, negated} templates and
+            # `template_id` (1-based) picks one of them instead of `prompts`.
+            paraphrases = prompt_config.get("paraphrases")
+            if not isinstance(paraphrases, list) or not paraphrases:
+                raise fail("template_id needs a non-empty 'paraphrases' list of {normal, negated} templates")
+            if not isinstance(template_id, int) or isinstance(template_id, bool) or not 1 <= template_id <= len(paraphrases):
+                raise fail(f"template_id must be an integer in 1..{len(paraphrases)}, got {template_id!r}")
+            prompts = paraphrases[template_id - 1]
         if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
             raise fail("prompts must be a mapping with at least a 'normal' template")
         unknown = set(prompts) - set(_VARIANTS)
@@ -173,6 +183,9 @@ class PairwiseConsistencyTask(PromptedTask):
         self.options = PairwiseOptions.from_config(
             self.extra_config, self.config.metadata or {}, task=self.config.task
         )
+        if self.extra_config.get("template_id") is not None:
+            # record the prompts actually used, not all paraphrases
+            self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
         if self.OUTPUT_TYPE not in ("loglikelihood", "generate_until"):
             raise ValueError(
                 f"task {self.config.task!r}: output_type must be loglikelihood or generate_until, "
