@@ -13,6 +13,8 @@ Commands:
   confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
 * ``logic-consistency repair INPUT --out DIR``: REPAIR-ed (consistent, augmented) fine-tuning data
   from pairwise preferences (``tasks/pairwise/repair.py``);
+* ``logic-consistency correlate RESULTS... [--out DIR]``: correlations of the consistency metrics
+  with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
@@ -31,6 +33,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.gv.export",
     "logic_consistency.tasks.causal.report",
     "logic_consistency.tasks.pairwise.repair",
+    "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
 )
 
