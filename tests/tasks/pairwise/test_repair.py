@@ -139,3 +139,20 @@ def test_reads_pairwise_log_samples(tmp_path):
     assert len(prefs["i0"].comparisons) == 5
     assert all(c.winner == c.first for c in prefs["i0"].comparisons)
     assert data_statistics(prefs, ks=(3,))["s_comm"] == 0.0
+
+
+def test_reads_loglikelihood_log_samples_as_logged_by_lm_eval(tmp_path):
+    # lm-eval logs each log-likelihood as strings [logprob, is_greedy]; two per judgement (A, B).
+    # The judge prefers the item with the larger index, whichever side it is shown on.
+    pairs = [(0, 1), (1, 0)]
+    resps = []
+    for i, j in pairs:
+        a_better = i > j
+        resps += [[[str(-0.1 if a_better else -2.0), "False"]], [[str(-2.0 if a_better else -0.1), "False"]]]
+    sample = {"doc": {"instance_id": "i1", "items": ["p", "q"], "item_ids": ["P", "Q"]}, "resps": resps}
+    path = tmp_path / "samples_logic_consistency_caters_2026-01-01T00-00-00.000000.jsonl"
+    path.write_text(json.dumps(sample) + "\n")
+    prefs, unparseable = from_samples(path)
+    assert unparseable == 0
+    assert [(c.first, c.second, c.winner) for c in prefs["i1"].comparisons] == [("P", "Q", "Q"), ("Q", "P", "Q")]
+    assert data_statistics(prefs, ks=(3,))["s_comm"] == 1.0
