@@ -134,6 +134,10 @@ def elo_ratings(
     return np.where(seen, ratings, np.nan)
 
 
+#: Decimals kept of the Bradley-Terry log-strengths (see :func:`bradley_terry`).
+BT_DECIMALS = 6
+
+
 def bradley_terry(
     winners: ArrayLike, losers: ArrayLike, n_items: int, *, alpha: float = 0.01
 ) -> NDArray[np.float64]:
@@ -169,6 +173,10 @@ def bradley_terry(
         raise UndefinedMetricError("Bradley-Terry needs at least one comparison")
     data = list(zip(win.tolist(), lose.tolist(), strict=True))
     params = np.asarray(choix.ilsr_pairwise(n_items, data, alpha=alpha), dtype=np.float64)
+    # choix stops at an L1 change of 1e-8, so strengths that the data leave equal (e.g. every
+    # item winning as often as it loses) come back differing in the last digits; such noise is not
+    # evidence and must not become a ranking, so strengths are rounded to BT_DECIMALS decimals.
+    params = np.round(params, BT_DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
     seen = np.bincount(np.concatenate([win, lose]), minlength=n_items) > 0
     return np.where(seen, params, np.nan)
 

@@ -69,3 +69,14 @@ def test_invalid_comparisons():
         win_loss_rate([3], [1], 3)
     with pytest.raises(ValueError, match="same length"):
         win_loss_rate([0, 1], [1], 3)
+
+
+def test_bradley_terry_leaves_balanced_items_tied():
+    # an always-"A" judge asked both orders: every item wins as often as it loses
+    n = 5
+    prefs = np.ones((n, n))
+    winners, losers = comparisons_from_prefs(prefs)
+    strengths = bradley_terry(winners, losers, n)
+    assert np.ptp(strengths) == 0
+    with pytest.raises(UndefinedMetricError):
+        ranking_spearman(strengths, np.arange(n, dtype=float))
