@@ -447,6 +447,9 @@ def _run(args: argparse.Namespace) -> int:
     for label, key in rows:
         print(f"{label:14}{_fmt(before[key]):>10}{_fmt(after[key]):>12}")
     print(f"records with negated relations: {len(with_negated)}")
+    if after["comparisons"] == 0:
+        print("warning: no pair could be ordered, every instance's items are tied (for example the "
+              "judgements of a judge that always picks the first-shown option); the output files are empty")
     print(f"agreement of the refined ranking with the input: {agree['agreement']:.4f} (tied: {agree['tied']:.4f})")
     for target in targets:
         print(f"wrote {target}")

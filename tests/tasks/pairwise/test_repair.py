@@ -156,3 +156,12 @@ def test_reads_loglikelihood_log_samples_as_logged_by_lm_eval(tmp_path):
     assert unparseable == 0
     assert [(c.first, c.second, c.winner) for c in prefs["i1"].comparisons] == [("P", "Q", "Q"), ("Q", "P", "Q")]
     assert data_statistics(prefs, ks=(3,))["s_comm"] == 1.0
+
+
+def test_cli_warns_when_everything_is_tied(tmp_path, capsys):
+    # an always-first judge asked both orders: every item wins as often as it loses
+    rows = [("a", "b", "a"), ("b", "a", "b"), ("a", "c", "a"), ("c", "a", "c"), ("b", "c", "b"), ("c", "b", "c")]
+    source = write_prefs(tmp_path / "prefs.jsonl", rows=rows)
+    assert main(["repair", str(source), "--out", str(tmp_path / "out")]) == 0
+    assert "no pair could be ordered" in capsys.readouterr().out
+    assert (tmp_path / "out" / "repaired.jsonl").read_text() == ""
