@@ -61,8 +61,10 @@ def test_win_loss_ties_stay_uncompared():
     repaired = repair({"x": instance})["x"]
     pairs = {frozenset((c.first, c.second)) for c in repaired.comparisons}
     assert pairs == {frozenset("ab"), frozenset("ac")}  # b = c: not compared (Figure 6)
-    for method in ("elo", "bt"):
-        assert len(repair({"x": instance}, method=method)["x"].comparisons) == 6
+    # Elo depends on the order of the comparisons and separates b from c (Appendix N)
+    assert len(repair({"x": instance}, method="elo")["x"].comparisons) == 6
+    # Bradley-Terry: b and c are symmetric, so equal up to convergence noise, which is rounded away
+    assert len(repair({"x": instance}, method="bt")["x"].comparisons) == 4
 
 
 def test_chat_records_both_orders_and_negated(tmp_path):
