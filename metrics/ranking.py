@@ -148,8 +148,9 @@ def bradley_terry(
     plain ML estimate does not exist when the comparison graph is not strongly connected (e.g. an
     item that never loses, common with sparse data), so a small regularisation ``alpha`` (choix's
     transition-rate prior) is used by default; ``alpha=0`` gives the unregularised estimate when
-    it exists. As Appendix N notes, B-T breaks ties that the data leaves open (A > B, A > C gives
-    B and C slightly different scores only through regularisation).
+    it exists. Appendix N says B-T gives B and C "slightly different scores" for {A > B, A > C};
+    B and C are symmetric there, so their ML (and regularised) strengths are equal and any
+    difference is convergence noise, which is rounded away here (they stay tied).
 
     Args:
         winners: winner index of each comparison.
