@@ -6,7 +6,7 @@ with ``--out DIR``, writes (JSON + PNG scatter plots):
 * **Paraphrase spread** (Liu et al., section 3.2): for every run and dataset that ran the
   ``*_paraNN`` tasks, each metric's min, max, mean and sample std over the templates;
 * **Consistency vs human agreement** (Figure 5): Pearson and Spearman (with n) of each of s_tran(K),
-  s_comm, s_neg and position_bias against H, over all points (one point = one run x one pairwise
+  s_comm, s_neg, position_bias and p_first_mean against H, over all points (one point = one run x one pairwise
   task, e.g. a model under one template), per dataset and pooled;
 * **Transitivity vs self-agreement** (Figure 4): per dataset, one point per run: s_tran(K) of the
   run's plain task (log-likelihood; else its CoT task) against ``self_agreement`` of its ``*_cot_sc``
@@ -32,7 +32,7 @@ from logic_consistency.metrics.correlation import correlation, spread
 __all__ = ["add_cli", "collect_points", "correlation_report", "read_results"]
 
 _TASK = re.compile(r"^logic_consistency_(?P<dataset>[a-z]+?)(?:_(?P<variant>para\d+|cot_sc|cot|generate|pairs))?$")
-CONSISTENCY = ("s_comm", "s_neg", "position_bias")
+CONSISTENCY = ("s_comm", "s_neg", "position_bias", "p_first_mean")
 SPREAD_METRICS = ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement", "position_bias", "p_first_mean")
 
 
