@@ -11,6 +11,10 @@ Commands:
   fine-tuning from GV ``--log_samples`` files (``tasks/gv/export.py``);
 * ``logic-consistency causal-confusion SAMPLES... --out DIR``: the causal paper's Figure 4
   confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
+* ``logic-consistency repair INPUT --out DIR``: REPAIR-ed (consistent, augmented) fine-tuning data
+  from pairwise preferences (``tasks/pairwise/repair.py``);
+* ``logic-consistency correlate RESULTS... [--out DIR]``: correlations of the consistency metrics
+  with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
@@ -28,6 +32,8 @@ from collections.abc import Sequence
 SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.gv.export",
     "logic_consistency.tasks.causal.report",
+    "logic_consistency.tasks.pairwise.repair",
+    "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
 )
 

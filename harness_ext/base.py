@@ -8,7 +8,7 @@ formats any text with them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -87,8 +87,8 @@ class PromptedTask(ConfigurableTask):
         """What separates a prompt from a scored continuation (nothing after a chat template)."""
         return "" if self._render_kwargs.get("apply_chat_template") else self.config.target_delimiter
 
-    def declare_metrics(self, specs: dict[str, tuple[Any, bool]]) -> None:
-        """Declare per-document metrics: ``{name: (aggregation, higher_is_better)}``.
+    def declare_metrics(self, specs: Mapping[str, tuple[Any, bool | None]]) -> None:
+        """Declare per-document metrics: ``{name: (aggregation, higher_is_better)}`` (``None``: no direction).
 
         Declared in code rather than a YAML ``metric_list`` when the names depend on options, and
         so that lm-eval never looks the names up on the HF evaluate hub.

@@ -19,3 +19,4 @@ out=${OUTPUT_PATH:-results/quickstart}
   --metadata "{\"max_items\": ${MAX_ITEMS:-5}}" \
   --output_path "$out" --log_samples "$@"
 echo "results JSON: $(ls -t "$out"/*/results_*.json | head -n 1)"
+echo "Reading the pairwise scores: a degenerate judge that always picks the first-shown option has position_bias = 1.0 (0.5 is unbiased), s_comm = 0, s_neg = 0 and H = 0.5 while s_tran stays 1, so read s_tran only together with position_bias and s_comm."

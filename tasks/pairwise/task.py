@@ -30,7 +30,15 @@ Scoring follows the YAML ``output_type``:
 Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_items": 6}'``):
 ``max_items`` (cap items per instance, seeded subset, applied by this class), ``seed``, ``ks``
 (transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
-sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders).
+sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders),
+``pairs_runs`` (runs of the PairS replay over the collected matrix, default 100 as in the paper's
+Table 4; 0 = off).
+
+Besides s_tran/s_comm/s_neg/H every task reports ``position_bias`` (share of judgements won by the
+first-shown option; 0.5 unbiased, 1.0 = always "A") and, with log-likelihoods, ``p_first_mean``
+(mean P(option A)); rank aggregation from the full matrix (``rank_spearman_win_loss``,
+``rank_spearman_bt``) and PairS replayed on it (``pairs_spearman``, ``pairs_spearman_calibrated``,
+``pairs_comparisons_ratio``), all at no extra model calls.
 
 Per-document metrics are averaged over instances with lm-eval's ``mean`` (so its standard error is
 reported); a metric that is undefined for an instance (every judgement unparseable, all human scores
@@ -55,14 +63,17 @@ from lm_eval.api.metrics import mean
 from logic_consistency.common import select_item_indices
 from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
+from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
+from logic_consistency.metrics.position_bias import p_first_mean, position_bias
+from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.pairwise.parsing import parse_choice
-from logic_consistency.metrics import pairwise_consistency
 
 eval_logger = logging.getLogger(__name__)
 
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
-PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices")
+PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
 
 
 def _parameters(loader: Any) -> dict[str, inspect.Parameter]:
@@ -118,6 +129,7 @@ class PairwiseOptions:
     calibrated: bool
     transitivity_samples: int | None
     seed: int
+    pairs_runs: int = 100
 
     @classmethod
     def from_config(
@@ -136,6 +148,16 @@ class PairwiseOptions:
             return ValueError(f"task {task!r}: {message}")
 
         prompts = prompt_config.get("prompts")
+        template_id = prompt_config.get("template_id")
+        if template_id is not None:
+            # Paraphrase robustness: `paraphrases` is a list of {normal, negated} templates and
+            # `template_id` (1-based) picks one of them instead of `prompts`.
+            paraphrases = prompt_config.get("paraphrases")
+            if not isinstance(paraphrases, list) or not paraphrases:
+                raise fail("template_id needs a non-empty 'paraphrases' list of {normal, negated} templates")
+            if not isinstance(template_id, int) or isinstance(template_id, bool) or not 1 <= template_id <= len(paraphrases):
+                raise fail(f"template_id must be an integer in 1..{len(paraphrases)}, got {template_id!r}")
+            prompts = paraphrases[template_id - 1]
         if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
             raise fail("prompts must be a mapping with at least a 'normal' template")
         reject_unknown(prompts, _VARIANTS, where=f"task {task!r}: prompts", what="variant")
@@ -172,7 +194,11 @@ class PairwiseOptions:
         where = f"task {task!r}"
         seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
         calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
+        pairs_runs = metadata.get("pairs_runs", 100)
+        if not isinstance(pairs_runs, int) or isinstance(pairs_runs, bool) or pairs_runs < 0:
+            raise fail(f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
         return cls(
+            pairs_runs=pairs_runs,
             templates=templates,
             answer_instruction=instructions[style],
             choices=(choices[0], choices[1]),
@@ -181,6 +207,15 @@ class PairwiseOptions:
             transitivity_samples=samples,
             seed=seed,
         )
+
+
+#: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
+#: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
+RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
+#: PairS (merge sort with the judge as comparator) replayed on the same matrix: exact for a
+#: deterministic judge (log-likelihoods or greedy decoding), since every comparison PairS asks is
+#: one of the matrix's prompts. Mean over ``pairs_runs`` seeded random initial orders.
+PAIRS_METRICS = ["pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"]
 
 
 class PairwiseConsistencyTask(PromptedTask):
@@ -202,7 +237,10 @@ class PairwiseConsistencyTask(PromptedTask):
             )
         self.declare_metrics(
             {
-                name: (total, False) if name == "unparseable" else (mean, True)
+                name: (total, False)
+                if name == "unparseable"
+                # 0.5 is ideal for position bias: neither higher nor lower is better.
+                else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
         )
@@ -211,6 +249,9 @@ class PairwiseConsistencyTask(PromptedTask):
         """Validate prompts and run options before any data loads (errors name task and key)."""
         task = str(config.get("task"))
         self.options = PairwiseOptions.from_config(self.extra_config, config.get("metadata") or {}, task=task)
+        if self.extra_config.get("template_id") is not None and "paraphrases" in self.extra_config:
+            # record the prompts actually used, not all paraphrases
+            self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
         self._max_items = (config.get("metadata") or {}).get("max_items")
         loader = config.get("custom_dataset")
         if callable(loader):
@@ -243,7 +284,13 @@ class PairwiseConsistencyTask(PromptedTask):
         names = [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
         if "negated" in self.options.templates:
             names.append("s_neg")
-        names += ["human_agreement", "unparseable"]
+        names += ["human_agreement", "position_bias"]
+        if not self._generate:
+            names.append("p_first_mean")
+        names += RANKING_METRICS
+        if self.options.pairs_runs:
+            names += PAIRS_METRICS
+        names.append("unparseable")
         return names
 
     # ------------------------------------------------------------------ prompts
@@ -314,6 +361,50 @@ class PairwiseConsistencyTask(PromptedTask):
                 matrices[variant][i, j] = 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
         return matrices["normal"], matrices.get("negated"), unparseable
 
+    def bias_and_ranking(self, doc: dict[str, Any], prefs: np.ndarray) -> dict[str, float | None]:
+        """Position bias, rank aggregation and PairS of one instance from its ``normal`` matrix.
+
+        ``pairs_comparisons_ratio`` is the mean number of PairS comparisons per run divided by
+        n (n - 1), the number of ordered pairs the full matrix asks. A metric that cannot be
+        computed for the instance (every judgement missing; PairS needs a pair the model left
+        unparseable; no human scores or all tied) is None.
+        """
+
+        def guarded(compute: Any) -> Any:
+            try:
+                return compute()
+            except UndefinedMetricError:
+                return None
+
+        out: dict[str, float | None] = {
+            "position_bias": guarded(lambda: position_bias(prefs, nan_policy="omit")),
+            "p_first_mean": guarded(lambda: p_first_mean(prefs, nan_policy="omit")),
+        }
+        human = doc.get("human_scores")
+        n = prefs.shape[0]
+        if human is None or np.ptp(np.asarray(human, dtype=float)) == 0:
+            return out
+        winners, losers = comparisons_from_prefs(prefs, nan_policy="omit")
+        if winners.size:
+            for name, method in (("rank_spearman_win_loss", "win_loss"), ("rank_spearman_bt", "bradley_terry")):
+                out[name] = guarded(
+                    lambda method=method: ranking_spearman(
+                        rank_scores(winners, losers, n, method=method), human, nan_policy="omit"
+                    )
+                )
+        if self.options.pairs_runs and not np.isnan(prefs[~np.eye(n, dtype=bool)]).any():
+            memo: dict[tuple[int, int], float] = {}
+            judge = judge_from_prefs(prefs)
+            for name, calibrated in (("pairs_spearman", False), ("pairs_spearman_calibrated", True)):
+                result = pairs_rank(
+                    n, judge, human, calibrated=calibrated, runs=self.options.pairs_runs,
+                    seed=self.options.seed, memo=memo,
+                )
+                out[name] = result.spearman
+                if not calibrated:
+                    out["pairs_comparisons_ratio"] = result.comparisons / result.all_pairs
+        return out
+
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Score one instance; undefined metrics are omitted (never reported as 0 or 1)."""
         if self.predict_only():
@@ -333,6 +424,7 @@ class PairwiseConsistencyTask(PromptedTask):
             # this instance (e.g. all human scores tied) comes back as None instead of raising.
             nan_policy="omit",
         )
+        scores.update(self.bias_and_ranking(doc, prefs))
         out: dict[str, Any] = {}
         for name in self.metric_names():
             if name == "unparseable":

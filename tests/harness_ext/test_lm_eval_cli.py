@@ -65,6 +65,8 @@ def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
             value = metrics[f"{name},none"]
             assert 0.0 <= value <= 1.0, (task, name, value)
         assert metrics["unparseable,none"] == 0
+        assert 0.0 <= metrics["position_bias,none"] <= 1.0
+        assert 0.0 <= metrics["p_first_mean,none"] <= 1.0
     for group in ("logic_consistency", "logic_consistency_pairwise"):
         assert 0.0 <= results["results"][group]["s_comm,none"] <= 1.0
     # the two-stage families ran in the same command: every GV and causal task reports its

@@ -262,3 +262,12 @@ def test_model_arguments_copied_into_task_metadata_do_not_change_the_board(
     changed = ingest_results(run_copy(overridden), name="dummy", bootstrap=BOOT)
     assert changed["settings_id"] != row["settings_id"]
     assert changed["provenance"]["run_options"]["dtype"] == "bfloat16"
+
+
+def test_position_bias_reaches_the_board_without_a_direction(row: dict[str, Any]) -> None:
+    for task in ("logic_consistency_summeval", "logic_consistency_pairwise", "logic_consistency"):
+        metrics = row["tasks"][task]["metrics"]
+        for name in ("position_bias", "p_first_mean"):
+            assert 0.0 <= metrics[name]["score"] <= 1.0, (task, name)
+            # 0.5 is ideal: neither higher nor lower is better
+            assert metrics[name]["higher_is_better"] is None, (task, name)

@@ -135,3 +135,35 @@ def test_log_samples_keep_every_prompt() -> None:
 def test_bad_options_name_the_key() -> None:
     with pytest.raises(ValueError, match="max_items"):
         _run(ScriptedJudge(perfect), "toy_pairwise", metadata={"max_items": 2})
+
+
+def test_position_bias_is_one_for_an_always_a_judge() -> None:
+    metrics = _metrics(_run(ScriptedJudge(always_a), "toy_pairwise"), "toy_pairwise")
+    assert metrics["position_bias"] == 1.0
+    # log-likelihood scoring: P(A) = 0.9 / (0.9 + 0.1) in every prompt
+    assert metrics["p_first_mean"] == pytest.approx(0.9)
+
+
+def test_consistent_judge_is_unbiased_and_ranks_perfectly() -> None:
+    results = _run(ScriptedJudge(perfect), "toy_pairwise")
+    metrics = _metrics(results, "toy_pairwise")
+    assert metrics["position_bias"] == 0.5
+    assert metrics["p_first_mean"] == pytest.approx(0.5)
+    for name in ("rank_spearman_win_loss", "rank_spearman_bt", "pairs_spearman", "pairs_spearman_calibrated"):
+        assert metrics[name] == pytest.approx(1.0), name
+    # PairS sorts 5 and 4 items with at most 8 and 5 comparisons of 20 and 12 ordered pairs
+    assert 0 < metrics["pairs_comparisons_ratio"] <= (8 / 20 + 5 / 12) / 2
+    assert results["higher_is_better"]["toy_pairwise"]["position_bias"] is None
+
+
+def test_generation_reports_position_bias_without_p_first() -> None:
+    metrics = _metrics(_run(ScriptedJudge(always_a), "toy_pairwise_generate"), "toy_pairwise_generate")
+    assert metrics["position_bias"] == 1.0
+    assert "p_first_mean" not in metrics
+
+
+def test_pairs_replay_can_be_switched_off() -> None:
+    metrics = _metrics(_run(ScriptedJudge(perfect), "toy_pairwise", metadata={"pairs_runs": 0}), "toy_pairwise")
+    assert "pairs_spearman" not in metrics and "rank_spearman_win_loss" in metrics
+    with pytest.raises(ValueError, match="pairs_runs"):
+        _run(ScriptedJudge(perfect), "toy_pairwise", metadata={"pairs_runs": -1})

@@ -1,0 +1,109 @@
+"""Self-agreement of sampled judgements (Liu et al., "Aligning with Logic", section 3.1, Figure 4).
+
+The paper samples chain-of-thought judgements at temperature 0.7 and defines self-agreement as
+"the percentage of outputs that agree with the majority judgment across multiple samples",
+ranging from 0.5 to 1 (10 samples in Figure 4).
+
+Input convention: ``samples`` is a 2-D array with one row per judgement (one prompt, e.g. one
+ordered pair of one instance) and one column per sample; 1.0 = the sample picked option A,
+0.0 = option B, NaN = the sample's answer was unparseable.
+
+Choices the paper leaves open (documented here, used by the self-agreement tasks):
+
+* Unparseable samples are left out of their row: the share is taken over the parsed samples of
+  the row (counted separately by the caller); a row with no parsed sample has no self-agreement
+  and is left out of the mean, and if no row is left the metric is undefined (raises).
+* Majority ties (e.g. 5 A and 5 B out of 10): the share of the majority choice is 0.5 whichever
+  side is called the majority, so self-agreement needs no tie rule. The *majority judgement*
+  (:func:`majority_choice`, used to score s_tran / s_comm / s_neg / H of the majority) has no
+  winner on a tie and is returned as missing (NaN), like an unparseable answer, rather than
+  guessed; callers count such ties.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import UndefinedMetricError
+
+
+def _validate_samples(samples: ArrayLike) -> NDArray[np.float64]:
+    array = np.asarray(samples)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"samples must be a numeric array of 0/1/NaN, got dtype {array.dtype}")
+    if array.ndim != 2:
+        raise ValueError(
+            f"samples must be 2-D (judgements x samples), got {array.ndim}-D shape {array.shape}"
+        )
+    if array.shape[1] < 1:
+        raise ValueError(f"samples must have at least one sample per judgement, got shape {array.shape}")
+    values = array.astype(np.float64)
+    parsed = ~np.isnan(values)
+    if not np.isin(values[parsed], (0.0, 1.0)).all():
+        raise ValueError("samples must hold only 1.0 (option A), 0.0 (option B) or NaN (unparseable)")
+    return values
+
+
+def majority_shares(samples: ArrayLike) -> NDArray[np.float64]:
+    """Per judgement, the share of parsed samples that agree with the majority choice.
+
+    share = max(#A, #B) / (#A + #B); NaN for a row without a parsed sample.
+
+    Args:
+        samples: judgements x samples array of 1.0 / 0.0 / NaN (module conventions).
+
+    Returns:
+        1-D array of shares in [0.5, 1] (NaN where undefined).
+
+    Raises:
+        ValueError: ``samples`` not 2-D, or values other than 0, 1, NaN.
+    """
+    values = _validate_samples(samples)
+    n_a = np.nansum(values, axis=1)
+    n_parsed = (~np.isnan(values)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.maximum(n_a, n_parsed - n_a) / n_parsed
+    return np.where(n_parsed > 0, shares, np.nan)
+
+
+def self_agreement(samples: ArrayLike) -> float:
+    """Self-agreement: mean over judgements of the share of samples agreeing with the majority.
+
+    self_agreement = 1 / |R| * sum_{r in R} max(#A_r, #B_r) / (#A_r + #B_r), over the rows R with
+    at least one parsed sample (Liu et al., section 3.1; Figure 4 uses 10 samples at
+    temperature 0.7). Ranges from 0.5 (coin flip) to 1 (every sample agrees).
+
+    Args:
+        samples: judgements x samples array of 1.0 / 0.0 / NaN (module conventions).
+
+    Returns:
+        Self-agreement in [0.5, 1].
+
+    Raises:
+        ValueError: invalid ``samples``.
+        UndefinedMetricError: no row has a parsed sample.
+    """
+    shares = majority_shares(samples)
+    if np.isnan(shares).all():
+        raise UndefinedMetricError("self-agreement is undefined: no judgement has a parsed sample")
+    return float(np.nanmean(shares))
+
+
+def majority_choice(samples: ArrayLike) -> NDArray[np.float64]:
+    """Majority judgement per row: 1.0 (A), 0.0 (B), or NaN for a tie or no parsed sample.
+
+    Args:
+        samples: judgements x samples array of 1.0 / 0.0 / NaN (module conventions).
+
+    Returns:
+        1-D array with the majority choice of each row (NaN = no majority; see the module
+        docstring for why ties are not broken).
+
+    Raises:
+        ValueError: invalid ``samples``.
+    """
+    values = _validate_samples(samples)
+    n_a = np.nansum(values, axis=1)
+    n_b = (~np.isnan(values)).sum(axis=1) - n_a
+    return np.where(n_a > n_b, 1.0, np.where(n_b > n_a, 0.0, np.nan))

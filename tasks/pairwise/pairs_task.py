@@ -1,0 +1,167 @@
+"""PairS ranking as an lm-eval task (Liu et al., "Aligning with Logic", section 5, Table 4).
+
+Every instance's items are sorted by the PairS merge sort with the model as comparator
+(:mod:`logic_consistency.metrics.pairs`), ``pairs_runs`` times (default 100, as the paper) from
+seeded random initial orders, raw and calibrated (each comparison judged from both presentation
+orders). The merge rounds depend on earlier answers, so the task runs them while lm-eval builds
+its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier stages): in each
+round every unfinished sort of every document advances as far as the answers known so far allow,
+and all comparisons still needed, over all documents, go to the model in ONE batched
+``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
+``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
+prompt is asked at most once.
+
+The comparison prompt is the pairwise task's ``normal`` template (same YAML keys, option letters
+scored by log-likelihood, P(A) = softmax over the two letters); PairS needs probabilities, so only
+``output_type: loglikelihood`` is supported. After the rounds, each document carries one short
+placeholder request (lm-eval needs one per document); its answer is ignored.
+
+Metrics per instance (means over instances): ``pairs_spearman`` and ``pairs_spearman_calibrated``
+(mean Spearman rho over runs against the human scores), ``pairs_comparisons_ratio`` and
+``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1); a calibrated comparison
+costs two prompts), ``pairs_model_calls_ratio`` (distinct prompts asked for the instance /
+n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from lm_eval.api.instance import Instance
+from lm_eval.api.metrics import mean
+
+from logic_consistency.harness_ext.multistage import call_once, current_lm
+from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
+from logic_consistency.metrics import UndefinedMetricError
+from logic_consistency.metrics.pairs import PairsSorter
+
+eval_logger = logging.getLogger(__name__)
+
+PLACEHOLDER_PROMPT = "(PairS: every comparison of this document was asked in the merge rounds)"
+METRICS = (
+    "pairs_spearman",
+    "pairs_spearman_calibrated",
+    "pairs_comparisons_ratio",
+    "pairs_calibrated_comparisons_ratio",
+    "pairs_model_calls_ratio",
+    "pairs_rounds",
+)
+
+
+class PairsRankingTask(PairwiseConsistencyTask):
+    """PairS merge-sort ranking with the model as comparator (see module docstring)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(config=config, **kwargs)
+        task = self.config.task
+        if self._generate:
+            raise ValueError(f"task {task!r}: PairS needs probabilities; use output_type: loglikelihood")
+        if self.options.pairs_runs < 1:
+            raise ValueError(f"task {task!r}: metadata.pairs_runs must be >= 1 for a PairS task")
+        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS})
+        self._docs: dict[int, dict[str, Any]] = {}
+
+    def metric_names(self) -> list[str]:  # noqa: D102
+        return list(METRICS)
+
+    def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
+        logprob_a, logprob_b = float(responses[0][0]), float(responses[1][0])
+        return 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
+
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+        lm = current_lm()
+        if lm is None:
+            raise RuntimeError(
+                f"task {self.config.task!r} asks the model between merge rounds: run it with the `lm_eval` "
+                "command (autoload hook on) or wrap lm_eval.evaluator.evaluate with "
+                "logic_consistency.harness_ext.multistage.publish_lm"
+            )
+        self.remember_formatting(kwargs)
+        docs = list(
+            super().doc_iterator(
+                rank=kwargs.get("rank", 0), limit=kwargs.get("limit"),
+                samples=kwargs.get("samples"), world_size=kwargs.get("world_size", 1),
+            )
+        )
+        states = {}
+        for doc_id, doc in docs:
+            memo: dict[tuple[int, int], float] = {}
+            n = len(doc["items"])
+            sorters = {
+                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo)
+                for name, calibrated in (("raw", False), ("calibrated", True))
+            }
+            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0}
+        delimiter = self.continuation_delimiter()
+        round_number = 0
+        while True:
+            batch: list[tuple[int, tuple[int, int]]] = []
+            for doc_id, state in states.items():
+                wanted = sorted({p for s in state["sorters"].values() for p in s.wanted()})
+                if wanted:
+                    state["rounds"] += 1
+                batch += [(doc_id, pair) for pair in wanted]
+            if not batch:
+                break
+            round_number += 1
+            requests: list[Instance] = []
+            for doc_id, (i, j) in batch:
+                doc = states[doc_id]["doc"]
+                context = self.format_prompt(self.render("normal", doc, i, j))
+                for choice in self.options.choices:
+                    requests.append(Instance("loglikelihood", doc, (context, f"{delimiter}{choice}"), len(requests),
+                                             (self.config.task, doc_id, 1)))
+            eval_logger.info("[%s] PairS round %d: %d comparisons", self.config.task, round_number, len(batch))
+            responses = call_once(lm, "loglikelihood", requests)
+            for k, (doc_id, pair) in enumerate(batch):
+                states[doc_id]["memo"][pair] = self._probability(states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2])
+        self._docs = {}
+        for doc_id, state in states.items():
+            doc, n = state["doc"], len(state["doc"]["items"])
+            record: dict[str, Any] = {
+                "rounds": state["rounds"],
+                "model_calls": len(state["memo"]),
+                "comparisons": {name: s.counts for name, s in state["sorters"].items()},
+                "orders": {},
+            }
+            try:
+                for name, sorter in state["sorters"].items():
+                    result = sorter.result(doc["human_scores"], model_calls=len(state["memo"]), rounds=state["rounds"])
+                    record[f"spearman_{name}"] = result.spearman
+                    record["orders"][name] = result.orders[:5]  # a few, for the sample log
+            except UndefinedMetricError as error:
+                record["undefined"] = str(error)
+            record["all_pairs"] = n * (n - 1)
+            self._docs[doc_id] = {**doc, "pairs": record}
+        super().build_all_requests(**kwargs)
+
+    def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
+        for doc_id, doc in super().doc_iterator(**kwargs):
+            yield doc_id, self._docs.get(doc_id, doc)
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        """One placeholder request: the comparisons were asked in the merge rounds."""
+        return [Instance("loglikelihood", doc, (PLACEHOLDER_PROMPT, " ."), 0, kwargs["metadata"])]
+
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """The PairS metrics of one instance, computed during the rounds."""
+        if self.predict_only():
+            return {"bypass": None}
+        record = doc["pairs"]
+        all_pairs = record["all_pairs"]
+        counts = record["comparisons"]
+        out: dict[str, Any] = {
+            "pairs_comparisons_ratio": sum(counts["raw"]) / len(counts["raw"]) / all_pairs,
+            "pairs_calibrated_comparisons_ratio": 2 * sum(counts["calibrated"]) / len(counts["calibrated"]) / all_pairs,
+            "pairs_model_calls_ratio": record["model_calls"] / all_pairs,
+            "pairs_rounds": float(record["rounds"]),
+        }
+        if "undefined" in record:
+            eval_logger.warning("[%s] PairS Spearman undefined for %s: %s", self.config.task, doc.get("instance_id"), record["undefined"])
+        else:
+            out["pairs_spearman"] = record["spearman_raw"]
+            out["pairs_spearman_calibrated"] = record["spearman_calibrated"]
+        return out

@@ -1,0 +1,480 @@
+"""REPAIR: rank estimation and preference augmentation (Liu et al., "Aligning with Logic", section 4,
+Figure 6, Tables 2-3 and 5-7): turn sparse, noisy pairwise preferences into consistent
+fine-tuning data. Fine-tuning itself is outside the suite; building and checking the data is here.
+
+Pipeline per instance (one context with its items):
+
+1. estimate a score per item from all of the instance's comparisons, in either presentation order:
+   win-loss rate (default, the paper's choice), Elo or Bradley-Terry (Appendix N), from
+   :mod:`logic_consistency.metrics.ranking`;
+2. extrapolate the ranking into every pair whose scores differ: item i beats item j iff
+   score_i > score_j. Equal scores (win-loss ties, e.g. B = C in {A > B, A > C}) and items without
+   comparisons stay uncompared: the paper's "for partially ordered rankings, items are not
+   compared when their preference relationship is unknown" (Figure 6);
+3. write each pair in both presentation orders ("REPAIR-ed data", s_tran = s_comm = 1 by
+   construction) and, in a second file, also with the negated question ("which is worse?", the
+   opposite letter), the paper's "REPAIR-ed data + Neg.".
+
+Statistics of a preference set (before and after), averaged over instances as the paper's
+Table 2: number of comparisons, comparisons per instance, s_tran(K) of the relation graph made of
+every comparison's winner -> loser edge (a contradicted pair is a 2-cycle; instances with fewer
+than K items are left out), and s_comm over the pairs shown in both orders (a pair is commutative
+when every comparison of it names the same winner; undefined, printed "-", when no pair was shown
+in both orders, as for the raw data in Table 2). Agreement of the refined ranking with the input is
+the share of input comparisons whose winner has the strictly higher refined score (ties and
+unranked items count as disagreement and are reported separately).
+
+Inputs: a JSONL file of preferences (one comparison per line: ``instance_id``, ``item_a`` (shown
+first), ``item_b``, ``winner`` (one of the two ids), optional ``text_a``, ``text_b``, ``context``),
+the suite's pairwise ``--log_samples`` files (the model's ``normal`` judgements), a pairwise dataset
+loader's human scores (every pair with distinct scores, lower index shown first), or the
+Summarize-from-Feedback comparisons (:mod:`logic_consistency.tasks.data.summarize_feedback`).
+``--flip P`` flips a seeded share P of the labels first (the paper simulates noise with P = 0.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from logic_consistency.common import atomic_write, read_samples
+from logic_consistency.metrics import UndefinedMetricError, transitivity
+from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
+
+__all__ = [
+    "Comparison",
+    "Instance",
+    "PreferenceSet",
+    "add_cli",
+    "chat_records",
+    "data_statistics",
+    "flip_labels",
+    "from_loader",
+    "from_samples",
+    "from_summarize_feedback",
+    "read_preferences",
+    "repair",
+]
+
+METHOD_ALIASES = {"win_loss": "win_loss", "elo": "elo", "bt": "bradley_terry", "bradley_terry": "bradley_terry"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``first`` was shown as option A, ``second`` as option B; ``winner`` is one of them."""
+
+    first: str
+    second: str
+    winner: str
+
+    @property
+    def loser(self) -> str:
+        return self.second if self.winner == self.first else self.first
+
+
+@dataclass
+class Instance:
+    """One context with its items (id -> text, text may be None) and comparisons."""
+
+    context: str | None = None
+    texts: dict[str, str | None] = field(default_factory=dict)
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def add(self, comparison: Comparison, text_first: str | None = None, text_second: str | None = None) -> None:
+        for item, text in ((comparison.first, text_first), (comparison.second, text_second)):
+            if self.texts.get(item) is None:
+                self.texts[item] = text
+        self.comparisons.append(comparison)
+
+
+#: instance id -> instance, in input order.
+PreferenceSet = dict[str, Instance]
+
+
+# ---------------------------------------------------------------------------------------- inputs
+def read_preferences(path: str | Path) -> PreferenceSet:
+    """Read a JSONL preference file (module docstring); errors name the line and field."""
+    prefs: PreferenceSet = {}
+    for number, record in read_samples(Path(path)):
+        where = f"{path} line {number}"
+        for key in ("instance_id", "item_a", "item_b", "winner"):
+            if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool) or str(record[key]) == "":
+                raise ValueError(f"{where}: field '{key}' must be a non-empty string or integer id")
+        first, second, winner = str(record["item_a"]), str(record["item_b"]), str(record["winner"])
+        if first == second:
+            raise ValueError(f"{where}: item_a and item_b are the same item {first!r}")
+        if winner not in (first, second):
+            raise ValueError(f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}")
+        for key in ("text_a", "text_b", "context"):
+            if record.get(key) is not None and not isinstance(record[key], str):
+                raise ValueError(f"{where}: field '{key}' must be a string")
+        instance = prefs.setdefault(str(record["instance_id"]), Instance())
+        if record.get("context") is not None:
+            instance.context = record["context"]
+        instance.add(Comparison(first, second, winner), record.get("text_a"), record.get("text_b"))
+    if not prefs:
+        raise ValueError(f"{path}: no preferences found")
+    return prefs
+
+
+def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple[PreferenceSet, int]:
+    """The model's ``normal`` judgements from a pairwise task's ``--log_samples`` file.
+
+    The pairwise task asks every ordered pair (i, j), i != j, in row-major order, first with the
+    ``normal`` template; log-likelihood runs log two answers (one per option letter) per
+    judgement. Unparseable generated answers are skipped and counted.
+
+    Returns:
+        The preference set and the number of unparseable judgements.
+    """
+    from logic_consistency.tasks.pairwise.parsing import parse_choice
+
+    prefs: PreferenceSet = {}
+    unparseable = 0
+    for number, sample in read_samples(Path(path)):
+        where = f"{path} line {number}"
+        doc = sample.get("doc")
+        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list) or "instance_id" not in doc:
+            raise ValueError(f"{where}: not a pairwise-task sample (no doc.items / doc.instance_id)")
+        items = doc["items"]
+        ids = [str(i) for i in doc.get("item_ids") or range(len(items))]
+        n = len(items)
+        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
+        resps = sample.get("resps")
+        if not isinstance(resps, list) or not resps:
+            raise ValueError(f"{where}: field 'resps' is missing or empty")
+        loglikelihood = isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], (list, tuple))
+        per_judgement = 2 if loglikelihood else 1
+        if len(resps) < per_judgement * len(pairs):
+            raise ValueError(f"{where}: {len(resps)} responses, expected at least {per_judgement * len(pairs)}")
+        instance = prefs.setdefault(str(doc["instance_id"]), Instance(context=doc.get("context")))
+        for k, (i, j) in enumerate(pairs):
+            if loglikelihood:
+                logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
+                a_wins = logprob_a >= logprob_b  # P(A) >= 0.5, the pairwise task's rule
+            else:
+                picked = parse_choice(resps[k][0], choices)
+                if picked is None:
+                    unparseable += 1
+                    continue
+                a_wins = picked == choices[0]
+            instance.add(Comparison(ids[i], ids[j], ids[i] if a_wins else ids[j]), items[i], items[j])
+    if not prefs:
+        raise ValueError(f"{path}: no samples found")
+    return prefs, unparseable
+
+
+def from_loader(rows: Iterable[dict[str, Any]]) -> PreferenceSet:
+    """Human preferences of a pairwise dataset loader: every pair with distinct human scores
+    (i < j, item i shown first), the higher score winning."""
+    prefs: PreferenceSet = {}
+    for row in rows:
+        instance = prefs.setdefault(str(row["instance_id"]), Instance(context=row.get("context")))
+        ids = [str(i) for i in row["item_ids"]]
+        scores = row["human_scores"]
+        for i in range(len(ids)):
+            for j in range(i + 1, len(ids)):
+                if scores[i] != scores[j]:
+                    winner = ids[i] if scores[i] > scores[j] else ids[j]
+                    instance.add(Comparison(ids[i], ids[j], winner), row["items"][i], row["items"][j])
+    return prefs
+
+
+def from_summarize_feedback(comparisons: Iterable[Any]) -> PreferenceSet:
+    """Preference set of Summarize-from-Feedback comparisons (:func:`...summarize_feedback.load_comparisons`)."""
+    prefs: PreferenceSet = {}
+    for c in comparisons:
+        instance = prefs.setdefault(c.instance_id, Instance(context=c.context))
+        instance.add(Comparison(c.item_a, c.item_b, c.winner), c.text_a, c.text_b)
+    return prefs
+
+
+def flip_labels(prefs: PreferenceSet, share: float, *, seed: int = 0) -> tuple[PreferenceSet, int]:
+    """Flip the winner of a random ``share`` of all comparisons (``round(share * total)`` of them,
+    drawn without replacement from ``numpy.random.default_rng(seed)``); the paper's noise (10%)."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"flip share must be in [0, 1], got {share!r}")
+    slots = [(key, k) for key, inst in prefs.items() for k in range(len(inst.comparisons))]
+    count = round(share * len(slots))
+    chosen = {slots[i] for i in np.random.default_rng(seed).choice(len(slots), size=count, replace=False)}
+    out: PreferenceSet = {}
+    for key, inst in prefs.items():
+        comps = [
+            Comparison(c.first, c.second, c.loser) if (key, k) in chosen else c
+            for k, c in enumerate(inst.comparisons)
+        ]
+        out[key] = Instance(context=inst.context, texts=dict(inst.texts), comparisons=comps)
+    return out, count
+
+
+# ------------------------------------------------------------------------------------ core
+def _index(instance: Instance) -> dict[str, int]:
+    return {item: k for k, item in enumerate(instance.texts)}
+
+
+def instance_scores(instance: Instance, method: str = "win_loss") -> dict[str, float]:
+    """Score of every item of one instance (NaN for items in no comparison)."""
+    index = _index(instance)
+    winners = [index[c.winner] for c in instance.comparisons]
+    losers = [index[c.loser] for c in instance.comparisons]
+    scores = rank_scores(np.array(winners, dtype=np.int64), np.array(losers, dtype=np.int64), len(index), method=method)
+    return {item: float(scores[k]) for item, k in index.items()}
+
+
+def repair(prefs: PreferenceSet, *, method: str = "win_loss") -> PreferenceSet:
+    """The REPAIR-ed preference set: every pair with different scores, in both presentation orders.
+
+    Args:
+        prefs: input preferences.
+        method: ``win_loss`` (default), ``elo`` or ``bradley_terry`` (alias ``bt``). Negated
+            records are added by :func:`chat_records`; the set holds "better" judgements only.
+
+    Returns:
+        A new preference set with the same instances, contexts and texts.
+    """
+    method = METHOD_ALIASES.get(method, method)
+    if method not in RANKING_METHODS:
+        raise ValueError(f"method must be one of win_loss, elo, bt, got {method!r}")
+    out: PreferenceSet = {}
+    for key, instance in prefs.items():
+        scores = instance_scores(instance, method)
+        items = list(instance.texts)
+        refined = Instance(context=instance.context, texts=dict(instance.texts))
+        for a_pos, a in enumerate(items):
+            for b in items[a_pos + 1 :]:
+                sa, sb = scores[a], scores[b]
+                if math.isnan(sa) or math.isnan(sb) or sa == sb:
+                    continue  # unknown relation: not compared (partial order)
+                winner = a if sa > sb else b
+                refined.comparisons.append(Comparison(a, b, winner))
+                refined.comparisons.append(Comparison(b, a, winner))
+        out[key] = refined
+    return out
+
+
+# ----------------------------------------------------------------------------------- statistics
+def _instance_stats(instance: Instance, ks: Sequence[int]) -> dict[str, float | None]:
+    index = _index(instance)
+    n = len(index)
+    wins = np.zeros((n, n), dtype=bool)
+    winners_by_pair: dict[frozenset[str], set[str]] = defaultdict(set)
+    orders_by_pair: dict[frozenset[str], set[str]] = defaultdict(set)
+    for c in instance.comparisons:
+        wins[index[c.winner], index[c.loser]] = True
+        pair = frozenset((c.first, c.second))
+        winners_by_pair[pair].add(c.winner)
+        orders_by_pair[pair].add(c.first)
+    out: dict[str, float | None] = {}
+    for k in ks:
+        try:
+            out[f"s_tran_{k}"] = transitivity(wins, k) if n >= k else None
+        except UndefinedMetricError:
+            out[f"s_tran_{k}"] = None
+    both = [pair for pair, firsts in orders_by_pair.items() if len(firsts) == 2]
+    out["s_comm"] = float(np.mean([len(winners_by_pair[p]) == 1 for p in both])) if both else None
+    return out
+
+
+def data_statistics(prefs: PreferenceSet, *, ks: Sequence[int] = (3, 5)) -> dict[str, Any]:
+    """Comparisons, comparisons per instance, and instance-averaged s_tran(K) / s_comm (None when
+    undefined for every instance) with the number of instances each is defined on."""
+    per_instance = [_instance_stats(inst, ks) for inst in prefs.values()]
+    n_comparisons = sum(len(inst.comparisons) for inst in prefs.values())
+    stats: dict[str, Any] = {
+        "instances": len(prefs),
+        "comparisons": n_comparisons,
+        "comparisons_per_instance": n_comparisons / len(prefs) if prefs else None,
+    }
+    for name in [f"s_tran_{k}" for k in ks] + ["s_comm"]:
+        values = [float(value) for s in per_instance if (value := s[name]) is not None]
+        stats[name] = float(np.mean(values)) if values else None
+        stats[f"{name}_instances"] = len(values)
+    return stats
+
+
+def agreement(original: PreferenceSet, scores: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Share of input comparisons the refined ranking agrees with (strictly), and the tied share."""
+    agree = tied = total = 0
+    for key, instance in original.items():
+        for c in instance.comparisons:
+            total += 1
+            sw, sl = scores[key][c.winner], scores[key][c.loser]
+            if sw > sl:
+                agree += 1
+            elif sw == sl:
+                tied += 1
+    return {"agreement": agree / total if total else math.nan, "tied": tied / total if total else math.nan}
+
+
+# --------------------------------------------------------------------------------------- output
+DEFAULT_TEMPLATE = (
+    "{context_block}Compare the two {noun}s below.\n\n{Noun} A: {text_a}\n\n{Noun} B: {text_b}\n\n"
+    "Question: Which {noun} is {relation}? Answer with a single letter, A or B."
+)
+
+
+def chat_records(prefs: PreferenceSet, *, negated: bool, noun: str = "response") -> Iterable[dict[str, Any]]:
+    """Chat-style fine-tuning records (``messages``: user prompt, assistant letter) of a
+    preference set; with ``negated`` also the "which is worse?" question with the other letter.
+
+    Raises:
+        ValueError: an item has no text (chat data needs the texts), naming instance and item.
+    """
+    for key, instance in prefs.items():
+        missing = [item for item, text in instance.texts.items() if text is None]
+        if missing:
+            raise ValueError(
+                f"instance {key!r}: item {missing[0]!r} has no text; chat-style data needs text_a/text_b "
+                "in the input (use --ids-only to write item ids only)"
+            )
+        context_block = f"Context: {instance.context}\n\n" if instance.context else ""
+        for c in instance.comparisons:
+            relations = [("better", c.winner)] + ([("worse", c.loser)] if negated else [])
+            for relation, answer_item in relations:
+                prompt = DEFAULT_TEMPLATE.format(
+                    context_block=context_block, noun=noun, Noun=noun.capitalize(),
+                    text_a=instance.texts[c.first], text_b=instance.texts[c.second], relation=relation,
+                )
+                yield {
+                    "messages": [
+                        {"role": "user", "content": prompt},
+                        {"role": "assistant", "content": "A" if answer_item == c.first else "B"},
+                    ],
+                    "instance_id": key, "item_a": c.first, "item_b": c.second, "relation": relation,
+                }
+
+
+def id_records(prefs: PreferenceSet, *, negated: bool) -> Iterable[dict[str, Any]]:
+    """The same records as :func:`chat_records` with item ids instead of messages."""
+    for key, instance in prefs.items():
+        for c in instance.comparisons:
+            yield {"instance_id": key, "item_a": c.first, "item_b": c.second, "relation": "better", "answer_item": c.winner}
+            if negated:
+                yield {"instance_id": key, "item_a": c.first, "item_b": c.second, "relation": "worse", "answer_item": c.loser}
+
+
+def _jsonl(records: Iterable[dict[str, Any]]) -> Iterable[bytes]:
+    for record in records:
+        yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------ CLI
+OUTPUTS = ("repaired.jsonl", "repaired_with_negated.jsonl", "repair_stats.json")
+
+
+def _load(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
+    """Read the input named by the arguments; returns prefs, input files and a noun for prompts."""
+    if args.loader:
+        if args.input:
+            raise ValueError("give either INPUT or --loader, not both")
+        if args.loader == "summarize_feedback":
+            from logic_consistency.tasks.data.summarize_feedback import load_comparisons
+
+            return from_summarize_feedback(load_comparisons(args.split)), [], "summary"
+        import importlib
+
+        module = importlib.import_module(f"logic_consistency.tasks.data.{args.loader}")
+        rows = module.load(max_items=args.max_items)["test"]
+        return from_loader(rows), [], "summary" if args.loader == "summeval" else "item"
+    if not args.input:
+        raise ValueError("INPUT is required (or --loader)")
+    path = Path(args.input)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: input file not found")
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "samples" if path.name.startswith("samples_") else "jsonl"
+    if fmt == "samples":
+        prefs, unparseable = from_samples(path)
+        if unparseable:
+            print(f"{unparseable} unparseable judgements in {path} were skipped")
+        return prefs, [path], "item"
+    if fmt == "summarize_feedback":
+        from logic_consistency.tasks.data.summarize_feedback import load_comparisons
+
+        return from_summarize_feedback(load_comparisons(path=path)), [path], "summary"
+    return read_preferences(path), [path], "response"
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _run(args: argparse.Namespace) -> int:
+    method = METHOD_ALIASES.get(args.method)
+    if method is None:
+        raise ValueError(f"--method must be one of win_loss, elo, bt, got {args.method!r}")
+    prefs, inputs, noun = _load(args)
+    out_dir = Path(args.out)
+    targets = [out_dir / name for name in OUTPUTS]
+    for source in inputs:
+        if any(source.resolve() == target.resolve() for target in targets):
+            raise ValueError(f"refusing to write over the input {source}; choose another --out")
+    flipped = 0
+    if args.flip:
+        prefs, flipped = flip_labels(prefs, args.flip, seed=args.seed)
+    ks = tuple(args.ks)
+    before = data_statistics(prefs, ks=ks)
+    repaired = repair(prefs, method=method)
+    after = data_statistics(repaired, ks=ks)
+    scores = {key: instance_scores(inst, method) for key, inst in prefs.items()}
+    agree = agreement(prefs, scores)
+    records = id_records if args.ids_only else (lambda p, negated: chat_records(p, negated=negated, noun=args.noun or noun))
+    # Materialise first so that a missing text fails before anything is written.
+    plain = list(records(repaired, negated=False))
+    with_negated = list(records(repaired, negated=True))
+    atomic_write(targets[0], _jsonl(plain))
+    atomic_write(targets[1], _jsonl(with_negated))
+    summary = {
+        "method": method, "flipped": flipped, "before": before, "after": after,
+        "after_with_negated_records": len(with_negated), **agree,
+    }
+    atomic_write(targets[2], [json.dumps(summary, indent=2).encode("utf-8")])
+    rows = [("comparisons", "comparisons"), ("per instance", "comparisons_per_instance")]
+    rows += [(f"s_tran({k})", f"s_tran_{k}") for k in ks] + [("s_comm", "s_comm")]
+    print(f"REPAIR ({method}) over {before['instances']} instances" + (f", {flipped} labels flipped first" if flipped else ""))
+    print(f"{'':14}{'input':>10}{'REPAIR-ed':>12}")
+    for label, key in rows:
+        print(f"{label:14}{_fmt(before[key]):>10}{_fmt(after[key]):>12}")
+    print(f"records with negated relations: {len(with_negated)}")
+    if after["comparisons"] == 0:
+        print("warning: no pair could be ordered, every instance's items are tied (for example the "
+              "judgements of a judge that always picks the first-shown option); the output files are empty")
+    print(f"agreement of the refined ranking with the input: {agree['agreement']:.4f} (tied: {agree['tied']:.4f})")
+    for target in targets:
+        print(f"wrote {target}")
+    return 0
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
+    parser = subparsers.add_parser(
+        "repair", help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument("input", nargs="?", help="preferences JSONL, a pairwise samples_<task>_*.jsonl, or a Summarize-from-Feedback JSONL")
+    parser.add_argument("--out", required=True, help="output folder (repaired.jsonl, repaired_with_negated.jsonl, repair_stats.json)")
+    parser.add_argument("--format", choices=("auto", "jsonl", "samples", "summarize_feedback"), default="auto",
+                        help="input format (auto: samples_* files are lm-eval sample logs, else preferences JSONL)")
+    parser.add_argument("--loader", choices=("summeval", "noveleval", "caters", "summarize_feedback"),
+                        help="instead of INPUT: human preferences of a dataset loader")
+    parser.add_argument("--split", default="validation", help="Summarize-from-Feedback split (train / validation)")
+    parser.add_argument("--max-items", type=int, default=None, help="cap items per instance (dataset loaders)")
+    parser.add_argument("--method", default="win_loss", help="rank estimation: win_loss (default), elo or bt")
+    parser.add_argument("--flip", type=float, default=0.0, help="flip this share of labels first (the paper: 0.1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --flip")
+    parser.add_argument("--ks", type=int, nargs="+", default=[3, 5], help="transitivity subset sizes K (default 3 5)")
+    parser.add_argument("--noun", default=None, help="what the items are called in prompts (default by source)")
+    parser.add_argument("--ids-only", action="store_true", help="write item ids instead of chat messages")
+    parser.set_defaults(run=_run)
+    return parser

@@ -1,0 +1,191 @@
+"""Self-agreement of sampled chain-of-thought judgements (Liu et al., "Aligning with Logic",
+section 3.1 and Figure 4).
+
+Every judgement of the pairwise CoT task (every ordered pair, ``normal`` and ``negated``) is
+sampled k times (``metadata.samples``, default 10, at ``generation_kwargs.temperature`` 0.7 with
+``do_sample: true``: the paper's Figure 4 settings; both overridable with ``--metadata`` /
+``--gen_kwargs``). Each sample is parsed like the CoT task's answers. Reported per instance (means
+over instances):
+
+* ``self_agreement``: mean over judgements of the share of parsed samples that agree with the
+  majority (:func:`logic_consistency.metrics.self_agreement.self_agreement`; unparseable samples
+  are left out of their judgement's share);
+* ``s_tran_K``, ``s_comm``, ``s_neg``, ``human_agreement``, ``position_bias`` of the majority
+  judgements (a tie, e.g. 5 A / 5 B, has no majority and counts as a missing judgement, like an
+  unparseable one; see :mod:`logic_consistency.metrics.self_agreement`);
+* ``unparseable`` (samples whose answer could not be parsed) and ``majority_ties`` (judgements
+  left without a majority), both summed over instances.
+
+Sampling: the k samples of a prompt are k separate requests, never deduplicated (lm-eval's own
+``repeats`` sends the same request k times too). They are sent while lm-eval builds its requests,
+in one batched ``generate_until`` call for the whole run, and each document then carries one
+placeholder request (lm-eval needs one per document; its answer is ignored). With ``--use_cache``,
+lm-eval's ``CachingLM`` refuses to reuse sampled generations (it cannot tell sample 3 from
+sample 7), so this task keys each sample by (prompt, generation settings, sample index) in the same
+cache database: an interrupted run resumes, and a completed one is replayed, without re-sampling.
+Randomness comes from the backend's sampler, seeded by ``lm_eval --seed``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from lm_eval.api.instance import Instance
+from lm_eval.api.metrics import mean
+from lm_eval.api.model import hash_args
+
+from logic_consistency.harness_ext.base import total
+from logic_consistency.harness_ext.multistage import current_lm
+from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
+from logic_consistency.tasks.pairwise.parsing import parse_choice
+from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
+from logic_consistency.metrics.position_bias import position_bias
+from logic_consistency.metrics.self_agreement import majority_choice, self_agreement
+
+eval_logger = logging.getLogger(__name__)
+
+PLACEHOLDER_PROMPT = "(self-agreement: every sample of this document was generated before)"
+DEFAULT_SAMPLES = 10  # Figure 4: "10 CoT inferences"
+
+
+def sample_generations(lm: Any, requests: Sequence[Instance], k: int) -> list[list[str]]:
+    """k sampled generations per request, never deduplicated; resumable through lm-eval's cache.
+
+    If ``lm`` is lm-eval's ``CachingLM`` (``--use_cache``), sample s of a request is stored under
+    ``hash_args("generate_until", (context, gen_kwargs, "sample s of k"))`` in its database and
+    read back from there on a re-run; the rest go to the wrapped model in one call.
+    """
+    keys = [hash_args("generate_until", (*r.args, f"sample {s} of {k}")) for r in requests for s in range(k)]
+    flat = [r for r in requests for _ in range(k)]
+    cache = getattr(lm, "dbdict", None)
+    model = getattr(lm, "lm", lm) if cache is not None else lm
+    answers: list[str | None] = [cache.get(key) if cache is not None else None for key in keys]
+    todo = [i for i, answer in enumerate(answers) if answer is None]
+    if len(todo) < len(flat):
+        eval_logger.info("%d of %d samples read from the cache", len(flat) - len(todo), len(flat))
+    if todo:
+        fresh = model.generate_until([flat[i] for i in todo])
+        for i, answer in zip(todo, fresh, strict=True):
+            answers[i] = answer
+            if cache is not None:
+                cache[keys[i]] = answer
+    return [list(answers[i * k : (i + 1) * k]) for i in range(len(requests))]  # type: ignore[arg-type]
+
+
+class SelfAgreementTask(PairwiseConsistencyTask):
+    """Pairwise CoT judgements sampled k times (see module docstring)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(config=config, **kwargs)
+        task = self.config.task
+        if not self._generate:
+            raise ValueError(f"task {task!r}: self-agreement samples generations; use output_type: generate_until")
+        samples = (self.config.metadata or {}).get("samples", DEFAULT_SAMPLES)
+        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+            raise ValueError(f"task {task!r}: metadata.samples must be a positive integer, got {samples!r}")
+        self.samples = samples
+        self.declare_metrics(
+            {
+                name: (total, False) if name in ("unparseable", "majority_ties")
+                else (mean, None if name == "position_bias" else True)
+                for name in self.metric_names()
+            }
+        )
+        self._docs: dict[int, dict[str, Any]] = {}
+
+    def metric_names(self) -> list[str]:  # noqa: D102
+        names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
+        if "negated" in self.options.templates:
+            names.append("s_neg")
+        return names + ["human_agreement", "position_bias", "unparseable", "majority_ties"]
+
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+        lm = current_lm()
+        if lm is None:
+            raise RuntimeError(
+                f"task {self.config.task!r} samples while building requests: run it with the `lm_eval` command "
+                "(autoload hook on) or wrap lm_eval.evaluator.evaluate with "
+                "logic_consistency.harness_ext.multistage.publish_lm"
+            )
+        self.remember_formatting(kwargs)
+        docs = list(
+            super().doc_iterator(
+                rank=kwargs.get("rank", 0), limit=kwargs.get("limit"),
+                samples=kwargs.get("samples"), world_size=kwargs.get("world_size", 1),
+            )
+        )
+        gen_kwargs = dict(self.config.generation_kwargs or {})
+        requests: list[Instance] = []
+        owners: list[int] = []
+        for doc_id, doc in docs:
+            for variant, i, j in self.plan(doc):
+                context = self.format_prompt(self.render(variant, doc, i, j))
+                requests.append(Instance("generate_until", doc, (context, gen_kwargs), len(requests),
+                                         (self.config.task, doc_id, 1)))
+                owners.append(doc_id)
+        eval_logger.info("[%s] %d prompts x %d samples", self.config.task, len(requests), self.samples)
+        answers = sample_generations(lm, requests, self.samples) if requests else []
+        by_doc: dict[int, list[list[str]]] = {doc_id: [] for doc_id, _ in docs}
+        for doc_id, texts in zip(owners, answers, strict=True):
+            by_doc[doc_id].append(texts)
+        self._docs = {doc_id: {**doc, "sampled_answers": by_doc[doc_id]} for doc_id, doc in docs}
+        super().build_all_requests(**kwargs)
+
+    def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
+        for doc_id, doc in super().doc_iterator(**kwargs):
+            yield doc_id, self._docs.get(doc_id, doc)
+
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
+        """One placeholder request: the samples were generated while building requests."""
+        arguments = (PLACEHOLDER_PROMPT, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
+        return [Instance("generate_until", doc, arguments, 0, kwargs["metadata"])]
+
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """Self-agreement and the consistency of the majority judgements of one instance."""
+        if self.predict_only():
+            return {"bypass": None}
+        n = len(doc["items"])
+        plan = self.plan(doc)
+        sampled = doc["sampled_answers"]
+        if len(sampled) != len(plan):
+            raise ValueError(f"expected {len(plan)} sampled prompts for {doc['instance_id']}, got {len(sampled)}")
+        choices = self.options.choices
+        table = np.full((len(plan), self.samples), np.nan)
+        for row, texts in enumerate(sampled):
+            for col, text in enumerate(texts):
+                picked = parse_choice(text, choices)
+                if picked is not None:
+                    table[row, col] = 1.0 if picked == choices[0] else 0.0
+        unparseable = int(np.isnan(table).sum())
+        majority = majority_choice(table)
+        has_parsed = ~np.isnan(table).all(axis=1)
+        ties = int((np.isnan(majority) & has_parsed).sum())
+        matrices = {v: np.full((n, n), np.nan) for v in self.options.templates}
+        for (variant, i, j), value in zip(plan, majority, strict=True):
+            matrices[variant][i, j] = value
+        prefs, neg_prefs = matrices["normal"], matrices.get("negated")
+        scores = pairwise_consistency(
+            prefs, neg_prefs, doc.get("human_scores"),
+            ks=tuple(k for k in self.options.ks if k <= n), calibrated=self.options.calibrated,
+            samples=self.options.transitivity_samples, seed=self.options.seed, nan_policy="omit",
+        )
+        for name, compute in (("self_agreement", lambda: self_agreement(table)),
+                              ("position_bias", lambda: position_bias(prefs, nan_policy="omit"))):
+            try:
+                scores[name] = compute()
+            except UndefinedMetricError:
+                scores[name] = None
+        out: dict[str, Any] = {"unparseable": unparseable, "majority_ties": ties}
+        for name in self.metric_names():
+            if name in out:
+                continue
+            value = scores.get(name)
+            if value is None:
+                eval_logger.warning("[%s] %s is undefined for instance %s; left out of the average",
+                                    self.config.task, name, doc.get("instance_id"))
+            else:
+                out[name] = float(value)
+        return out
