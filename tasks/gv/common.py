@@ -20,8 +20,11 @@ Metrics (per document; a metric that is undefined for a document is omitted, not
   (the paper's c(g, v, x); it is silent on unparseable outputs, so they leave the denominator);
 - ``gv_consistency_strict``: 1[v == r] over *every* document, an unparseable generator or validator
   output counting as inconsistent, so a model cannot look consistent by being unparseable;
-- ``unparseable_left_out``: 0/1 count (aggregation: sum) of the documents left out of
-  ``gv_consistency`` (= ``unparseable_generator`` + ``unparseable_validator``), reported next to it;
+- ``gv_left_out``: 1 if the document is left out of ``gv_consistency`` (either output unparseable),
+  aggregated as a mean: the share of documents ``gv_consistency`` does not cover. Their number is
+  ``unparseable_generator + unparseable_validator`` (a document is counted in at most one of the
+  two), which the leaderboard shows as the task's ``unparseable`` count. A share rather than a third
+  count because the leaderboard sums every ``unparseable*`` count into that column;
 - ``generator_accuracy``: task-specific, where ground truth exists;
 - ``validator_accuracy``: 1[v == truth], where the truth of what the validator saw is known;
 - ``unparseable_generator`` / ``unparseable_validator``: 0/1 counts (aggregation: sum).
@@ -184,7 +187,7 @@ def parse_or_error(parse: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 #: What a document left out of ``gv_consistency`` (either output unparseable) contributes.
-_LEFT_OUT = {"gv_consistency_strict": 0.0, "unparseable_left_out": 1.0}
+_LEFT_OUT = {"gv_consistency_strict": 0.0, "gv_left_out": 1.0}
 
 
 def score_document(
@@ -219,7 +222,7 @@ def score_document(
     out["unparseable_validator"] = 0.0
     out["gv_consistency"] = float(validated["v"] == doc["r"])
     out["gv_consistency_strict"] = out["gv_consistency"]
-    out["unparseable_left_out"] = 0.0
+    out["gv_left_out"] = 0.0
     if validator_truth is not None:
         truth = validator_truth(doc, generated)
         if truth is not None:

@@ -1,6 +1,6 @@
 """The generator-validator paper's other designs: Appendix G's chain-of-thought tasks, Table 12's
 True/False QA validator, × in arithmetic, the constraint form of plan arithmetic's r = -1 prompt,
-and ``gv_consistency_strict`` / ``unparseable_left_out`` next to ``gv_consistency``."""
+and ``gv_consistency_strict`` / ``gv_left_out`` next to ``gv_consistency``."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_variants_score_a_consistent_and_an_inconsistent_model(honest: bool) -> 
         values = metrics(results, task)
         assert results["n-samples"][task]["effective"] == EXPECTED_DOCS[task], task
         assert values["gv_consistency"] == values["gv_consistency_strict"] == expected, (task, values)
-        assert values["unparseable_left_out"] == 0, task
+        assert values["gv_left_out"] == 0.0, task
         assert values["validator_accuracy"] == expected, task
         assert values["generator_accuracy"] == 1.0, task
     # Appendix G's data: multiplication occurs with the Appendix G defaults
@@ -171,7 +171,7 @@ def test_unparseable_validators_leave_gv_consistency_and_count_as_inconsistent_i
         values = metrics(results, task)
         assert "gv_consistency" not in values, task
         assert values["gv_consistency_strict"] == 0.0
-        assert values["unparseable_left_out"] == values["unparseable_validator"] == EXPECTED_DOCS[task]
+        assert values["unparseable_validator"] == EXPECTED_DOCS[task] and values["gv_left_out"] == 1.0
 
 
 def test_strict_rate_mixes_parsed_and_unparseable_documents() -> None:
@@ -188,7 +188,7 @@ def test_strict_rate_mixes_parsed_and_unparseable_documents() -> None:
     results = run(fakes.ScriptedLM(half, fakes.oracle_score()), VARIANTS[:1])
     values = metrics(results, VARIANTS[0])
     assert values["gv_consistency"] == 1.0
-    assert values["unparseable_left_out"] == N_DOCS // 2
+    assert values["unparseable_validator"] == N_DOCS // 2 and values["gv_left_out"] == pytest.approx(0.5)
     assert values["gv_consistency_strict"] == pytest.approx(0.5)
 
 
