@@ -77,10 +77,14 @@ def transitivity(
     (5,000,000) units of work (C(N, K) subsets, or sum_{d <= K-2} C(N, d) recursive calls for
     a tournament), a ValueError asks for ``samples=``.
 
-    With ``samples=M`` the paper's estimator is used instead: M K-subsets drawn uniformly at
-    random, independently (with replacement across draws), from ``numpy.random.default_rng
-    (seed)``, each checked with Algorithm 2 (DFS cycle search); its binomial standard error is
-    sqrt(p(1 - p) / M).
+    With ``samples=M`` the paper's estimator is used instead (eq. 1 with Appendix A's Algorithm 2
+    as the acyclicity test): min(M, C(N, K)) *distinct* K-subsets drawn uniformly at random
+    without replacement from ``numpy.random.default_rng(seed)``, each checked with Algorithm 2
+    (DFS cycle search). The paper caps the number of sampled sub-graphs (M = 1000); capping it
+    also at C(N, K) and never drawing a subset twice means that a small item set is enumerated
+    completely (the estimate equals the exact value) instead of being over-sampled with repeats.
+    Its standard error is at most the binomial sqrt(p(1 - p) / M) (smaller by the finite
+    population factor sqrt((C(N, K) - M) / (C(N, K) - 1))).
 
     Args:
         wins: N x N boolean matrix, ``wins[i, j]`` = item i beats item j (0/1 numbers
@@ -110,7 +114,8 @@ def transitivity(
 
     if samples is not None:
         rng = np.random.default_rng(seed)
-        return _graph.count_acyclic_samples(graph, k, samples, rng) / samples
+        acyclic, drawn = _graph.count_acyclic_samples(graph, k, samples, rng)
+        return acyclic / drawn
 
     total = math.comb(n_items, k)
     out_masks, in_masks = _graph.bitmasks(graph)
