@@ -250,7 +250,7 @@ def sample_distinct_subsets(n: int, k: int, m: int, rng: np.random.Generator) ->
     return subsets
 
 
-def count_acyclic_samples(
+def count_acyclic_distinct_samples(
     wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator
 ) -> tuple[int, int]:
     """Count the acyclic ones among M = min(samples, C(N, K)) distinct random K-subsets.
@@ -270,6 +270,28 @@ def count_acyclic_samples(
     for subset in sample_distinct_subsets(n_vertices, k, m, rng):
         acyclic += not _dfs_has_cycle(induced_adjacency(rows, subset))
     return acyclic, m
+
+
+def count_acyclic_samples(
+    wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator
+) -> int:
+    """Draw ``samples`` uniform random K-subsets independently; count the acyclic ones.
+
+    Each draw takes the K smallest of N i.i.d. uniform keys (a uniform K-subset); the draws are
+    vectorised in chunks to bound memory. Each subset is checked with Algorithm 2
+    (:func:`has_cycle`), as in the paper's estimator (eq. 1). With replacement: a subset can be
+    drawn twice (``transitivity(..., replace=True)``).
+    """
+    n_vertices = wins.shape[0]
+    rows = wins.tolist()
+    chunk = max(1, (1 << 20) // n_vertices)  # keeps the key matrix around 8 MB
+    acyclic = 0
+    for first in range(0, samples, chunk):
+        keys = rng.random((min(chunk, samples - first), n_vertices))
+        subsets = np.argpartition(keys, k - 1, axis=1)[:, :k]
+        for subset in subsets.tolist():
+            acyclic += not _dfs_has_cycle(induced_adjacency(rows, subset))
+    return acyclic
 
 
 def transitivity_by_cycle_search(wins: ArrayLike, k: int = 3) -> float:

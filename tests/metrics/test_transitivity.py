@@ -318,3 +318,12 @@ def test_sampled_estimate_without_replacement_is_uniform() -> None:
     expected = 700 * 10 / 35  # 200 draws of each triple
     # binomial sd ~ sqrt(7000 * (1/35) * (34/35)) ~ 13.8; 5 sd
     assert all(abs(count - expected) < 70 for count in counts.values())
+
+
+def test_replace_true_keeps_independent_draws() -> None:
+    wins = random_tournament(5, 11)
+    exact = transitivity(wins, 3)
+    with_replacement = {transitivity(wins, 3, samples=50, seed=seed, replace=True) for seed in range(8)}
+    assert len(with_replacement) > 1 and with_replacement != {exact}  # repeats make it vary
+    with pytest.raises(ValueError, match="replace"):
+        transitivity(wins, 3, samples=50, replace="yes")
