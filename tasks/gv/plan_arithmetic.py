@@ -66,6 +66,7 @@ GENERATOR_TEMPLATE = (
     "so the right hand side {relation} {target}?\nAnswer:"
 )
 RELATIONS = {1: "equals", -1: "not equals"}
+# Provenance: Tables 1 and 13 / Appendix G (the question shared by every plan-arithmetic prompt), verbatim.
 _QUESTION = "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
 # Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim wording; the
 # identity line is put first (see the module docstring).
@@ -97,6 +98,7 @@ COT_GENERATOR_CORRECT = (
     COT_EXAMPLE_CORRECT + "Consider the identity: {identity}\n" + _QUESTION
     + "so the right hand side equals {target}?\nThoughts:"
 )
+# Provenance: Appendix G's incorrect-answer example followed by the instance in the same (Appendix G) form.
 COT_GENERATOR_INCORRECT = COT_EXAMPLE_INCORRECT + CONSTRAINT_TEMPLATE
 # Provenance: Appendix G (plan arithmetic validator with computation steps), verbatim up to layout
 # (\\neq written "≠", \\parallel "||"); the appendix's second example ("Compute: 2 * 8 + 4 * 17 =
