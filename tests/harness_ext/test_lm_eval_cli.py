@@ -116,3 +116,25 @@ def test_embedded_model_run(tmp_path: Path) -> None:
     generated = results["results"]["logic_consistency_caters_generate"]
     # 12 ordered pairs x 2 variants: every answer is either parsed or counted as unparseable
     assert 0 <= generated["unparseable,none"] <= 24
+
+
+@pytest.mark.slow
+def test_embedded_model_runs_the_gv_variants(tmp_path: Path) -> None:
+    """The real embedded model on Appendix G's CoT tasks and Table 12's True/False validator."""
+    run = _lm_eval(
+        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4",
+        "--tasks", "logic_consistency_gv_variants", "--limit", "2", "--output_path", str(tmp_path),
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    for task in ("logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic_cot",
+                 "logic_consistency_gv_triviaqa_true_false"):
+        metrics = results["results"][task]
+        left_out = metrics["gv_left_out,none"]
+        strict = metrics["gv_consistency_strict,none"]
+        # every document is either left out (and inconsistent in the strict rate) or scored
+        assert left_out * 2 == metrics["unparseable_generator,none"] + metrics["unparseable_validator,none"], task
+        if "gv_consistency,none" in metrics:
+            assert strict == pytest.approx(metrics["gv_consistency,none"] * (1 - left_out)), task
+        else:
+            assert left_out == 1.0 and strict == 0.0, task
