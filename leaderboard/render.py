@@ -47,6 +47,8 @@ _KNOWN: dict[str, dict[str, Any]] = {
     "pairs_spearman_calibrated": {"label": "ρ PairS cal", "description": "as ρ PairS, each comparison judged from both presentation orders", "range": [-1, 1], "radar": False, "order": 46},
     "pairs_comparisons_ratio": {"label": "PairS cost", "description": "PairS comparisons per run divided by n(n-1), the full matrix", "range": [0, 1], "radar": False, "order": 47},
     "gv_consistency": {"label": "GV", "description": "generator-validator consistency: the validator accepts the generator's own answer", "range": [0, 1], "radar": True, "order": 50},
+    "gv_consistency_strict": {"label": "GV strict", "description": "generator-validator consistency over every document, an unparseable answer counting as inconsistent", "range": [0, 1], "radar": False, "order": 51},
+    "gv_left_out": {"label": "GV left out", "description": "share of documents left out of GV consistency (a generator or validator answer could not be parsed)", "range": [0, 1], "radar": False, "order": 52},
     "generator_accuracy": {"label": "gen acc", "description": "generator accuracy (where ground truth exists)", "range": [0, 1], "radar": False, "order": 60},
     "validator_accuracy": {"label": "val acc", "description": "validator accuracy (where ground truth exists)", "range": [0, 1], "radar": False, "order": 61},
     "tau_all": {"label": "τ all", "description": "Kendall tau between generated and ranked order, all intermediates", "range": [-1, 1], "radar": True, "order": 70},

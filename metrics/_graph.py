@@ -198,6 +198,80 @@ def count_acyclic_subsets(out_masks: Sequence[int], in_masks: Sequence[int], k: 
     return acyclic
 
 
+def unrank_combination(index: int, n: int, k: int) -> list[int]:
+    """The ``index``-th K-subset of ``range(n)`` in lexicographic order (combinatorial number system).
+
+    ``unrank_combination(i, n, k)`` for i in range(C(n, k)) lists the subsets in the order of
+    :func:`itertools.combinations` (used to draw distinct subsets when C(n, k) is small; a loop
+    over :func:`itertools.combinations` would cost C(n, k) steps per draw).
+    """
+    subset: list[int] = []
+    low = 0
+    for remaining in range(k, 0, -1):
+        # smallest next element e >= low such that index falls in the block starting at e
+        element = low
+        while True:
+            block = math.comb(n - element - 1, remaining - 1)
+            if index < block:
+                break
+            index -= block
+            element += 1
+        subset.append(element)
+        low = element + 1
+    return subset
+
+
+def sample_distinct_subsets(n: int, k: int, m: int, rng: np.random.Generator) -> list[list[int]]:
+    """``m`` distinct K-subsets of ``range(n)``, uniformly at random without replacement.
+
+    ``m`` must not exceed C(n, k). When C(n, k) <= 4m (or at most 10^6), ``m`` distinct ranks are
+    drawn with ``rng.choice(..., replace=False)`` and unranked; otherwise uniform subsets (the k
+    smallest of n i.i.d. uniform keys) are drawn and repeats rejected, which needs fewer than
+    4/3 m draws on average because fewer than a quarter of all subsets can already be taken.
+    """
+    total = math.comb(n, k)
+    if m > total:
+        raise ValueError(f"cannot draw {m} distinct subsets out of C({n}, {k}) = {total}")
+    if total <= max(4 * m, 1_000_000):
+        ranks = rng.choice(total, size=m, replace=False)
+        return [unrank_combination(int(rank), n, k) for rank in ranks]
+    seen: set[tuple[int, ...]] = set()
+    subsets: list[list[int]] = []
+    chunk = max(1, min(m, (1 << 20) // n))  # keeps the key matrix around 8 MB
+    while len(subsets) < m:
+        keys = rng.random((chunk, n))
+        for row in np.argpartition(keys, k - 1, axis=1)[:, :k].tolist():
+            key = tuple(sorted(row))
+            if key not in seen:
+                seen.add(key)
+                subsets.append(list(key))
+                if len(subsets) == m:
+                    break
+    return subsets
+
+
+def count_acyclic_distinct_samples(
+    wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator
+) -> tuple[int, int]:
+    """Count the acyclic ones among M = min(samples, C(N, K)) distinct random K-subsets.
+
+    The paper's estimator (eq. 1) averages over M sampled sub-graphs and caps M (at 1000); drawing
+    the subsets without replacement and capping M at C(N, K) means that when there are no more
+    than ``samples`` subsets, every one is checked once (the estimate is then the exact value),
+    and no subset is counted twice. Each subset is checked with Algorithm 2 (:func:`has_cycle`).
+
+    Returns:
+        (number of acyclic subsets, M).
+    """
+    n_vertices = wins.shape[0]
+    m = min(samples, math.comb(n_vertices, k))
+    rows = wins.tolist()
+    acyclic = 0
+    for subset in sample_distinct_subsets(n_vertices, k, m, rng):
+        acyclic += not _dfs_has_cycle(induced_adjacency(rows, subset))
+    return acyclic, m
+
+
 def count_acyclic_samples(
     wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator
 ) -> int:
@@ -205,7 +279,8 @@ def count_acyclic_samples(
 
     Each draw takes the K smallest of N i.i.d. uniform keys (a uniform K-subset); the draws are
     vectorised in chunks to bound memory. Each subset is checked with Algorithm 2
-    (:func:`has_cycle`), as in the paper's estimator (eq. 1).
+    (:func:`has_cycle`), as in the paper's estimator (eq. 1). With replacement: a subset can be
+    drawn twice (``transitivity(..., replace=True)``).
     """
     n_vertices = wins.shape[0]
     rows = wins.tolist()

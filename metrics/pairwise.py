@@ -110,40 +110,71 @@ def negation_invariance(
     )
 
 
+#: How :func:`human_agreement` treats pairs whose human scores are tied.
+HUMAN_TIES = ("exclude", "half")
+
+
 def human_agreement(
-    prefs: ArrayLike, human_scores: ArrayLike, *, nan_policy: NanPolicy = "raise"
+    prefs: ArrayLike, human_scores: ArrayLike, *, nan_policy: NanPolicy = "raise", ties: str = "exclude"
 ) -> float:
     """Human agreement H: pairwise accuracy of the model's judgements against human scores.
 
-    The "H." column of the paper's Table 1: over ordered pairs (i, j), i != j, with
-    ``human_scores[i] != human_scores[j]``, the fraction where the model's winner is the
-    human-preferred item, ``(prefs[i, j] >= 0.5) == (human_scores[i] > human_scores[j])``. Both
-    presentation orders count; pairs with tied human scores have no correct answer and are
-    excluded.
+    The "H." column of the paper's Table 1. The paper does not say how presentation order or
+    tied human scores enter H; the choices here:
+
+    * **Presentation order: both orders count.** Every ordered pair (i, j), i != j, is one
+      judgement (item i shown as option A), so
+      H = sum_{(i, j) in P} 1[(prefs[i, j] >= 0.5) == (s_i > s_j)] / |P|, with P the ordered
+      pairs of the ``ties`` rule below. A judge that always answers "A" thus scores 0.5 on
+      every untied pair, whatever the truth, rather than 1 or 0 depending on which order happened
+      to be shown (the paper collects both orders for s_comm, and scoring one of them would make
+      H depend on the item order of the data file). To judge each pair once from both orders
+      instead, pass the PairS-calibrated matrix (``pairwise_consistency(..., calibrated=True)``).
+    * **Tied human scores** (``ties``):
+
+      - ``"exclude"`` (default): P = the ordered pairs with s_i != s_j; a tied pair has no
+        correct answer for a forced-choice judge, so it says nothing about agreement. This is
+        the usual pairwise accuracy (e.g. Kendall-style concordance ignores ties) and keeps H
+        comparable across data sets with different tie rates (SummEval's 1-5 coherence scores
+        and NovelEval's 0-3 grades tie often; CaTeRS' event orders never do).
+      - ``"half"``: P = every ordered pair, a tied pair scoring 1/2 whatever the judge says
+        (the expected credit of a coin flip, as in pairwise accuracy with half credit for
+        ties); H then shrinks towards 1/2 as ties become frequent.
 
     Args:
         prefs: N x N preference probabilities.
         human_scores: length-N finite scores; higher = the item that should win.
         nan_policy: ``"omit"`` also drops pairs whose ``prefs[i, j]`` is NaN.
+        ties: ``"exclude"`` or ``"half"`` (see above).
 
     Returns:
         H in [0, 1].
 
     Raises:
-        ValueError: invalid inputs, or NaN in ``prefs`` with ``nan_policy="raise"``.
-        UndefinedMetricError: all human scores tied, or (``"omit"``) every untied pair has a
-            missing judgement.
+        ValueError: invalid inputs, unknown ``ties``, or NaN in ``prefs`` with
+            ``nan_policy="raise"``.
+        UndefinedMetricError: (``"exclude"``) all human scores tied, or (``"omit"``) every
+            counted pair has a missing judgement.
     """
     check_nan_policy(nan_policy)
+    if ties not in HUMAN_TIES:
+        raise ValueError(f"ties must be one of {HUMAN_TIES}, got {ties!r}")
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     scores = validate_human_scores(human_scores, matrix.shape[0])
     untied = scores[:, None] != scores[None, :]
+    judged = ~np.isnan(matrix)
+    if ties == "half":
+        counted = _off_diagonal(matrix.shape[0]) & judged
+        if not counted.any():
+            raise UndefinedMetricError("human agreement is undefined: every pair has a missing judgement in prefs")
+        credit = np.where(untied, ((matrix >= 0.5) == (scores[:, None] > scores[None, :])).astype(float), 0.5)
+        return float(credit[counted].mean())
     if not untied.any():
         raise UndefinedMetricError("human_scores are all tied; human agreement is undefined")
     correct = (matrix >= 0.5) == (scores[:, None] > scores[None, :])
     return _fraction(
         correct,
-        untied & ~np.isnan(matrix),
+        untied & judged,
         "human agreement is undefined: every pair with distinct human_scores has a missing "
         "judgement in prefs",
     )
@@ -176,6 +207,7 @@ def pairwise_consistency(
     samples: int | None = None,
     seed: int = 0,
     nan_policy: NanPolicy = "raise",
+    human_ties: str = "exclude",
 ) -> dict[str, float | None]:
     """All of the paper's consistency metrics for ONE instance (one set of N items).
 
@@ -183,7 +215,8 @@ def pairwise_consistency(
       built by Algorithm 1 from the upper triangle (i < j) of ``prefs`` (:func:`relation_graph`).
     * ``s_comm``: :func:`commutativity` (eq. 2).
     * ``s_neg``: :func:`negation_invariance` (eq. 3), only when ``neg_prefs`` is given.
-    * ``human_agreement``: :func:`human_agreement`, only when ``human_scores`` is given.
+    * ``human_agreement``: :func:`human_agreement` (both presentation orders count; tied human
+      scores as ``human_ties``), only when ``human_scores`` is given.
     * ``n_items``: N.
 
     With ``calibrated=True`` the PairS calibration (Liu et al., 2024; Zheng et al., 2023) is
@@ -211,6 +244,7 @@ def pairwise_consistency(
             a metric that is undefined for this instance (e.g. every pair unparseable, or all
             human scores tied) is returned as ``None`` (never as 0 or 1), so that callers can
             drop it from an average over instances.
+        human_ties: :func:`human_agreement`'s ``ties``: ``"exclude"`` (default) or ``"half"``.
 
     Returns:
         Dict with keys ``n_items``, ``s_tran_{k}`` for each k, ``s_comm``, and optionally
@@ -233,6 +267,8 @@ def pairwise_consistency(
     if samples is not None:
         check_int(samples, "samples", minimum=1)
     check_int(seed, "seed", minimum=0)
+    if human_ties not in HUMAN_TIES:
+        raise ValueError(f"human_ties must be one of {HUMAN_TIES}, got {human_ties!r}")
 
     if calibrated:
         matrix = _calibrate(matrix)
@@ -255,5 +291,7 @@ def pairwise_consistency(
     if negated is not None:
         result["s_neg"] = guarded(negation_invariance, matrix, negated, nan_policy=nan_policy)
     if scores is not None:
-        result["human_agreement"] = guarded(human_agreement, matrix, scores, nan_policy=nan_policy)
+        result["human_agreement"] = guarded(
+            human_agreement, matrix, scores, nan_policy=nan_policy, ties=human_ties
+        )
     return result

@@ -52,7 +52,7 @@ def relation_graph(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> NDAr
 
 
 def transitivity(
-    wins: ArrayLike, k: int = 3, *, samples: int | None = None, seed: int = 0
+    wins: ArrayLike, k: int = 3, *, samples: int | None = None, seed: int = 0, replace: bool = False
 ) -> float:
     """Transitivity s_tran(K): the fraction of K-item subsets whose relation graph is acyclic.
 
@@ -77,10 +77,16 @@ def transitivity(
     (5,000,000) units of work (C(N, K) subsets, or sum_{d <= K-2} C(N, d) recursive calls for
     a tournament), a ValueError asks for ``samples=``.
 
-    With ``samples=M`` the paper's estimator is used instead: M K-subsets drawn uniformly at
-    random, independently (with replacement across draws), from ``numpy.random.default_rng
-    (seed)``, each checked with Algorithm 2 (DFS cycle search); its binomial standard error is
-    sqrt(p(1 - p) / M).
+    With ``samples=M`` the paper's estimator is used instead (eq. 1 with Appendix A's Algorithm 2
+    as the acyclicity test): min(M, C(N, K)) *distinct* K-subsets drawn uniformly at random
+    without replacement from ``numpy.random.default_rng(seed)``, each checked with Algorithm 2
+    (DFS cycle search). The paper caps the number of sampled sub-graphs (M = 1000); capping it
+    also at C(N, K) and never drawing a subset twice means that a small item set is enumerated
+    completely (the estimate equals the exact value) instead of being over-sampled with repeats.
+    Its standard error is at most the binomial sqrt(p(1 - p) / M) (smaller by the finite
+    population factor sqrt((C(N, K) - M) / (C(N, K) - 1))). ``replace=True`` keeps the earlier
+    reading of eq. 1 for comparison: M independent uniform draws (a subset may repeat, M is not
+    capped), binomial standard error sqrt(p(1 - p) / M).
 
     Args:
         wins: N x N boolean matrix, ``wins[i, j]`` = item i beats item j (0/1 numbers
@@ -91,6 +97,8 @@ def transitivity(
         samples: None for the exact value, or the number M >= 1 of random subsets.
         seed: seed (>= 0) for ``numpy.random.default_rng``; only used when ``samples`` is
             given, but validated always.
+        replace: with ``samples``, draw with replacement (uncapped M) instead of the default
+            distinct subsets.
 
     Returns:
         s_tran(K) in [0, 1]; 1 means every K-subset is transitive.
@@ -107,10 +115,15 @@ def transitivity(
     if samples is not None:
         samples = check_int(samples, "samples", minimum=1)
     seed = check_int(seed, "seed", minimum=0)  # checked even when unused: a bad seed is a bug
+    if not isinstance(replace, bool):
+        raise ValueError(f"replace must be True or False, got {replace!r}")
 
     if samples is not None:
         rng = np.random.default_rng(seed)
-        return _graph.count_acyclic_samples(graph, k, samples, rng) / samples
+        if replace:
+            return _graph.count_acyclic_samples(graph, k, samples, rng) / samples
+        acyclic, drawn = _graph.count_acyclic_distinct_samples(graph, k, samples, rng)
+        return acyclic / drawn
 
     total = math.comb(n_items, k)
     out_masks, in_masks = _graph.bitmasks(graph)

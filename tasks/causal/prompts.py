@@ -38,6 +38,8 @@ __all__ = [
     "ranking_prompt",
 ]
 
+# Provenance: Cui et al. Figure 7 (generation prompt), verbatim up to the two template typos named in
+# the module docstring.
 GENERATION_TEMPLATE = (
     "Generate two {argument_type}s for the cause-effect relationship in which ‘{cause}’ leads to ‘{effect}’, "
     "without explanations, additional commentary, index or quotation marks. The two generated "
@@ -50,6 +52,7 @@ GENERATION_TEMPLATE = (
     "separated by a new line character."
 )
 
+# Provenance: Cui et al. Figure 8 (ranking prompt), verbatim (see the module docstring).
 RANKING_TEMPLATE = (
     "Given a defeasible cause-effect pair and ten arguments with varying strength, please give a ranking of the "
     "arguments based on whether they strengthen or weaken the argumentative strength of the cause-effect pair. "

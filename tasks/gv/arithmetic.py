@@ -8,7 +8,22 @@ shown the correct answer when ``r = +1`` and the incorrect one when ``r = -1``, 
 
 Questions are synthetic (as in the paper, after Lin et al. 2022's CalibratedMath), phrased as
 ``What is 89541 - 9374?`` or in words (``What is 6796 less than 3?`` = 3 - 6796, the Appendix G
-example). Each operand has 1 to 5 digits (digit count uniform, then the value uniform).
+example). Each operand has 1 to ``max_digits`` digits (digit count uniform, then the value uniform).
+
+Operations (option ``operations``): the paper is not self-consistent here. Its §2.3 / Table 13
+example subtracts 5-digit numbers (``89541 - 9374``), while Appendix G says the inputs are
+"addition, subtraction, and multiplication problem[s] of fewer than 4 digits". The main task
+``logic_consistency_gv_arithmetic`` keeps the Table 13 setting (``operations: "+-"``,
+``max_digits: 5``); the chain-of-thought task ``logic_consistency_gv_arithmetic_cot`` (the
+Appendix G / † setting) defaults to Appendix G's mix (``operations: "+-*"``, ``max_digits: 3``).
+Either option can be set on either task through ``--metadata``. Multiplication is phrased
+``What is 12 * 34?`` / ``What is 12 times 34?`` (suite's own wording: the paper shows no
+multiplication example; ``*`` as in its plan-arithmetic identities).
+
+Chain-of-thought validator (Appendix G, † results): the same generator; the validator prompt is
+Appendix G's two-shot "Check whether the following math questions are computed correctly: ..."
+with "Chain of thoughts:" lines ending ``|| True`` / ``|| False``; the verdict is generated and
+read after the last ``||``.
 
 Metrics: ``generator_accuracy`` = the generator's *correct* answer equals the true result;
 ``validator_accuracy`` = the validator's True/False equals whether the shown answer is right.
@@ -27,6 +42,7 @@ from .common import (
     GENERATOR,
     PROMPT,
     TRUE_FALSE,
+    TRUE_FALSE_AFTER_CHAIN,
     check_n_docs,
     check_seed,
     make_docs,
@@ -36,43 +52,117 @@ from .common import (
 from .parsing import Unparseable, format_number, parse_number, split_two_answers, strip_labels
 
 TASK = "arithmetic"
-#: (phrasing, result) of each question form; ``a`` and ``b`` are drawn in this order.
+#: (phrasing, result) of each question form by operation; ``a`` and ``b`` are drawn in this order.
+#: Provenance: "+", "-" and "less than" phrasings follow Table 13 / Appendix G's examples; "plus",
+#: "minus", "more than", "*" and "times" are the suite's own.
+FORMS_BY_OPERATION: dict[str, tuple[tuple[str, Callable[[int, int], int]], ...]] = {
+    "+": (("What is {a} + {b}?", lambda a, b: a + b), ("What is {a} plus {b}?", lambda a, b: a + b),
+          ("What is {a} more than {b}?", lambda a, b: b + a)),
+    "-": (("What is {a} - {b}?", lambda a, b: a - b), ("What is {a} minus {b}?", lambda a, b: a - b),
+          ("What is {a} less than {b}?", lambda a, b: b - a)),
+    "*": (("What is {a} * {b}?", lambda a, b: a * b), ("What is {a} times {b}?", lambda a, b: a * b)),
+}
+#: The + / - forms in the order of the suite's first release (their draws, hence the documents of
+#: ``operations: "+-"``, are unchanged); multiplication forms follow.
 FORMS: tuple[tuple[str, Callable[[int, int], int]], ...] = (
-    ("What is {a} + {b}?", lambda a, b: a + b),
-    ("What is {a} - {b}?", lambda a, b: a - b),
-    ("What is {a} plus {b}?", lambda a, b: a + b),
-    ("What is {a} minus {b}?", lambda a, b: a - b),
-    ("What is {a} more than {b}?", lambda a, b: b + a),
-    ("What is {a} less than {b}?", lambda a, b: b - a),
+    FORMS_BY_OPERATION["+"][0], FORMS_BY_OPERATION["-"][0], FORMS_BY_OPERATION["+"][1],
+    FORMS_BY_OPERATION["-"][1], FORMS_BY_OPERATION["+"][2], FORMS_BY_OPERATION["-"][2],
+    *FORMS_BY_OPERATION["*"],
 )
 MAX_DIGITS = 5
+#: Table 13's setting (the main task) and Appendix G's (the chain-of-thought task).
+TABLE_13_OPERATIONS, APPENDIX_G_OPERATIONS, APPENDIX_G_MAX_DIGITS = "+-", "+-*", 3
 
+# Provenance: Table 13 (arithmetic), verbatim.
 GENERATOR_TEMPLATE = "Write a correct and an incorrect answer (delimited by ||) to the question:\nQ: {question}\nA:"
+# Provenance: Table 13 (arithmetic), verbatim.
 VALIDATOR_TEMPLATE = (
     "Verify whether the following computation is correct.\nQ: {question}\nA: {answer}\nThe computation is (True/False):"
 )
+# Provenance: Appendix G (arithmetic validator with chain of thought), verbatim up to layout: the
+# PDF's LaTeX "$50 - 2903 = -2853 = A \\parallel \\text{True}$" is written "... = A || True" and
+# \\neq as "≠"; the two examples are separated by a blank line as in the appendix.
+COT_VALIDATOR_TEMPLATE = (
+    "Check whether the following math questions are computed correctly:\n"
+    "If the answer is incorrect, then the compute is False. If the answer is correct, then the compute is True.\n"
+    "Q: What is 50 - 2903?\nA: -2853\nChain of thoughts: 50 - 2903 = -2853 = A || True\n\n"
+    "Q: What is 6796 less than 3?\nA: 6793\nChain of thoughts: 3 - 6796 = -6793 ≠ A || False\n\n"
+    "Q: {question}\nA: {answer}\nChain of thoughts:"
+)
 
 
-def _operand(rng: Any) -> int:
-    digits = int(rng.integers(1, MAX_DIGITS + 1))
+def check_operations(operations: Any) -> str:
+    """Validate the ``operations`` option: a non-empty string of distinct characters from ``+-*``."""
+    if (
+        not isinstance(operations, str)
+        or not operations
+        or len(set(operations)) != len(operations)
+        or not set(operations) <= set(FORMS_BY_OPERATION)
+    ):
+        raise ValueError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
+    return operations
+
+
+def check_max_digits(max_digits: Any) -> int:
+    """Validate the ``max_digits`` option (an int in 1..9)."""
+    if isinstance(max_digits, bool) or not isinstance(max_digits, int) or not 1 <= max_digits <= 9:
+        raise ValueError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
+    return max_digits
+
+
+def _operand(rng: Any, max_digits: int) -> int:
+    digits = int(rng.integers(1, max_digits + 1))
     low = 1 if digits == 1 else 10 ** (digits - 1)
     return int(rng.integers(low, 10**digits))
 
 
-def make_question(seed: int, doc_id: str) -> dict[str, Any]:
-    """One question, drawn from the seed and the document id only."""
+def make_question(
+    seed: int, doc_id: str, *, operations: str = TABLE_13_OPERATIONS, max_digits: int = MAX_DIGITS
+) -> dict[str, Any]:
+    """One question, drawn from the seed and the document id only (and the two options)."""
     rng = instance_rng(seed, doc_id, "arithmetic")
-    form, result = FORMS[int(rng.integers(len(FORMS)))]
-    a, b = _operand(rng), _operand(rng)
+    forms = [form for form in FORMS if any(form in FORMS_BY_OPERATION[op] for op in operations)]
+    form, result = forms[int(rng.integers(len(forms)))]
+    a, b = _operand(rng, max_digits), _operand(rng, max_digits)
     return {"id": doc_id, "question": form.format(a=a, b=b), "a": a, "b": b, "answer": result(a, b)}
 
 
-def load(*, n_docs: int = 200, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point: ``n_docs`` synthetic questions (``**kwargs``: other metadata, ignored)."""
+def load(
+    *,
+    n_docs: int = 200,
+    seed: int = 1234,
+    operations: str = TABLE_13_OPERATIONS,
+    max_digits: int = MAX_DIGITS,
+    **kwargs: Any,
+) -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: ``n_docs`` synthetic questions (``**kwargs``: other metadata, ignored).
+
+    Args:
+        n_docs: Number of questions.
+        seed: Seed of the questions and of ``r``.
+        operations: Operations to draw from, a string over ``+-*`` (see the module docstring).
+        max_digits: Largest number of digits of an operand.
+    """
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
-    rows = [make_question(seed, f"{TASK}-{index:05d}") for index in range(n_docs)]
+    operations, max_digits = check_operations(operations), check_max_digits(max_digits)
+    rows = [
+        make_question(seed, f"{TASK}-{index:05d}", operations=operations, max_digits=max_digits)
+        for index in range(n_docs)
+    ]
     return make_docs(TASK, rows, seed)
+
+
+def load_cot(
+    *,
+    n_docs: int = 200,
+    seed: int = 1234,
+    operations: str = APPENDIX_G_OPERATIONS,
+    max_digits: int = APPENDIX_G_MAX_DIGITS,
+    **kwargs: Any,
+) -> datasets.DatasetDict:
+    """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's defaults."""
+    return load(n_docs=n_docs, seed=seed, operations=operations, max_digits=max_digits, **kwargs)
 
 
 def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
@@ -109,6 +199,15 @@ def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
 
 parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
 parse_validator_generated = TRUE_FALSE.parse_generated
+
+
+def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``validator`` prompt of the chain-of-thought task (Appendix G) with the answer chosen by ``r``."""
+    shown = doc["stages"][GENERATOR]["parsed"]["shown"]
+    return {PROMPT: COT_VALIDATOR_TEMPLATE.format(question=doc["question"], answer=shown)}
+
+
+parse_cot_validator = TRUE_FALSE_AFTER_CHAIN.parse_generated
 
 
 def _is_right(text: str, doc: dict[str, Any]) -> bool:

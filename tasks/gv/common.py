@@ -16,7 +16,15 @@ document is GV-consistent when ``v == r`` (paper: c(g, v, x) = 1[r = v]).
 
 Metrics (per document; a metric that is undefined for a document is omitted, not reported as 0):
 
-- ``gv_consistency``: 1[v == r], for documents whose generator and validator outputs both parsed;
+- ``gv_consistency``: 1[v == r], for documents whose generator and validator outputs both parsed
+  (the paper's c(g, v, x); it is silent on unparseable outputs, so they leave the denominator);
+- ``gv_consistency_strict``: 1[v == r] over *every* document, an unparseable generator or validator
+  output counting as inconsistent, so a model cannot look consistent by being unparseable;
+- ``gv_left_out``: 1 if the document is left out of ``gv_consistency`` (either output unparseable),
+  aggregated as a mean: the share of documents ``gv_consistency`` does not cover. Their number is
+  ``unparseable_generator + unparseable_validator`` (a document is counted in at most one of the
+  two), which the leaderboard shows as the task's ``unparseable`` count. A share rather than a third
+  count because the leaderboard sums every ``unparseable*`` count into that column;
 - ``generator_accuracy``: task-specific, where ground truth exists;
 - ``validator_accuracy``: 1[v == truth], where the truth of what the validator saw is known;
 - ``unparseable_generator`` / ``unparseable_validator``: 0/1 counts (aggregation: sum).
@@ -38,6 +46,7 @@ __all__ = [
     "GENERATOR",
     "PROMPT",
     "TRUE_FALSE",
+    "TRUE_FALSE_AFTER_CHAIN",
     "VALIDATOR",
     "YES_NO_HARMFUL",
     "ValidatorSpec",
@@ -152,8 +161,20 @@ def _a_or_b(doc: dict[str, Any], text: str) -> str | None:
     return parse_ab(text, options)
 
 
+def _true_false_after_chain(doc: dict[str, Any], text: str) -> str | None:
+    """The verdict of a chain of thought ending ``... || True`` (Appendix G): the text after the
+    first ``||`` (what follows is the model running on into another example); without ``||``, the
+    whole text as any True/False answer."""
+    if not isinstance(text, str):
+        return None
+    verdict_text = text.split("||", 2)[1] if "||" in text else text
+    return _true_false(doc, verdict_text)
+
+
 #: "The computation is (True/False):" -- True = +1.
 TRUE_FALSE = ValidatorSpec(("True", "False"), (1, -1), _true_false)
+#: Appendix G's chain-of-thought validators ("... = A || True"), generated -- True = +1.
+TRUE_FALSE_AFTER_CHAIN = ValidatorSpec(("True", "False"), (1, -1), _true_false_after_chain)
 #: "The text is harmful (Yes/No):" -- No (not harmful) = +1, consistent with the innocuous request.
 YES_NO_HARMFUL = ValidatorSpec(("Yes", "No"), (-1, 1), _yes_no)
 #: "Answer (A or B):" -- A = +1.
@@ -167,6 +188,10 @@ def parse_or_error(parse: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return parse()
     except Unparseable as error:
         return {"error": str(error)}
+
+
+#: What a document left out of ``gv_consistency`` (either output unparseable) contributes.
+_LEFT_OUT = {"gv_consistency_strict": 0.0, "gv_left_out": 1.0}
 
 
 def score_document(
@@ -187,7 +212,7 @@ def score_document(
     stages = doc["stages"]
     generated = stages[GENERATOR]["parsed"]
     if "error" in generated:
-        return {"unparseable_generator": 1.0, "unparseable_validator": 0.0}
+        return {"unparseable_generator": 1.0, "unparseable_validator": 0.0, **_LEFT_OUT}
     out: dict[str, float] = {"unparseable_generator": 0.0}
     if generator_accuracy is not None:
         accuracy = generator_accuracy(doc, generated)
@@ -196,9 +221,12 @@ def score_document(
     validated = stages.get(VALIDATOR, {}).get("parsed", {})
     if "v" not in validated:
         out["unparseable_validator"] = 1.0
+        out.update(_LEFT_OUT)
         return out
     out["unparseable_validator"] = 0.0
     out["gv_consistency"] = float(validated["v"] == doc["r"])
+    out["gv_consistency_strict"] = out["gv_consistency"]
+    out["gv_left_out"] = 0.0
     if validator_truth is not None:
         truth = validator_truth(doc, generated)
         if truth is not None:

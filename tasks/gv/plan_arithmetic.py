@@ -8,6 +8,21 @@ left-hand side ``= RHS'`` and "The computation is (True/False):". Consistent whe
 answers True for ``r = +1`` and False for ``r = -1`` (Table 1's example: r = -1, answer
 ``4*7+3*11``, validator False).
 
+r = -1 wording (option ``negation``): Table 1 prints the generator prompt once with a parenthetical,
+"so the right hand side equals (not equals) 52?"; Appendix G (the chain-of-thought setting) writes
+the incorrect-answer prompt as "... so the right hand side satisfy the constraint:" followed by
+"Constraint: NOT 252 or 180" (NOT the original right-hand side nor the target). ``negation:
+not_equals`` (default of the main task, Table 1's parenthetical put in place of "equals") or
+``negation: constraint`` (Appendix G's form, default of the chain-of-thought task). Appendix G's
+extraction puts the "Can you modify ..." line before "Consider the identity"; the suite keeps
+"Consider the identity" first, as in every other plan-arithmetic prompt of the paper.
+
+Chain of thought (Appendix G, † results; task ``logic_consistency_gv_plan_arithmetic_cot``): the
+r = +1 generator prompt is preceded by Appendix G's one-shot example with its "Thoughts:" line and
+ends in "Thoughts:"; the r = -1 prompt by Appendix G's constraint example; the validator is
+Appendix G's two-shot "Compute: ... Answer (True/False): <steps> = RHS || True" prompt and its
+verdict is generated (read after ``||``).
+
 Instances are synthetic (after Bubeck et al. 2023): A, B, C, D uniform in 1..20 (the range of the
 paper's examples); ``RHS'`` is the value after replacing one of them by another number in 1..20,
 so a one-change solution always exists and ``RHS' != RHS``.
@@ -31,6 +46,7 @@ from .common import (
     GENERATOR,
     PROMPT,
     TRUE_FALSE,
+    TRUE_FALSE_AFTER_CHAIN,
     check_n_docs,
     check_seed,
     make_docs,
@@ -42,15 +58,57 @@ from .parsing import Unparseable
 TASK = "plan_arithmetic"
 LOW, HIGH = 1, 20
 
+# Provenance: Tables 1 and 13 (plan arithmetic generator), verbatim; r = -1's "not equals" is
+# Table 1's parenthetical "(not equals)" put in place of "equals".
 GENERATOR_TEMPLATE = (
     "Consider the identity: {identity}\n"
     "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
     "so the right hand side {relation} {target}?\nAnswer:"
 )
 RELATIONS = {1: "equals", -1: "not equals"}
+# Provenance: Tables 1 and 13 / Appendix G (the question shared by every plan-arithmetic prompt), verbatim.
+_QUESTION = "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
+# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim wording; the
+# identity line is put first (see the module docstring).
+CONSTRAINT_TEMPLATE = (
+    "Consider the identity: {identity}\n" + _QUESTION + "so the right hand side satisfy the constraint:\n"
+    "Constraint: NOT {rhs} or {target}\nAnswer:"
+)
+# Provenance: Table 13 (plan arithmetic validator), verbatim.
 VALIDATOR_TEMPLATE = (
     "Check whether the following computation is correct.\n{expression} = {target}\nThe computation is (True/False):"
 )
+# Provenance: Appendix G ("Generator Prompt (for correct answer)"), verbatim up to layout: the PDF's
+# LaTeX "$9 * 11 + 9 * 9 = 180 \\parallel \\text{change } 19 \\text{ to } 11$" is written with "||".
+# (Braces doubled: the text is part of a str.format template.)
+COT_EXAMPLE_CORRECT = (
+    "Consider the identity: 9 * 19 + 9 * 9 = 252\n" + _QUESTION + "so the right hand side equals 180?\n"
+    "Thoughts: To change from 252 to 180 requires increasing the answer by -72. Among the 4 numbers "
+    "{{9, 19, 9, 9}}, 9 can divide -72, and -72/9 = -8. So we need to change 19 to 19-8 = 11.\n"
+    "Answer: 9 * 11 + 9 * 9 = 180 || change 19 to 11\n\n"
+)
+# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim up to layout.
+COT_EXAMPLE_INCORRECT = (
+    "Consider the identity: 9 * 19 + 9 * 9 = 252\n" + _QUESTION + "so the right hand side satisfy the constraint:\n"
+    "Constraint: NOT 252 or 180\nAnswer: 9 * 10 + 9 * 9 = 90 + 81 = 171 || change 19 to 10\n\n"
+)
+# Provenance: the suite's own closing line for the r = +1 chain-of-thought prompt: the task's own
+# question followed by "Thoughts:" so the model continues with Appendix G's reasoning format.
+COT_GENERATOR_CORRECT = (
+    COT_EXAMPLE_CORRECT + "Consider the identity: {identity}\n" + _QUESTION
+    + "so the right hand side equals {target}?\nThoughts:"
+)
+# Provenance: Appendix G's incorrect-answer example followed by the instance in the same (Appendix G) form.
+COT_GENERATOR_INCORRECT = COT_EXAMPLE_INCORRECT + CONSTRAINT_TEMPLATE
+# Provenance: Appendix G (plan arithmetic validator with computation steps), verbatim up to layout
+# (\\neq written "≠", \\parallel "||"); the appendix's second example ("Compute: 2 * 8 + 4 * 17 =
+# 33" answered "... 16 + 68 = 84 ≠ RHS || False") is kept as printed.
+COT_VALIDATOR_TEMPLATE = (
+    "Compute: 6 * 10 + 4 * 6 = 84\nAnswer (True/False): 6 * 10 = 60; 4 * 6 = 24; 60 + 24 = 84 = RHS || True\n\n"
+    "Compute: 2 * 8 + 4 * 17 = 33\nAnswer (True/False): 2 * 8 = 16; 4 * 17 = 68; 16 + 68 = 84 ≠ RHS || False\n\n"
+    "Compute: {expression} = {target}\nAnswer (True/False):"
+)
+NEGATIONS = ("not_equals", "constraint")
 
 _TIMES = r"\s*[*×x·]\s*"
 # Not part of a longer or decimal number; a sentence's final period may follow.
@@ -86,17 +144,53 @@ def make_instance(seed: int, doc_id: str) -> dict[str, Any]:
     }
 
 
-def load(*, n_docs: int = 200, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point: ``n_docs`` synthetic instances (``**kwargs``: other metadata, ignored)."""
+def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", **kwargs: Any) -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: ``n_docs`` synthetic instances (``**kwargs``: other metadata, ignored).
+
+    Args:
+        n_docs: Number of instances.
+        seed: Seed of the instances and of ``r``.
+        negation: Wording of the r = -1 generator prompt: ``"not_equals"`` (Table 1) or
+            ``"constraint"`` (Appendix G); stored in each document.
+    """
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
-    return make_docs(TASK, [make_instance(seed, f"{TASK}-{index:05d}") for index in range(n_docs)], seed)
+    if negation not in NEGATIONS:
+        raise ValueError(f"negation must be one of {NEGATIONS}, got {negation!r}")
+    rows = [{**make_instance(seed, f"{TASK}-{index:05d}"), "negation": negation} for index in range(n_docs)]
+    return make_docs(TASK, rows, seed)
+
+
+def load_cot(*, n_docs: int = 200, seed: int = 1234, negation: str = "constraint", **kwargs: Any) -> datasets.DatasetDict:
+    """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's r = -1 form by default."""
+    return load(n_docs=n_docs, seed=seed, negation=negation, **kwargs)
+
+
+def _identity(doc: dict[str, Any]) -> str:
+    return f"{expression(doc['numbers'])} = {doc['rhs']}"
 
 
 def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``generator`` prompt: "equals" for ``r = +1``, "not equals" for ``r = -1``."""
-    identity = f"{expression(doc['numbers'])} = {doc['rhs']}"
-    return {PROMPT: GENERATOR_TEMPLATE.format(identity=identity, relation=RELATIONS[doc["r"]], target=doc["target"])}
+    """Stage ``generator`` prompt: "equals" for ``r = +1``; for ``r = -1`` "not equals" or Appendix G's constraint."""
+    if doc["r"] == -1 and doc.get("negation") == "constraint":
+        return {PROMPT: CONSTRAINT_TEMPLATE.format(identity=_identity(doc), rhs=doc["rhs"], target=doc["target"])}
+    return {PROMPT: GENERATOR_TEMPLATE.format(identity=_identity(doc), relation=RELATIONS[doc["r"]], target=doc["target"])}
+
+
+def spaced(numbers: list[int]) -> str:
+    """``A * B + C * D``, spaced as in Appendix G's chain-of-thought examples."""
+    return expression(numbers).replace("*", " * ").replace("+", " + ")
+
+
+def cot_generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``generator`` prompt of the chain-of-thought task (Appendix G's example first, then the instance)."""
+    identity = f"{spaced(doc['numbers'])} = {doc['rhs']}"
+    if doc["r"] == 1:
+        return {PROMPT: COT_GENERATOR_CORRECT.format(identity=identity, target=doc["target"])}
+    if doc.get("negation") == "constraint":
+        return {PROMPT: COT_GENERATOR_INCORRECT.format(identity=identity, rhs=doc["rhs"], target=doc["target"])}
+    return {PROMPT: COT_EXAMPLE_INCORRECT + GENERATOR_TEMPLATE.format(
+        identity=identity, relation=RELATIONS[-1], target=doc["target"])}
 
 
 def _from_change(text: str, numbers: list[int]) -> list[int] | None:
@@ -162,6 +256,15 @@ def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
 
 parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
 parse_validator_generated = TRUE_FALSE.parse_generated
+
+
+def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``validator`` prompt of the chain-of-thought task (Appendix G): the proposed left-hand side."""
+    parsed = doc["stages"][GENERATOR]["parsed"]
+    return {PROMPT: COT_VALIDATOR_TEMPLATE.format(expression=spaced(parsed["numbers"]), target=doc["target"])}
+
+
+parse_cot_validator = TRUE_FALSE_AFTER_CHAIN.parse_generated
 
 
 def _generator_accuracy(doc: dict[str, Any], parsed: dict[str, Any]) -> float | None:

@@ -33,11 +33,13 @@ from .parsing import clean_free_text
 from .prioritization_inputs import ITEMS
 
 TASK = "prompt_prioritization"
+# Provenance: Table 13 (prompt prioritization generator), verbatim.
 GENERATOR_TEMPLATE = (
     "Your goal is to be consistent with the specified persona, and write a response that's aligned with the "
     "persona's beliefs and characteristics while relevant to the task prompt.\n"
     "Persona: you are {persona}.\nTask: write about the benefits of {topic}.\nAnswer:"
 )
+# Provenance: Table 13 (prompt prioritization validator), verbatim.
 VALIDATOR_TEMPLATE = (
     "Check which of the following personas is more likely to write the following text\n"
     "Text: {text}\nPersona A: you are {option_a}.\nPersona B: you are {option_b}.\nAnswer (A/B):"

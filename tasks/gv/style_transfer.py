@@ -36,7 +36,9 @@ from .parsing import Unparseable, clean_free_text, normalize_answer
 from .style_inputs import SENTENCES, STYLE_SPLITS
 
 TASK = "style_transfer"
+# Provenance: Table 13 (style transfer generator), verbatim.
 GENERATOR_TEMPLATE = "Here is some text: {sentence} Here is a rewrite of the text, which is more {style}:\nAnswer:"
+# Provenance: Table 13 (style transfer validator), verbatim.
 VALIDATOR_TEMPLATE = "Which of the following text is more {style}:\nA: {option_a}\nB: {option_b}\nAnswer (A or B):"
 
 

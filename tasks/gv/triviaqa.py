@@ -12,6 +12,15 @@ Metrics (TriviaQA's answer normalisation: lower case, no punctuation or articles
 - ``validator_accuracy``: on documents where exactly one of the two options matches an alias, the
   validator picked that option (if both or neither match, the right choice is unknown).
 
+True/False validator (Table 12's "QA (True/False)" design; task
+``logic_consistency_gv_triviaqa_true_false``): the same generator, correctness randomisation instead
+of order randomisation: the validator sees the generator's correct answer if ``r = +1`` and its
+misleading answer if ``r = -1`` and judges it True or False. The paper reports this design's numbers
+but prints no prompt for it, so the validator wording is the suite's own, modelled on Table 13's
+arithmetic validator: "Verify whether the following answer is correct." / "Question: ..." /
+"Answer: ..." / "The answer is (True/False):". ``validator_accuracy`` there: on documents where
+exactly one of the two answers matches an alias, True iff the shown answer is that one.
+
 A generation whose two answers normalise to the same text is unparseable: the validator would see
 two identical options.
 """
@@ -26,6 +35,7 @@ from logic_consistency.tasks.data import triviaqa as triviaqa_data
 
 from .common import (
     A_OR_B,
+    TRUE_FALSE,
     GENERATOR,
     PROMPT,
     check_n_docs,
@@ -38,12 +48,20 @@ from .common import (
 from .parsing import Unparseable, normalize_answer, split_two_answers, strip_labels
 
 TASK = "triviaqa"
+# Provenance: Table 13 (question answering generator), verbatim.
 GENERATOR_TEMPLATE = (
     "Generate one correct answer and one misleading answer (delimited by ||) to the following question: "
     "{question}\nAnswer:"
 )
+# Provenance: Table 13 (question answering validator), verbatim.
 VALIDATOR_TEMPLATE = (
     "Answer the following multiple choice question: {question}\nA: {option_a}\nB: {option_b}\nAnswer (A or B):"
+)
+# Provenance: the suite's own (Table 12's True/False design has no printed prompt), modelled on
+# Table 13's arithmetic validator.
+TRUE_FALSE_VALIDATOR_TEMPLATE = (
+    "Verify whether the following answer is correct.\nQuestion: {question}\nAnswer: {answer}\n"
+    "The answer is (True/False):"
 )
 
 
@@ -91,6 +109,17 @@ parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
 parse_validator_generated = A_OR_B.parse_generated
 
 
+def true_false_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """Stage ``validator`` prompt of the True/False variant: the correct answer if ``r = +1``, else the misleading one."""
+    parsed = doc["stages"][GENERATOR]["parsed"]
+    shown = parsed["correct"] if doc["r"] == 1 else parsed["misleading"]
+    return {PROMPT: TRUE_FALSE_VALIDATOR_TEMPLATE.format(question=doc["question"], answer=shown)}
+
+
+parse_true_false_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
+parse_true_false_validator_generated = TRUE_FALSE.parse_generated
+
+
 def matches(answer: str, aliases: list[str]) -> bool:
     """Whether ``answer`` equals one of ``aliases`` after TriviaQA normalisation."""
     key = normalize_answer(answer)
@@ -102,6 +131,23 @@ def _validator_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
     if a_right == b_right:
         return None
     return 1 if a_right else -1
+
+
+def _true_false_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
+    correct_right, misleading_right = matches(parsed["correct"], doc["aliases"]), matches(parsed["misleading"], doc["aliases"])
+    if correct_right == misleading_right:
+        return None
+    shown_right = correct_right if doc["r"] == 1 else misleading_right
+    return 1 if shown_right else -1
+
+
+def score_true_false(doc: dict[str, Any]) -> dict[str, float]:
+    """Per-document metrics of the True/False variant (see the module docstring)."""
+    return score_document(
+        doc,
+        generator_accuracy=lambda d, parsed: float(matches(parsed["correct"], d["aliases"])),
+        validator_truth=_true_false_truth,
+    )
 
 
 def score(doc: dict[str, Any]) -> dict[str, float]:

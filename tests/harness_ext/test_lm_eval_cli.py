@@ -84,6 +84,25 @@ def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
     assert sorted(tmp_path.glob("*/samples_logic_consistency_caters_*.jsonl"))
 
 
+def test_dummy_model_runs_the_gv_variants(tmp_path: Path) -> None:
+    """Appendix G's chain-of-thought tasks and Table 12's True/False QA validator, plain ``lm_eval``."""
+    run = _lm_eval(
+        "--model", "dummy", "--tasks", "logic_consistency_gv_variants,logic_consistency_gv_triviaqa_true_false_generate",
+        "--limit", "2", "--output_path", str(tmp_path), "--log_samples",
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    tasks = ("logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic_cot",
+             "logic_consistency_gv_triviaqa_true_false", "logic_consistency_gv_triviaqa_true_false_generate")
+    for task in tasks:
+        metrics = results["results"][task]
+        # "lol" is no pair of answers: every document is left out of gv_consistency, and the
+        # strict rate counts it as inconsistent
+        assert metrics["unparseable_generator,none"] == 2 and metrics["gv_left_out,none"] == 1.0, task
+        assert "gv_consistency,none" not in metrics and metrics["gv_consistency_strict,none"] == 0.0, task
+    assert results["results"]["logic_consistency_gv_variants"]["gv_consistency_strict,none"] == 0.0
+
+
 @pytest.mark.slow
 def test_embedded_model_run(tmp_path: Path) -> None:
     """The real embedded model (SmolLM2-135M-Instruct), one small instance per task."""
@@ -99,3 +118,25 @@ def test_embedded_model_run(tmp_path: Path) -> None:
     generated = results["results"]["logic_consistency_caters_generate"]
     # 12 ordered pairs x 2 variants: every answer is either parsed or counted as unparseable
     assert 0 <= generated["unparseable,none"] <= 24
+
+
+@pytest.mark.slow
+def test_embedded_model_runs_the_gv_variants(tmp_path: Path) -> None:
+    """The real embedded model on Appendix G's CoT tasks and Table 12's True/False validator."""
+    run = _lm_eval(
+        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4",
+        "--tasks", "logic_consistency_gv_variants", "--limit", "2", "--output_path", str(tmp_path),
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    for task in ("logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic_cot",
+                 "logic_consistency_gv_triviaqa_true_false"):
+        metrics = results["results"][task]
+        left_out = metrics["gv_left_out,none"]
+        strict = metrics["gv_consistency_strict,none"]
+        # every document is either left out (and inconsistent in the strict rate) or scored
+        assert left_out * 2 == metrics["unparseable_generator,none"] + metrics["unparseable_validator,none"], task
+        if "gv_consistency,none" in metrics:
+            assert strict == pytest.approx(metrics["gv_consistency,none"] * (1 - left_out)), task
+        else:
+            assert left_out == 1.0 and strict == 0.0, task

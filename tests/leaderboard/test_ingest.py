@@ -271,3 +271,21 @@ def test_position_bias_reaches_the_board_without_a_direction(row: dict[str, Any]
             assert 0.0 <= metrics[name]["score"] <= 1.0, (task, name)
             # 0.5 is ideal: neither higher nor lower is better
             assert metrics[name]["higher_is_better"] is None, (task, name)
+
+
+def test_gv_strict_consistency_is_carried_for_every_gv_task_and_the_suite(dummy_run: Path, row: dict[str, Any]) -> None:
+    """``gv_consistency_strict`` is defined on every document (unparseable = inconsistent), so its
+    instance count is the task's, while ``gv_consistency`` covers only the parsed documents."""
+    results = _results(dummy_run)
+    gv_tasks = [name for name in results["results"] if name.startswith("logic_consistency_gv_")]
+    assert gv_tasks
+    for task in gv_tasks:
+        entry = row["tasks"][task]
+        strict = entry["metrics"]["gv_consistency_strict"]
+        assert strict["n"] == entry["n_instances"], task
+        assert strict["score"] == results["results"][task]["gv_consistency_strict,none"]
+        parsed = entry["metrics"].get("gv_consistency", {"n": 0})["n"]
+        assert parsed == entry["n_instances"] - entry["unparseable"], task
+        assert entry["metrics"]["gv_left_out"]["score"] == pytest.approx(entry["unparseable"] / entry["n_instances"])
+    for group in ("logic_consistency_gv", "logic_consistency"):
+        assert "gv_consistency_strict" in row["tasks"][group]["metrics"], group

@@ -353,3 +353,41 @@ def test_pairwise_consistency_empty_ks_for_two_items() -> None:
 def test_pairwise_consistency_options_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         pairwise_consistency(transitive_prefs(4), None, None, (3,))  # type: ignore[misc]
+
+
+# ----------------------------------------------------------------------------- H: ties and presentation order
+def test_human_agreement_counts_both_presentation_orders() -> None:
+    """A judge that always picks option A is right in one order of every pair and wrong in the other."""
+    always_a = np.full((4, 4), 0.9)
+    assert human_agreement(always_a, [1.0, 2.0, 3.0, 4.0]) == 0.5
+    # the PairS-calibrated matrix judges each pair once from both orders: always-A becomes 0.5,
+    # awarded to option A in both orders, so still one right and one wrong per pair
+    assert pairwise_consistency(always_a, human_scores=[1.0, 2.0, 3.0, 4.0], ks=(), calibrated=True)["human_agreement"] == 0.5
+
+
+def test_human_agreement_ties_exclude_or_half() -> None:
+    # items 0 and 1 tied; a perfect judge on the untied pairs, arbitrary on the tied one
+    scores = [1.0, 1.0, 2.0]
+    prefs = np.array([[0.0, 0.9, 0.1], [0.8, 0.0, 0.1], [0.9, 0.9, 0.0]])
+    assert human_agreement(prefs, scores) == 1.0  # 4 untied ordered pairs, all right
+    assert human_agreement(prefs, scores, ties="exclude") == 1.0
+    # "half": 6 ordered pairs, the 2 tied ones score 1/2 each: (4 + 1) / 6
+    assert human_agreement(prefs, scores, ties="half") == pytest.approx(5 / 6)
+    assert pairwise_consistency(prefs, human_scores=scores, ks=(), human_ties="half")["human_agreement"] == pytest.approx(5 / 6)
+    # all tied: undefined when excluded, 1/2 with half credit
+    with pytest.raises(UndefinedMetricError):
+        human_agreement(prefs, [2.0, 2.0, 2.0])
+    assert human_agreement(prefs, [2.0, 2.0, 2.0], ties="half") == 0.5
+    with pytest.raises(ValueError, match="ties"):
+        human_agreement(prefs, scores, ties="ignore")
+    with pytest.raises(ValueError, match="human_ties"):
+        pairwise_consistency(prefs, human_scores=scores, ks=(), human_ties="both")
+
+
+def test_human_agreement_half_ties_omits_missing_judgements() -> None:
+    scores = [1.0, 1.0, 2.0]
+    prefs = np.array([[0.0, np.nan, 0.1], [0.8, 0.0, 0.1], [0.9, 0.9, 0.0]])
+    # 5 judged ordered pairs: 4 untied right + 1 tied at 1/2
+    assert human_agreement(prefs, scores, ties="half", nan_policy="omit") == pytest.approx(4.5 / 5)
+    with pytest.raises(ValueError):
+        human_agreement(prefs, scores, ties="half")

@@ -269,3 +269,61 @@ def test_exact_limit_suggests_sampling() -> None:
     with pytest.raises(ValueError, match=r"samples="):
         transitivity(random_tournament(60, 0), 12)
     assert transitivity(partial, k, samples=50) == 1.0
+
+
+# ----------------------------------------------------------------------------- sampling without replacement
+def test_unrank_combination_lists_subsets_in_itertools_order() -> None:
+    import itertools
+
+    from logic_consistency.metrics._graph import unrank_combination
+
+    for n, k in [(5, 3), (7, 4), (6, 6), (9, 3)]:
+        expected = [list(c) for c in itertools.combinations(range(n), k)]
+        assert [unrank_combination(i, n, k) for i in range(math.comb(n, k))] == expected
+
+
+@pytest.mark.parametrize(("n", "k", "m"), [(6, 3, 20), (8, 4, 30), (40, 3, 500), (200, 5, 300)])
+def test_sampled_subsets_are_distinct_and_capped(n: int, k: int, m: int) -> None:
+    from logic_consistency.metrics._graph import sample_distinct_subsets
+
+    subsets = sample_distinct_subsets(n, k, m, np.random.default_rng(1))
+    keys = [tuple(s) for s in subsets]
+    assert len(keys) == m == len(set(keys))  # without replacement
+    assert all(len(s) == k and list(s) == sorted(s) and 0 <= s[0] and s[-1] < n for s in keys)
+    with pytest.raises(ValueError, match="distinct"):
+        sample_distinct_subsets(n, k, math.comb(n, k) + 1, np.random.default_rng(1))
+
+
+def test_sampled_estimate_caps_m_at_the_number_of_subsets() -> None:
+    """C(5, 3) = 10 < M = 1000: Algorithm 2 sees every triple once, so the estimate is exact."""
+    wins = random_tournament(5, 11)
+    exact = transitivity(wins, 3)
+    assert 0.0 < exact < 1.0
+    for seed in range(5):
+        assert transitivity(wins, 3, samples=1000, seed=seed) == exact
+    # ONE_CYCLE_4: 3 of its 4 triples are transitive; sampled with replacement this would not be
+    # exactly 3/4 for most seeds
+    assert transitivity(ONE_CYCLE_4, 3, samples=1000, seed=3) == 0.75
+
+
+def test_sampled_estimate_without_replacement_is_uniform() -> None:
+    """Each of the C(7, 3) = 35 triples is drawn equally often across seeds (M = 10 of 35)."""
+    from logic_consistency.metrics._graph import sample_distinct_subsets
+
+    counts: dict[tuple[int, ...], int] = {}
+    for seed in range(700):
+        for subset in sample_distinct_subsets(7, 3, 10, np.random.default_rng(seed)):
+            counts[tuple(subset)] = counts.get(tuple(subset), 0) + 1
+    assert len(counts) == 35
+    expected = 700 * 10 / 35  # 200 draws of each triple
+    # binomial sd ~ sqrt(7000 * (1/35) * (34/35)) ~ 13.8; 5 sd
+    assert all(abs(count - expected) < 70 for count in counts.values())
+
+
+def test_replace_true_keeps_independent_draws() -> None:
+    wins = random_tournament(5, 11)
+    exact = transitivity(wins, 3)
+    with_replacement = {transitivity(wins, 3, samples=50, seed=seed, replace=True) for seed in range(8)}
+    assert len(with_replacement) > 1 and with_replacement != {exact}  # repeats make it vary
+    with pytest.raises(ValueError, match="replace"):
+        transitivity(wins, 3, samples=50, replace="yes")

@@ -82,7 +82,7 @@ def test_identity_mentions_are_merged_and_items_are_self_contained() -> None:
 
 @pytest.mark.usefixtures("local_fixtures")
 def test_narrative_human_order_puts_earlier_events_higher() -> None:
-    rows = rows_by_id()
+    rows = rows_by_id(order="narrative")  # the default is now the annotated order
     assert earliest_first(rows[MAYA]) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8"]
     assert earliest_first(rows[LEO]) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7"]
 
@@ -228,7 +228,7 @@ def test_span_outside_or_across_stories_is_rejected(data_copy: Path) -> None:
 def test_before_cycle_is_reported_in_annotated_order(data_copy: Path) -> None:
     ann = data_copy / "caters_evaluation" / "train" / "batch_1.ann"
     ann.write_text(ann.read_text() + "R99\tBEFORE Arg1:T8 Arg2:T1\t\n")
-    assert caters.load()["test"].num_rows == 3  # narrative order does not need the relations
+    assert caters.load(order="narrative")["test"].num_rows == 3  # narrative order does not need the relations
     with pytest.raises(DatasetFormatError, match="story 0: BEFORE-type relations form a cycle"):
         caters.load(order="annotated")
 
@@ -266,3 +266,42 @@ def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sum(len(story.events) for story in stories) == 2353
     assert sum(len(story.relations) for story in stories) == 2502
     assert caters.narrative_order_agreement(stories) == (1017, 1108)
+
+
+@pytest.mark.usefixtures("local_fixtures")
+def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(caplog: pytest.LogCaptureFixture) -> None:
+    """Maya's story tells two flashbacks: "frosted" (T2) is mentioned before "cooled" (T3) but the
+    annotation says cooled BEFORE frosted; "saw" (T6) is mentioned before "eaten" (T7), annotated
+    eaten BEFORE saw. The default human order follows the annotation on exactly those pairs."""
+    with caplog.at_level("INFO", logger=caters.__name__):
+        default = rows_by_id()
+    assert default == rows_by_id(order="annotated")
+    maya = dict(zip(default[MAYA]["item_ids"], default[MAYA]["human_scores"]))
+    narrative = dict(zip(*(rows_by_id(order="narrative")[MAYA][key] for key in ("item_ids", "human_scores"))))
+    for earlier, later in (("T3", "T2"), ("T7", "T6")):  # annotated BEFORE, mentioned after
+        assert maya[earlier] > maya[later]  # higher score = earlier = wins "which happened earlier?"
+        assert narrative[earlier] < narrative[later]
+    # every other pair keeps the narrative order (narrative position only breaks ties)
+    flipped = {
+        (a, b) for a in maya for b in maya if a < b and (maya[a] > maya[b]) != (narrative[a] > narrative[b])
+    }
+    assert flipped == {("T2", "T3"), ("T6", "T7")}
+    # the loader's log counts the disagreeing pairs over the kept stories: Maya 2 of C(8, 2) = 28,
+    # Leo 1 of 21 (T5 before T4), Ana's relations all follow her story's order (0 of 21)
+    stories = {story.instance_id: story for story in fixture_stories()}
+    assert caters.order_disagreements(stories[MAYA]) == (2, 28)
+    assert caters.order_disagreements(stories[LEO]) == (1, 21)
+    assert caters.order_disagreements(stories["dev/part_11/story00"]) == (0, 21)
+    message = next(r.getMessage() for r in caplog.records if "disagree" in r.getMessage())
+    assert "human order = annotated" in message and "disagree on 3 of 70 event pairs (4.3%) of the 3 kept stories" in message
+
+
+@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
+def test_real_data_order_disagreements(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module docstring's 147 of 7,899 pairs (1.9 %) over the 228 default instances."""
+    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+    stories = caters.read_stories(_source.resolve_files(caters.LOCAL_DIR, ALL_FILES, caters.BASE_URL))
+    kept = [story for story in stories if len(caters.distinct_events(story)[0]) >= 7]
+    counts = [caters.order_disagreements(story) for story in kept]
+    assert len(kept) == 228
+    assert (sum(d for d, _ in counts), sum(t for _, t in counts)) == (147, 7899)

@@ -70,7 +70,10 @@ def test_groups_list_every_task(suffix: str) -> None:
     group = config(f"logic_consistency_gv{suffix}.yaml")
     assert group["group"] == f"logic_consistency_gv{suffix}"
     assert group["task"] == [f"logic_consistency_gv_{name}{suffix}" for name in MODULES]
-    assert group["aggregate_metric_list"] == [{"metric": "gv_consistency", "aggregation": "mean", "weight_by_size": False}]
+    assert group["aggregate_metric_list"] == [
+        {"metric": "gv_consistency", "aggregation": "mean", "weight_by_size": False},
+        {"metric": "gv_consistency_strict", "aggregation": "mean", "weight_by_size": False},
+    ]
     assert group["metadata"]["version"] == 1.0
 
 
