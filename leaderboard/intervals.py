@@ -128,9 +128,14 @@ def group_interval(
     if np.ptp(values) == 0.0:  # every resample gives the same score
         return [official, official]
     statistic = group_statistic(values, task_of, weights)
-    # One sample per task: the indices of its instances in `values`, resampled within the task.
+    # One sample per task: the indices of its instances in `values`, resampled within the task. A
+    # task with one instance always resamples to itself; scipy wants two observations per sample,
+    # so it is given that index twice (same task mean, same resamples).
     starts = np.cumsum([0] + [task_values.size for task_values, _ in per_task])
-    samples = tuple(np.arange(start, stop) for start, stop in zip(starts[:-1], starts[1:]))
+    samples = tuple(
+        np.arange(start, stop) if stop - start > 1 else np.array([start, start])
+        for start, stop in zip(starts[:-1], starts[1:])
+    )
 
     def stratified(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
         return statistic(np.concatenate(resampled, axis=axis), axis=axis)
