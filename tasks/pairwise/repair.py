@@ -315,6 +315,8 @@ def agreement(original: PreferenceSet, scores: dict[str, dict[str, float]]) -> d
 
 
 # --------------------------------------------------------------------------------------- output
+# Provenance: the suite's own wording (the paper's REPAIR fine-tuning prompts are not published);
+# it follows the suite's pairwise prompts (tasks/pairwise/*/_*_yaml).
 DEFAULT_TEMPLATE = (
     "{context_block}Compare the two {noun}s below.\n\n{Noun} A: {text_a}\n\n{Noun} B: {text_b}\n\n"
     "Question: Which {noun} is {relation}? Answer with a single letter, A or B."

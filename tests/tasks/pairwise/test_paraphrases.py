@@ -33,7 +33,9 @@ def test_ten_distinct_paraphrases_and_the_first_is_the_default(tasks, dataset):
         assert len({p[variant] for p in prompts}) == 10
     for p in prompts:
         # same fields in every paraphrase, and the negated question differs from the normal one
-        for field in ("{{ context }}", "{{ item_a }}", "{{ item_b }}", "{{ answer_instruction }}"):
+        # CaTeRS lists the kept events (items), the other datasets show their context
+        listing = "{{ items" if dataset == "caters" else "{{ context }}"
+        for field in (listing, "{{ item_a }}", "{{ item_b }}", "{{ answer_instruction }}"):
             assert field in p["normal"] and field in p["negated"]
         assert p["normal"] != p["negated"]
     # the recorded config names the template and holds only the prompts used
