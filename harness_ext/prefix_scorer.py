@@ -302,7 +302,16 @@ class PrefixSharingHFLM(HFLM):
             self._score_rows(rows, batch, requests, results)
             pbar.update(sum(len(members) for _, members in batch))
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
-        for chunk in _chunks(children, rows_per_batch if self._holes_ok else 1):
+        # Longest edges first, as HFLM sorts its requests: siblings in one pass have similar lengths,
+        # so little of the pass is padding.
+        edge = {id(child): child.length - rows.groups[row].length for row, child in children}
+        children.sort(key=lambda item: -edge[id(item[1])])
+        chunks = (
+            _padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
+            if self._holes_ok
+            else _chunks(children, 1)
+        )
+        for chunk in chunks:
             self._score_group(self._extend(rows, chunk), requests, inputs, results, rows_per_batch, pbar)
 
     def _score_rows(
@@ -362,6 +371,26 @@ def _right_padded(sequences: list[Any], device: Any) -> torch.Tensor:
     for row, sequence in enumerate(sequences):
         ids[row, : len(sequence)] = torch.tensor(list(sequence), dtype=torch.long)
     return ids
+
+
+#: Padding tokens one extension pass may carry before a new pass is cheaper (about a pass's fixed
+#: cost in tokens on 2 CPU cores; measured with scripts/bench_scoring.py).
+PADDING_BUDGET = 128
+
+
+def _padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[Any]]:
+    """Chunks of at most ``size`` items (sorted longest first) whose padding stays within budget."""
+    batch: list[Any] = []
+    padding = 0
+    for item in items:
+        extra = length(batch[0]) - length(item) if batch else 0
+        if batch and (len(batch) == size or padding + extra > PADDING_BUDGET):
+            yield batch
+            batch, padding, extra = [], 0, 0
+        batch.append(item)
+        padding += extra
+    if batch:
+        yield batch
 
 
 def _batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:
