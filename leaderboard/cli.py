@@ -62,9 +62,16 @@ def _interrupted() -> int:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from .nightly import LEADERBOARD_FILE, build
+    from logic_consistency.common import check_outputs
+
+    from .nightly import HISTORY_DIR, LEADERBOARD_FILE, build, check_night, today
     from .render import render_file
 
+    if args.html:
+        root = Path(args.out)
+        night = check_night(args.night or today())
+        inputs = [root / LEADERBOARD_FILE, root / HISTORY_DIR / f"{night}.json", *([args.models] if args.models else [])]
+        check_outputs([(args.html, "html")], inputs, argument="--html")
     overrides = {
         "tasks": args.tasks, "limit": args.limit, "metadata": _metadata(args.metadata),
         "batch_size": args.batch_size, "timeout": args.timeout,
@@ -103,14 +110,17 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
 
 def _run_render(args: argparse.Namespace) -> int:
+    from logic_consistency.common import check_outputs
+
     from .render import render_file
     from .schema import load_document
 
     source = Path(args.leaderboard)
     if source.is_dir():
         source = source / "leaderboard.json"
-    document = load_document(source)
     out = Path(args.out) if args.out else source.with_name("index.html")
+    check_outputs([(out, "html")], [source], argument="--out")
+    document = load_document(source)
     print(render_file(document, out, title=args.title))
     return 0
 

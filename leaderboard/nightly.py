@@ -35,6 +35,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from logic_consistency.common import check_outputs
+
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
@@ -168,6 +170,8 @@ def build(
             raise ValueError(f"--only: no model named {unknown} in the model list ({[s.name for s in specs]})")
         specs = [spec for spec in specs if spec.name in set(only)]
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
+    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
+                  [model_list] if model_list is not None else [], argument="--out")
     executable = lm_eval or default_lm_eval()
     with build_lock(root):
         remove_stale_temporaries(root)
@@ -228,6 +232,8 @@ def ingest_into(
             files.append(path)
         else:
             raise FileNotFoundError(f"{path}: results file or folder not found")
+    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files,
+                  argument="--out")
     rows = [
         ingest_results(path, name=name, revision=revision, precision=precision, night=night,
                        bootstrap=bootstrap, progress=bool(progress))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, check_outputs, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.tasks.reports import ReportHook, register_report
 
@@ -190,6 +190,8 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
         name = task_name(path)
         read_rankings(path, tasks.setdefault(name, TaskRankings(task=name)))
     out = Path(out_dir)
+    check_outputs([(out / f"confusion_{name}.{suffix}", "png" if suffix == "png" else "json")
+                   for name in tasks for suffix in ("json", "png")], paths, argument="--out")
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, dict[str, Path]] = {}
     for name, rankings in tasks.items():
