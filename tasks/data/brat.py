@@ -226,6 +226,11 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
     events, relations = _parse_ann(ann_path, text)
     regions = _story_regions(text)
     source = str(ann_path)
+    if regions and not events:
+        raise DatasetFormatError(
+            source, None, None,
+            f"holds no event annotations for the {len(regions)} stories of {txt_path} (an emptied or truncated .ann file?)",
+        )
 
     story_of: dict[str, int] = {}
     for event in events.values():

@@ -9,7 +9,7 @@ import pytest
 from logic_consistency.tasks.data import DatasetFormatError
 from logic_consistency.tasks.data.summarize_feedback import item_id, load_comparisons
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 
 
 def test_reads_the_local_layout(monkeypatch):
