@@ -179,8 +179,11 @@ class PairwiseOptions:
         if len(choices) != 2 or not all(isinstance(c, str) and c for c in choices):
             raise fail(f"choices must be two non-empty strings, got {choices!r}")
 
-        ks = tuple(metadata.get("ks", (3, 5)))
-        if not ks or not all(isinstance(k, int) and k >= 3 for k in ks):
+        ks_value = metadata.get("ks", (3, 5))
+        if not isinstance(ks_value, (list, tuple)):
+            raise fail(f"metadata.ks must be a list of integers >= 3, e.g. [3, 5], got {ks_value!r}")
+        ks = tuple(ks_value)
+        if not ks or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 3 for k in ks):
             raise fail(f"metadata.ks must be a list of integers >= 3, got {list(ks)!r}")
         max_items = metadata.get("max_items")
         if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):
