@@ -199,6 +199,7 @@ for _metadata, _message in [
     ({"transitivity_samples": 0}, "metadata.transitivity_samples"),
     ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
     ({"pairs_runs": -1}, "metadata.pairs_runs"), ({"pairs_runs": True}, "metadata.pairs_runs"),
+    ({"max_itemz": 5}, "'max_items'"), ({"calibrate": True}, "'calibrated'"), ({"seeds": 1}, "'seed'"),
 ]:
     add(f"task metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
         "task 't'", _message)
