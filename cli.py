@@ -17,6 +17,9 @@ Commands:
   with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
+No command writes over one of its own inputs or over an existing file of another kind (an HTML
+page over JSON, say): every output is checked first by ``common.check_outputs``.
+
 Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
 imported only when the parser is built.
 """

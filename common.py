@@ -30,8 +30,8 @@ import jsonlines
 import numpy as np
 
 __all__ = [
-    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "atomic_write", "instance_rng", "jsonl_chunks", "read_jsonl",
-    "read_samples",
+    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "atomic_write", "check_outputs", "instance_rng", "jsonl_chunks",
+    "read_jsonl", "read_samples",
     "select_item_indices", "task_of_samples_file",
 ]
 
@@ -155,6 +155,71 @@ def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
         raise
     _fsync_dir(destination.parent)
     return destination
+
+
+#: What :func:`check_outputs` accepts to replace, by the first bytes of an existing file.
+FILE_KINDS = ("html", "json", "png")
+
+
+def _kind_of(head: bytes) -> str:
+    """The kind of a file from its first bytes: ``html``, ``json`` (also JSONL), ``png``, else ``other``."""
+    if head.startswith(b"\x89PNG"):
+        return "png"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if text.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if text.startswith((b"{", b"[")):
+        return "json"
+    return "other"
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str | os.PathLike[str], str]],
+    inputs: Iterable[str | os.PathLike[str]],
+    *,
+    argument: str = "--out",
+) -> None:
+    """Refuse to write an output over one of the command's inputs or over a file of another kind.
+
+    Call before anything is written (and before hours of work where possible). Paths are compared
+    after resolving symbolic links and ``..``, so ``lb/../lb/leaderboard.json`` or a link to the input
+    is recognised. An existing output is replaced only if it is of the kind about to be written
+    (judged by its first bytes: an HTML page, JSON / JSONL, PNG) or empty; a folder is never replaced.
+
+    Args:
+        outputs: ``(path, kind)`` pairs, ``kind`` one of :data:`FILE_KINDS`.
+        inputs: The files the command reads.
+        argument: The option that chose the outputs, named in the message.
+
+    Raises:
+        ValueError: An output is an input, a folder, or an existing file of another kind (names both).
+    """
+    resolved_inputs = {Path(path).resolve(): Path(path) for path in inputs}
+    for raw, kind in outputs:
+        if kind not in FILE_KINDS:
+            raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
+        path = Path(raw)
+        target = path.resolve()
+        if target in resolved_inputs:
+            raise ValueError(
+                f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
+                f"choose another {argument}"
+            )
+        for parent in target.parents:
+            if parent.exists() and not parent.is_dir():
+                raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
+        if target.is_dir():
+            raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
+        if target.is_file():
+            with target.open("rb") as handle:
+                head = handle.read(64)
+            found = _kind_of(head)
+            if head.strip() and found != kind:
+                described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+                raise ValueError(
+                    f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
+                    f"file this command writes; choose another {argument} or remove the file"
+                )
 
 
 def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:

@@ -64,7 +64,22 @@ class PromptedTask(ConfigurableTask):
         super().build_all_requests(**kwargs)
 
     def remember_formatting(self, build_kwargs: dict[str, Any]) -> None:
-        """Keep the prompt-formatting settings lm-eval passes to ``build_all_requests``."""
+        """Keep the prompt-formatting settings lm-eval passes to ``build_all_requests`` (and check ``limit``).
+
+        lm-eval 0.4.13 turns ``--limit L`` into a document count before this call
+        (``ceil(L x documents)`` for ``L < 1``, else ``int(L)``), so ``--limit 0`` arrives as 0 and
+        ``--limit -1`` as minus the number of documents; neither selects any document, and lm-eval
+        itself would go on with an empty or negative slice.
+
+        Raises:
+            ValueError: ``limit`` selects no document (names the task and ``--limit``).
+        """
+        limit = build_kwargs.get("limit")
+        if limit is not None and limit < 1:
+            raise ValueError(
+                f"task {self.config.task!r}: --limit must select at least one document (a count >= 1, or a "
+                f"fraction in (0, 1)); lm-eval turned the given --limit into {limit} documents"
+            )
         self._render_kwargs = {
             key: build_kwargs.get(key)
             for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")

@@ -15,7 +15,11 @@ module chains them inside one ``lm_eval`` run, with the one loaded model:
   holds the earlier stages' outputs.
 
 Because the earlier stages call the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
-stores their answers too: an interrupted run resumes without repeating a model call. Within one
+stores their answers too: an interrupted run resumes without repeating a model call. An earlier
+stage is sent to the model in chunks of :data:`STAGE_CHUNK` requests, and ``CachingLM`` commits each
+chunk's answers when the chunk returns, so a run killed half-way through a stage resumes from the
+last finished chunk rather than from the start of the stage, even with a backend that does not
+write its answers to the cache one by one (``cache_hook.add_partial``, which ``hf`` does). Within one
 run, an earlier-stage request that another task already sent (the seven conditional-probability
 causal tasks share one generation stage) is answered from memory, not sent again; sampled
 generations (``do_sample: true``) are never reused. Works with
@@ -104,6 +108,21 @@ def _request_key(request: Instance) -> tuple[str, str] | None:
     return request.request_type, json.dumps(request.args, sort_keys=True, default=repr)
 
 
+#: Requests per model call of an earlier stage: each chunk's answers reach lm-eval's cache
+#: (``--use_cache``) when it returns. Large enough not to starve a batching backend (``hf`` sorts
+#: and batches within one call), small enough that a kill loses little work.
+STAGE_CHUNK = 128
+
+
+def _answer_in_chunks(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[Any]:
+    """``lm.<output_type>(requests)``, sent :data:`STAGE_CHUNK` requests at a time (see the module docstring)."""
+    method = getattr(lm, output_type)
+    out: list[Any] = []
+    for start in range(0, len(requests), STAGE_CHUNK):
+        out.extend(method(list(requests[start : start + STAGE_CHUNK])))
+    return out
+
+
 def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[Any]:
     """Answer ``requests`` with ``lm``, sending only those not already answered in this run.
 
@@ -120,7 +139,7 @@ def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[A
             to_send.append(request)
             if key is not None:
                 sent_keys.add(key)
-    answers = iter(getattr(lm, output_type)(to_send) if to_send else [])
+    answers = iter(_answer_in_chunks(lm, output_type, to_send))
     out: list[Any] = []
     for key in keys:
         if key is None:

@@ -18,8 +18,23 @@ from typing import Any
 from logic_consistency.common import TEMP_SUFFIX, atomic_write
 
 __all__ = [
-    "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "json_chunks", "remove_stale_temporaries",
+    "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "held_lock_fds", "json_chunks",
+    "remove_stale_temporaries",
 ]
+
+#: Descriptors of the build locks this process holds (see :func:`held_lock_fds`).
+_HELD: set[int] = set()
+
+
+def held_lock_fds() -> tuple[int, ...]:
+    """Descriptors of the build locks held by this process, for a child to inherit (``pass_fds``).
+
+    An ``flock`` lives as long as any process holds a descriptor of its open file: a model run
+    that inherits it keeps the folder locked until it has exited, even if the build that started
+    it was killed (SIGKILL) and could not stop it. Another build then waits for the orphan rather
+    than running beside it.
+    """
+    return tuple(sorted(_HELD))
 
 class BuildLockedError(ValueError):
     """Another build holds the lock of the output folder."""
@@ -65,9 +80,11 @@ def build_lock(folder: str | os.PathLike[str]) -> Iterator[Path]:
             raise BuildLockedError(
                 f"{lock_path}: another leaderboard build is running on this folder"
             ) from None
+        _HELD.add(handle.fileno())
         try:
             yield lock_path
         finally:
+            _HELD.discard(handle.fileno())
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -56,15 +57,23 @@ def _summary(document: dict[str, Any], path: Path) -> str:
             f"{len(document['failures'])} failure(s), {len(document['nights'])} night(s)")
 
 
-def _interrupted() -> int:
-    print("logic-consistency: interrupted; the previous leaderboard is unchanged", file=sys.stderr)
-    return 130
+def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
+    print(f"logic-consistency: interrupted by {signal_name}; the running lm_eval (if any) and its process "
+          "group were stopped, the previous leaderboard is unchanged", file=sys.stderr)
+    return status
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from .nightly import LEADERBOARD_FILE, build
+    from logic_consistency.common import check_outputs
+
+    from .nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildStopped, build, check_night, today
     from .render import render_file
 
+    if args.html:
+        root = Path(args.out)
+        night = check_night(args.night or today())
+        inputs = [root / LEADERBOARD_FILE, root / HISTORY_DIR / f"{night}.json", *([args.models] if args.models else [])]
+        check_outputs([(args.html, "html")], inputs, argument="--html")
     overrides = {
         "tasks": args.tasks, "limit": args.limit, "metadata": _metadata(args.metadata),
         "batch_size": args.batch_size, "timeout": args.timeout,
@@ -76,6 +85,8 @@ def _run_build(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return _interrupted()
+    except BuildStopped as stop:
+        return _interrupted(signal.Signals(stop.signum).name, 128 + stop.signum)
     board = Path(args.out) / LEADERBOARD_FILE
     print(_summary(result.document, board))
     for outcome in result.outcomes:
@@ -103,14 +114,17 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
 
 def _run_render(args: argparse.Namespace) -> int:
+    from logic_consistency.common import check_outputs
+
     from .render import render_file
     from .schema import load_document
 
     source = Path(args.leaderboard)
     if source.is_dir():
         source = source / "leaderboard.json"
-    document = load_document(source)
     out = Path(args.out) if args.out else source.with_name("index.html")
+    check_outputs([(out, "html")], [source], argument="--out")
+    document = load_document(source)
     print(render_file(document, out, title=args.title))
     return 0
 

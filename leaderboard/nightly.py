@@ -23,17 +23,22 @@ folder from interleaving.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
+
+from logic_consistency.common import check_outputs
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
@@ -46,12 +51,51 @@ from .runner import (
 from .schema import load_document, validate
 
 __all__ = [
-    "BuildResult", "build", "check_night", "commit", "ingest_into", "lm_eval_command", "run_logged", "run_model", "today",
+    "BuildResult", "BuildStopped", "build", "check_night", "commit", "ingest_into", "lm_eval_command", "run_logged", "run_model", "today",
 ]
 
 LEADERBOARD_FILE = "leaderboard.json"
 HISTORY_DIR = "history"
 CACHE_DIR = "cache"
+
+
+#: Signals a build treats like Ctrl-C: what ``timeout``, systemd, CI cancellation and a closed terminal send.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class BuildStopped(BaseException):  # noqa: N818 - a stop request like KeyboardInterrupt, not an error
+    """The build received SIGTERM or SIGHUP; raised where it was, so the running model is stopped first.
+
+    A ``BaseException`` (like :class:`KeyboardInterrupt`) so that no ``except Exception`` swallows it.
+
+    Attributes:
+        signum: The signal number; the command exits with ``128 + signum`` (143, 129).
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise :class:`BuildStopped` (handlers restored after).
+
+    Only the main thread can install handlers; elsewhere the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise BuildStopped(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def today() -> str:
@@ -157,7 +201,8 @@ def build(
     Raises:
         FileNotFoundError, ValueError: Bad model list, unknown ``only`` name, invalid existing
             leaderboard, or another build running on ``out``. Model failures do not raise.
-        KeyboardInterrupt: Ctrl-C; nothing is written.
+        KeyboardInterrupt: Ctrl-C; the running model is stopped, nothing is written.
+        BuildStopped: SIGTERM or SIGHUP; handled as Ctrl-C.
     """
     root = Path(out)
     night = check_night(night or today())
@@ -168,8 +213,10 @@ def build(
             raise ValueError(f"--only: no model named {unknown} in the model list ({[s.name for s in specs]})")
         specs = [spec for spec in specs if spec.name in set(only)]
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
+    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
+                  [model_list] if model_list is not None else [], argument="--out")
     executable = lm_eval or default_lm_eval()
-    with build_lock(root):
+    with stop_signals_raise(), build_lock(root):
         remove_stale_temporaries(root)
         remove_stale_temporaries(root / HISTORY_DIR)
         if (root / LEADERBOARD_FILE).exists():
@@ -228,6 +275,8 @@ def ingest_into(
             files.append(path)
         else:
             raise FileNotFoundError(f"{path}: results file or folder not found")
+    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files,
+                  argument="--out")
     rows = [
         ingest_results(path, name=name, revision=revision, precision=precision, night=night,
                        bootstrap=bootstrap, progress=bool(progress))

@@ -2,7 +2,11 @@
 
 Each model runs in its own process group (:func:`run_logged`), so a model that cannot load, crashes
 or hangs past its ``timeout`` is stopped (SIGTERM, then SIGKILL after :data:`KILL_GRACE_SECONDS`)
-without taking the build down; :func:`run_model` turns the outcome into a leaderboard row
+without taking the build down. The run never outlives the build: on Linux it is started with
+``prctl(PR_SET_PDEATHSIG, SIGKILL)``, so the kernel kills it when the build dies, even by SIGKILL,
+and it inherits the build lock's descriptor (:func:`~.atomic.held_lock_fds`), so the lock is
+released only once the run has gone too. (Processes lm_eval itself starts are in the run's process
+group, which every stop signals; they are not covered by the death signal, which is per process.); :func:`run_model` turns the outcome into a leaderboard row
 (:mod:`.ingest`) or a failure record. Writing the board is :mod:`.nightly`'s job.
 """
 
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 
+from .atomic import held_lock_fds
 from .ingest import BootstrapSettings, ingest_results, iso_utc
 from .modelid import ModelIdentity, identify, slug
 from .modellist import ModelSpec
@@ -72,6 +77,29 @@ class ProcessResult:
     seconds: float
 
 
+#: ``prctl`` option: the signal a process receives when its parent thread exits (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _death_signal_setter() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the kernel SIGKILL the child when the build dies (Linux), else ``None``.
+
+    ``prctl`` is looked up here, in the parent, so that the child only makes one system call
+    between ``fork`` and ``exec`` (no import, no allocation).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    kill = int(signal.SIGKILL)
+
+    def set_death_signal() -> None:  # pragma: no cover - runs in the child
+        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
+
+    return set_death_signal
+
+
 def _kill_group(process: subprocess.Popen[bytes], sig: int) -> None:
     try:
         os.killpg(process.pid, sig)
@@ -110,7 +138,8 @@ def run_logged(
         Exit status (``None`` if it had to be killed), the last stderr lines, whether it timed out.
 
     Raises:
-        KeyboardInterrupt: Re-raised after stopping the process group (Ctrl-C stops the run too).
+        KeyboardInterrupt: Re-raised after stopping the process group (Ctrl-C stops the run too); so is
+            any other exception raised meanwhile, e.g. :class:`~.nightly.BuildStopped` for SIGTERM / SIGHUP.
     """
     log_file.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -121,7 +150,8 @@ def run_logged(
         log.flush()
         process = subprocess.Popen(
             list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env or os.environ),
-            start_new_session=True,
+            start_new_session=True, pass_fds=held_lock_fds(),
+            preexec_fn=_death_signal_setter(),
         )
 
         def pump(stream: IO[bytes], keep: bool) -> None:

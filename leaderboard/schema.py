@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections import Counter
 from importlib import resources
@@ -43,6 +44,38 @@ def _path(parts: Any) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
+
+
+def _non_finite(value: Any, parts: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Paths of every NaN or infinite number in ``value`` (JSON Schema's ``number`` accepts them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [parts]
+    if isinstance(value, dict):
+        return [path for key, item in value.items() for path in _non_finite(item, (*parts, key))]
+    if isinstance(value, list):
+        return [path for index, item in enumerate(value) for path in _non_finite(item, (*parts, index))]
+    return []
+
+
+def _row_label(document: Any, parts: Any) -> str:
+    """`` (row N: model NAME, task T, metric M)`` for a path inside a row, else ``""``."""
+    parts = list(parts)
+    if len(parts) < 2 or parts[0] != "rows" or not isinstance(parts[1], int) or not isinstance(document, dict):
+        return ""
+    rows = document.get("rows")
+    row = rows[parts[1]] if isinstance(rows, list) and parts[1] < len(rows) else None
+    model = row.get("model") if isinstance(row, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    label = f"row {parts[1]}" + (f": model {name!r}" if isinstance(name, str) else "")
+    if len(parts) >= 3 and parts[2] == "tasks" and len(parts) >= 4:
+        label += f", task {parts[3]!r}"
+        if len(parts) >= 6 and parts[4] in ("metrics", "counts"):
+            label += f", {'metric' if parts[4] == 'metrics' else 'count'} {parts[5]!r}"
+    return f" ({label})"
+
+
+def _is_non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def _semantic_problems(document: dict[str, Any]) -> list[str]:
@@ -91,7 +124,10 @@ def validate(document: Any, source: str | os.PathLike[str] = "<document>") -> No
     """
     validator = jsonschema.Draft202012Validator(load_schema())
     errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
-    problems = [f"{_path(error.absolute_path)}: {error.message}" for error in errors]
+    problems = [f"{_path(path)}: NaN or infinite number{_row_label(document, path)}; scores must be finite"
+                for path in _non_finite(document)]
+    problems += [f"{_path(error.absolute_path)}: {error.message}{_row_label(document, error.absolute_path)}"
+                 for error in errors if not _is_non_finite(error.instance)]
     if not problems and isinstance(document, dict):
         problems = _semantic_problems(document)
     if problems:

@@ -341,14 +341,16 @@ def confusion_matrix(rankings: Iterable[Sequence[int]], *, normalize: bool = Fal
 
     Args:
         rankings: Iterable of ``ranked_labels`` lists (each a permutation of the ten labels).
-        normalize: If true, divide each row by its total (rows of a non-empty input sum to 1;
-            Figure 4 shows these fractions as percentages).
+        normalize: If true, divide each row by its total (each row sums to 1; Figure 4 shows these
+            fractions as percentages). Row fractions of no rankings are undefined (0 / 0), so an
+            empty input raises rather than returning zeros.
 
     Returns:
-        10 x 10 float array (counts, or row fractions); all zeros for an empty input.
+        10 x 10 float array: counts (all zero for an empty input: nothing was counted), or row fractions.
 
     Raises:
-        ValueError: a ranking is not a permutation of the ten labels (the message names its index).
+        ValueError: a ranking is not a permutation of the ten labels (the message names its index), or
+            ``normalize`` is true and ``rankings`` is empty.
     """
     if isinstance(rankings, (str, bytes)):
         raise ValueError("rankings must be an iterable of ranked label lists, got a string")
@@ -359,6 +361,8 @@ def confusion_matrix(rankings: Iterable[Sequence[int]], *, normalize: bool = Fal
         for position, label in enumerate(labels):
             matrix[index[label], position] += 1.0
     if normalize:
+        if not matrix.any():
+            raise ValueError("rankings is empty: row fractions (normalize=True) of no rankings are undefined")
         totals = matrix.sum(axis=1, keepdims=True)
         matrix = np.divide(matrix, totals, out=np.zeros_like(matrix), where=totals > 0)
     return matrix

@@ -269,6 +269,9 @@ def pairwise_consistency(
     check_int(seed, "seed", minimum=0)
     if human_ties not in HUMAN_TIES:
         raise ValueError(f"human_ties must be one of {HUMAN_TIES}, got {human_ties!r}")
+    # bool("false") is True: a string here would silently turn the calibration on.
+    if not isinstance(calibrated, (bool, np.bool_)):
+        raise ValueError(f"calibrated must be True or False, got {calibrated!r}")
 
     if calibrated:
         matrix = _calibrate(matrix)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, check_outputs, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.tasks.reports import ReportHook, register_report
 
@@ -134,6 +134,8 @@ def _plot(percent: np.ndarray, title: str) -> bytes:
     for row in range(percent.shape[0]):
         for col in range(percent.shape[1]):
             value = percent[row, col]
+            if np.isnan(value):
+                continue
             axes.text(col, row, f"{value:.0f}", ha="center", va="center", fontsize=8,
                       color="white" if value > 55 else "black")
     figure.colorbar(image, ax=axes, label="% of the row's intermediates")
@@ -145,8 +147,9 @@ def _plot(percent: np.ndarray, title: str) -> bytes:
 
 def _report_data(rankings: TaskRankings) -> tuple[dict[str, Any], np.ndarray]:
     counts = confusion_matrix(rankings.rankings)
-    percent = 100.0 * confusion_matrix(rankings.rankings, normalize=True)
     n = len(rankings.rankings)
+    # No parsed ranking: the row percentages are undefined (shown blank, null in the JSON), not 0.
+    percent = 100.0 * confusion_matrix(rankings.rankings, normalize=True) if n else np.full(counts.shape, np.nan)
     data = {
         "task": rankings.task,
         "source_files": rankings.files,
@@ -158,7 +161,7 @@ def _report_data(rankings: TaskRankings) -> tuple[dict[str, Any], np.ndarray]:
         "n_unparseable_generation": rankings.n_unparseable_generation,
         "n_unparseable_ranking": rankings.n_unparseable_ranking,
         "counts": counts.astype(int).tolist(),
-        "row_percent": np.round(percent, 3).tolist(),
+        "row_percent": np.round(percent, 3).tolist() if n else None,
         "diagonal_percent": round(100.0 * float(np.trace(counts)) / (10 * n), 3) if n else None,
     }
     return data, percent
@@ -190,6 +193,8 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
         name = task_name(path)
         read_rankings(path, tasks.setdefault(name, TaskRankings(task=name)))
     out = Path(out_dir)
+    check_outputs([(out / f"confusion_{name}.{suffix}", "png" if suffix == "png" else "json")
+                   for name in tasks for suffix in ("json", "png")], paths, argument="--out")
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, dict[str, Path]] = {}
     for name, rankings in tasks.items():

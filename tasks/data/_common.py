@@ -25,6 +25,7 @@ __all__ = [
     "make_dataset_dict",
     "pairwise_features",
     "require_int",
+    "require_records",
     "require_score",
     "require_str",
     "require_str_list",
@@ -83,6 +84,24 @@ def delimited_records(reader: Any, *, source: str, kind: str = "CSV") -> Iterato
             raise DatasetFormatError(source, f"line {reader.line_num}", None, f"is not valid {kind} ({error})") from None
         first, previous_end = previous_end + 1, reader.line_num
         yield first, previous_end, fields
+
+
+def require_records(records: Any, *, source: str, what: str, header: bool = False) -> Any:
+    """Return ``records`` if there is at least one, else raise a :class:`DatasetFormatError` naming ``source``.
+
+    An empty data file would otherwise end in an error far from its cause (lm-eval's
+    ``IndexError: Invalid key: 0 is out of bounds for size 0``, or a task with no documents).
+
+    Args:
+        records: What the file yielded (any sized collection).
+        source: The file.
+        what: What a record is, in words (``"comparisons"``, ``"queries"``).
+        header: The format has a header line (the message then says "only its header").
+    """
+    if len(records) == 0:
+        shape = "is empty or holds only its header line" if header else "is empty"
+        raise DatasetFormatError(source, None, None, f"{shape}: no {what} to evaluate")
+    return records
 
 
 def require_str(

@@ -21,7 +21,7 @@ from typing import Any
 import datasets
 
 from . import _source
-from ._common import DatasetFormatError, delimited_records, make_dataset_dict, require_str
+from ._common import DatasetFormatError, delimited_records, make_dataset_dict, require_records, require_str
 
 __all__ = ["BASE_URL", "COLUMNS", "COMMIT", "FEATURES", "LOCAL_FILE", "load"]
 
@@ -61,7 +61,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
             goal = require_str(fields[0], source=source, location=location, field="goal").strip()
             target = require_str(fields[1], source=source, location=location, field="target").strip()
             rows.append({"id": f"advbench-{len(rows):03d}", "goal": goal, "target": target})
-    return rows
+    return require_records(rows, source=source, what="goal,target records", header=True)
 
 
 def load(**kwargs: Any) -> datasets.DatasetDict:

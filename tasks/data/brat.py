@@ -223,9 +223,16 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
     # newline="" keeps the characters exactly as stored: brat offsets count them that way.
     with txt_path.open(encoding="utf-8", newline="") as handle:
         text = handle.read()
+    if not text.strip() and ann_path.read_text(encoding="utf-8").strip():
+        raise DatasetFormatError(str(txt_path), None, None, f"is empty: no story text for the annotations of {ann_path}")
     events, relations = _parse_ann(ann_path, text)
     regions = _story_regions(text)
     source = str(ann_path)
+    if regions and not events:
+        raise DatasetFormatError(
+            source, None, None,
+            f"holds no event annotations for the {len(regions)} stories of {txt_path} (an emptied or truncated .ann file?)",
+        )
 
     story_of: dict[str, int] = {}
     for event in events.values():

@@ -400,6 +400,14 @@ def load(
     relpaths = [f"{stem}{extension}" for _, stem in DOCUMENTS for extension in (".txt", ".ann")]
     stories = read_stories(_source.resolve_files(LOCAL_DIR, relpaths, BASE_URL))
     kept = [story for story in stories if _counted_events(story, count_events) >= min_events]
+    unannotated = [story for story in stories if not story.events]
+    if unannotated:
+        logger.warning(
+            "CaTeRS: %d stories have no annotated events and are dropped (first: %s story %d); "
+            "%d of %d stories kept with at least %d %s events",
+            len(unannotated), unannotated[0].ann_path, unannotated[0].index, len(kept), len(stories), min_events,
+            count_events,
+        )
     _log_order_disagreements(kept, order)
     rows = [_story_row(story, order, seed) for story in kept]
     capped = apply_cap(rows, max_items, seed, context_of=lambda row: _context(row["items"]))

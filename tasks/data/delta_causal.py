@@ -39,7 +39,9 @@ import datasets
 from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
 
 from . import _source
-from ._common import DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_str
+from ._common import (
+    DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_records, require_str,
+)
 
 __all__ = ["BASE_URL", "COMMIT", "FEATURES", "SPLIT_FILES", "N_INTERMEDIATES", "load", "read_rows"]
 
@@ -154,7 +156,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
             rows.append(row)
     if names is None:
         raise DatasetFormatError(source, None, None, "is empty (no header line)")
-    return rows
+    return require_records(rows, source=source, what="δ-CAUSAL documents", header=True)
 
 
 def display_order(seed: int, document_id: str) -> list[int]:

@@ -33,6 +33,7 @@ from logic_consistency.options import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
+    require_records,
     apply_cap,
     check_options,
     delimited_records,
@@ -74,7 +75,7 @@ def _read_tsv_pairs(path: Path, key_field: str, value_field: str) -> dict[str, s
             if key in out:
                 raise DatasetFormatError(source, location, key_field, f"repeats {key_field} {key!r}")
             out[key] = value
-    return out
+    return require_records(out, source=source, what=f"{key_field}/{value_field} records")
 
 
 def _read_qrels(
@@ -106,7 +107,7 @@ def _read_qrels(
                 raise DatasetFormatError(source, location, "docid", f"{docid!r} is judged twice for query {qid!r}")
             seen.add((qid, docid))
             judged.setdefault(qid, []).append((docid, rel))
-    return judged
+    return require_records(judged, source=source, what="relevance judgements")
 
 
 def _build_rows(paths: dict[str, Path]) -> list[dict[str, Any]]:

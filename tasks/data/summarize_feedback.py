@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _source
-from ._common import DatasetFormatError, require_str
+from ._common import DatasetFormatError, require_records, require_str
 
 __all__ = ["HUB_CONFIG", "HUB_PATH", "SPLITS", "FeedbackComparison", "item_id", "load_comparisons", "parse_record"]
 
@@ -120,10 +120,11 @@ def load_comparisons(split: str = "validation", *, path: str | Path | None = Non
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if path is not None:
-        return list(_read_jsonl(Path(path)))
+        return require_records(list(_read_jsonl(Path(path))), source=str(path), what="comparisons")
     root = _source.local_data_dir()
     if root is not None:
-        return list(_read_jsonl(_source.local_file(root, LOCAL_DIR, f"comparisons_{split}.jsonl")))
+        file = _source.local_file(root, LOCAL_DIR, f"comparisons_{split}.jsonl")
+        return require_records(list(_read_jsonl(file)), source=str(file), what="comparisons")
     import datasets
 
     dataset = datasets.load_dataset(HUB_PATH, HUB_CONFIG, split=split)

@@ -33,6 +33,7 @@ from logic_consistency.options import DEFAULT_SEED, check_choice
 from . import _source
 from ._common import (
     DatasetFormatError,
+    require_records,
     apply_cap,
     check_options,
     make_dataset_dict,
@@ -114,7 +115,7 @@ def _read_jsonl(path: Path, aspect: str) -> list[dict[str, Any]]:
             rows.append(build_row(record, source=str(path), location=location, aspect=aspect))
     except JsonLineError as error:
         raise DatasetFormatError(str(path), f"line {error.line}", None, f"is {error.problem}") from None
-    return rows
+    return require_records(rows, source=str(path), what="SummEval records")
 
 
 def _read_hub(aspect: str) -> list[dict[str, Any]]:

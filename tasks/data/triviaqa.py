@@ -26,7 +26,7 @@ from typing import Any
 import datasets
 
 from . import _source
-from ._common import DatasetFormatError, make_dataset_dict, require_str, require_str_list
+from ._common import DatasetFormatError, make_dataset_dict, require_records, require_str, require_str_list
 
 __all__ = ["FEATURES", "HUB_CONFIG", "HUB_PATH", "HUB_SPLIT", "LOCAL_FILE", "build_row", "load"]
 
@@ -144,7 +144,7 @@ def _read_local(path: Path) -> list[dict[str, Any]]:
         rows.append(build_row(record, source=str(path), location=location))
         locations.append(location)
     _check_unique_ids(rows, str(path), locations)
-    return rows
+    return require_records(rows, source=str(path), what="TriviaQA questions")
 
 
 def load_hub_split() -> datasets.Dataset:

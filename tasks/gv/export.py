@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write, jsonl_chunks, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, check_outputs, jsonl_chunks, read_samples, task_of_samples_file
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -136,6 +136,8 @@ def export_pairs(
         ValueError: A line is not JSON, or not a GV sample.
     """
     out = Path(out_dir)
+    samples_paths = [Path(path) for path in samples_paths]
+    check_outputs([(out / output_name(consistent_only), "json")], samples_paths, argument="--out")
     out.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     documents = exported = incomplete = 0

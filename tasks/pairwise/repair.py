@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, read_samples
+from logic_consistency.common import atomic_write, check_outputs, read_samples
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 
@@ -416,12 +416,11 @@ def _run(args: argparse.Namespace) -> int:
     method = METHOD_ALIASES.get(args.method)
     if method is None:
         raise ValueError(f"--method must be one of win_loss, elo, bt, got {args.method!r}")
-    prefs, inputs, noun = _load(args)
     out_dir = Path(args.out)
     targets = [out_dir / name for name in OUTPUTS]
-    for source in inputs:
-        if any(source.resolve() == target.resolve() for target in targets):
-            raise ValueError(f"refusing to write over the input {source}; choose another --out")
+    # Checked before reading, so that no input, however malformed, is ever written over.
+    check_outputs([(target, "json") for target in targets], [args.input] if args.input else [], argument="--out")
+    prefs, inputs, noun = _load(args)
     flipped = 0
     if args.flip:
         prefs, flipped = flip_labels(prefs, args.flip, seed=args.seed)

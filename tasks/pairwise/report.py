@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write
+from logic_consistency.common import atomic_write, check_outputs
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 
@@ -36,8 +36,8 @@ CONSISTENCY = ("s_comm", "s_neg", "position_bias", "p_first_mean")
 SPREAD_METRICS = ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement", "position_bias", "p_first_mean")
 
 
-def read_results(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """``(label, results JSON)`` for every results file named or found (``results_*.json``) in a folder."""
+def _result_files(paths: list[str]) -> list[Path]:
+    """The results files named, or found (``results_*.json``) in the folders named."""
     files: list[Path] = []
     for name in paths:
         path = Path(name)
@@ -50,6 +50,12 @@ def read_results(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
             files.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such results file or folder")
+    return files
+
+
+def read_results(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """``(label, results JSON)`` for every results file named or found (``results_*.json``) in a folder."""
+    files = _result_files(paths)
     out: list[tuple[str, dict[str, Any]]] = []
     labels: dict[str, int] = defaultdict(int)
     for path in files:
@@ -207,10 +213,10 @@ def _run(args: argparse.Namespace) -> int:
     print_report(report)
     if args.out:
         out = Path(args.out)
-        inputs = {Path(p).resolve() for p in args.results}
         target = out / "correlation_report.json"
-        if target.resolve() in inputs:
-            raise ValueError(f"refusing to write over the input {target}")
+        plots = [out / f"{section}_{metric}.png" for section in ("vs_human_agreement", "s_tran_vs_self_agreement")
+                 for metric in report[section]]
+        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], _result_files(args.results), argument="--out")
         atomic_write(target, [json.dumps(report, indent=2).encode("utf-8")])
         print(f"wrote {target}")
         for path in _plots(report, out):

@@ -47,6 +47,8 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
+import difflib
+
 import inspect
 import logging
 import math
@@ -73,6 +75,10 @@ eval_logger = logging.getLogger(__name__)
 
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
+#: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
+METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples")
+#: An unknown ``metadata`` key this close (difflib ratio) to a known one is taken for a typo.
+TYPO_CUTOFF = 0.85
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
 
 
@@ -147,6 +153,18 @@ class PairwiseOptions:
         def fail(message: str) -> ValueError:
             return ValueError(f"task {task!r}: {message}")
 
+        # lm-eval 0.4.13 merges --model_args into every task's metadata (evaluate_config:
+        # ``metadata = model_args | metadata``) and --metadata reaches every task of the run, other
+        # families' included, so an unknown key cannot simply be refused; one that is a near miss
+        # of a pairwise option (``max_itemz``) is a typo that would otherwise be silently ignored.
+        for key in metadata:
+            if key in METADATA_KEYS or not isinstance(key, str):
+                continue
+            near = difflib.get_close_matches(key, METADATA_KEYS, n=1, cutoff=TYPO_CUTOFF)
+            if near:
+                raise fail(f"unknown metadata key {key!r}; did you mean {near[0]!r}? (pairwise options: "
+                           f"{sorted(METADATA_KEYS)})")
+
         prompts = prompt_config.get("prompts")
         template_id = prompt_config.get("template_id")
         if template_id is not None:
@@ -179,8 +197,11 @@ class PairwiseOptions:
         if len(choices) != 2 or not all(isinstance(c, str) and c for c in choices):
             raise fail(f"choices must be two non-empty strings, got {choices!r}")
 
-        ks = tuple(metadata.get("ks", (3, 5)))
-        if not ks or not all(isinstance(k, int) and k >= 3 for k in ks):
+        ks_value = metadata.get("ks", (3, 5))
+        if not isinstance(ks_value, (list, tuple)):
+            raise fail(f"metadata.ks must be a list of integers >= 3, e.g. [3, 5], got {ks_value!r}")
+        ks = tuple(ks_value)
+        if not ks or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 3 for k in ks):
             raise fail(f"metadata.ks must be a list of integers >= 3, got {list(ks)!r}")
         max_items = metadata.get("max_items")
         if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):

@@ -125,3 +125,42 @@ def test_stage_requests_shared_by_two_tasks_are_sent_once() -> None:
     # the second task's four generator prompts were answered from the first task's answers;
     # the last stage is ordinary lm-eval requests (4 documents x 2 letters, per task)
     assert model.calls == {"generate_until": 4, "loglikelihood": 16}
+
+
+class _CrashingCalculator(Calculator):
+    """Answers without writing to the cache one by one (like many backends), and dies at a chosen request."""
+
+    def __init__(self, crash_at: int | None = None) -> None:
+        super().__init__()
+        self.crash_at = crash_at
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        out = []
+        for request in requests:
+            if self.crash_at is not None and self.calls["generate_until"] == self.crash_at:
+                raise KeyboardInterrupt("killed half-way through the generator stage")
+            self.calls["generate_until"] += 1
+            a, b = map(int, _QUESTION.search(request.args[0]).groups())
+            out.append(f" {a + b}")
+        return out
+
+
+def test_a_run_killed_half_way_through_a_stage_resumes_from_the_answers_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from logic_consistency.harness_ext import multistage
+
+    monkeypatch.setattr(multistage, "STAGE_CHUNK", 1)
+    fresh = _CrashingCalculator()
+    _run(fresh, use_cache=str(tmp_path / "fresh"))
+    total = fresh.calls["generate_until"]
+    assert total == 4  # the four fixture questions
+    cache = str(tmp_path / "cache")
+    killed = _CrashingCalculator(crash_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        _run(killed, use_cache=cache)
+    assert killed.calls["generate_until"] == 2
+    resumed = _CrashingCalculator()
+    results = _run(resumed, use_cache=cache)
+    assert resumed.calls["generate_until"] == total - 2  # only the answers the killed run did not get
+    assert _metric(results, "consistency") == 1.0

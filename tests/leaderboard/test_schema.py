@@ -152,3 +152,66 @@ def test_validate_command(document: dict[str, Any], tmp_path: Path, cli: Callabl
     assert failed.returncode == 2
     assert f"logic-consistency: error: {bad}: not a valid leaderboard" in failed.stderr
     assert "$.rows[0].provenance: 'seed' is a required property" in failed.stderr
+
+
+def _first_metric(document: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
+    for task, entry in document["rows"][0]["tasks"].items():
+        if name in entry["metrics"]:
+            return task, entry["metrics"][name]
+    raise AssertionError(f"no {name} in the dummy run")
+
+
+@pytest.mark.parametrize(("metric", "score", "expected"), [
+    ("s_comm", 7.5, "7.5 is greater than the maximum of 1"),
+    ("s_comm", -0.1, "-0.1 is less than the minimum of 0"),
+    ("tau_all", 1.5, "1.5 is greater than the maximum of 1"),
+    ("tau_all", -1.5, "-1.5 is less than the minimum of -1"),
+    ("s_comm", float("nan"), "NaN or infinite number"),
+    ("tau_all", float("inf"), "NaN or infinite number"),
+])
+def test_scores_out_of_their_range_are_rejected_naming_row_task_and_metric(
+    hand_board: dict[str, Any], metric: str, score: float, expected: str, tmp_path: Path
+) -> None:
+    broken = copy.deepcopy(hand_board)
+    task, entry = _first_metric(broken, metric)
+    entry["score"] = score
+    with pytest.raises(ValueError) as error:
+        validate(broken, "board.json")
+    message = str(error.value)
+    assert expected in message and "board.json" in message
+    assert f"task {task!r}" in message and f"metric {metric!r}" in message
+    assert f"model {broken['rows'][0]['model']['name']!r}" in message and "row 0" in message
+    validate(hand_board)  # the untouched board is valid
+    # What a user meets: a file with NaN is refused by validate and render, naming the file.
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(ValueError, match=str(path)):
+        load_document(path)
+
+
+def test_count_totals_may_not_be_negative_and_rates_keep_their_interval_bounds(hand_board: dict[str, Any]) -> None:
+    broken = copy.deepcopy(hand_board)
+    entry = next(e for e in broken["rows"][0]["tasks"].values() if e["counts"])
+    name = next(iter(entry["counts"]))
+    entry["counts"][name]["total"] = -1
+    with pytest.raises(ValueError, match=f"count {name!r}"):
+        validate(broken)
+    broken = copy.deepcopy(hand_board)
+    _, metric = _first_metric(broken, "s_comm")
+    metric["ci95"] = [0.2, 1.2]
+    with pytest.raises(ValueError, match="ci95"):
+        validate(broken)
+
+
+def test_render_of_a_nan_board_names_the_file_and_field(hand_board: dict[str, Any], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from logic_consistency.cli import main
+
+    hand_board["rows"][0]["tasks"]["logic_consistency_causal"]["metrics"]["tau_all"]["score"] = float("nan")
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(hand_board), encoding="utf-8")  # Python writes NaN as a bare NaN token
+    for command in (["render", str(path), "--out", str(tmp_path / "index.html")], ["validate", str(path)]):
+        assert main(["leaderboard", *command]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "metrics.tau_all.score" in err and "NaN or infinite" in err
+    assert not (tmp_path / "index.html").exists()

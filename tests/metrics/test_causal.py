@@ -299,3 +299,8 @@ def test_kendall_tau_agrees_with_scipy() -> None:
         for _ in range(50):
             values = rng.permutation(n)
             assert kendall_tau(values) == pytest.approx(stats.kendalltau(np.arange(n), values).statistic, abs=1e-12)
+
+
+def test_row_fractions_of_no_rankings_are_undefined() -> None:
+    with pytest.raises(ValueError, match="rankings is empty"):
+        confusion_matrix([], normalize=True)

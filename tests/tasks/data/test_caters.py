@@ -305,3 +305,26 @@ def test_real_data_order_disagreements(monkeypatch: pytest.MonkeyPatch) -> None:
     counts = [caters.order_disagreements(story) for story in kept]
     assert len(kept) == 228
     assert (sum(d for d, _ in counts), sum(t for _, t in counts)) == (147, 7899)
+
+
+def test_an_emptied_ann_file_is_named(data_copy: Path) -> None:
+    ann = data_copy / "caters_test" / "test" / "test_15Oct.ann"
+    ann.write_text("")
+    with pytest.raises(DatasetFormatError, match="no event annotations") as info:
+        caters.load()
+    assert str(ann) in str(info.value)
+
+
+def test_stories_without_annotations_are_dropped_with_a_warning(
+    data_copy: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A story whose events are all unannotated is dropped, and the log says how many and why."""
+    ann = data_copy / "caters_test" / "test" / "test_15Oct.ann"
+    txt = ann.with_suffix(".txt")
+    # A second story after the separator, with no annotation in the .ann file.
+    txt.write_text(txt.read_text(encoding="utf-8") + "\n***\nA story nobody annotated.\n", encoding="utf-8")
+    assert [len(story.events) == 0 for story in caters.parse_document(txt, ann, "test/test_15Oct")][-1]
+    with caplog.at_level("WARNING", logger=caters.__name__):
+        caters.load(min_events=2)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("1 stories have no annotated events and are dropped" in w and str(ann) in w for w in warnings), warnings

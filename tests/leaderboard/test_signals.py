@@ -1,0 +1,146 @@
+"""``leaderboard build`` under SIGTERM, SIGHUP and SIGKILL: no model process survives, the board is kept.
+
+A slow fake ``lm_eval`` (a small Python script) stands in for the model run: it records its pid,
+the pid of a child it starts (the way lm_eval may start helpers) and its open descriptors, then
+sleeps. The build is a real ``logic-consistency leaderboard build`` subprocess; what survives is
+read from the process table (``/proc``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.leaderboard.atomic import BuildLockedError, atomic_write_json, build_lock
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+
+LOGIC_CONSISTENCY = Path(sys.executable).parent / "logic-consistency"
+
+SLOW_LM_EVAL = """\
+#!{python}
+import json, os, subprocess, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+model = args[args.index("--model") + 1]
+state = Path({state!r})
+helper = None
+if model == "slow-with-helper":
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+fds = sorted(os.readlink(f"/proc/self/fd/{{fd}}") for fd in os.listdir("/proc/self/fd")
+             if os.path.islink(f"/proc/self/fd/{{fd}}"))
+tmp = state.with_suffix(".tmp")
+tmp.write_text(json.dumps({{"pid": os.getpid(), "helper": helper, "fds": fds}}))
+os.replace(tmp, state)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie awaiting its parent counts as dead)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "State:\tZ" not in status
+
+
+def _wait(condition: Any, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _start_build(tmp_path: Path, model: str, hand_board: dict[str, Any]) -> tuple[subprocess.Popen[str], Path, Path]:
+    state = tmp_path / "fake_state.json"
+    fake = tmp_path / "fake_lm_eval"
+    fake.write_text(SLOW_LM_EVAL.format(python=sys.executable, state=str(state)), encoding="utf-8")
+    fake.chmod(0o755)
+    models = tmp_path / "models.yaml"
+    models.write_text(f"models:\n  - {{name: {model}, model: {model}}}\n", encoding="utf-8")
+    board = tmp_path / "board" / "leaderboard.json"
+    atomic_write_json(board, hand_board)
+    build = subprocess.Popen(
+        [str(LOGIC_CONSISTENCY), "leaderboard", "build", "--models", str(models), "--out", str(board.parent),
+         "--lm-eval", str(fake), "--night", "2026-06-01", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert _wait(state.exists), "the fake lm_eval never started"
+    return build, state, board
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_term_and_hup_stop_the_model_and_its_children_and_keep_the_board(
+    tmp_path: Path, sig: signal.Signals, status: int, hand_board: dict[str, Any]
+) -> None:
+    build, state, board = _start_build(tmp_path, "slow-with-helper", hand_board)
+    before = board.read_bytes()
+    fake = json.loads(state.read_text())
+    assert _alive(fake["pid"]) and _alive(fake["helper"])
+    # The run inherits the build lock's descriptor: the lock outlives the build as long as the run does.
+    assert str(board.parent / ".leaderboard.lock") in fake["fds"]
+    build.send_signal(sig)
+    _, err = build.communicate(timeout=60)
+    assert build.returncode == status, err
+    assert f"interrupted by {sig.name}" in err and "previous leaderboard is unchanged" in err
+    assert _wait(lambda: not _alive(fake["pid"]) and not _alive(fake["helper"]), 15), "a model process survived"
+    assert board.read_bytes() == before
+    with build_lock(board.parent):  # released
+        pass
+
+
+def test_sigkill_of_the_build_kills_the_model_run(tmp_path: Path, hand_board: dict[str, Any]) -> None:
+    build, state, board = _start_build(tmp_path, "slow", hand_board)
+    before = board.read_bytes()
+    fake = json.loads(state.read_text())
+    assert _alive(fake["pid"])
+    build.kill()
+    build.communicate(timeout=60)
+    assert build.returncode == -signal.SIGKILL
+    # The kernel's parent-death signal kills the orphan; until it has gone, the folder stays locked.
+    assert _wait(lambda: not _alive(fake["pid"]), 15), "lm_eval survived the SIGKILL of its build"
+    assert board.read_bytes() == before
+    assert _wait(lambda: _lock_free(board.parent), 15)
+
+
+def _lock_free(folder: Path) -> bool:
+    try:
+        with build_lock(folder):
+            return True
+    except BuildLockedError:
+        return False
+
+
+def test_the_lock_is_not_released_while_a_child_of_a_killed_build_runs(tmp_path: Path) -> None:
+    """Even a child the death signal missed (e.g. a helper of lm_eval) keeps the folder locked."""
+    folder, ready = tmp_path / "board", tmp_path / "child.pid"
+    holder = (
+        "import subprocess, sys, time\n"
+        "from logic_consistency.leaderboard.atomic import build_lock, held_lock_fds\n"
+        f"with build_lock({str(folder)!r}):\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], pass_fds=held_lock_fds())\n"
+        f"    open({str(ready)!r}, 'w').write(str(child.pid))\n"
+        "    time.sleep(600)\n"
+    )
+    build = subprocess.Popen([sys.executable, "-c", holder])
+    assert _wait(lambda: ready.exists() and ready.read_text() != "")
+    child = int(ready.read_text())
+    build.kill()
+    build.wait()
+    try:
+        assert _alive(child)
+        assert not _lock_free(folder), "the lock was released while a child of the killed build runs"
+    finally:
+        os.kill(child, signal.SIGKILL)
+    assert _wait(lambda: _lock_free(folder), 15)
