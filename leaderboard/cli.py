@@ -58,8 +58,8 @@ def _summary(document: dict[str, Any], path: Path) -> str:
 
 
 def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
-    print(f"logic-consistency: interrupted by {signal_name}; the running lm_eval (if any) and its process "
-          "group were stopped, the previous leaderboard is unchanged", file=sys.stderr)
+    print(f"logic-consistency: interrupted by {signal_name} (the running lm_eval, if any, and its process "
+          "group were stopped). Build interrupted; the previous leaderboard is unchanged", file=sys.stderr)
     return status
 
 

@@ -101,4 +101,7 @@ def bootstrap_ci(
     low, high = result.confidence_interval
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("statistic returned NaN or inf on some resamples")
+    if statistic is np.mean:
+        # A resampled mean lies in [min, max]; scipy's summation can land one ulp outside it.
+        low, high = max(low, data.min()), min(high, data.max())
     return float(low), float(high)
