@@ -60,6 +60,7 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
+from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask
 
@@ -99,6 +100,43 @@ def current_lm() -> Any:
     """The model object of the ``lm_eval`` evaluation in progress, or ``None`` outside one."""
     run = _CURRENT_RUN.get()
     return None if run is None else run.lm
+
+
+def start_build(
+    task: PromptedTask, build_kwargs: dict[str, Any], *, model_needed_for: str | None
+) -> tuple[Any, list[tuple[int, dict[str, Any]]]]:
+    """The start of ``build_all_requests`` of a task that asks the model while lm-eval builds requests.
+
+    Keeps lm-eval's prompt-formatting settings (:meth:`PromptedTask.remember_formatting`) and lists
+    this rank's documents (lm-eval's own ``doc_iterator``: ``limit``, ``samples`` and the rank's
+    share under ``accelerate``), before the task's own ``doc_iterator`` serves the prepared ones.
+
+    Args:
+        task: The task building its requests.
+        build_kwargs: The keyword arguments lm-eval passed to ``build_all_requests``.
+        model_needed_for: What the task asks the model for while building (the error names it), or
+            ``None`` when it can do without (a one-stage task).
+
+    Returns:
+        The published model object (:func:`current_lm`, ``None`` outside an evaluation) and the
+        ``(doc_id, doc)`` pairs of this rank.
+
+    Raises:
+        RuntimeError: The model is needed and no evaluation published it.
+    """
+    lm = current_lm()
+    if lm is None and model_needed_for is not None:
+        raise RuntimeError(
+            f"task {task.config.task!r} {model_needed_for} and needs the model object while building "
+            "requests: run it with the `lm_eval` command (autoload hook on) or wrap "
+            "lm_eval.evaluator.evaluate with logic_consistency.harness_ext.multistage.publish_lm"
+        )
+    task.remember_formatting(build_kwargs)
+    docs = ConfigurableTask.doc_iterator(
+        task, rank=build_kwargs.get("rank", 0), limit=build_kwargs.get("limit"),
+        samples=build_kwargs.get("samples"), world_size=build_kwargs.get("world_size", 1),
+    )
+    return lm, list(docs)
 
 
 def _request_key(request: Instance) -> tuple[str, str] | None:
@@ -308,22 +346,8 @@ class MultiStageTask(PromptedTask):
         return None
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
-        lm = current_lm()
-        if lm is None and len(self.stages) > 1:
-            raise RuntimeError(
-                f"task {self.config.task!r} has {len(self.stages)} stages and needs the model object "
-                "while building requests: run it with the `lm_eval` command (autoload hook on) or "
-                "wrap lm_eval.evaluator.evaluate with logic_consistency.harness_ext.multistage.publish_lm"
-            )
-        self.remember_formatting(kwargs)
-        docs = list(
-            super().doc_iterator(
-                rank=kwargs.get("rank", 0),
-                limit=kwargs.get("limit"),
-                samples=kwargs.get("samples"),
-                world_size=kwargs.get("world_size", 1),
-            )
-        )
+        needed_for = f"has {len(self.stages)} stages" if len(self.stages) > 1 else None
+        lm, docs = start_build(self, kwargs, model_needed_for=needed_for)
         self._stage_docs = {doc_id: {**doc, "stages": {}} for doc_id, doc in docs}
         for stage in self.stages[:-1]:
             self._run_stage(lm, stage)

@@ -8,6 +8,10 @@
   Causal Reasoning"): Kendall tau per group and overall, cross-group position (CGP), intra-group
   clustering (IGC, the published silhouette definition and the density variant that reproduces
   the published numbers) and the label-by-position confusion matrix.
+* The rest of the pairwise paper's studies: position bias and mean P(first option), self-agreement
+  of sampled judgements (Figure 4), rank aggregation from a preference matrix (win-loss rate, Elo,
+  Bradley-Terry) and PairS merge-sort ranking (section 5), and the correlation and spread reports
+  of the paraphrase study (Figure 5).
 
 This package must stay importable without torch, lm_eval, transformers or datasets.
 """
@@ -22,24 +26,44 @@ from .causal import (
     intra_group_clustering,
     intra_group_clustering_density,
 )
+from .correlation import correlation, spread
+from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_rank
 from .pairwise import commutativity, human_agreement, negation_invariance, pairwise_consistency
+from .position_bias import p_first_mean, position_bias
+from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate
+from .self_agreement import majority_choice, majority_shares, self_agreement
 from .transitivity import EXACT_WORK_LIMIT, relation_graph, transitivity
 
 __all__ = [
     "CAUSAL_LABELS",
     "EXACT_WORK_LIMIT",
+    "PairsResult",
+    "PairsSorter",
     "UndefinedMetricError",
     "bootstrap_ci",
+    "bradley_terry",
     "causal_consistency",
     "commutativity",
     "confusion_matrix",
+    "correlation",
+    "elo_ratings",
     "has_cycle",
     "human_agreement",
     "intra_group_clustering",
     "intra_group_clustering_density",
+    "majority_choice",
+    "majority_shares",
+    "merge_sort_bound",
     "negation_invariance",
+    "p_first_mean",
+    "pairs_rank",
     "pairwise_consistency",
+    "position_bias",
+    "ranking_spearman",
     "relation_graph",
+    "self_agreement",
+    "spread",
     "transitivity",
     "transitivity_by_cycle_search",
+    "win_loss_rate",
 ]

@@ -7,7 +7,7 @@ caller looking at a traceback knows which input to fix without reading this modu
 from __future__ import annotations
 
 import operator
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,17 +55,27 @@ def check_k(k: object, n_items: int, name: str = "k") -> int:
     return k_int
 
 
-def _as_numeric_square(matrix: ArrayLike, name: str) -> NDArray[np.float64]:
-    """Convert to a float copy, checking it is a numeric, 2-D, square array."""
-    array = np.asarray(matrix)
+def _numeric_2d(values: ArrayLike, name: str, *, expected: str, layout: str) -> NDArray[Any]:
+    """``values`` as an array, checking it is numeric (bool included) and 2-D; names ``name``."""
+    array = np.asarray(values)
     if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be a real numeric array, got dtype {array.dtype}")
+        raise ValueError(f"{name} must be {expected}, got dtype {array.dtype}")
     if array.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D (N x N) array, got {array.ndim}-D shape {array.shape}"
-        )
+        raise ValueError(f"{name} must be {layout}, got {array.ndim}-D shape {array.shape}")
+    return array
+
+
+def _numeric_square(values: ArrayLike, name: str, *, expected: str) -> NDArray[Any]:
+    """As :func:`_numeric_2d`, and square (N x N)."""
+    array = _numeric_2d(values, name, expected=expected, layout="a 2-D (N x N) array")
     if array.shape[0] != array.shape[1]:
         raise ValueError(f"{name} must be square (N x N), got shape {array.shape}")
+    return array
+
+
+def _as_numeric_square(matrix: ArrayLike, name: str) -> NDArray[np.float64]:
+    """Convert to a float copy, checking it is a numeric, 2-D, square array."""
+    array = _numeric_square(matrix, name, expected="a real numeric array")
     return np.array(array, dtype=np.float64)  # copy: callers may overwrite the diagonal
 
 
@@ -134,15 +144,7 @@ def validate_wins(wins: ArrayLike, name: str = "wins") -> NDArray[np.bool_]:
             diagonal.
         UndefinedMetricError: the graph has no edge.
     """
-    array = np.asarray(wins)
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be a boolean array, got dtype {array.dtype}")
-    if array.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D (N x N) array, got {array.ndim}-D shape {array.shape}"
-        )
-    if array.shape[0] != array.shape[1]:
-        raise ValueError(f"{name} must be square (N x N), got shape {array.shape}")
+    array = _numeric_square(wins, name, expected="a boolean array")
     if array.dtype.kind != "b":
         if np.isnan(array.astype(np.float64)).any():
             raise ValueError(
@@ -159,3 +161,19 @@ def validate_wins(wins: ArrayLike, name: str = "wins") -> NDArray[np.bool_]:
             f"{name} has no edges (no judgement at all); transitivity is undefined"
         )
     return array
+
+
+def validate_samples(samples: ArrayLike, name: str = "samples") -> NDArray[np.float64]:
+    """Validate sampled judgements: judgements x samples, 1.0 (option A), 0.0 (option B) or NaN.
+
+    Raises:
+        ValueError: not numeric / not 2-D / no sample per judgement; a value other than 0, 1, NaN.
+    """
+    array = _numeric_2d(samples, name, expected="a numeric array of 0/1/NaN", layout="2-D (judgements x samples)")
+    if array.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one sample per judgement, got shape {array.shape}")
+    values = array.astype(np.float64)
+    parsed = ~np.isnan(values)
+    if not np.isin(values[parsed], (0.0, 1.0)).all():
+        raise ValueError(f"{name} must hold only 1.0 (option A), 0.0 (option B) or NaN (unparseable)")
+    return values

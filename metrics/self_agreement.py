@@ -25,24 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import UndefinedMetricError
-
-
-def _validate_samples(samples: ArrayLike) -> NDArray[np.float64]:
-    array = np.asarray(samples)
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"samples must be a numeric array of 0/1/NaN, got dtype {array.dtype}")
-    if array.ndim != 2:
-        raise ValueError(
-            f"samples must be 2-D (judgements x samples), got {array.ndim}-D shape {array.shape}"
-        )
-    if array.shape[1] < 1:
-        raise ValueError(f"samples must have at least one sample per judgement, got shape {array.shape}")
-    values = array.astype(np.float64)
-    parsed = ~np.isnan(values)
-    if not np.isin(values[parsed], (0.0, 1.0)).all():
-        raise ValueError("samples must hold only 1.0 (option A), 0.0 (option B) or NaN (unparseable)")
-    return values
+from ._validation import UndefinedMetricError, validate_samples
 
 
 def majority_shares(samples: ArrayLike) -> NDArray[np.float64]:
@@ -59,7 +42,7 @@ def majority_shares(samples: ArrayLike) -> NDArray[np.float64]:
     Raises:
         ValueError: ``samples`` not 2-D, or values other than 0, 1, NaN.
     """
-    values = _validate_samples(samples)
+    values = validate_samples(samples)
     n_a = np.nansum(values, axis=1)
     n_parsed = (~np.isnan(values)).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -103,7 +86,7 @@ def majority_choice(samples: ArrayLike) -> NDArray[np.float64]:
     Raises:
         ValueError: invalid ``samples``.
     """
-    values = _validate_samples(samples)
+    values = validate_samples(samples)
     n_a = np.nansum(values, axis=1)
     n_b = (~np.isnan(values)).sum(axis=1) - n_a
     return np.where(n_a > n_b, 1.0, np.where(n_b > n_a, 0.0, np.nan))

@@ -33,7 +33,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.multistage import call_once, current_lm
+from logic_consistency.harness_ext.multistage import call_once, start_build
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
@@ -72,21 +72,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
         return 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
-        lm = current_lm()
-        if lm is None:
-            raise RuntimeError(
-                f"task {self.config.task!r} asks the model between merge rounds: run it with the `lm_eval` "
-                "command (autoload hook on) or wrap lm_eval.evaluator.evaluate with "
-                "logic_consistency.harness_ext.multistage.publish_lm"
-            )
-        self.remember_formatting(kwargs)
-        docs = list(
-            super().doc_iterator(
-                rank=kwargs.get("rank", 0), limit=kwargs.get("limit"),
-                samples=kwargs.get("samples"), world_size=kwargs.get("world_size", 1),
-            )
-        )
-        states = {}
+        lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
+        states: dict[int, dict[str, Any]] = {}
         for doc_id, doc in docs:
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])

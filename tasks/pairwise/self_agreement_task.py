@@ -38,7 +38,7 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
-from logic_consistency.harness_ext.multistage import current_lm
+from logic_consistency.harness_ext.multistage import start_build
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.tasks.pairwise.parsing import parse_choice
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
@@ -103,20 +103,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         return names + ["human_agreement", "position_bias", "unparseable", "majority_ties"]
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
-        lm = current_lm()
-        if lm is None:
-            raise RuntimeError(
-                f"task {self.config.task!r} samples while building requests: run it with the `lm_eval` command "
-                "(autoload hook on) or wrap lm_eval.evaluator.evaluate with "
-                "logic_consistency.harness_ext.multistage.publish_lm"
-            )
-        self.remember_formatting(kwargs)
-        docs = list(
-            super().doc_iterator(
-                rank=kwargs.get("rank", 0), limit=kwargs.get("limit"),
-                samples=kwargs.get("samples"), world_size=kwargs.get("world_size", 1),
-            )
-        )
+        lm, docs = start_build(self, kwargs, model_needed_for="samples every judgement k times")
         gen_kwargs = dict(self.config.generation_kwargs or {})
         requests: list[Instance] = []
         owners: list[int] = []

@@ -58,8 +58,24 @@ def test_public_api() -> None:
         "relation_graph",
         "transitivity",
         "transitivity_by_cycle_search",
+        # the rest of the pairwise paper's studies (issue 9)
+        "PairsResult",
+        "PairsSorter",
+        "bradley_terry",
+        "correlation",
+        "elo_ratings",
+        "majority_choice",
+        "majority_shares",
+        "merge_sort_bound",
+        "p_first_mean",
+        "pairs_rank",
+        "position_bias",
+        "ranking_spearman",
+        "self_agreement",
+        "spread",
+        "win_loss_rate",
     }
     assert set(metrics.__all__) == expected
-    for name in expected - {"CAUSAL_LABELS", "EXACT_WORK_LIMIT", "UndefinedMetricError"}:
+    for name in expected - {"CAUSAL_LABELS", "EXACT_WORK_LIMIT", "UndefinedMetricError", "PairsResult"}:
         assert callable(getattr(metrics, name))
     assert issubclass(metrics.UndefinedMetricError, ValueError)

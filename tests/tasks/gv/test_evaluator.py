@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import gv_fake_models as fakes  # loaded by tests/tasks/gv/conftest.py
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
 from lm_eval.tasks import TaskManager
 
-from logic_consistency.tasks.data import DATA_ENV_VAR
 
 ROOT = Path(__file__).resolve().parents[3]
 GV_DIR = ROOT / "tasks" / "gv"
@@ -29,25 +25,7 @@ EXPECTED_DOCS = {"arithmetic": 6, "plan_arithmetic": 6, "triviaqa": 4, "style_tr
 WITH_GROUND_TRUTH = ("arithmetic", "plan_arithmetic", "triviaqa")
 
 
-def load_fakes() -> ModuleType:
-    """``tests/fixtures/tasks_gv/fake_models.py`` (tests have no packages under importlib mode)."""
-    name = "gv_fake_models"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "tasks_gv" / "fake_models.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fakes = load_fakes()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fixture_data() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(DATA_ENV_VAR, str(FIXTURES / "data"))
-        yield
+pytestmark = pytest.mark.usefixtures("fixture_data")  # tests/tasks/gv/conftest.py
 
 
 def run(model: LM | str, tasks: list[str], **kwargs: Any) -> dict[str, Any]:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import gv_fake_models as fakes  # loaded by tests/tasks/gv/conftest.py
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.loggers import EvaluationTracker
@@ -22,19 +20,6 @@ from logic_consistency.tasks.gv.export import add_cli, export_pairs
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
 TASKS = ["logic_consistency_gv_arithmetic", "logic_consistency_gv_triviaqa", "logic_consistency_gv_style_transfer"]
-
-
-def load_fakes() -> ModuleType:
-    name = "gv_fake_models"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "tasks_gv" / "fake_models.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fakes = load_fakes()
 
 
 @pytest.fixture(scope="module")

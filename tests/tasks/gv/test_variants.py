@@ -4,19 +4,16 @@ and ``gv_consistency_strict`` / ``gv_left_out`` next to ``gv_consistency``."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import gv_fake_models as fakes  # loaded by tests/tasks/gv/conftest.py
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.tasks import TaskManager
 
-from logic_consistency.tasks.data import DATA_ENV_VAR
 from logic_consistency.tasks.gv import arithmetic, common, plan_arithmetic, triviaqa
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -32,24 +29,7 @@ VARIANTS = [
 EXPECTED_DOCS = {VARIANTS[0]: 6, VARIANTS[1]: 6, VARIANTS[2]: 4, VARIANTS[3]: 4}
 
 
-def _load_fakes() -> ModuleType:
-    name = "gv_fake_models"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "tasks_gv" / "fake_models.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fakes = _load_fakes()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fixture_data() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(DATA_ENV_VAR, str(FIXTURES / "data"))
-        yield
+pytestmark = pytest.mark.usefixtures("fixture_data")  # tests/tasks/gv/conftest.py
 
 
 def run(model: Any, tasks: list[str], **kwargs: Any) -> dict[str, Any]:
