@@ -83,6 +83,25 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
 
 
+def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
+    """Serialise ``document`` as UTF-8 JSON in chunks (no full in-memory copy of the text).
+
+    NaN and infinities are refused (``allow_nan=False``): they are not JSON, and an undefined
+    score is written as ``null`` by whoever computes it.
+    """
+    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False, sort_keys=False)
+    buffer: list[str] = []
+    size = 0
+    for piece in encoder.iterencode(document):
+        buffer.append(piece)
+        size += len(piece)
+        if size >= 1 << 16:
+            yield "".join(buffer).encode("utf-8")
+            buffer, size = [], 0
+    buffer.append("\n")
+    yield "".join(buffer).encode("utf-8")
+
+
 def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
     """``records`` as UTF-8 JSONL, one chunk per record (``jsonlines``; non-ASCII kept as is)."""
     buffer = io.StringIO()
@@ -159,6 +178,11 @@ def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
 
 #: What :func:`check_outputs` accepts to replace, by the first bytes of an existing file.
 FILE_KINDS = ("html", "json", "png")
+
+
+def atomic_write_json(path: str | os.PathLike[str], document: Any, *, indent: int | None = 1) -> Path:
+    """Write ``document`` as JSON to ``path`` atomically (see :func:`atomic_write`)."""
+    return atomic_write(path, json_chunks(document, indent=indent))
 
 
 def _kind_of(head: bytes) -> str:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from logic_consistency.common import TEMP_SUFFIX, atomic_write
+from logic_consistency.common import TEMP_SUFFIX, atomic_write, atomic_write_json, json_chunks
 
 __all__ = [
     "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "held_lock_fds", "json_chunks",
@@ -38,26 +36,6 @@ def held_lock_fds() -> tuple[int, ...]:
 
 class BuildLockedError(ValueError):
     """Another build holds the lock of the output folder."""
-
-
-def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
-    """Serialise ``document`` as UTF-8 JSON in chunks (no full in-memory copy of the text)."""
-    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False, sort_keys=False)
-    buffer: list[str] = []
-    size = 0
-    for piece in encoder.iterencode(document):
-        buffer.append(piece)
-        size += len(piece)
-        if size >= 1 << 16:
-            yield "".join(buffer).encode("utf-8")
-            buffer, size = [], 0
-    buffer.append("\n")
-    yield "".join(buffer).encode("utf-8")
-
-
-def atomic_write_json(path: str | os.PathLike[str], document: Any) -> Path:
-    """Write ``document`` as JSON to ``path`` atomically (see :func:`atomic_write`)."""
-    return atomic_write(path, json_chunks(document))
 
 
 @contextlib.contextmanager

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, check_outputs, read_samples, task_of_samples_file
+from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.tasks.reports import ReportHook, register_report
 
@@ -200,7 +199,7 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
     for name, rankings in tasks.items():
         data, percent = _report_data(rankings)
         json_path, png_path = out / f"confusion_{name}.json", out / f"confusion_{name}.png"
-        atomic_write(json_path, [(json.dumps(data, indent=2) + "\n").encode("utf-8")])
+        atomic_write_json(json_path, data, indent=2)
         title = (
             f"{name}\n{data['n_rankings']} parsed rankings; unparseable: "
             f"{rankings.n_unparseable_generation} generation, {rankings.n_unparseable_ranking} ranking"

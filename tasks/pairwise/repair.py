@@ -35,7 +35,6 @@ Summarize-from-Feedback comparisons (:mod:`logic_consistency.tasks.data.summariz
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -45,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, check_outputs, read_samples
+from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, jsonl_chunks, read_samples
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 
@@ -363,11 +362,6 @@ def id_records(prefs: PreferenceSet, *, negated: bool) -> Iterable[dict[str, Any
                 yield {"instance_id": key, "item_a": c.first, "item_b": c.second, "relation": "worse", "answer_item": c.loser}
 
 
-def _jsonl(records: Iterable[dict[str, Any]]) -> Iterable[bytes]:
-    for record in records:
-        yield (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-
-
 # ------------------------------------------------------------------------------------------ CLI
 OUTPUTS = ("repaired.jsonl", "repaired_with_negated.jsonl", "repair_stats.json")
 
@@ -434,13 +428,13 @@ def _run(args: argparse.Namespace) -> int:
     # Materialise first so that a missing text fails before anything is written.
     plain = list(records(repaired, negated=False))
     with_negated = list(records(repaired, negated=True))
-    atomic_write(targets[0], _jsonl(plain))
-    atomic_write(targets[1], _jsonl(with_negated))
+    atomic_write(targets[0], jsonl_chunks(plain))
+    atomic_write(targets[1], jsonl_chunks(with_negated))
     summary = {
         "method": method, "flipped": flipped, "before": before, "after": after,
         "after_with_negated_records": len(with_negated), **agree,
     }
-    atomic_write(targets[2], [json.dumps(summary, indent=2).encode("utf-8")])
+    atomic_write_json(targets[2], summary, indent=2)
     rows = [("comparisons", "comparisons"), ("per instance", "comparisons_per_instance")]
     rows += [(f"s_tran({k})", f"s_tran_{k}") for k in ks] + [("s_comm", "s_comm")]
     print(f"REPAIR ({method}) over {before['instances']} instances" + (f", {flipped} labels flipped first" if flipped else ""))

@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write, check_outputs
+from logic_consistency.common import atomic_write, atomic_write_json, check_outputs
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 
@@ -217,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
         plots = [out / f"{section}_{metric}.png" for section in ("vs_human_agreement", "s_tran_vs_self_agreement")
                  for metric in report[section]]
         check_outputs([(target, "json"), *((plot, "png") for plot in plots)], _result_files(args.results), argument="--out")
-        atomic_write(target, [json.dumps(report, indent=2).encode("utf-8")])
+        atomic_write_json(target, report, indent=2)
         print(f"wrote {target}")
         for path in _plots(report, out):
             print(f"wrote {path}")
