@@ -40,7 +40,8 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +105,9 @@ class PrefixSharingHFLM(HFLM):
         # attention mask, positions given explicitly). A sliding-window layer counts slots, not
         # positions, so a model with one extends and scores one prefix per forward pass instead.
         self._holes_ok = "position_ids" in parameters and not _has_sliding_window(self.config)
+        duplicated = duplicated_ranks_warning(self.world_size, os.environ)
+        if duplicated:
+            eval_logger.warning(duplicated)
 
     # ------------------------------------------------------------------ lm-eval entry point
     def _loglikelihood_tokens(
@@ -403,6 +407,30 @@ def _batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[An
         batch.append(item)
     if batch:
         yield batch
+
+
+def duplicated_ranks_warning(world_size: int, environ: Mapping[str, str]) -> str | None:
+    """The warning for a multi-process launch that lm-eval does not split across the processes.
+
+    lm-eval 0.4.13's ``HFLM`` sets up data parallelism only when it sees more than one accelerator
+    device (``huggingface.py``: ``elif gpus > 1``). Launched as N processes on CPU
+    (``torchrun --nproc_per_node N``; ``accelerate launch --cpu --num_processes N`` starts one), each
+    process gets world size 1 and runs the whole evaluation: the same scores, N times the work.
+
+    Returns:
+        The warning, or ``None`` when the launch and the backend agree.
+    """
+    try:
+        launched = int(environ.get("WORLD_SIZE") or 1)
+    except ValueError:
+        return None
+    if launched <= 1 or world_size > 1:
+        return None
+    return (
+        f"{launched} processes were launched (WORLD_SIZE={launched}), but lm-eval's hf backend splits the "
+        "documents across processes only over several GPUs (or other accelerator devices): every process "
+        "will run the whole evaluation. On CPU, run one process."
+    )
 
 
 def _has_sliding_window(config: Any) -> bool:

@@ -150,3 +150,20 @@ def test_unreusable_cache_falls_back_with_one_log_line(
 def test_bad_model_args_are_errors_naming_the_option(option: str, value: Any) -> None:
     with pytest.raises(ValueError, match=option):
         PrefixSharingHFLM(pretrained="unused", **{option: value})
+
+
+@pytest.mark.parametrize(
+    ("world_size", "environ", "warned"),
+    [
+        (1, {"WORLD_SIZE": "2"}, True),  # torchrun on CPU: lm-eval gives every process world size 1
+        (2, {"WORLD_SIZE": "2"}, False),  # data parallel over two GPUs
+        (1, {}, False),
+        (1, {"WORLD_SIZE": "1"}, False),
+        (1, {"WORLD_SIZE": "two"}, False),
+    ],
+)
+def test_a_launch_that_lm_eval_does_not_split_is_warned(world_size: int, environ: dict[str, str], warned: bool) -> None:
+    message = prefix_scorer.duplicated_ranks_warning(world_size, environ)
+    assert (message is not None) == warned
+    if warned:
+        assert "WORLD_SIZE=2" in message and "every process will run the whole evaluation" in message
