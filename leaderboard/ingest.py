@@ -4,7 +4,7 @@ For every task and every metric of the run the row holds lm-eval's score, a perc
 95% interval over the task's instances (documents) computed with
 :func:`logic_consistency.metrics.bootstrap_ci` from the per-document values in the samples file,
 and the number of instances the metric is defined on. Metrics whose name starts with
-``unparseable`` are counts: their sum over instances, no interval.
+``unparseable`` or ``n_`` are counts: their sum over instances, no interval.
 
 Groups (``logic_consistency``, ``logic_consistency_pairwise``, ...) get the same treatment: lm-eval
 aggregates a group as the mean of its leaf tasks' scores, and the group interval is a stratified
@@ -43,9 +43,15 @@ __all__ = [
     "is_count", "iso_utc", "leaf_tasks", "prompt_hash", "task_config",
 ]
 
+#: Name prefixes of count metrics (lm-eval aggregation: the sum over documents): unparseable answers,
+#: and other numbers of events such as the self-agreement task's ``n_majority_ties``. The naming
+#: rule lets the leaderboard tell counts from rates without knowing any task.
+COUNT_PREFIXES = ("unparseable", "n_")
+
+
 def is_count(metric: str) -> bool:
-    """Metrics named ``unparseable*`` are counts (summed over instances, no interval)."""
-    return metric.startswith("unparseable")
+    """Metrics named ``unparseable*`` or ``n_*`` are counts (summed over instances, no interval)."""
+    return metric.startswith(COUNT_PREFIXES)
 
 
 def _integral(value: float) -> float | int:
@@ -122,7 +128,9 @@ def _task_entry(
         "subtasks": [],
         "n_instances": int(n_instances),
         "n_original": n_samples(run, task, "original"),
-        "unparseable": _integral(sum(float(count["total"]) for count in counts.values())),
+        "unparseable": _integral(
+            sum(float(count["total"]) for name, count in counts.items() if name.startswith("unparseable"))
+        ),
         "metrics": metrics,
         "counts": counts,
     }

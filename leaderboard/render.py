@@ -46,6 +46,7 @@ _KNOWN: dict[str, dict[str, Any]] = {
     "pairs_spearman": {"label": "ρ PairS", "description": "Spearman correlation with human scores of PairS merge-sort rankings (mean over runs)", "range": [-1, 1], "radar": False, "order": 45},
     "pairs_spearman_calibrated": {"label": "ρ PairS cal", "description": "as ρ PairS, each comparison judged from both presentation orders", "range": [-1, 1], "radar": False, "order": 46},
     "pairs_comparisons_ratio": {"label": "PairS cost", "description": "PairS comparisons per run divided by n(n-1), the full matrix", "range": [0, 1], "radar": False, "order": 47},
+    "self_agreement": {"label": "self-agree", "description": "self-agreement: mean share of the majority choice over k sampled chain-of-thought judgements", "range": [0, 1], "radar": False, "order": 48},
     "gv_consistency": {"label": "GV", "description": "generator-validator consistency: the validator accepts the generator's own answer", "range": [0, 1], "radar": True, "order": 50},
     "gv_consistency_strict": {"label": "GV strict", "description": "generator-validator consistency over every document, an unparseable answer counting as inconsistent", "range": [0, 1], "radar": False, "order": 51},
     "gv_left_out": {"label": "GV left out", "description": "share of documents left out of GV consistency (a generator or validator answer could not be parsed)", "range": [0, 1], "radar": False, "order": 52},

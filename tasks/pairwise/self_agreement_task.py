@@ -13,7 +13,7 @@ over instances):
 * ``s_tran_K``, ``s_comm``, ``s_neg``, ``human_agreement``, ``position_bias`` of the majority
   judgements (a tie, e.g. 5 A / 5 B, has no majority and counts as a missing judgement, like an
   unparseable one; see :mod:`logic_consistency.metrics.self_agreement`);
-* ``unparseable`` (samples whose answer could not be parsed) and ``majority_ties`` (judgements
+* ``unparseable`` (samples whose answer could not be parsed) and ``n_majority_ties`` (judgements
   left without a majority), both summed over instances.
 
 Sampling: the k samples of a prompt are k separate requests, never deduplicated (lm-eval's own
@@ -89,7 +89,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         self.samples = samples
         self.declare_metrics(
             {
-                name: (total, False) if name in ("unparseable", "majority_ties")
+                name: (total, False) if name in ("unparseable", "n_majority_ties")
                 else (mean, None if name == "position_bias" else True)
                 for name in self.metric_names()
             }
@@ -100,7 +100,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
         if "negated" in self.options.templates:
             names.append("s_neg")
-        return names + ["human_agreement", "position_bias", "unparseable", "majority_ties"]
+        return names + ["human_agreement", "position_bias", "unparseable", "n_majority_ties"]
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="samples every judgement k times")
@@ -165,7 +165,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
                 scores[name] = compute()
             except UndefinedMetricError:
                 scores[name] = None
-        out: dict[str, Any] = {"unparseable": unparseable, "majority_ties": ties}
+        out: dict[str, Any] = {"unparseable": unparseable, "n_majority_ties": ties}
         for name in self.metric_names():
             if name in out:
                 continue

@@ -165,6 +165,22 @@ def test_a_model_run_with_its_chat_template_shares_the_board(run_copy: Callable[
     assert row["provenance"]["chat_template_applied"] is False
 
 
+def test_counts_named_n_are_summed_and_kept_out_of_unparseable(run_copy: Callable[..., Path]) -> None:
+    """A count other than unparseable answers (self-agreement's ``n_majority_ties``) is a sum, not a rate."""
+    task = "logic_consistency_caters"
+    copied = run_copy(lambda results: results["results"][task].update({"n_majority_ties,none": 4}))
+    samples_path = next(copied.parent.glob(f"samples_{task}_*.jsonl"))
+    lines = [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(lines) == 2
+    for line, ties in zip(lines, (3, 1), strict=True):
+        line["n_majority_ties"] = ties
+    samples_path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    entry = ingest_results(copied, bootstrap=BOOT)["tasks"][task]
+    assert entry["counts"]["n_majority_ties"] == {"total": 4, "n": 2}
+    assert "n_majority_ties" not in entry["metrics"]
+    assert entry["unparseable"] == sum(c["total"] for name, c in entry["counts"].items() if name.startswith("unparseable"))
+
+
 def test_unreadable_results_file_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "results_2026-01-01T00-00-00.000001.json"
     bad.write_text("{not json", encoding="utf-8")

@@ -60,7 +60,7 @@ def test_seven_of_ten_samples_agree() -> None:
     # the majority always says A: a pure position bias
     assert metrics["position_bias"] == 1.0
     assert metrics["s_comm"] == 0.0
-    assert metrics["unparseable"] == 0 and metrics["majority_ties"] == 0
+    assert metrics["unparseable"] == 0 and metrics["n_majority_ties"] == 0
     # every prompt sampled 10 times, none deduplicated, at the paper's temperature
     prompts = [(c, k) for c, k in model.requests if _OPTIONS.search(c)]
     assert len(prompts) == (20 + 12) * 2 * 10
@@ -73,7 +73,7 @@ def test_unparseable_samples_and_ties_are_counted_not_guessed() -> None:
     metrics = _run(Sampler(["A", "B", "no idea", "no idea"]), metadata={"samples": 4})
     assert metrics["self_agreement"] == 0.5
     assert metrics["unparseable"] == (20 + 12) * 2 * 2
-    assert metrics["majority_ties"] == (20 + 12) * 2
+    assert metrics["n_majority_ties"] == (20 + 12) * 2
     assert "s_comm" not in metrics  # no majority judgement at all: undefined, not 0 or 1
 
 
