@@ -299,8 +299,11 @@ def data_statistics(prefs: PreferenceSet, *, ks: Sequence[int] = (3, 5)) -> dict
     return stats
 
 
-def agreement(original: PreferenceSet, scores: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Share of input comparisons the refined ranking agrees with (strictly), and the tied share."""
+def agreement(original: PreferenceSet, scores: dict[str, dict[str, float]]) -> dict[str, float | None]:
+    """Share of input comparisons the refined ranking agrees with (strictly), and the tied share.
+
+    Both are ``None`` (undefined, ``null`` in the JSON) when the input holds no comparison.
+    """
     agree = tied = total = 0
     for key, instance in original.items():
         for c in instance.comparisons:
@@ -310,7 +313,9 @@ def agreement(original: PreferenceSet, scores: dict[str, dict[str, float]]) -> d
                 agree += 1
             elif sw == sl:
                 tied += 1
-    return {"agreement": agree / total if total else math.nan, "tied": tied / total if total else math.nan}
+    if not total:
+        return {"agreement": None, "tied": None}
+    return {"agreement": agree / total, "tied": tied / total}
 
 
 # --------------------------------------------------------------------------------------- output
@@ -445,7 +450,7 @@ def _run(args: argparse.Namespace) -> int:
     if after["comparisons"] == 0:
         print("warning: no pair could be ordered, every instance's items are tied (for example the "
               "judgements of a judge that always picks the first-shown option); the output files are empty")
-    print(f"agreement of the refined ranking with the input: {agree['agreement']:.4f} (tied: {agree['tied']:.4f})")
+    print(f"agreement of the refined ranking with the input: {_fmt(agree['agreement'])} (tied: {_fmt(agree['tied'])})")
     for target in targets:
         print(f"wrote {target}")
     return 0

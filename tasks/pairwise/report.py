@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -113,7 +114,9 @@ def correlation_report(points: list[dict[str, Any]]) -> dict[str, Any]:
         for metric in SPREAD_METRICS:
             values = [p["metrics"][metric] for p in group if metric in p["metrics"]]
             if values:
-                entry[metric] = spread(values)
+                # one template has no spread: its std is undefined, null in the JSON (never NaN)
+                entry[metric] = {k: None if isinstance(v, float) and math.isnan(v) else v
+                                 for k, v in spread(values).items()}
         report["spread"][f"{run} / {dataset}"] = entry
 
     datasets = sorted({p["dataset"] for p in points})
@@ -163,7 +166,7 @@ def print_report(report: dict[str, Any]) -> None:
         for name, entry in report["spread"].items():
             print(f"  {name}")
             for metric, s in entry.items():
-                print(f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {s['std']:.4f}  (n = {s['n']})")
+                print(f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {'-' if s['std'] is None else format(s['std'], '.4f')}  (n = {s['n']})")
     for title, section in (("vs human agreement H (Figure 5)", "vs_human_agreement"),
                            ("s_tran vs self-agreement (Figure 4)", "s_tran_vs_self_agreement")):
         if not report[section]:

@@ -71,6 +71,15 @@ def test_too_few_points_are_undefined_not_zero(tmp_path, capsys):
     assert "undefined (n = 1" in capsys.readouterr().out
 
 
+def test_one_template_has_no_spread_and_the_json_says_null(tmp_path, capsys):
+    path = write_results(tmp_path / "one" / "results_x.json", "m1",
+                         {"logic_consistency_caters_para02": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}})
+    assert main(["correlate", str(path), "--out", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "correlation_report.json").read_text())
+    spread = report["spread"]["m1 / caters"]["s_comm"]
+    assert spread["n"] == 1 and spread["std"] is None and spread["min"] == spread["max"] == 0.5
+
+
 def test_bad_inputs(tmp_path, capsys):
     assert main(["correlate", str(tmp_path / "missing.json")]) == 2
     bad = tmp_path / "bad.json"
