@@ -113,6 +113,40 @@ def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
         buffer.truncate()
 
 
+#: lm-eval's results files (written under ``--output_path``), as a glob.
+RESULTS_PATTERN = "results_*.json"
+
+
+def find_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
+    """Files matching ``pattern`` anywhere below ``folder``, by file name, then path.
+
+    lm-eval stamps its output names with the time, so name order is oldest first.
+    """
+    return sorted(Path(folder).rglob(pattern), key=lambda path: (path.name, str(path)))
+
+
+def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> list[Path]:
+    """Each file named, and for each folder named the files matching ``pattern`` below it.
+
+    Raises:
+        FileNotFoundError: A path is neither a file nor a folder (the path named).
+        ValueError: A folder holds no file matching ``pattern`` (the folder named).
+    """
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = find_files(path, pattern)
+            if not found:
+                raise ValueError(f"{path}: no {pattern} file in this folder")
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return files
+
+
 def read_samples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, sample)`` for each non-blank line of a samples file.
 

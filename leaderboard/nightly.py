@@ -38,13 +38,12 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from logic_consistency.common import check_outputs
+from logic_consistency.common import RESULTS_PATTERN, check_outputs, files_or_folders
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
 from .modellist import load_model_list
-from .results import find_results_files
 from .runner import (
     RunOutcome, embedded_sha_subprocess, default_lm_eval, lm_eval_command, run_logged, run_model,
 )
@@ -263,18 +262,7 @@ def ingest_into(
     """
     root = Path(out)
     night = check_night(night or today())
-    files: list[Path] = []
-    for given in results_paths:
-        path = Path(given)
-        if path.is_dir():
-            found = find_results_files(path)
-            if not found:
-                raise ValueError(f"{path}: no results_*.json file in this folder")
-            files += found
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"{path}: results file or folder not found")
+    files = files_or_folders(results_paths, RESULTS_PATTERN)
     check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files,
                   argument="--out")
     rows = [

@@ -20,7 +20,6 @@ from logic_consistency.common import read_samples
 
 __all__ = [
     "RunOutput",
-    "find_results_files",
     "metric_keys",
     "metric_values",
     "read_run",
@@ -63,12 +62,6 @@ class RunOutput:
         """The leaf tasks: entries of ``results`` that are not groups, in file order."""
         groups = self.groups
         return [name for name in self.results["results"] if name not in groups]
-
-
-def find_results_files(folder: str | Path) -> list[Path]:
-    """All ``results_*.json`` files under ``folder`` (any depth), oldest first by name stamp."""
-    root = Path(folder)
-    return sorted(root.rglob("results_*.json"), key=lambda path: (path.name, str(path)))
 
 
 def _load_json(path: Path) -> Any:

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from logic_consistency.common import RESULTS_PATTERN, find_files
 
 from .atomic import held_lock_fds
 from .ingest import BootstrapSettings, ingest_results, iso_utc
 from .modelid import ModelIdentity, identify, slug
 from .modellist import ModelSpec
-from .results import find_results_files
 
 RUNS_DIR = "runs"
 #: Lines of a failed run's stderr kept in the leaderboard.
@@ -264,7 +264,7 @@ def run_model(
         return failed(f"cannot identify the model: {error}")
     command = lm_eval_command(spec, lm_eval=lm_eval, output_path=run_dir,
                               cache_path=cache_dir / _cache_name(spec, identity))
-    before = {path: path.stat().st_mtime for path in find_results_files(run_dir)} if run_dir.is_dir() else {}
+    before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
     try:
         process = run_logged(command, log_file=log_file, env={**os.environ, **spec.env},
                              timeout=spec.timeout, on_output=on_output)
@@ -275,7 +275,7 @@ def run_model(
     if process.returncode != 0:
         return failed(f"lm_eval exited with status {process.returncode}", returncode=process.returncode,
                       stderr_tail=process.stderr_tail)
-    written = [path for path in find_results_files(run_dir)
+    written = [path for path in find_files(run_dir, RESULTS_PATTERN)
                if path not in before or path.stat().st_mtime > before[path]]
     if not written:
         return failed(f"lm_eval exited 0 but wrote no results_*.json under {run_dir}",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.common import (
-    JsonLineError, atomic_write, jsonl_chunks, read_jsonl, read_samples, select_item_indices,
+    RESULTS_PATTERN, JsonLineError, atomic_write, files_or_folders, jsonl_chunks, read_jsonl, read_samples,
+    select_item_indices,
 )
 
 
@@ -40,3 +41,18 @@ def test_item_subset_is_seeded_sorted_and_instance_specific() -> None:
     assert {tuple(select_item_indices(16, 5, seed, "doc-1")) for seed in range(5)} != {tuple(first)}
     assert select_item_indices(4, 5, 1234, "doc-1") == [0, 1, 2, 3]
     assert select_item_indices(4, None, 1234, "doc-1") == [0, 1, 2, 3]
+
+
+def test_files_or_folders_expands_folders_oldest_first_and_names_bad_paths(tmp_path: Path) -> None:
+    for stamp, folder in (("2026-01-02", "b"), ("2026-01-01", "a/deep")):
+        (tmp_path / "runs" / folder).mkdir(parents=True)
+        (tmp_path / "runs" / folder / f"results_{stamp}.json").write_text("{}")
+    single = tmp_path / "results_single.json"
+    single.write_text("{}")
+    found = files_or_folders([tmp_path / "runs", single], RESULTS_PATTERN)
+    assert [p.name for p in found] == ["results_2026-01-01.json", "results_2026-01-02.json", "results_single.json"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty: no results_\*\.json file in this folder"):
+        files_or_folders([tmp_path / "empty"], RESULTS_PATTERN)
+    with pytest.raises(FileNotFoundError, match="missing: no such file or folder"):
+        files_or_folders([tmp_path / "missing"], RESULTS_PATTERN)

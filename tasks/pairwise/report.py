@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write, atomic_write_json, check_outputs
+from logic_consistency.common import RESULTS_PATTERN, atomic_write, atomic_write_json, check_outputs, files_or_folders
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 
@@ -37,26 +37,9 @@ CONSISTENCY = ("s_comm", "s_neg", "position_bias", "p_first_mean")
 SPREAD_METRICS = ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement", "position_bias", "p_first_mean")
 
 
-def _result_files(paths: list[str]) -> list[Path]:
-    """The results files named, or found (``results_*.json``) in the folders named."""
-    files: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        if path.is_dir():
-            found = sorted(path.rglob("results_*.json"))
-            if not found:
-                raise FileNotFoundError(f"{path}: no results_*.json files in this folder")
-            files += found
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise FileNotFoundError(f"{path}: no such results file or folder")
-    return files
-
-
 def read_results(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
     """``(label, results JSON)`` for every results file named or found (``results_*.json``) in a folder."""
-    files = _result_files(paths)
+    files = files_or_folders(paths, RESULTS_PATTERN)
     out: list[tuple[str, dict[str, Any]]] = []
     labels: dict[str, int] = defaultdict(int)
     for path in files:
@@ -219,7 +202,7 @@ def _run(args: argparse.Namespace) -> int:
         target = out / "correlation_report.json"
         plots = [out / f"{section}_{metric}.png" for section in ("vs_human_agreement", "s_tran_vs_self_agreement")
                  for metric in report[section]]
-        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], _result_files(args.results), argument="--out")
+        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], files_or_folders(args.results, RESULTS_PATTERN), argument="--out")
         atomic_write_json(target, report, indent=2)
         print(f"wrote {target}")
         for path in _plots(report, out):
