@@ -21,8 +21,10 @@ import argparse
 import io
 import json
 import math
+import os
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ CONSISTENCY = ("s_comm", "s_neg", "position_bias", "p_first_mean")
 SPREAD_METRICS = ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement", "position_bias", "p_first_mean")
 
 
-def read_results(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
+def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, dict[str, Any]]]:
     """``(label, results JSON)`` for every results file named or found (``results_*.json``) in a folder."""
     files = files_or_folders(paths, RESULTS_PATTERN)
     out: list[tuple[str, dict[str, Any]]] = []
@@ -191,7 +193,8 @@ def _plots(report: dict[str, Any], out: Path) -> list[Path]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    runs = read_results(args.results)
+    files = files_or_folders(args.results, RESULTS_PATTERN)  # walked once: read, then kept from --out
+    runs = read_results(files)
     points = collect_points(runs)
     if not points:
         raise ValueError("no pairwise-task results in the given files")
@@ -202,7 +205,7 @@ def _run(args: argparse.Namespace) -> int:
         target = out / "correlation_report.json"
         plots = [out / f"{section}_{metric}.png" for section in ("vs_human_agreement", "s_tran_vs_self_agreement")
                  for metric in report[section]]
-        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], files_or_folders(args.results, RESULTS_PATTERN), argument="--out")
+        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], files, argument="--out")
         atomic_write_json(target, report, indent=2)
         print(f"wrote {target}")
         for path in _plots(report, out):
