@@ -223,3 +223,11 @@ class EmbeddedHFLM(_HFLM):  # type: ignore[misc,valid-type]
             )
         kwargs.setdefault("dtype", "float32")
         super().__init__(pretrained=str(resolve(model)), **kwargs)
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.harness_ext.models NAME``
+    # The nightly build resolves (and on first use converts) a model in a subprocess, so the
+    # conversion's memory is returned when it ends; this is the same as ``logic-consistency model-path``.
+    import sys
+
+    print(resolve(sys.argv[1]))

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from logic_consistency import __version__ as SUITE_VERSION
-from logic_consistency.tasks.reports import report_hooks
+from logic_consistency.tasks.reports import metric_display, report_hooks
 from tqdm.auto import tqdm
 
 from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings, group_interval, group_statistic, interval
@@ -43,15 +43,16 @@ __all__ = [
     "is_count", "iso_utc", "leaf_tasks", "prompt_hash", "task_config",
 ]
 
-#: Name prefixes of count metrics (lm-eval aggregation: the sum over documents): unparseable answers,
-#: and other numbers of events such as the self-agreement task's ``n_majority_ties``. The naming
-#: rule lets the leaderboard tell counts from rates without knowing any task.
+#: Name prefixes of count metrics (lm-eval aggregation: the sum over documents) that no family
+#: declared (``tasks/<family>/display.py`` declares its own): unparseable answers and other numbers
+#: of events. The naming rule lets the leaderboard tell counts from rates without knowing any task.
 COUNT_PREFIXES = ("unparseable", "n_")
 
 
 def is_count(metric: str) -> bool:
-    """Metrics named ``unparseable*`` or ``n_*`` are counts (summed over instances, no interval)."""
-    return metric.startswith(COUNT_PREFIXES)
+    """A count (summed over instances, no interval): as its family declared, else named ``unparseable*`` or ``n_*``."""
+    declared = metric_display(metric)
+    return bool(declared["count"]) if declared is not None else metric.startswith(COUNT_PREFIXES)
 
 
 def _integral(value: float) -> float | int:

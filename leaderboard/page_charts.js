@@ -1,4 +1,4 @@
-  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, s_tran(K), confusion charts.
+  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, declared metric series, confusion charts.
   // ---------------------------------------------------------------- radar
   function radarValues(row) {
     // metric -> {score, source}; per metric the entry (task or group) with the most instances
@@ -75,9 +75,9 @@
     });
   }
 
-  // ---------------------------------------------------------------- s_tran(K) against K
+  // ---------------------------------------------------------------- a declared metric series against its parameter
   function stranMetrics(entry) {
-    return Object.keys(entry.metrics).filter(function (m) { return typeof metricInfo(m).k === "number"; });
+    return Object.keys(entry.metrics).filter(function (m) { return typeof metricInfo(m).series_value === "number"; });
   }
 
   function renderStran() {
@@ -96,15 +96,19 @@
       });
       if (best < 0) source = null;
     }
-    if (!source) { note.textContent = "No s_tran(K) metric on this board."; return; }
-    note.textContent = "From " + source + (source === state.view ? "" : " (the selected view has no s_tran metric)") +
+    if (!source) { note.textContent = "No metric series on this board."; return; }
+    var first = metricInfo(stranMetrics(rows.map(function (row) { return row.tasks[source]; }).filter(Boolean)
+      .filter(function (e) { return stranMetrics(e).length; })[0])[0]);
+    var seriesTitle = first.series_title, seriesName = first.series;
+    byId("stran-title").textContent = seriesTitle + " against " + seriesName;
+    note.textContent = "From " + source + (source === state.view ? "" : " (the selected view has no " + seriesTitle + " metric)") +
       ". Points are lm-eval's scores, bars their 95% bootstrap intervals.";
     var ks = {};
-    rows.forEach(function (row) { var e = row.tasks[source]; if (e) stranMetrics(e).forEach(function (m) { ks[metricInfo(m).k] = m; }); });
+    rows.forEach(function (row) { var e = row.tasks[source]; if (e) stranMetrics(e).forEach(function (m) { ks[metricInfo(m).series_value] = m; }); });
     var kList = Object.keys(ks).map(Number).sort(function (a, b) { return a - b; });
     var W = 560, H = 300, L = 52, R = 20, T = 16, B = 44;
     var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" },
-      svg("title", { text: "s_tran(K) against K" }));
+      svg("title", { text: seriesTitle + " against " + seriesName }));
     function x(k) {
       if (kList.length === 1) return L + (W - L - R) / 2;
       return L + 20 + (W - L - R - 40) * (k - kList[0]) / (kList[kList.length - 1] - kList[0]);
@@ -117,9 +121,9 @@
     kList.forEach(function (k) {
       chart.appendChild(svg("text", { x: x(k), y: H - B + 18, "text-anchor": "middle", "font-size": 12, fill: "#1f2328", text: String(k) }));
     });
-    chart.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: "K (items per sampled subset)" }));
+    chart.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: first.series_axis }));
     chart.appendChild(svg("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "font-size": 12, fill: "#59636e",
-      transform: "rotate(-90 14 " + (T + H - B) / 2 + ")", text: "s_tran(K)" }));
+      transform: "rotate(-90 14 " + (T + H - B) / 2 + ")", text: seriesTitle }));
     var legend = el("div", { class: "legend" });
     rows.forEach(function (row, r) {
       var e = row.tasks[source];
@@ -141,7 +145,7 @@
           });
         }
         chart.appendChild(svg("circle", { cx: px, cy: y(p.v.score), r: 4, fill: color, stroke: "#fff", "stroke-width": 1 },
-          svg("title", { text: row.model.name + ": s_tran(" + p.k + ") = " + fmt(p.v.score, 4) +
+          svg("title", { text: row.model.name + ": " + metricInfo(ks[p.k]).label + " = " + fmt(p.v.score, 4) +
             (p.v.ci95 ? " [" + fmt(p.v.ci95[0], 4) + ", " + fmt(p.v.ci95[1], 4) + "]" : "") + ", n = " + p.v.n })));
       });
       var item = el("span", null, el("span", { class: "swatch" }), row.model.name);

@@ -22,57 +22,29 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import atomic_write
+from logic_consistency.tasks.reports import metric_display
 
+from .ingest import is_count
 from .schema import validate
 
 __all__ = ["embed_json", "metric_info", "render_file", "render_html"]
-
-_S_TRAN = re.compile(r"^s_tran_(\d+)$")
 
 #: The page script, split by job and concatenated in this order into the page's one inline script
 #: (one closure: ``page.js`` opens it with the helpers, the data and the state; ``page_main.js``
 #: closes it with the provenance panel and the wiring). Each part alone is not a complete script.
 PAGE_SCRIPTS = ("page.js", "page_table.js", "page_charts.js", "page_main.js")
 
-#: Known metrics: display label, value range, shown on the radar (a self-consistency metric), order.
-_KNOWN: dict[str, dict[str, Any]] = {
-    "s_comm": {"label": "s_comm", "description": "commutativity: same preference in both presentation orders", "range": [0, 1], "radar": True, "order": 20},
-    "s_neg": {"label": "s_neg", "description": "negation invariance: the negated question gets the opposite answer", "range": [0, 1], "radar": True, "order": 30},
-    "human_agreement": {"label": "H", "description": "agreement with human preferences (accuracy, not self-consistency)", "range": [0, 1], "radar": False, "order": 40},
-    "position_bias": {"label": "pos bias", "description": "position bias: share of judgements won by the first-shown option (0.5 unbiased, 1.0 always A)", "range": [0, 1], "radar": False, "order": 41},
-    "p_first_mean": {"label": "P(first)", "description": "mean probability given to the first-shown option (0.5 unbiased)", "range": [0, 1], "radar": False, "order": 42},
-    "rank_spearman_win_loss": {"label": "ρ win-loss", "description": "Spearman correlation with human scores of the win-loss ranking of the full pairwise matrix", "range": [-1, 1], "radar": False, "order": 43},
-    "rank_spearman_bt": {"label": "ρ B-T", "description": "Spearman correlation with human scores of the Bradley-Terry ranking of the full pairwise matrix", "range": [-1, 1], "radar": False, "order": 44},
-    "pairs_spearman": {"label": "ρ PairS", "description": "Spearman correlation with human scores of PairS merge-sort rankings (mean over runs)", "range": [-1, 1], "radar": False, "order": 45},
-    "pairs_spearman_calibrated": {"label": "ρ PairS cal", "description": "as ρ PairS, each comparison judged from both presentation orders", "range": [-1, 1], "radar": False, "order": 46},
-    "pairs_comparisons_ratio": {"label": "PairS cost", "description": "PairS comparisons per run divided by n(n-1), the full matrix", "range": [0, 1], "radar": False, "order": 47},
-    "self_agreement": {"label": "self-agree", "description": "self-agreement: mean share of the majority choice over k sampled chain-of-thought judgements", "range": [0, 1], "radar": False, "order": 48},
-    "gv_consistency": {"label": "GV", "description": "generator-validator consistency: the validator accepts the generator's own answer", "range": [0, 1], "radar": True, "order": 50},
-    "gv_consistency_strict": {"label": "GV strict", "description": "generator-validator consistency over every document, an unparseable answer counting as inconsistent", "range": [0, 1], "radar": False, "order": 51},
-    "gv_left_out": {"label": "GV left out", "description": "share of documents left out of GV consistency (a generator or validator answer could not be parsed)", "range": [0, 1], "radar": False, "order": 52},
-    "generator_accuracy": {"label": "gen acc", "description": "generator accuracy (where ground truth exists)", "range": [0, 1], "radar": False, "order": 60},
-    "validator_accuracy": {"label": "val acc", "description": "validator accuracy (where ground truth exists)", "range": [0, 1], "radar": False, "order": 61},
-    "tau_all": {"label": "τ all", "description": "Kendall tau between generated and ranked order, all intermediates", "range": [-1, 1], "radar": True, "order": 70},
-    "tau_defeaters": {"label": "τ def", "description": "Kendall tau within the defeaters", "range": [-1, 1], "radar": False, "order": 71},
-    "tau_supporters": {"label": "τ sup", "description": "Kendall tau within the supporters", "range": [-1, 1], "radar": False, "order": 72},
-    "cgp": {"label": "CGP", "description": "cross-group position: defeaters ranked before supporters", "range": [0, 1], "radar": True, "order": 80},
-    "igc": {"label": "IGC", "description": "intra-group clustering (silhouette definition)", "range": [-1, 1], "radar": True, "order": 90},
-    "igc_density": {"label": "IGC dens", "description": "intra-group clustering (density variant)", "range": [0, 1], "radar": False, "order": 91},
-}
-
-
 def metric_info(name: str) -> dict[str, Any]:
-    """Display information of a metric name (unknown names get neutral defaults)."""
+    """Display information of a metric name: what its family declared, neutral defaults otherwise.
+
+    Families declare their metrics (label, description, range, direction, radar, order, count,
+    series) in ``tasks/<family>/display.py``; the leaderboard names none of them.
+    """
     base = name.split(",", 1)[0]
-    match = _S_TRAN.match(base)
-    if match:
-        k = int(match.group(1))
-        info = {"label": f"s_tran({k})", "description": f"transitivity over random {k}-item subsets",
-                "range": [0, 1], "radar": True, "order": 10 + min(k, 9) / 10, "k": k}
-    elif base in _KNOWN:
-        info = dict(_KNOWN[base])
-    else:
-        info = {"label": base, "description": base, "range": [0, 1], "radar": False, "order": 100}
+    info = metric_display(base) or {
+        "label": base, "description": base, "range": [0, 1], "higher_is_better": True, "radar": False,
+        "order": 100, "count": is_count(base),
+    }
     if base != name:  # a non-default lm-eval filter
         info["label"] = f"{info['label']} [{name.split(',', 1)[1]}]"
     return info

@@ -193,7 +193,7 @@ def embedded_sha_subprocess(name: str) -> str:
     import json
 
     completed = subprocess.run(
-        [sys.executable, "-m", "logic_consistency.cli", "model-path", name],
+        [sys.executable, "-m", "logic_consistency.harness_ext.models", name],
         capture_output=True, text=True,
     )
     if completed.returncode != 0:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from logic_consistency.tasks.reports import declared_ranges
 
 from .identity import settings_id
 
@@ -35,8 +36,29 @@ def load_schema() -> dict[str, Any]:
     """The JSON Schema shipped with the package."""
     text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     schema = json.loads(text)
+    schema["$defs"]["task_entry"]["properties"]["metrics"]["patternProperties"] = _declared_range_properties()
     jsonschema.Draft202012Validator.check_schema(schema)
     return schema
+
+
+def _declared_range_properties() -> dict[str, Any]:
+    """One ``patternProperties`` entry per value range the families declared for their metrics.
+
+    The schema file names no family's metric; the ranges come from ``tasks/<family>/display.py``.
+    """
+    properties: dict[str, Any] = {}
+    for (low, high), patterns in sorted(declared_ranges().items()):
+        low, high = (int(v) if float(v).is_integer() else v for v in (low, high))  # "maximum of 1", not 1.0
+        bound = {"minimum": low, "maximum": high}
+        properties[f"^({'|'.join(patterns)})(,.*)?$"] = {
+            "description": f"A metric declared to lie in [{low:g}, {high:g}]: score and interval bounds in that range.",
+            "allOf": [{"$ref": "#/$defs/metric"}],
+            "properties": {
+                "score": bound,
+                "ci95": {"oneOf": [{"type": "null"}, {"type": "array", "items": {"type": "number", **bound}}]},
+            },
+        }
+    return properties
 
 
 def _path(parts: Any) -> str:

@@ -1,25 +1,134 @@
-"""Registry of the reports a task family contributes to readers of its results (the leaderboard).
+"""Registry of what a task family tells readers of its results (the leaderboard).
+
+Two things: how each of its metrics is shown (:class:`MetricDisplay`, declared in the family's
+``display.py`` with :func:`register_metrics`), and the reports it contributes per task
+(:class:`ReportHook`). The leaderboard holds no family's metric name: it asks
+:func:`metric_display` and shows a metric nobody declared generically.
 
 The leaderboard reads results and samples files and knows no task family. A family that has more
 to show than lm-eval's metrics (the causal family's label-by-rank confusion matrix) registers a
-:class:`ReportHook` here from its own module; :func:`report_hooks` imports the families' report
-modules listed in :data:`REPORT_MODULES` and returns every hook. A reader calls
+:class:`ReportHook` here from its own module ``tasks/<family>/report.py``; :func:`report_hooks`
+imports every family's ``report`` module that exists (found by walking this package, so this module
+names no family) and returns every hook. A reader calls
 ``hook.applies(task, results_entry)`` for each task of a run and, when it is true,
 ``hook.build(samples_path, task)``, and stores the JSON it returns under ``row[hook.section][task]``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
+import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPORT_MODULES", "ReportHook", "register_report", "report_hooks"]
+__all__ = [
+    "MetricDisplay",
+    "ReportHook",
+    "declared_ranges",
+    "family_modules",
+    "metric_display",
+    "register_metrics",
+    "register_report",
+    "report_hooks",
+]
 
-#: Modules that register report hooks when imported (one per family that has reports).
-REPORT_MODULES: tuple[str, ...] = ("logic_consistency.tasks.causal.report",)
+
+@dataclass(frozen=True)
+class MetricDisplay:
+    """How a reader shows one metric (or one series of metrics) a family reports.
+
+    Attributes:
+        name: The metric's name in lm-eval's results (without the ``,filter`` suffix); with
+            ``series``, a regular expression whose one group is the series parameter
+            (``s_tran_(\\d+)``).
+        label: Short column label; with ``series``, ``{value}`` stands for the parameter.
+        description: One sentence for tooltips.
+        range: The values the metric can take (rates ``(0, 1)``, correlations ``(-1, 1)``).
+        higher_is_better: The direction of "better".
+        radar: Shown on the radar chart (a self-consistency rate).
+        order: Column order (smaller first); a series adds ``min(value, 9) / 10``.
+        count: A count (summed over instances, no interval) rather than a rate.
+        series: The name of the series parameter (``"K"``); the page plots such a series against it.
+        series_title: The series' own name on that plot (``"s_tran(K)"``).
+        series_axis: The parameter's axis label on that plot (``"K (items per sampled subset)"``).
+    """
+
+    name: str
+    label: str
+    description: str
+    range: tuple[float, float] = (0.0, 1.0)
+    higher_is_better: bool = True
+    radar: bool = False
+    order: float = 100.0
+    count: bool = False
+    series: str | None = None
+    series_title: str | None = None
+    series_axis: str | None = None
+
+    def info(self, value: int | None = None) -> dict[str, Any]:
+        """The JSON the page reads (``value``: the series parameter of this metric)."""
+        info: dict[str, Any] = {
+            "label": self.label.format(value=value) if self.series else self.label,
+            "description": self.description.format(value=value) if self.series else self.description,
+            "range": list(self.range),
+            "higher_is_better": self.higher_is_better,
+            "radar": self.radar,
+            "order": self.order + (min(value, 9) / 10 if self.series and value is not None else 0),
+            "count": self.count,
+        }
+        if self.series:
+            info.update(series=self.series, series_title=self.series_title or self.label, series_value=value,
+                        series_axis=self.series_axis or self.series)
+        return info
+
+
+_METRICS: dict[str, MetricDisplay] = {}
+_SERIES: list[tuple[re.Pattern[str], MetricDisplay]] = []
+
+
+def register_metrics(*displays: MetricDisplay) -> None:
+    """Declare how metrics are shown (a name declared again replaces the earlier declaration)."""
+    for display in displays:
+        if display.series:
+            _SERIES.append((re.compile(display.name), display))
+        else:
+            _METRICS[display.name] = display
+
+
+@functools.cache
+def _load_declarations() -> None:
+    for module in family_modules("display"):
+        importlib.import_module(module)
+
+
+def declared_ranges() -> dict[tuple[float, float], list[str]]:
+    """Regular expressions (full-match) of every declared metric that is not a count, by value range."""
+    _load_declarations()
+    ranges: dict[tuple[float, float], list[str]] = {}
+    for name, display in _METRICS.items():
+        if not display.count:
+            ranges.setdefault(tuple(display.range), []).append(re.escape(name))  # type: ignore[arg-type]
+    for pattern, display in _SERIES:
+        if not display.count:
+            ranges.setdefault(tuple(display.range), []).append(pattern.pattern)  # type: ignore[arg-type]
+    return {key: sorted(value) for key, value in ranges.items()}
+
+
+def metric_display(name: str) -> dict[str, Any] | None:
+    """The display facts a family declared for metric ``name`` (no ``,filter``), or ``None``."""
+    _load_declarations()
+    if name in _METRICS:
+        return _METRICS[name].info()
+    for pattern, display in _SERIES:
+        match = pattern.fullmatch(name)
+        if match:
+            return display.info(int(match.group(1)))
+    return None
 
 
 @dataclass(frozen=True)
@@ -42,13 +151,31 @@ _HOOKS: dict[str, ReportHook] = {}
 
 
 def register_report(hook: ReportHook) -> ReportHook:
-    """Register ``hook`` (one per section; registering a section again replaces it)."""
+    """Register ``hook`` (one per section; registering a section again replaces it).
+
+    A family registers its hooks from its ``display.py`` (directly or by importing the module that
+    defines them), which :func:`report_hooks` imports.
+    """
     _HOOKS[hook.section] = hook
     return hook
 
 
 def report_hooks() -> tuple[ReportHook, ...]:
-    """Every registered hook, after importing :data:`REPORT_MODULES`."""
-    for module in REPORT_MODULES:
-        importlib.import_module(module)
+    """Every registered hook, after importing every family's ``display`` module."""
+    _load_declarations()
     return tuple(_HOOKS.values())
+
+
+def family_modules(name: str) -> tuple[str, ...]:
+    """``logic_consistency.tasks.<family>.<name>`` for every family package that has a module ``name``.
+
+    A family is a sub-package of ``logic_consistency.tasks`` other than ``data`` (the loaders every
+    family shares). Found by walking the package, so neutral code never names a family.
+    """
+    found = []
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.ispkg and info.name != "data":
+            module = f"{__package__}.{info.name}.{name}"
+            if importlib.util.find_spec(module) is not None:
+                found.append(module)
+    return tuple(sorted(found))

@@ -14,13 +14,21 @@ Folders are layers and imports run one way::
   ``harness_ext`` and, of ``tasks``, only the family-neutral report registry ``tasks.reports``.
 * ``cli`` (the console entry point) sits on top and may import every layer.
 
+Inside ``tasks``, a family (a sub-package other than ``data``: ``pairwise``, ``gv``, ``causal``)
+imports no other family; what families share lives in neutral ``tasks`` modules (``tasks.answers``,
+``tasks.reports``, the loaders in ``tasks.data``), which import no family.
+
 The test parses each module with :mod:`ast` (absolute and relative imports, also those inside
-functions), so it also catches imports a test run would never execute.
+functions), so it also catches imports a test run would never execute. Imports in disguise count
+too: a string constant that is a suite module name (``importlib.import_module("logic_consistency.x")``,
+a table of module names, the leading constant part of an f-string) and the module a subprocess
+runs with ``-m``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -65,7 +73,8 @@ def _suite_imports(module: str, path: Path) -> set[str]:
     is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -79,12 +88,49 @@ def _suite_imports(module: str, path: Path) -> set[str]:
             # is not a module (``from ..common import atomic_write``) lands in the same layer.
             found.update(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
             found.add(target)
+    found.update(_string_imports(tree))
     return {name for name in found if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
+
+
+_MODULE_NAME = re.compile(rf"{PACKAGE}(?:\.\w+)*")
+
+
+def _string_imports(tree: ast.AST) -> set[str]:
+    """Suite modules named in strings: whole-string module names, f-string prefixes, ``-m`` targets."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value):
+            found.add(node.value)  # "logic_consistency.tasks.causal.report", also after "-m"
+        elif isinstance(node, ast.JoinedStr) and node.values:
+            head = node.values[0]
+            if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith(f"{PACKAGE}."):
+                found.add(head.value.rstrip("."))  # f"logic_consistency.tasks.data.{name}"
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            items = node.elts
+            for flag, target in zip(items, items[1:]):
+                if isinstance(flag, ast.Constant) and flag.value == "-m" and isinstance(target, ast.Constant):
+                    found.add(str(target.value))
+    return found
+
+
+def _family(module: str) -> str | None:
+    """``logic_consistency.tasks.gv.common`` -> ``gv``; neutral task modules and other layers -> None.
+
+    A family is a sub-package (folder) of ``tasks`` other than ``data``; ``tasks.answers`` and
+    ``tasks.reports`` (modules, and names inside them) are neutral.
+    """
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "tasks" and parts[2] != "data" and (ROOT / "tasks" / parts[2]).is_dir():
+        return parts[2]
+    return None
 
 
 def _allowed(importer: str, imported: str) -> bool:
     layer, target_layer = _layer(importer), _layer(imported)
     if target_layer == layer:
+        if layer == "tasks":  # a family imports only itself and neutral task modules
+            target_family = _family(imported)
+            return target_family is None or target_family == _family(importer)
         return True
     if imported == PACKAGE or imported == f"{PACKAGE}.__version__":  # only the version lives there
         return "root" in ALLOWED[layer]
@@ -116,3 +162,25 @@ def test_the_rule_catches_a_backward_import(tmp_path: Path) -> None:
     assert not any(_allowed(f"{PACKAGE}.harness_ext.bad", name) for name in imports)
     assert _allowed(f"{PACKAGE}.leaderboard.ingest", f"{PACKAGE}.tasks.reports")
     assert not _allowed(f"{PACKAGE}.leaderboard.ingest", f"{PACKAGE}.tasks.causal.report")
+
+
+def test_the_rule_catches_imports_in_disguise(tmp_path: Path) -> None:
+    """Module names in strings and ``-m`` targets count, and one family may not import another."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "import importlib, subprocess, sys\n"
+        "importlib.import_module('logic_consistency.tasks.causal.report')\n"
+        "name = 'x'\n"
+        "importlib.import_module(f'logic_consistency.leaderboard.{name}')\n"
+        "subprocess.run([sys.executable, '-m', 'logic_consistency.cli', 'model-path'])\n"
+        "from logic_consistency.tasks.pairwise import task\n"
+    )
+    imports = _suite_imports(f"{PACKAGE}.tasks.reports", source)
+    assert {f"{PACKAGE}.tasks.causal.report", f"{PACKAGE}.leaderboard", f"{PACKAGE}.cli"} <= imports
+    assert not _allowed(f"{PACKAGE}.tasks.reports", f"{PACKAGE}.tasks.causal.report")
+    assert not _allowed(f"{PACKAGE}.tasks.gv.parsing", f"{PACKAGE}.tasks.pairwise.task")
+    assert not _allowed(f"{PACKAGE}.tasks.gv.parsing", f"{PACKAGE}.tasks.pairwise")
+    assert _allowed(f"{PACKAGE}.tasks.gv.parsing", f"{PACKAGE}.tasks.answers")
+    assert _allowed(f"{PACKAGE}.tasks.causal.hooks", f"{PACKAGE}.tasks.data.delta_causal")
+    assert _allowed(f"{PACKAGE}.tasks.gv.common", f"{PACKAGE}.tasks.gv.parsing")
+    assert not _allowed(f"{PACKAGE}.leaderboard.runner", f"{PACKAGE}.cli")

@@ -13,7 +13,7 @@ import string
 from collections.abc import Sequence
 from fractions import Fraction
 
-from logic_consistency.tasks.pairwise.parsing import parse_choice
+from logic_consistency.tasks.answers import parse_choice
 
 __all__ = [
     "Unparseable",
@@ -273,7 +273,7 @@ def parse_ab(text: str, options: Sequence[str] = ()) -> str | None:
 
     An explicit marker anywhere wins (``Answer: B``, ``The answer is (A)``). Otherwise, on the first
     line that yields an answer, accepts what
-    :func:`logic_consistency.tasks.pairwise.parsing.parse_choice` accepts (``B``, ``(B)``, ``**B**``,
+    :func:`logic_consistency.tasks.answers.parse_choice` accepts (``B``, ``(B)``, ``**B**``,
     ``B: Walter``, ``Answer: B``), after removing an echoed ``(A or B)`` and a leading "Sure!",
     and with ``Persona B`` / ``Text B`` read as ``B``. Failing that, a line that is exactly one of
     ``options`` (after answer normalisation) picks that option. An output that lists both options

@@ -134,7 +134,7 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
     Returns:
         The preference set and the number of unparseable judgements.
     """
-    from logic_consistency.tasks.pairwise.parsing import parse_choice
+    from logic_consistency.tasks.answers import parse_choice
 
     prefs: PreferenceSet = {}
     unparseable = 0

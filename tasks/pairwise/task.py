@@ -69,7 +69,7 @@ from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
-from logic_consistency.tasks.pairwise.parsing import parse_choice
+from logic_consistency.tasks.answers import parse_choice
 
 eval_logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic_consistency.tasks.pairwise.parsing import parse_choice
+from logic_consistency.tasks.answers import parse_choice
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,7 @@
-"""Parse a generated pairwise judgement ("A" or "B") out of free text, never guessing.
+"""Parse a generated choice among lettered options ("A" or "B") out of free text, never guessing.
+
+Shared by every family that asks the model to pick a lettered option (the pairwise judge, the GV
+validators' A/B questions), so no family imports another's parser.
 
 Chat and API models answer in prose ("Sure! Summary B is more coherent. Answer: B"). The parser
 accepts the unambiguous forms and returns ``None`` for everything else, so the caller counts the

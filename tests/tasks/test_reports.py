@@ -1,0 +1,63 @@
+"""The family registry: families declare their metrics' display facts; readers find them by walking the package."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from logic_consistency.tasks import reports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_family_with_a_display_module_is_found_and_no_other_module() -> None:
+    found = reports.family_modules("display")
+    folders = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/display.py"))
+    assert found == tuple(f"logic_consistency.tasks.{name}.display" for name in folders)
+    assert set(folders) == {"pairwise", "gv", "causal"}
+
+
+@pytest.mark.parametrize(
+    ("name", "label", "radar", "value"),
+    [("s_comm", "s_comm", True, None), ("s_tran_4", "s_tran(4)", True, 4), ("gv_consistency", "GV", True, None),
+     ("tau_all", "τ all", True, None), ("igc_density", "IGC dens", False, None)],
+)
+def test_declared_metrics_are_found_with_their_facts(name: str, label: str, radar: bool, value: int | None) -> None:
+    info = reports.metric_display(name)
+    assert info is not None and info["label"] == label and info["radar"] is radar
+    assert info.get("series_value") == value
+    for key in ("description", "range", "higher_is_better", "order", "count"):
+        assert key in info
+
+
+def test_an_undeclared_metric_has_no_display_facts() -> None:
+    assert reports.metric_display("my_new_metric") is None
+    assert reports.metric_display("s_tran_x") is None  # a series needs its integer parameter
+
+
+def test_counts_and_ranges_are_declared_consistently() -> None:
+    ranges = reports.declared_ranges()
+    assert set(ranges) <= {(0, 1), (-1, 1)}
+    every = [pattern for patterns in ranges.values() for pattern in patterns]
+    assert len(every) == len(set(every)), "a metric declared in two ranges"
+    for count in ("unparseable", "unparseable_generator", "unparseable_ranking", "n_majority_ties"):
+        info = reports.metric_display(count)
+        assert info is not None and info["count"] is True
+        assert not any(re.fullmatch(pattern, count) for pattern in every)
+
+
+def test_the_leaderboard_names_no_declared_metric() -> None:
+    """leaderboard/ reads metric names from the declarations; its code and page name none of them."""
+    ranges = reports.declared_ranges()
+    names = [pattern.replace("\\", "") for patterns in ranges.values() for pattern in patterns if "(" not in pattern]
+    series = [pattern.split("(", 1)[0] for patterns in ranges.values() for pattern in patterns if "(" in pattern]
+    assert "s_comm" in names and "s_tran_" in series
+    for path in sorted((ROOT / "leaderboard").glob("*")):
+        if path.suffix not in {".py", ".js", ".html", ".json", ".css"}:
+            continue
+        text = path.read_text(encoding="utf-8")
+        named = [name for name in names if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text)]
+        named += [prefix for prefix in series if prefix in text]
+        assert not named, f"{path.relative_to(ROOT)} names family metrics {named}"
