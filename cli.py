@@ -13,8 +13,9 @@ Commands:
   confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
 * ``logic-consistency repair INPUT --out DIR``: REPAIR-ed (consistent, augmented) fine-tuning data
   from pairwise preferences (``tasks/pairwise/repair.py``);
-* ``logic-consistency correlate RESULTS... [--out DIR]``: correlations of the consistency metrics
-  with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
+* ``logic-consistency correlate RESULTS... [--out DIR]``: per-model correlations of the consistency
+  metrics with H across paraphrased prompts (Figure 5), with self-agreement (Figure 4), and their
+  spread over the prompts (``tasks/pairwise/report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 No command writes over one of its own inputs or over an existing file of another kind (an HTML

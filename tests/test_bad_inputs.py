@@ -422,6 +422,13 @@ for _argv, _message in [
     add(f"command {' '.join(_argv)}", _run_cli, _message)
 
 
+@case("correlate with an unknown variant", ("include_variants", "pairs", "cot"))
+def _(tmp: Path) -> Any:
+    from logic_consistency.tasks.pairwise.report import correlation_report
+
+    return correlation_report([], include_variants=["pairs"])
+
+
 @case("samples file that is not a causal sample", ("samples_logic_consistency_causal_rank", "line 1", "doc.stages"))
 def _(tmp: Path) -> Any:
     path = tmp / "samples_logic_consistency_causal_rank_2026-01-01T00-00-00.000000.jsonl"

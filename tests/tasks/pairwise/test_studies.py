@@ -76,13 +76,14 @@ def check_studies(out: dict[str, Any], *, parsed_samples: bool) -> None:
         assert 0.0 <= metrics["position_bias,none"] <= 1.0 and 0.0 <= metrics["p_first_mean,none"] <= 1.0, task
         assert {"position_bias", "p_first_mean", "s_comm"} <= on_board[task], task
     # 2. paraphrases: a score per template, the report's spread over the templates, and the
-    #    correlation with H over the three prompts (the plain task's is paraphrase 1)
+    #    model's correlation with H over its three prompts (the plain task's is paraphrase 1)
     (spread,) = out["report"]["spread"].values()
-    assert spread["s_comm"]["n"] == 2
+    assert spread["s_comm"]["n"] == 3
     for task in TASKS[1:3]:
         assert spread["s_comm"]["min"] <= results[task]["s_comm,none"] <= spread["s_comm"]["max"]
         assert {"s_comm", "human_agreement", "position_bias"} <= on_board[task], task
-    assert out["report"]["vs_human_agreement"]["s_comm"]["caters"]["n"] == 3
+    (per_model,) = out["report"]["vs_human_agreement"]["s_comm"]["caters"].values()
+    assert per_model["n"] == 3
     # 3. PairS: 3 items need at most 3 of the 6 ordered pairs per run
     pairs = results["logic_consistency_caters_pairs"]
     assert -1.0 <= pairs["pairs_spearman,none"] <= 1.0 and -1.0 <= pairs["pairs_spearman_calibrated,none"] <= 1.0
