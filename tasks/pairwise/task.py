@@ -36,7 +36,7 @@ Table 4; 0 = off).
 
 Besides s_tran/s_comm/s_neg/H every task reports ``position_bias`` (share of judgements won by the
 first-shown option; 0.5 unbiased, 1.0 = always "A") and, with log-likelihoods, ``p_first_mean``
-(mean P(option A)); rank aggregation from the full matrix (``rank_spearman_win_loss``,
+(mean P(option A)), both the suite's own addition beyond the papers; rank aggregation from the full matrix (``rank_spearman_win_loss``,
 ``rank_spearman_bt``) and PairS replayed on it (``pairs_spearman``, ``pairs_spearman_calibrated``,
 ``pairs_comparisons_ratio``), all at no extra model calls.
 
