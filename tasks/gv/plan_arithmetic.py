@@ -65,6 +65,7 @@ GENERATOR_TEMPLATE = (
     "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
     "so the right hand side {relation} {target}?\nAnswer:"
 )
+# Provenance: Table 1 ("equals", and its parenthetical "(not equals)" for the incorrect answer).
 RELATIONS = {1: "equals", -1: "not equals"}
 # Provenance: Tables 1 and 13 / Appendix G (the question shared by every plan-arithmetic prompt), verbatim.
 _QUESTION = "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
