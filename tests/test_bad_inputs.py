@@ -283,6 +283,7 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("self_agreement 1-D", lambda: m.self_agreement([1.0, 0.0]), "samples"),
     ("self_agreement not 0/1", lambda: m.self_agreement([[0.7, 1.0]]), "samples"),
     ("majority_choice text", lambda: m.majority_choice([["A", "B"]]), "samples"),
+    ("self_agreement of single samples", lambda: m.self_agreement([[1.0], [0.0]]), "2 parsed samples"),
     ("win_loss_rate index out of range", lambda: m.win_loss_rate([0, 3], [1, 2], 3), "winners"),
     ("win_loss_rate lengths", lambda: m.win_loss_rate([0, 1], [1], 3), "same length"),
     ("elo_ratings self-comparison", lambda: m.elo_ratings([1], [1], 3), "cannot beat itself"),
