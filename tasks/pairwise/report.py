@@ -58,8 +58,10 @@ OTHER_VARIANTS = ("cot", "generate", "cot_sc")
 def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, Path, dict[str, Any]]]:
     """``(model label, path, results JSON)`` for every results file named or found in a folder.
 
-    The model label is lm-eval's ``model_name``, else ``config.model_args``, else the file's folder;
-    several files of one model share the label (their tasks are merged by :func:`select_points`).
+    The model label is lm-eval's ``model_name``, else ``config.model_args``, else the file's folder,
+    plus the chat template's and system instruction's hash when the run used them (a model run with
+    and without its chat template is two models here); several files of one model share the label
+    (their tasks are merged by :func:`select_points`).
     """
     files = files_or_folders(paths, RESULTS_PATTERN)
     out: list[tuple[str, Path, dict[str, Any]]] = []
@@ -72,6 +74,9 @@ def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, Pat
             raise ValueError(f"{path}: not an lm-eval results file (no 'results' object)")
         config = data.get("config") or {}
         label = str(data.get("model_name") or config.get("model_args") or path.parent.name)
+        for key, name in (("chat_template_sha", "chat template"), ("system_instruction_sha", "system instruction")):
+            if data.get(key):
+                label += f" [{name} {str(data[key])[:8]}]"
         out.append((label, path, data))
     return out
 

@@ -154,6 +154,17 @@ def test_figure4_one_point_per_model(tmp_path):
     assert Path(out, "s_tran_vs_self_agreement_s_tran_3.png").stat().st_size > 0
 
 
+def test_a_chat_template_run_is_another_model(tmp_path):
+    tasks = model_tasks("linear", range(1, 11))
+    write_results(tmp_path / "runs" / "a" / "results_a.json", "linear", tasks, date=1.0)
+    chat = write_results(tmp_path / "runs" / "b" / "results_b.json", "linear", tasks, date=2.0)
+    chat.write_text(json.dumps({**json.loads(chat.read_text()), "chat_template_sha": "0123456789abcdef"}))
+    report, _ = run_report(tmp_path, str(tmp_path / "runs"))
+    fig5 = report["vs_human_agreement"]["s_comm"]["summeval"]
+    assert set(fig5) == {"linear", "linear [chat template 01234567]"}  # not one superseding the other
+    assert not report["left_out"]
+
+
 def test_too_few_points_are_undefined_not_zero(tmp_path, capsys):
     path = write_results(tmp_path / "one" / "results_x.json", "m1",
                          {"logic_consistency_caters": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}})
