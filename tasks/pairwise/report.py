@@ -125,8 +125,8 @@ def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[dict[st
 def select_points(points: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(kept, left_out)``: each model's tasks once (see the module docstring).
 
-    A task run for one model in several files is kept from the newest (lm-eval's ``date``; undated
-    files count in the order given, oldest first); the plain task is left out when ``para01`` (the
+    A task run for one model in several files is kept from the newest (lm-eval's ``date``; files
+    without one count as older than dated ones, in the order given); the plain task is left out when ``para01`` (the
     same prompt) ran for the same model and dataset.
 
     Returns:

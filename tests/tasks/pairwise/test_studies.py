@@ -1,9 +1,10 @@
-"""The pairwise paper's five further studies end to end, as a user runs them (issue 9).
+"""The pairwise paper's further studies, and the suite's own position bias, end to end, as a user
+runs them (issue 9).
 
-One plain ``lm_eval`` command runs position bias (every pairwise task), two paraphrase templates,
-PairS and self-agreement on CaTeRS; then the suite's CLI builds REPAIR data from the run's
-``--log_samples`` file, prints the correlation report over the run, and puts the run on a
-leaderboard page. Once with lm-eval's ``dummy`` model (fast) and once with the real embedded model
+One plain ``lm_eval`` command runs position bias (every pairwise task; the suite's addition beyond
+the paper), two paraphrase templates, PairS and self-agreement on CaTeRS; then the suite's CLI
+builds REPAIR data from the run's ``--log_samples`` file, prints the correlation report over the
+run, and puts the run on a leaderboard page. Once with lm-eval's ``dummy`` model (fast) and once with the real embedded model
 (slow).
 """
 
