@@ -200,6 +200,12 @@ for _metadata, _message in [
     ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
     ({"pairs_runs": -1}, "metadata.pairs_runs"), ({"pairs_runs": True}, "metadata.pairs_runs"),
     ({"max_itemz": 5}, "'max_items'"), ({"calibrate": True}, "'calibrated'"), ({"seeds": 1}, "'seed'"),
+    ({"pairs_method": "beem"}, "metadata.pairs_method"), ({"pairs_metod": "beam"}, "'pairs_method'"),
+    ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
+    ({"pairs_method": "beam", "pairs_beam_size": 0}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_beam_size": 2.5}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_prob_gap": 0.7}, "metadata.pairs_prob_gap"),
+    ({"pairs_method": "beam", "pairs_prob_gap": "0.1"}, "metadata.pairs_prob_gap"),
 ]:
     add(f"task metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
         "task 't'", _message)
