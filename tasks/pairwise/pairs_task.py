@@ -6,10 +6,11 @@ seeded random initial orders, raw and calibrated (each comparison judged from bo
 orders). The merge is ``pairs_method``: ``greedy`` (default; the authors' and the paper's) or the
 authors' ``beam`` search with ``pairs_beam_size`` and ``pairs_prob_gap``
 (:mod:`~logic_consistency.tasks.pairwise.pairs_search`); each beam step asks all the comparisons
-its paths need at once. The merge rounds depend on earlier answers, so the task runs them while lm-eval builds
-its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier stages): in each
-round every unfinished sort of every document advances as far as the answers known so far allow,
-and all comparisons still needed, over all documents, go to the model in ONE batched
+its paths need at once. The merge rounds depend on earlier answers, so the task runs them while
+lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
+stages): in each round every unfinished sort of every document advances as far as the answers
+known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
+batched
 ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
 ``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
 prompt is asked at most once.
