@@ -10,8 +10,7 @@ its paths need at once. The merge rounds depend on earlier answers, so the task 
 lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
 stages): in each round every unfinished sort of every document advances as far as the answers
 known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
-batched
-``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
+batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
 ``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
 prompt is asked at most once.
 
