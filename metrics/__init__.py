@@ -28,7 +28,7 @@ from .causal import (
     intra_group_clustering_density,
 )
 from .correlation import correlation, spread
-from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_rank
+from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_order, pairs_rank
 from .pairwise import commutativity, human_agreement, negation_invariance, pairwise_consistency
 from .position_bias import p_first_mean, position_bias
 from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate
@@ -57,6 +57,7 @@ __all__ = [
     "merge_sort_bound",
     "negation_invariance",
     "p_first_mean",
+    "pairs_order",
     "pairs_rank",
     "pairwise_consistency",
     "position_bias",

@@ -200,6 +200,12 @@ for _metadata, _message in [
     ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
     ({"pairs_runs": -1}, "metadata.pairs_runs"), ({"pairs_runs": True}, "metadata.pairs_runs"),
     ({"max_itemz": 5}, "'max_items'"), ({"calibrate": True}, "'calibrated'"), ({"seeds": 1}, "'seed'"),
+    ({"pairs_method": "beem"}, "metadata.pairs_method"), ({"pairs_metod": "beam"}, "'pairs_method'"),
+    ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
+    ({"pairs_method": "beam", "pairs_beam_size": 0}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_beam_size": 2.5}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_prob_gap": 0.7}, "metadata.pairs_prob_gap"),
+    ({"pairs_method": "beam", "pairs_prob_gap": "0.1"}, "metadata.pairs_prob_gap"),
 ]:
     add(f"task metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
         "task 't'", _message)
@@ -280,6 +286,11 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("position_bias not square", lambda: m.position_bias(np.zeros((2, 3))), "square"),
     ("position_bias out of [0, 1]", lambda: m.position_bias(P * 3), "prefs"),
     ("p_first_mean NaN", lambda: m.p_first_mean(np.array([[0.5, np.nan], [0.5, 0.5]])), "nan_policy"),
+    ("pairs_order method", lambda: m.pairs_order(P, method="beem"), "method"),  # type: ignore[arg-type]
+    ("pairs_order beam_size 0", lambda: m.pairs_order(P, method="beam", beam_size=0), "beam_size"),
+    ("pairs_order prob_gap 0.6", lambda: m.pairs_order(P, method="beam", prob_gap=0.6), "prob_gap"),
+    ("pairs_order initial_order", lambda: m.pairs_order(P, initial_order=[0, 0, 1]), "initial_order"),
+    ("pairs_order NaN asked", lambda: m.pairs_order(np.full((3, 3), np.nan)), "pair (1, 2)"),
     ("self_agreement 1-D", lambda: m.self_agreement([1.0, 0.0]), "samples"),
     ("self_agreement not 0/1", lambda: m.self_agreement([[0.7, 1.0]]), "samples"),
     ("majority_choice text", lambda: m.majority_choice([["A", "B"]]), "samples"),

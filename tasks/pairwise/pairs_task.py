@@ -3,11 +3,14 @@
 Every instance's items are sorted by the PairS merge sort with the model as comparator
 (:mod:`logic_consistency.metrics.pairs`), ``pairs_runs`` times (default 100, as the paper) from
 seeded random initial orders, raw and calibrated (each comparison judged from both presentation
-orders). The merge rounds depend on earlier answers, so the task runs them while lm-eval builds
-its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier stages): in each
-round every unfinished sort of every document advances as far as the answers known so far allow,
-and all comparisons still needed, over all documents, go to the model in ONE batched
-``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
+orders). The merge is ``pairs_method``: ``greedy`` (default; the authors' and the paper's) or the
+authors' ``beam`` search with ``pairs_beam_size`` and ``pairs_prob_gap``
+(:mod:`~logic_consistency.tasks.pairwise.pairs_search`); each beam step asks all the comparisons
+its paths need at once. The merge rounds depend on earlier answers, so the task runs them while
+lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
+stages): in each round every unfinished sort of every document advances as far as the answers
+known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
+batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
 ``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
 prompt is asked at most once.
 
@@ -18,9 +21,11 @@ placeholder request (lm-eval needs one per document); its answer is ignored.
 
 Metrics per instance (means over instances): ``pairs_spearman`` and ``pairs_spearman_calibrated``
 (mean Spearman rho over runs against the human scores), ``pairs_comparisons_ratio`` and
-``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1); a calibrated comparison
+``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1), counted as the authors'
+``api_call``: a greedy merge step, or a distinct pair a beam merge asks; a calibrated comparison
 costs two prompts), ``pairs_model_calls_ratio`` (distinct prompts asked for the instance /
-n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed).
+n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed). The sample log's ``pairs``
+record holds the counts themselves and the search used.
 """
 
 from __future__ import annotations
@@ -78,7 +83,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo)
+                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo,
+                                  **self.options.pairs_search.kwargs())
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
             states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0}
@@ -109,6 +115,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
         for doc_id, state in states.items():
             doc, n = state["doc"], len(state["doc"]["items"])
             record: dict[str, Any] = {
+                "search": self.options.pairs_search.kwargs(),
                 "rounds": state["rounds"],
                 "model_calls": len(state["memo"]),
                 "comparisons": {name: s.counts for name, s in state["sorters"].items()},

@@ -32,7 +32,7 @@ Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_ite
 (transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
 sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders),
 ``pairs_runs`` (runs of the PairS replay over the collected matrix, default 100 as in the paper's
-Table 4; 0 = off).
+Table 4; 0 = off), ``pairs_method``, ``pairs_beam_size``, ``pairs_prob_gap`` (``pairs_search.py``).
 
 Besides s_tran/s_comm/s_neg/H every task reports ``position_bias`` (share of judgements won by the
 first-shown option; 0.5 unbiased, 1.0 = always "A") and, with log-likelihoods, ``p_first_mean``
@@ -66,9 +66,9 @@ from logic_consistency.common import select_item_indices
 from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
-from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
+from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
 from logic_consistency.tasks.pairwise.parsing import parse_choice
 
 eval_logger = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ eval_logger = logging.getLogger(__name__)
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 #: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
-METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples")
+METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples", *PAIRS_SEARCH_KEYS)
 #: An unknown ``metadata`` key this close (difflib ratio) to a known one is taken for a typo.
 TYPO_CUTOFF = 0.85
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
@@ -136,6 +136,7 @@ class PairwiseOptions:
     transitivity_samples: int | None
     seed: int
     pairs_runs: int = 100
+    pairs_search: PairsSearch = PairsSearch()
 
     @classmethod
     def from_config(
@@ -220,6 +221,7 @@ class PairwiseOptions:
             raise fail(f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
         return cls(
             pairs_runs=pairs_runs,
+            pairs_search=PairsSearch.from_metadata(metadata, where=where),
             templates=templates,
             answer_instruction=instructions[style],
             choices=(choices[0], choices[1]),
@@ -233,10 +235,6 @@ class PairwiseOptions:
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
 RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
-#: PairS (merge sort with the judge as comparator) replayed on the same matrix: exact for a
-#: deterministic judge (log-likelihoods or greedy decoding), since every comparison PairS asks is
-#: one of the matrix's prompts. Mean over ``pairs_runs`` seeded random initial orders.
-PAIRS_METRICS = ["pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"]
 
 
 class PairwiseConsistencyTask(PromptedTask):
@@ -385,9 +383,8 @@ class PairwiseConsistencyTask(PromptedTask):
     def bias_and_ranking(self, doc: dict[str, Any], prefs: np.ndarray) -> dict[str, float | None]:
         """Position bias, rank aggregation and PairS of one instance from its ``normal`` matrix.
 
-        ``pairs_comparisons_ratio`` is the mean number of PairS comparisons per run divided by
-        n (n - 1), the number of ordered pairs the full matrix asks. A metric that cannot be
-        computed for the instance (every judgement missing; PairS needs a pair the model left
+        PairS: :func:`~logic_consistency.tasks.pairwise.pairs_search.replay_pairs`. A metric that cannot
+        be computed for the instance (every judgement missing; PairS needs a pair the model left
         unparseable; no human scores or all tied) is None.
         """
 
@@ -414,16 +411,8 @@ class PairwiseConsistencyTask(PromptedTask):
                     )
                 )
         if self.options.pairs_runs and not np.isnan(prefs[~np.eye(n, dtype=bool)]).any():
-            memo: dict[tuple[int, int], float] = {}
-            judge = judge_from_prefs(prefs)
-            for name, calibrated in (("pairs_spearman", False), ("pairs_spearman_calibrated", True)):
-                result = pairs_rank(
-                    n, judge, human, calibrated=calibrated, runs=self.options.pairs_runs,
-                    seed=self.options.seed, memo=memo,
-                )
-                out[name] = result.spearman
-                if not calibrated:
-                    out["pairs_comparisons_ratio"] = result.comparisons / result.all_pairs
+            out.update(replay_pairs(prefs, human, runs=self.options.pairs_runs, seed=self.options.seed,
+                                    search=self.options.pairs_search))
         return out
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
