@@ -39,7 +39,8 @@ from lm_eval.models.openai_completions import LocalChatCompletion
 
 from logic_consistency.harness_ext.choice_reading import ChoiceAnswer, read_choices
 
-eval_logger = logging.getLogger(__name__)
+# A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
+eval_logger = logging.getLogger("lm_eval.models.lc_chat")
 
 #: OpenAI's ceiling on ``top_logprobs``.
 MAX_TOP_LOGPROBS = 20
@@ -88,7 +89,7 @@ class ChatJudgeLM(LocalChatCompletion):
     #: Tasks may check this (through ``--use_cache``'s wrapper too) to know answers are readings.
     reads_choices_from_top_logprobs = True
 
-    def __init__(self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = 16, **kwargs: Any) -> None:
+    def __init__(self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = 8, **kwargs: Any) -> None:
         top_logprobs, max_tokens = int(top_logprobs), int(max_tokens)
         if not 1 <= top_logprobs <= MAX_TOP_LOGPROBS:
             raise ValueError(f"lc-chat: top_logprobs must be in [1, {MAX_TOP_LOGPROBS}], got {top_logprobs}")
@@ -99,6 +100,10 @@ class ChatJudgeLM(LocalChatCompletion):
         super().__init__(**kwargs)
         self.top_logprobs = top_logprobs
         self.max_tokens = max_tokens
+        # Readings already made in this process, by (context, choices): a greedy reading is
+        # deterministic, so a context another task already asked (PairS rounds ask the pairwise
+        # task's prompts) is answered from memory, never sent twice.
+        self._readings: dict[tuple[str, tuple[str, ...]], list[ChoiceAnswer]] = {}
 
     # ------------------------------------------------------------------ payloads
     def _create_payload(
@@ -187,9 +192,11 @@ class ChatJudgeLM(LocalChatCompletion):
         if not requests:
             return []
         groups = _group_by_context(requests)
-        contexts = [requests[indices[0]].args[0] for indices in groups.values()]
-        choices = [[str(requests[i].args[1]) for i in indices] for indices in groups.values()]
-        arguments = [[requests[i].args for i in indices] for indices in groups.values()]
+        keys = [(prompt, tuple(str(requests[i].args[1]) for i in indices)) for prompt, indices in groups.items()]
+        new = [n for n, key in enumerate(keys) if key not in self._readings]
+        contexts = [requests[list(groups.values())[n][0]].args[0] for n in new]
+        choices = [list(keys[n][1]) for n in new]
+        arguments = [[requests[i].args for i in list(groups.values())[n]] for n in new]
         try:
             if self._concurrent <= 1:
                 readings = self._read_sequentially(contexts, choices, arguments, disable_tqdm)
@@ -203,11 +210,16 @@ class ChatJudgeLM(LocalChatCompletion):
             raise
         except Exception as error:
             raise self._endpoint_error(error) from error
+        for n, reading in zip(new, readings, strict=True):
+            self._readings[keys[n]] = reading
         out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
-        for indices, reading in zip(groups.values(), readings, strict=True):
-            for index, answer in zip(indices, reading, strict=True):
+        for key, indices in zip(keys, groups.values(), strict=True):
+            for index, answer in zip(indices, self._readings[key], strict=True):
                 out[index] = answer
-        self._log_readings(readings)
+        if len(new) < len(keys):
+            eval_logger.info("lc-chat: %d of %d contexts answered from earlier in this run", len(keys) - len(new), len(keys))
+        if readings:
+            self._log_readings(readings)
         return out
 
     def _log_readings(self, readings: list[list[ChoiceAnswer]]) -> None:

@@ -47,7 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=3)
     parser.add_argument("--max-items", type=int, default=5)
     parser.add_argument("--top-logprobs", type=int, default=20)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=8)
     parser.add_argument("--num-concurrent", type=int, default=1)
     return parser.parse_args(argv)
 

@@ -41,7 +41,10 @@ def _lm_eval(model: str, model_args: str, tasks: str, out: Path, *extra: str,
 
 
 def _args(url: str, **more: Any) -> str:
-    args = {"base_url": url, "model": "smollm2", "num_concurrent": 1, "max_retries": 2, "timeout": 120, **more}
+    # max_tokens 2 (walk two positions): llama-cpp-python sorts the whole vocabulary in Python for
+    # every generated token with log-probabilities, so each extra position costs a fraction of a second
+    args = {"base_url": url, "model": "smollm2", "num_concurrent": 1, "max_retries": 2, "timeout": 120,
+            "max_tokens": 2, **more}
     return ",".join(f"{key}={value}" for key, value in args.items())
 
 
@@ -70,7 +73,6 @@ def test_lc_chat_runs_every_family(counting_proxy: Any, tmp_path: Path) -> None:
     (sample,) = _samples(tmp_path, PAIRWISE)
     assert len(sample["resps"]) == 24
     assert 0 <= pairwise["n_choices_missing,none"] <= 24
-    assert "lc-chat: read 12 contexts (24 choices)" in run.stderr
     assert 0 <= results[f"{PAIRWISE}_generate"]["unparseable,none"] <= 12
     assert "n_choices_missing,none" not in results[f"{PAIRWISE}_generate"]
     assert -1.0 <= results[f"{PAIRWISE}_pairs"]["pairs_spearman_calibrated,none"] <= 1.0
