@@ -343,7 +343,7 @@ class MultiStageTask(PromptedTask):
                 parsed = dict(stage.parse(doc, outputs))
             except Exception as error:  # a parser bug must not sink the other documents
                 parsed = {"error": f"{type(error).__name__}: {error}"}
-        record = {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+        record: dict[str, Any] = {"prompts": prompts, "outputs": outputs, "parsed": parsed}
         if (missing := count_missing(responses)) is not None:
             record[MISSING_METRIC] = missing
         return record

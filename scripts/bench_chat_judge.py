@@ -76,7 +76,9 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
         port = sock.getsockname()[1]
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+    # OpenMP threads that sleep rather than spin while waiting (see tests/harness_ext/conftest.py)
     process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                               env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
                                preexec_fn=_die_with_parent(), start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     for _ in range(400):
@@ -90,10 +92,10 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("llama.cpp server did not start")
 
 
-def run_lm_eval(model: str, model_args: str, args: argparse.Namespace, out: Path) -> tuple[float, str]:
+def run_lm_eval(model: str, model_args: str, args: argparse.Namespace, out: Path, *extra: str) -> tuple[float, str]:
     command = [str(BIN / "lm_eval"), "--model", model, "--model_args", model_args, "--tasks", args.tasks,
                "--limit", str(args.limit), "--metadata", json.dumps({"max_items": args.max_items}),
-               "--apply_chat_template", "--output_path", str(out), "--log_samples"]
+               "--apply_chat_template", "--output_path", str(out), "--log_samples", *extra]
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed")}
     start = time.perf_counter()
     run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
@@ -121,7 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        embedded_s, _ = run_lm_eval("lc-embedded", "model=smollm2-135m-instruct", args, work / "embedded")
+        # the quick start's command: batch size 8
+        embedded_s, _ = run_lm_eval("lc-embedded", "model=smollm2-135m-instruct", args, work / "embedded",
+                                    "--batch_size", "8")
         process, url = start_server(work / "server.log")
         try:
             chat_args = (f"base_url={url},model=smollm2,top_logprobs={args.top_logprobs},"
