@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
 PAIRWISE = "logic_consistency_caters"
+#: The infrastructure tests (concurrency, resume, retries, errors) use the fixtures' toy pairwise task:
+#: the same task class with prompts of a few dozen tokens, 3 items = 12 judgements = 12 calls.
+TOY = "toy_pairwise"
+TOY_TASKS = ("--include_path", str(ROOT / "tests" / "fixtures" / "tasks"))
 SMALL = {"max_items": 3, "ks": [3], "pairs_runs": 5}
 
 pytestmark = pytest.mark.slow
@@ -105,9 +109,9 @@ def test_concurrency_does_not_change_scores(counting_proxy: Any, tmp_path: Path)
     scores = []
     for concurrent in (1, 4):
         out = tmp_path / str(concurrent)
-        run = _lm_eval("lc-chat", _args(counting_proxy.chat_url, num_concurrent=concurrent), PAIRWISE, out)
+        run = _lm_eval("lc-chat", _args(counting_proxy.chat_url, num_concurrent=concurrent), TOY, out, *TOY_TASKS)
         assert run.returncode == 0, run.stderr[-4000:]
-        scores.append(_results(out)[PAIRWISE])
+        scores.append(_results(out)[TOY])
     assert scores[0] == scores[1]
 
 
@@ -116,13 +120,13 @@ def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_p
     counting_proxy.after_answers = (5, chat_server.stop)  # the server dies after answering 5 of 12 calls
     args = _args(counting_proxy.chat_url, max_retries=1)
     try:
-        killed = _lm_eval("lc-chat", args, PAIRWISE, tmp_path / "killed", "--use_cache", cache)
+        killed = _lm_eval("lc-chat", args, TOY, tmp_path / "killed", "--use_cache", cache, *TOY_TASKS)
     finally:
         chat_server.start()
     assert killed.returncode != 0
     assert f"base_url={counting_proxy.chat_url}" in killed.stderr
     assert sum(counting_proxy.answered.values()) == 5
-    resumed = _lm_eval("lc-chat", args, PAIRWISE, tmp_path / "resumed", "--use_cache", cache)
+    resumed = _lm_eval("lc-chat", args, TOY, tmp_path / "resumed", "--use_cache", cache, *TOY_TASKS)
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     # every judgement answered exactly once over both runs: the 5 from the cache were not asked again
     assert len(counting_proxy.answered) == 12
@@ -131,7 +135,7 @@ def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_p
 
 def test_429_and_500_are_retried(counting_proxy: Any, tmp_path: Path) -> None:
     counting_proxy.fail_next = [(429, 1), (500, 1)]
-    run = _lm_eval("lc-chat", _args(counting_proxy.chat_url, max_retries=3), PAIRWISE, tmp_path)
+    run = _lm_eval("lc-chat", _args(counting_proxy.chat_url, max_retries=3), TOY, tmp_path, *TOY_TASKS)
     assert run.returncode == 0, run.stderr[-4000:]
     assert counting_proxy.injected == 2
     assert len(counting_proxy.answered) == 12
@@ -142,6 +146,6 @@ def test_dead_endpoint_is_one_clear_error(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
-    run = _lm_eval("lc-chat", _args(url, max_retries=1), PAIRWISE, tmp_path)
+    run = _lm_eval("lc-chat", _args(url, max_retries=1), TOY, tmp_path, *TOY_TASKS)
     assert run.returncode != 0
     assert f"lc-chat: the chat endpoint base_url={url} gave no usable answer" in run.stderr
