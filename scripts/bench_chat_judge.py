@@ -98,7 +98,7 @@ def run_lm_eval(model: str, model_args: str, args: argparse.Namespace, out: Path
                "--apply_chat_template", "--output_path", str(out), "--log_samples", *extra]
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed")}
     start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, preexec_fn=_die_with_parent())
     seconds = time.perf_counter() - start
     if run.returncode:
         raise RuntimeError(f"{model} failed:\n{run.stderr[-4000:]}")
