@@ -41,7 +41,8 @@ def _lm_eval(model: str, model_args: str, tasks: str, out: Path, *extra: str,
     command = [LM_EVAL, "--model", model, "--model_args", model_args, "--tasks", tasks, "--limit", "1",
                "--apply_chat_template", "--metadata", json.dumps(metadata or SMALL), "--output_path", str(out),
                "--log_samples", *extra]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+    # generous: a shared CPU slows the server many-fold (CI runs these in a few minutes)
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=2400, cwd=ROOT)
 
 
 def _args(url: str, **more: Any) -> str:
@@ -63,28 +64,37 @@ def _samples(out: Path, task: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_lc_chat_runs_every_family(counting_proxy: Any, tmp_path: Path) -> None:
-    tasks = [PAIRWISE, f"{PAIRWISE}_generate", f"{PAIRWISE}_pairs", "logic_consistency_gv_triviaqa_true_false",
-             "logic_consistency_causal_ranking"]
+def test_lc_chat_pairwise_and_pairs(counting_proxy: Any, tmp_path: Path) -> None:
+    tasks = [PAIRWISE, f"{PAIRWISE}_pairs"]
     run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), ",".join(tasks), tmp_path)
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
     pairwise = results[PAIRWISE]
-    for name in ("position_bias", "p_first_mean", "pairs_spearman_calibrated", "s_comm"):
-        assert 0.0 <= pairwise[f"{name},none"] <= 1.0 or name.startswith("pairs_spearman"), name
+    for name in ("position_bias", "p_first_mean", "s_comm"):
+        assert 0.0 <= pairwise[f"{name},none"] <= 1.0, name
     assert -1.0 <= pairwise["pairs_spearman_calibrated,none"] <= 1.0
     # 3 items: 6 ordered pairs x 2 questions = 12 judgements, 2 letters each, each judgement one call
     (sample,) = _samples(tmp_path, PAIRWISE)
     assert len(sample["resps"]) == 24
     assert 0 <= pairwise["n_choices_missing,none"] <= 24
-    assert 0 <= results[f"{PAIRWISE}_generate"]["unparseable,none"] <= 12
-    assert "n_choices_missing,none" not in results[f"{PAIRWISE}_generate"]
     assert -1.0 <= results[f"{PAIRWISE}_pairs"]["pairs_spearman_calibrated,none"] <= 1.0
     assert "n_choices_missing,none" in results[f"{PAIRWISE}_pairs"]
+    # the PairS rounds ask prompts the pairwise task asks too: each was sent once
+    assert set(counting_proxy.answered.values()) == {1}
+    assert "lc-chat: read" in run.stderr
+
+
+def test_lc_chat_generated_twin_gv_and_causal_ranking(counting_proxy: Any, tmp_path: Path) -> None:
+    tasks = [f"{PAIRWISE}_generate", "logic_consistency_gv_triviaqa_true_false", "logic_consistency_causal_ranking"]
+    run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), ",".join(tasks), tmp_path)
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    assert 0 <= results[f"{PAIRWISE}_generate"]["unparseable,none"] <= 12
+    assert "n_choices_missing,none" not in results[f"{PAIRWISE}_generate"]
     gv = results["logic_consistency_gv_triviaqa_true_false"]
-    assert gv["unparseable_generator,none"] + gv["unparseable_validator,none"] >= 0
+    assert gv["unparseable_generator,none"] in (0, 1)
     assert "unparseable_generation,none" in results["logic_consistency_causal_ranking"]
-    assert sum(counting_proxy.answered.values()) == len(counting_proxy.answered)  # no call made twice
+    assert "AssertionError" not in run.stderr
 
 
 def test_local_chat_completions_runs_the_generated_twins(counting_proxy: Any, tmp_path: Path) -> None:
