@@ -115,7 +115,9 @@ class CountingProxy(http.server.ThreadingHTTPServer):
     ``answered`` counts the request bodies the server answered with 200 (a hash per body),
     ``injected`` the failures sent instead of forwarding. ``fail_next = [(status, n)]`` answers the
     next ``n`` calls with ``status``. ``after_answers = (n, callback)`` runs ``callback`` once after
-    the ``n``-th answered call (the tests kill the server there).
+    the ``n``-th answered call (the tests kill the server there) and sets ``down``: from then on
+    every call gets a 502 without reaching the server (a dying server may still answer one), until
+    the test clears ``down``.
     """
 
     daemon_threads = True
@@ -127,6 +129,7 @@ class CountingProxy(http.server.ThreadingHTTPServer):
         self.injected = 0
         self.fail_next: list[tuple[int, int]] = []
         self.after_answers: tuple[int, Callable[[], None]] | None = None
+        self.down = False
         self.lock = threading.Lock()
 
     @property
@@ -151,6 +154,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         proxy = self.server
         with proxy.lock:
+            if proxy.down:
+                self._reply(502, b'{"error": {"message": "the server was stopped by the test"}}')
+                return
             if proxy.fail_next:
                 status, left = proxy.fail_next[0]
                 proxy.fail_next = ([(status, left - 1)] if left > 1 else []) + proxy.fail_next[1:]
@@ -172,7 +178,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
             if status == 200:
                 proxy.answered[hashlib.sha256(body).hexdigest()] += 1
                 if proxy.after_answers and sum(proxy.answered.values()) >= proxy.after_answers[0]:
-                    callback, proxy.after_answers = proxy.after_answers[1], None
+                    callback, proxy.after_answers, proxy.down = proxy.after_answers[1], None, True
         self._reply(status, answer)
         if callback is not None:
             callback()

@@ -141,6 +141,7 @@ def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_p
         killed = _lm_eval("lc-chat", args, TOY, tmp_path / "killed", "--use_cache", cache, *TOY_TASKS)
     finally:
         chat_server.start()
+        counting_proxy.down = False
     assert killed.returncode != 0
     assert f"base_url={counting_proxy.chat_url}" in killed.stderr
     assert sum(counting_proxy.answered.values()) == 5
