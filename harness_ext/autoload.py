@@ -145,6 +145,7 @@ def _register_models(module: ModuleType) -> None:
     targets = {
         EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models:EmbeddedHFLM",
         PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix_scorer:PrefixSharingHFLM",
+        "lc-chat": "logic_consistency.harness_ext.chat_judge:ChatJudgeLM",  # chat endpoints, choice readings
     }
     for name, target in targets.items():
         if name not in model_registry:

@@ -24,7 +24,10 @@ run, an earlier-stage request that another task already sent (the seven conditio
 causal tasks share one generation stage) is answered from memory, not sent again; sampled
 generations (``do_sample: true``) are never reused. Works with
 every backend that implements the request types a stage uses (``hf``, ``vllm``,
-``local-completions``; chat-completions backends only for ``generate_until`` stages).
+``local-completions``; ``lc-chat`` also for one-word-choice ``loglikelihood`` stages; the
+chat-completions backends for ``generate_until`` stages). With ``--apply_chat_template`` every
+stage's prompt, placeholders included, is formatted by lm-eval's own ``fewshot_context`` with the
+model's chat template, so chat backends receive chat messages.
 
 YAML (one task = one file; prompts are Jinja2 over the document's fields and ``stages``)::
 
@@ -62,7 +65,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
 from lm_eval.api.task import ConfigurableTask
 
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 
 eval_logger = logging.getLogger(__name__)
 
@@ -263,7 +267,10 @@ class MultiStageTask(PromptedTask):
         if not callable(self.score):
             raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
         self.OUTPUT_TYPE = self.stages[-1].output_type
-        self.declare_metrics(self._metric_specs(self.extra_config.get("metrics"), task))
+        specs = self._metric_specs(self.extra_config.get("metrics"), task)
+        if any(stage.output_type == "loglikelihood" for stage in self.stages):
+            specs.setdefault(MISSING_METRIC, (total, False))  # reported on choice-reading backends only
+        self.declare_metrics(specs)
         self._stage_docs: dict[int, dict[str, Any]] = {}
         # The records of stage 1 are written into the documents: keep the YAML's
         # `prompts` templates out of the recorded config (callables do not serialise).
@@ -328,14 +335,18 @@ class MultiStageTask(PromptedTask):
                 position += width
         return outputs
 
-    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any],
+                responses: Sequence[Any] = ()) -> dict[str, Any]:
         parsed: dict[str, Any] = {}
         if stage.parse is not None:
             try:
                 parsed = dict(stage.parse(doc, outputs))
             except Exception as error:  # a parser bug must not sink the other documents
                 parsed = {"error": f"{type(error).__name__}: {error}"}
-        return {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+        record: dict[str, Any] = {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+        if (missing := count_missing(responses)) is not None:
+            record[MISSING_METRIC] = missing
+        return record
 
     @staticmethod
     def blocked(doc: dict[str, Any]) -> str | None:
@@ -378,7 +389,7 @@ class MultiStageTask(PromptedTask):
             position += len(requests)
             doc = self._stage_docs[doc_id]
             outputs = self._collect(stage, prompts, answers)
-            doc["stages"][stage.name] = self._record(stage, doc, prompts, outputs)
+            doc["stages"][stage.name] = self._record(stage, doc, prompts, outputs, answers)
 
     def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
         for doc_id, doc in super().doc_iterator(**kwargs):
@@ -399,7 +410,7 @@ class MultiStageTask(PromptedTask):
         lm-eval needs at least one request per document (its sample log reads the first), so a
         blocked document carries this placeholder; its answer is ignored.
         """
-        context = PLACEHOLDER_PROMPT
+        context = self.format_prompt(PLACEHOLDER_PROMPT)  # chat messages on a chat backend too
         if self.OUTPUT_TYPE == "generate_until":
             arguments: tuple[Any, ...] = (context, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
         else:
@@ -415,5 +426,9 @@ class MultiStageTask(PromptedTask):
         if not self.blocked(doc):
             prompts = last.render(doc)
             outputs = self._collect(last, prompts, results)
-            doc["stages"][last.name] = self._record(last, doc, prompts, outputs)
-        return dict(self.score(doc))
+            doc["stages"][last.name] = self._record(last, doc, prompts, outputs, results)
+        scores = dict(self.score(doc))
+        missing = [record[MISSING_METRIC] for record in doc["stages"].values() if MISSING_METRIC in record]
+        if missing and MISSING_METRIC in self._aggregation_list:
+            scores[MISSING_METRIC] = sum(missing)
+        return scores

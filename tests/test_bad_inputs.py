@@ -493,6 +493,33 @@ for _model, _script, _message in [
     add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
 
 
+# ------------------------------------------------------------------------------------ lc-chat (chat endpoints)
+def _chat_judge(**kwargs: Any) -> Any:
+    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
+
+    return ChatJudgeLM(**{"base_url": "http://127.0.0.1:9/v1/chat/completions", "model": "m", **kwargs})
+
+
+def _chat_requests(context: Any, continuation: str, task: str = "logic_consistency_causal_ctp_so") -> Any:
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.api_models import JsonChatStr
+
+    from logic_consistency.harness_ext.chat_judge import _group_by_context
+
+    if context is None:
+        context = JsonChatStr(json.dumps([{"role": "user", "content": "q"}]))
+    return _group_by_context([Instance("loglikelihood", {}, (context, continuation), 0, (task, 0, 1))])
+
+
+add("lc-chat top_logprobs above 20", lambda _: _chat_judge(top_logprobs=50), "top_logprobs", "50", error=ValueError)
+add("lc-chat max_tokens 0", lambda _: _chat_judge(max_tokens=0), "max_tokens", error=ValueError)
+add("lc-chat without base_url", lambda _: _chat_judge(base_url=None), "base_url", error=ValueError)
+add("lc-chat multi-word continuation", lambda _: _chat_requests(None, " the ground gets wet"),
+    "logic_consistency_causal_ctp_so", "the ground gets wet", error=ValueError)
+add("lc-chat plain-text context", lambda _: _chat_requests("plain prompt", " A", "logic_consistency_caters"),
+    "logic_consistency_caters", "--apply_chat_template", error=ValueError)
+
+
 # ------------------------------------------------------------------------------------ the test
 def test_the_table_holds_at_least_100_cases() -> None:
     assert len(CASES) >= 100, len(CASES)

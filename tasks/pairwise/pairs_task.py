@@ -38,6 +38,8 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
+from logic_consistency.harness_ext.base import total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.multistage import call_once, start_build
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.metrics import UndefinedMetricError
@@ -66,7 +68,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             raise ValueError(f"task {task!r}: PairS needs probabilities; use output_type: loglikelihood")
         if self.options.pairs_runs < 1:
             raise ValueError(f"task {task!r}: metadata.pairs_runs must be >= 1 for a PairS task")
-        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS})
+        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
+                             | {MISSING_METRIC: (total, False)})  # on choice-reading backends (lc-chat)
         self._docs: dict[int, dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:  # noqa: D102
@@ -87,7 +90,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
                                   **self.options.pairs_search.kwargs())
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
-            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0}
+            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
         delimiter = self.continuation_delimiter()
         round_number = 0
         while True:
@@ -110,6 +113,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             eval_logger.info("[%s] PairS round %d: %d comparisons", self.config.task, round_number, len(batch))
             responses = call_once(lm, "loglikelihood", requests)
             for k, (doc_id, pair) in enumerate(batch):
+                if (missing := count_missing(responses[2 * k : 2 * k + 2])) is not None:
+                    states[doc_id]["missing"] = (states[doc_id]["missing"] or 0) + missing
                 states[doc_id]["memo"][pair] = self._probability(states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2])
         self._docs = {}
         for doc_id, state in states.items():
@@ -117,6 +122,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
             record: dict[str, Any] = {
                 "search": self.options.pairs_search.kwargs(),
                 "rounds": state["rounds"],
+                MISSING_METRIC: state["missing"],
                 "model_calls": len(state["memo"]),
                 "comparisons": {name: s.counts for name, s in state["sorters"].items()},
                 "orders": {},
@@ -138,7 +144,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the comparisons were asked in the merge rounds."""
-        return [Instance("loglikelihood", doc, (PLACEHOLDER_PROMPT, " ."), 0, kwargs["metadata"])]
+        return [Instance("loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, kwargs["metadata"])]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""
@@ -153,6 +159,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             "pairs_model_calls_ratio": record["model_calls"] / all_pairs,
             "pairs_rounds": float(record["rounds"]),
         }
+        if record.get(MISSING_METRIC) is not None:
+            out[MISSING_METRIC] = record[MISSING_METRIC]
         if "undefined" in record:
             eval_logger.warning("[%s] PairS Spearman undefined for %s: %s", self.config.task, doc.get("instance_id"), record["undefined"])
         else:

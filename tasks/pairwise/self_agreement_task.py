@@ -131,7 +131,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the samples were generated while building requests."""
-        arguments = (PLACEHOLDER_PROMPT, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
+        arguments = (self.format_prompt(PLACEHOLDER_PROMPT), {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
         return [Instance("generate_until", doc, arguments, 0, kwargs["metadata"])]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:

@@ -65,6 +65,7 @@ from lm_eval.api.metrics import mean
 from logic_consistency.common import select_item_indices
 from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
@@ -262,6 +263,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
+            | ({} if self._generate else {MISSING_METRIC: (total, False)})  # choice-reading backends (lc-chat)
         )
 
     def validate_options(self, config: dict[str, Any]) -> None:
@@ -446,5 +448,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 )
             else:
                 out[name] = float(value)
+        if (missing := count_missing(results)) is not None:
+            out[MISSING_METRIC] = missing
         return out
 
