@@ -15,6 +15,8 @@ Commands:
   from pairwise preferences (``tasks/pairwise/repair.py``);
 * ``logic-consistency correlate RESULTS... [--out DIR]``: correlations of the consistency metrics
   with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
+* ``logic-consistency plan --tasks ...``: requests, prompt tokens and API calls (and dollars) of a
+  run, counted without loading a model (``harness_ext/plan_report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 No command writes over one of its own inputs or over an existing file of another kind (an HTML
@@ -38,6 +40,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.pairwise.repair",
     "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
+    "logic_consistency.harness_ext.plan_report",
 )
 
 
