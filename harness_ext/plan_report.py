@@ -53,8 +53,8 @@ def counts(plan: TaskPlan) -> dict[str, Any]:
 
 def api_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, dict[str, Any]]:
     """Calls, prompt tokens and generated-token bound of ``plan`` on ``lc-chat`` and ``local-chat-completions``."""
-    lc = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
-    chat = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
+    lc: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
+    chat: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
     multi = 0
     for part in (plan.building, plan.final):
         for kind, tally in part.items():
