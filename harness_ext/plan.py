@@ -314,11 +314,12 @@ def _declared_prompts(stage: Any) -> int | None:
     return int(count) if count is not None else None
 
 
-#: Where a context may be cut for counting: after a single newline that follows a visible
-#: character, before another visible character. For byte-level BPE tokenizers with GPT-2 / Llama-3
-#: style pre-tokenization no token spans such a cut, so a context's count is the sum over its
-#: pieces, and the pieces repeated across prompts (the article, the instructions) are tokenized once.
-_CUT = re.compile(r"(?<=\S\n)(?=\S)")
+#: Where a context may be cut for counting: after a newline that follows a visible character, when
+#: a visible character or one more newline and a visible character follow ("x\n|y", "x\n|\ny").
+#: For byte-level BPE tokenizers with GPT-2 style pre-tokenization no token spans such a cut, so a
+#: context's count is the sum over its pieces, and the pieces repeated across prompts (the article,
+#: the instructions, each option) are tokenized once. A sample check guards other tokenizers.
+_CUT = re.compile(r"(?<=\S\n)(?=\n?\S)")
 #: Contexts whose whole-text count checks the piecewise count before it is used.
 CHECK_SAMPLE = 64
 
