@@ -161,7 +161,7 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
     if priced:
         head += ["lc-chat $", "local-chat $"]
     rows, notes = [], []
-    totals: dict[str, Any] = {key: 0 for key in ("docs", "tokens", "gen", "lc", "lc_tokens", "chat")}
+    totals: dict[str, Any] = {key: 0 for key in ("docs", "tokens", "tokens_estimate", "gen", "lc", "lc_tokens", "chat")}
     totals.update(lc_usd=0.0, chat_usd=0.0)
     for plan in plans:
         c = counts(plan)
@@ -188,7 +188,8 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
         rows.append(row)
         again = repeated_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens)
         totals["docs"] += plan.documents
-        totals["tokens"] += prompt - again["request_tokens"]
+        totals["tokens"] += prompt - later - again["request_tokens"]
+        totals["tokens_estimate"] += later
         totals["gen"] += gen_bound - again["generated_tokens"]
         if lc["runnable"]:
             totals["lc"] += lc["calls"] - again["calls"] - again["ll_calls"]
@@ -212,7 +213,8 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
         for name, cost in costs.items():
             if not cost["runnable"]:
                 notes.append(f"{plan.task}: not runnable on {name}: {cost['reason']}")
-    total_row = ["total (runnable parts)", _n(totals["docs"]), "", "", _n(totals["tokens"]), _n(totals["gen"]),
+    tokens_cell = _n(totals["tokens"]) + (f" + ≈{_n(totals['tokens_estimate'])}" if totals["tokens_estimate"] else "")
+    total_row = ["total (API columns: runnable tasks)", _n(totals["docs"]), "", "", tokens_cell, _n(totals["gen"]),
                  _n(totals["lc"]), _n(totals["lc_tokens"]), _n(totals["chat"])]
     if priced:
         total_row += [_n(totals["lc_usd"], "$"), _n(totals["chat_usd"], "$")]
@@ -222,7 +224,7 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
     lines += ["", f"Tokens: {tokenizer} tokenizer (an approximation for any other model). ≤: bound on a later "
               "stage (its prompts need the earlier answers); ≈: estimated later-stage prompt tokens. "
               f"lc-chat: one call per distinct single-choice context (max_tokens {lc_chat_max_tokens}) "
-              "+ one per generation."]
+              "+ one per generation. Earlier-stage requests shared by several tasks count once in the total."]
     if priced:
         lines.append(f"Prices: ${price_in or 0:g} / ${price_out or 0:g} per million prompt / generated tokens; "
                      "generated tokens at their bound.")
