@@ -16,6 +16,8 @@ Commands:
 * ``logic-consistency correlate RESULTS... [--out DIR]``: per-model correlations of the consistency
   metrics with H across paraphrased prompts (Figure 5), with self-agreement (Figure 4), and their
   spread over the prompts (``tasks/pairwise/report.py``);
+* ``logic-consistency plan --tasks ...``: requests, prompt tokens and API calls (and dollars) of a
+  run, counted without loading a model (``harness_ext/plan_report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 No command writes over one of its own inputs or over an existing file of another kind (an HTML
@@ -39,6 +41,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.pairwise.repair",
     "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
+    "logic_consistency.harness_ext.plan_report",
 )
 
 

@@ -59,6 +59,13 @@ class PromptedTask(ConfigurableTask):
             return doc["__prompt__"]
         return super().doc_to_text(doc, doc_to_text)
 
+    def doc_to_target(self, doc: dict[str, Any], doc_to_target: Any = None) -> Any:  # noqa: D102
+        if "__prompt__" in doc:
+            # a formatted prompt has no target; lm-eval would compile the empty Jinja2 template
+            # anew for every prompt (``utils.apply_template``), the bulk of formatting time
+            return ""
+        return super().doc_to_target(doc, doc_to_target)
+
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         self.remember_formatting(kwargs)
         super().build_all_requests(**kwargs)

@@ -421,6 +421,13 @@ for _argv, _message in [
     (("correlate", "no-results.json"), "no-results.json"),
     (("repair", "no-prefs.jsonl", "--out", "x"), "no-prefs.jsonl"),
     (("repair", "--out", "x"), "INPUT"),
+    (("plan", "--tasks", "logic_consistency_no_such_task"), "logic_consistency_no_such_task"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--metadata", "{max_items: 5}"), "--metadata"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--metadata", "[5]"), "--metadata"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--price-in", "-1"), "--price-in"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--price-out", "nan"), "--price-out"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--limit", "0"), "--limit"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--tokenizer", "no/such/tokenizer"), "no/such/tokenizer"),
 ]:
     def _run_cli(tmp: Path, argv: tuple[str, ...] = _argv) -> Any:
         import os

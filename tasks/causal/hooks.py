@@ -36,6 +36,7 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
 from logic_consistency.tasks.data import delta_causal
 
@@ -120,6 +121,7 @@ def _shown_arguments(doc: Mapping[str, Any]) -> tuple[list[int], list[str]]:
 
 
 # ----------------------------------------------------------------------------- stage 2: prompting
+@prompts_per_document(1)
 def ranking_prompts(doc: Mapping[str, Any]) -> dict[str, str]:
     """Stage 2 prompt: Figure 8 over the ten intermediates in the document's display order."""
     _, arguments = _shown_arguments(doc)
@@ -152,6 +154,7 @@ def load_ctp(*, conjunction: str | None = None, **kwargs: Any) -> datasets.Datas
     return datasets.DatasetDict({"test": test.add_column("conjunction", [conjunction] * test.num_rows)})
 
 
+@prompts_per_document(10)
 def ctp_prompts(doc: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     """Stage 2 requests: the effect's log-likelihood after cause ⊕ intermediate + conjunction, per label."""
     intermediates = doc["stages"][GENERATION_STAGE]["parsed"]["intermediates"]

@@ -36,6 +36,7 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
 
 from .common import (
@@ -191,6 +192,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt (Table 13) with the answer chosen by ``r``."""
     shown = doc["stages"][GENERATOR]["parsed"]["shown"]
@@ -201,6 +203,7 @@ parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
 parse_validator_generated = TRUE_FALSE.parse_generated
 
 
+@prompts_per_document(1)
 def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt of the chain-of-thought task (Appendix G) with the answer chosen by ``r``."""
     shown = doc["stages"][GENERATOR]["parsed"]["shown"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
 
 from .common import (
@@ -86,6 +87,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt: rewrite and input in the order ``r`` chose."""
     option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]

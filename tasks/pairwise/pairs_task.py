@@ -41,6 +41,7 @@ from lm_eval.api.metrics import mean
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.multistage import call_once, start_build
+from logic_consistency.tasks.pairwise.cost import pairs_notes
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
@@ -74,6 +75,10 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def metric_names(self) -> list[str]:  # noqa: D102
         return list(METRICS)
+
+    def cost_plan_notes(self, docs: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """Lines of ``logic-consistency plan``: the full matrix against PairS's bounds."""
+        return pairs_notes(docs, pairs_runs=self.options.pairs_runs)
 
     def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
         logprob_a, logprob_b = float(responses[0][0]), float(responses[1][0])

@@ -71,6 +71,7 @@ from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
 from logic_consistency.tasks.pairwise.parsing import parse_choice
+from logic_consistency.tasks.pairwise.cost import matrix_notes
 
 eval_logger = logging.getLogger(__name__)
 
@@ -354,6 +355,10 @@ class PairwiseConsistencyTask(PromptedTask):
                     )
                 )
         return requests
+
+    def cost_plan_notes(self, docs: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """Lines of ``logic-consistency plan`` (:mod:`logic_consistency.tasks.pairwise.cost`)."""
+        return matrix_notes(docs, pairs_runs=self.options.pairs_runs)
 
     # ------------------------------------------------------------------ scoring
     def preference_matrices(
