@@ -201,7 +201,8 @@ def load_model_list(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: The YAML is malformed or a key/value is invalid (file, entry and key named).
+        ValueError: The YAML is malformed, a key/value is invalid (file, entry and key named), or no
+            model is enabled (a build with nothing to run is an error, not an empty night).
     """
     source = Path(path) if path is not None else default_model_list()
     if not source.is_file():
@@ -226,6 +227,9 @@ def load_model_list(
         raise ValueError(f"{source}: 'models' must be a non-empty list")
     specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
     enabled = [spec for spec in specs if spec is not None]
+    if not enabled:
+        raise ValueError(f"{source}: no enabled model (all {len(specs)} entries have 'enabled: false'); "
+                         "nothing to build")
     names = [spec.name for spec in enabled]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
