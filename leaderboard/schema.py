@@ -23,8 +23,9 @@ from .identity import settings_id
 
 __all__ = ["SCHEMA_VERSION", "load_document", "load_schema", "validate"]
 
-#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise.
-SCHEMA_VERSION = "1.0"
+#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise (and
+#: teach :mod:`.migrate` to read the old major version: old boards stay readable).
+SCHEMA_VERSION = "2.0"
 SCHEMA_FILE = "leaderboard.schema.json"
 #: At most this many problems are listed in one error message.
 MAX_REPORTED = 20
@@ -138,7 +139,7 @@ def validate(document: Any, source: str | os.PathLike[str] = "<document>") -> No
 
 
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a leaderboard or history file.
+    """Read and validate a leaderboard or history file (an older major version is upgraded first, :mod:`.migrate`).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -153,5 +154,8 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{file}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"{file}: not UTF-8 text ({error.reason})") from None
+    from .migrate import upgrade
+
+    document = upgrade(document, str(file))
     validate(document, file)
     return document

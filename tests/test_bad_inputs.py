@@ -332,7 +332,7 @@ BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]]
     ("missing rows", lambda d: d.pop("rows"), ("rows",)),
     ("settings edited", lambda d: d["rows"][0]["settings"].update(limit=99.0), ("settings_id",)),
     ("duplicate row", lambda d: d["rows"].append(copy.deepcopy(d["rows"][0])), ("row_id",)),
-    ("schema version 2", lambda d: d.update(schema_version="2.0"), ("schema_version",)),
+    ("schema version 3", lambda d: d.update(schema_version="3.0"), ("schema_version",)),
     ("model name empty", lambda d: d["rows"][0]["model"].update(name=""), ("model", "name")),
 ]
 for _name, _edit, _expect in BOARD_EDITS:
