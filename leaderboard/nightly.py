@@ -6,9 +6,11 @@
    so a corrupt board is reported before hours of evaluation);
 2. for each model, in its own ``lm_eval`` subprocess (:mod:`.runner`; a model that cannot load, crashes or hangs
    past its ``timeout`` cannot take the build down): ``--output_path runs/<night>/<slug>
-   --log_samples --use_cache cache/<slug>-<revision>``. lm-eval's request cache is keyed by the
-   request text, so the cache file name carries the weights' revision: an unchanged model is
-   answered from the cache instead of being re-scored, a changed one starts a fresh cache;
+   --log_samples --use_cache cache/<slug>-<revision>-<key>``. lm-eval's request cache is keyed by
+   the request text, so the cache file name carries a hash of the model's whole identity
+   (:func:`.runner.cache_key`: full revision, precision, answer-changing model arguments): an
+   unchanged model is answered from the cache instead of being re-scored, a changed one starts a
+   fresh cache;
 3. ingests each results file into a row (:mod:`.ingest`); a failure (non-zero exit, timeout, no or
    unreadable results) is recorded with its error and the last lines of stderr, and the next model
    runs;
