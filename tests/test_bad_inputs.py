@@ -474,6 +474,13 @@ for _model, _script, _message in [
     add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
 
 
+# ------------------------------------------------------------------------------------ outputs, cache, board
+from bad_input_outputs import CASES as OUTPUT_CASES  # noqa: E402 - issue 17's cases, in their own module
+
+for _name, _run, _expect, _error in OUTPUT_CASES:
+    add(_name, _run, *_expect, error=_error)
+
+
 # ------------------------------------------------------------------------------------ the test
 def test_the_table_holds_at_least_100_cases() -> None:
     assert len(CASES) >= 100, len(CASES)
