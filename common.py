@@ -192,10 +192,8 @@ class OutputError(OSError, ValueError):
 
 #: Why a write failed, by ``errno``: the words a user can act on.
 _REASONS = {
-    errno.ENOSPC: "no space left on the device (the disk is full)",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EROFS: "read-only file system",
-    errno.EACCES: "permission denied",
+    errno.ENOSPC: "no space left on the device (the disk is full)", errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted (an immutable or append-only file or folder? see lsattr)",
 }
 
@@ -342,45 +340,44 @@ def check_outputs(
     """
     resolved_inputs = {Path(path).resolve(): Path(path) for path in inputs}
     for raw, kind in outputs:
-        if kind not in FILE_KINDS:
-            raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
-        path = Path(raw)
-        target = path.resolve()
-        if target in resolved_inputs:
-            raise ValueError(
-                f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
-                f"choose another {argument}"
-            )
-        for parent in target.parents:
-            if parent.exists() and not parent.is_dir():
-                raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
-        if target.is_dir():
-            raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
-        if target.exists() and (other := _not_regular(target.stat().st_mode)) is not None:
-            raise ValueError(f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
-                             f"choose another {argument}")
-        if target.is_file():
-            with target.open("rb") as handle:
-                head = handle.read(64)
-            found = _kind_of(head)
-            if head.strip() and found != kind:
-                described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+        try:
+            if kind not in FILE_KINDS:
+                raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
+            path = Path(raw)
+            if str(raw).endswith(("/", os.sep)):  # Path() drops it: "out/" would become a file named "out"
+                raise ValueError(f"{argument}: refusing to write {raw}: it names a folder, expected a {kind} file")
+            target = path.resolve()
+            if target in resolved_inputs:
                 raise ValueError(
-                    f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
-                    f"file this command writes; choose another {argument} or remove the file"
+                    f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
+                    f"choose another {argument}"
                 )
-        check_writable(path)
+            for parent in target.parents:
+                if parent.exists() and not parent.is_dir():
+                    raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
+            if target.is_dir():
+                raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
+            if target.exists() and (other := _not_regular(target.stat().st_mode)) is not None:
+                raise ValueError(f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
+                                 f"choose another {argument}")
+            if target.is_file():
+                with target.open("rb") as handle:
+                    head = handle.read(64)
+                found = _kind_of(head)
+                if head.strip() and found != kind:
+                    described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+                    raise ValueError(
+                        f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
+                        f"file this command writes; choose another {argument} or remove the file"
+                    )
+            check_writable(path)
+        except RuntimeError as error:  # Path.resolve of a symlink loop (Python < 3.13)
+            raise ValueError(f"{argument}: cannot write {raw}: {error}") from None
+        except OSError as error:  # a name too long, a loop found by stat, ...
+            raise error if isinstance(error, OutputError) else _output_error(Path(raw), error) from None
 
 
-#: Bytes a probe writes at least (see :func:`check_writable`).
-PROBE_BYTES = 1 << 12
-
-
-def _nearest_folder(target: Path) -> Path:
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return folder
+PROBE_BYTES = 1 << 12  #: Bytes a probe writes at least (see :func:`check_writable`).
 
 
 def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> None:
@@ -394,26 +391,28 @@ def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> Non
     still reported when writing, naming the path.
 
     Raises:
+        ValueError: ``folder=True`` and ``path`` is a file.
         OutputError: Not writable (read-only file system, permissions, immutable, disk full).
     """
     given = Path(path)
     target = Path(os.path.realpath(given))
+    if folder and target.exists() and not target.is_dir():
+        raise ValueError(f"cannot write into {given}: it is a file, not a folder")
     size = 0
     if not folder and target.is_file():
         size = target.stat().st_size
-        with _naming(given, "cannot write"):
+        with _naming(given):
             os.close(os.open(target, os.O_WRONLY))
-    probe_in = target if folder and target.is_dir() else _nearest_folder(target)
-    with _naming(given, "cannot write"):
+    probe_in = target if folder and target.is_dir() else target.parent
+    while not probe_in.exists() and probe_in != probe_in.parent:  # the nearest existing ancestor
+        probe_in = probe_in.parent
+    with _naming(given):
         handle = tempfile.NamedTemporaryFile(dir=probe_in, prefix=f".{target.name}.probe.", suffix=TEMP_SUFFIX,
                                              delete=False)
     try:
-        with handle, _naming(given, "cannot write"):
-            block = bytes(min(max(size, PROBE_BYTES), 1 << 16))
-            remaining = max(size, PROBE_BYTES)
-            while remaining > 0:
-                handle.write(block[:remaining])
-                remaining -= len(block)
+        with handle, _naming(given):
+            for start in range(0, max(size, PROBE_BYTES), 1 << 16):
+                handle.write(bytes(min(1 << 16, max(size, PROBE_BYTES) - start)))
             handle.flush()
             os.fsync(handle.fileno())
     finally:

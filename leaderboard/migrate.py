@@ -64,6 +64,7 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
     from .schema import SCHEMA_VERSION
 
     upgraded = copy.deepcopy(document)
+    upgraded["schema_version"] = SCHEMA_VERSION  # so that validation names what else is wrong, if anything
     rows = upgraded.get("rows")
     if not isinstance(rows, list):
         return upgraded
@@ -85,5 +86,4 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         upgraded["boards"] = boards_of(upgraded["rows"])
     except (KeyError, TypeError, AttributeError):
         return upgraded  # malformed settings: validation names them
-    upgraded["schema_version"] = SCHEMA_VERSION
     return upgraded

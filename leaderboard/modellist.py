@@ -24,6 +24,7 @@ arguments), ``timeout`` (seconds; the run is killed and recorded as failed after
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -101,7 +102,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
     if key == "limit":
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"{where}: 'limit' must be a positive number or null, got {value!r}")
         return float(value)
     if key == "metadata":
@@ -123,7 +124,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
     if key == "timeout":
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"{where}: 'timeout' must be a positive number of seconds or null, got {value!r}")
         return float(value)
     raise AssertionError(key)  # pragma: no cover

@@ -236,3 +236,70 @@ def _(tmp: Path) -> Any:
     path = tmp / "leaderboard-1.0.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return load_document(path)
+
+
+@case("render --out ending in a slash", "--out", "pages/", "names a folder", error=ValueError)
+def _(tmp: Path) -> Any:
+    return _cli("leaderboard", "render", str(_board(tmp)), "--out", f"{tmp / 'pages'}/")
+
+
+@case("build --cache-dir a file", "cannot write into", "leaderboard.json", "not a folder", error=ValueError)
+def _(tmp: Path) -> Any:
+    fake, models, _ = _fake(tmp)
+    board = _board(tmp)
+    return build(tmp / "lb2", model_list=models, night="2026-01-02", cache_dir=board, lm_eval=str(fake), progress=False)
+
+
+# ------------------------------------------------------------------------------------ found by the audit
+@case("render --out a symlink loop", "--out", "loop.html", "Symlink loop", error=ValueError)
+def _(tmp: Path) -> Any:
+    (tmp / "loop.html").symlink_to(tmp / "pool.html")
+    (tmp / "pool.html").symlink_to(tmp / "loop.html")
+    return _cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / "loop.html"))
+
+
+@case("render --out a 300-character name", "cannot write", "xxxx.html", "File name too long", error=OutputError)
+def _(tmp: Path) -> Any:
+    return _cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / ("x" * 300 + ".html")))
+
+
+@case("render --out ''", "--out", "empty", error=ValueError)
+def _(tmp: Path) -> Any:
+    return _cli("leaderboard", "render", str(_board(tmp)), "--out", "")
+
+
+@case("render of a board that is a pipe", "board.json", "not a regular file", error=ValueError)
+def _(tmp: Path) -> Any:
+    os.mkfifo(tmp / "board.json")
+    return _cli("leaderboard", "render", str(tmp / "board.json"), "--out", str(tmp / "page.html"))
+
+
+@case("board with a key given twice", "leaderboard.json", "['kind']", "twice", error=ValueError)
+def _(tmp: Path) -> Any:
+    board = _board(tmp)
+    board.write_text(board.read_text().replace('"kind": "leaderboard"', '"kind": "leaderboard", "kind": "night"', 1))
+    return load_document(board)
+
+
+@case("board nested 100000 deep", "deep.json", "nested too deeply", error=ValueError)
+def _(tmp: Path) -> Any:
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    return load_document(tmp / "deep.json")
+
+
+@case("schema 1.0 board with settings a string", "$.rows[0].settings", error=ValueError)
+def _(tmp: Path) -> Any:
+    document = json.loads(OLD_BOARD.read_text(encoding="utf-8"))
+    document["rows"][0]["settings"] = "x"
+    (tmp / "old.json").write_text(json.dumps(document), encoding="utf-8")
+    return load_document(tmp / "old.json")
+
+
+for _option in ("--timeout", "--limit"):
+    for _value in ("nan", "inf"):
+        def _non_finite(tmp: Path, option: str = _option, value: str = _value) -> Any:
+            (tmp / "models.yaml").write_text("models:\n  - {name: m, model: m}\n", encoding="utf-8")
+            return _cli("leaderboard", "build", "--models", str(tmp / "models.yaml"), "--out", str(tmp / "lb"),
+                        option, value, "--lm-eval", "/bin/true", "--no-progress")
+        CASES.append((f"build {_option} {_value}", _non_finite, (_option.strip("-"), _value),
+                      ValueError))

@@ -269,3 +269,19 @@ def test_a_build_with_no_enabled_model_is_an_error(tmp_path: Path, capsys: pytes
 def test_check_writable_of_a_folder_to_be(tmp_path: Path) -> None:
     check_writable(tmp_path / "runs" / "2026-01-01", folder=True)
     assert list(tmp_path.iterdir()) == []  # nothing created, the probe removed
+
+
+def test_an_output_ending_in_a_slash_names_a_folder(board: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = _run(capsys, "leaderboard", "render", str(board), "--out", f"{tmp_path / 'pages'}/")
+    assert status == 2 and "it names a folder" in _one_line(err)
+    assert not (tmp_path / "pages").exists()  # not a file named "pages"
+
+
+def test_a_cache_folder_that_is_a_file_is_refused_before_any_model_runs(board: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    fake, models, mark = _fake(tmp_path)
+    status, err = _run(capsys, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "lb2"),
+                       "--cache-dir", str(board), "--lm-eval", str(fake), "--night", "2026-01-02", "--no-progress")
+    assert status == 2 and f"cannot write into {board}: it is a file, not a folder" in _one_line(err)
+    assert not mark.exists()
