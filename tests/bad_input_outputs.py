@@ -303,3 +303,22 @@ for _option in ("--timeout", "--limit"):
                         option, value, "--lm-eval", "/bin/true", "--no-progress")
         CASES.append((f"build {_option} {_value}", _non_finite, (_option.strip("-"), _value),
                       ValueError))
+
+
+for _label, _text, _expect in [
+    ("model list: a key given twice", "models:\n  - {name: a, name: b, model: m}\n", ("models.yaml", "['name']", "twice")),
+    ("model list: env value a mapping", "models:\n  - {name: m, model: m, env: {A: {b: 1}}}\n", ("models.yaml", "'env'")),
+    ("model list: extra_args setting --output_path", "models:\n  - {name: m, model: m, extra_args: [--output_path, x]}\n",
+     ("models.yaml", "extra_args", "--output_path")),
+    ("model list: batch_size empty", "models:\n  - {name: m, model: m, batch_size: ''}\n", ("models.yaml", "batch_size")),
+]:
+    def _bad_list(tmp: Path, text: str = _text) -> Any:
+        (tmp / "models.yaml").write_text(text, encoding="utf-8")
+        return build(tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False)
+    CASES.append((_label, _bad_list, _expect, ValueError))
+
+
+@case("model list not UTF-8", "models.yaml", "not UTF-8", error=ValueError)
+def _(tmp: Path) -> Any:
+    (tmp / "models.yaml").write_bytes("models:\n  - {name: caf\xe9, model: m}\n".encode("latin-1"))
+    return build(tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False)
