@@ -20,8 +20,11 @@ Commands:
   run, counted without loading a model (``harness_ext/plan_report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
-No command writes over one of its own inputs or over an existing file of another kind (an HTML
-page over JSON, say): every output is checked first by ``common.check_outputs``.
+No command writes over one of its own inputs, over an existing file of another kind (an HTML
+page over JSON, say) or over a device, pipe or socket: every output is checked first by
+``common.check_outputs``, which also finds out whether it can be written at all. Exit status: 0, 2
+for bad arguments or input, 3 when an output cannot be written (read-only, permissions, immutable,
+disk full; one line naming the path), and ``leaderboard build`` 1 when a model failed.
 
 Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
 imported only when the parser is built.
@@ -33,6 +36,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+#: Exit status when an output cannot be written (read-only, permissions, immutable, disk full); bad
+#: arguments or input are 2, and ``leaderboard build`` uses 1 for "a model failed".
+OUTPUT_ERROR_STATUS = 3
 
 #: Modules whose ``add_cli(subparsers)`` registers further subcommands.
 SUBCOMMAND_MODULES = (
@@ -84,9 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
+    from logic_consistency.common import OutputError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
+    except OutputError as error:  # an output the file system refuses: status 3, one line naming it
+        print(f"logic-consistency: error: {error}", file=sys.stderr)
+        return OUTPUT_ERROR_STATUS
     except (ValueError, ModuleNotFoundError, FileNotFoundError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return 2

@@ -344,7 +344,7 @@ BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]]
     ("missing rows", lambda d: d.pop("rows"), ("rows",)),
     ("settings edited", lambda d: d["rows"][0]["settings"].update(limit=99.0), ("settings_id",)),
     ("duplicate row", lambda d: d["rows"].append(copy.deepcopy(d["rows"][0])), ("row_id",)),
-    ("schema version 2", lambda d: d.update(schema_version="2.0"), ("schema_version",)),
+    ("schema version 3", lambda d: d.update(schema_version="3.0"), ("schema_version",)),
     ("model name empty", lambda d: d["rows"][0]["model"].update(name=""), ("model", "name")),
 ]
 for _name, _edit, _expect in BOARD_EDITS:
@@ -525,6 +525,13 @@ add("lc-chat multi-word continuation", lambda _: _chat_requests(None, " the grou
     "logic_consistency_causal_ctp_so", "the ground gets wet", error=ValueError)
 add("lc-chat plain-text context", lambda _: _chat_requests("plain prompt", " A", "logic_consistency_caters"),
     "logic_consistency_caters", "--apply_chat_template", error=ValueError)
+
+
+# ------------------------------------------------------------------------------------ outputs, cache, board
+from bad_input_outputs import CASES as OUTPUT_CASES  # noqa: E402 - issue 17's cases, in their own module
+
+for _name, _run, _expect, _error in OUTPUT_CASES:
+    add(_name, _run, *_expect, error=_error)
 
 
 # ------------------------------------------------------------------------------------ the test
