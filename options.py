@@ -34,7 +34,7 @@ SUITE_OPTIONS = frozenset({
     # pairwise loaders: SummEval, CaTeRS
     "aspect", "min_events", "count_events", "order",
     # GV loaders
-    "n_docs", "operations", "max_digits", "negation",
+    "n_docs", "operations", "max_digits", "negation", "style_split",
     # causal loaders
     "split", "one_per_pair", "conjunction",
 })

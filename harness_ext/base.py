@@ -107,14 +107,24 @@ class PromptedTask(ConfigurableTask):
         return [key for key in named if key not in task_options]
 
     def call_loader(self, loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-        """Call a ``custom_dataset`` loader; an option error it raises names the task."""
+        """Call a ``custom_dataset`` loader; an option error it raises names the task.
+
+        Raises:
+            OptionError: From the loader, prefixed with the task.
+            ValueError: The loader returned no document (lm-eval would stop with an ``IndexError``).
+        """
         try:
-            return loader(**kwargs)
+            dataset = loader(**kwargs)
         except OptionError as error:
             message = str(error)
             if not message.startswith("task "):
                 message = f"task {self.config.task!r}: {message}"
             raise type(error)(message) from error
+        if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
+            options = {key: value for key, value in kwargs.items() if key in loader_parameters(loader)[0]}
+            raise ValueError(f"task {self.config.task!r}: no documents with these options {options}; "
+                             "relax them (e.g. a smaller min_events)")
+        return dataset
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """lm-eval's download; a ``custom_dataset`` loader is called through :meth:`call_loader`.
