@@ -33,7 +33,8 @@ from typing import Any
 
 import yaml
 
-from logic_consistency.options import reject_unknown
+from logic_consistency.common import read_text
+from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .modelid import format_model_args
 
@@ -109,6 +110,8 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             return {}
         if not isinstance(value, Mapping):
             raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+        # the suite's one rule (options.reject_near_misses), checked before any model runs
+        reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
         return dict(value)
     if key == "batch_size":
         if value is None:
@@ -207,7 +210,7 @@ def load_model_list(
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(source))
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
     if not isinstance(data, Mapping):
