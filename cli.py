@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (ValueError, ModuleNotFoundError, FileNotFoundError) as error:
+    except (ValueError, ModuleNotFoundError, FileNotFoundError, PermissionError, IsADirectoryError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return 2
 
