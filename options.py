@@ -107,7 +107,7 @@ def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: st
         near = difflib.get_close_matches(key, names, n=1, cutoff=TYPO_CUTOFF)
         if near:
             raise OptionError(f"{_prefix(where)}unknown option {key!r}; did you mean {near[0]!r}? "
-                              f"(known options: {sorted(known)})")
+                              f"(known options: {sorted(set(known))})")
 
 
 def check_int(value: Any, *, name: str, minimum: int | None = None, maximum: int | None = None,
