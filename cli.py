@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputError as error:  # an output the file system refuses: status 3, one line naming it
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return OUTPUT_ERROR_STATUS
-    except (ValueError, ModuleNotFoundError, FileNotFoundError) as error:
+    except (ValueError, ModuleNotFoundError, FileNotFoundError, PermissionError, IsADirectoryError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return 2
 

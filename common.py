@@ -20,11 +20,12 @@ import errno
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,13 @@ import jsonlines
 import numpy as np
 
 __all__ = [
-    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "OutputError", "atomic_write", "check_outputs", "check_writable", "instance_rng", "jsonl_chunks",
-    "read_jsonl", "read_samples",
+    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "OutputError", "TextDecodeError", "atomic_write", "check_outputs",
+    "check_writable", "instance_rng", "jsonl_chunks", "read_jsonl", "read_samples", "read_text", "text_lines",
     "select_item_indices", "task_of_samples_file",
 ]
 
+
+logger = logging.getLogger("logic_consistency")
 
 #: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
 TEMP_SUFFIX = ".tmp"
@@ -59,6 +62,61 @@ class JsonLineError(ValueError):
         super().__init__(f"{path} line {line}: {problem}")
 
 
+class TextDecodeError(ValueError):
+    """A text file holds bytes that are not valid in its encoding (names file, line and byte offset)."""
+
+    def __init__(self, path: Path, line: int, offset: int, encoding: str, reason: str) -> None:
+        self.path, self.line, self.offset = path, line, offset
+        super().__init__(
+            f"{path} line {line} (byte offset {offset}): not valid {encoding.upper()} ({reason}); "
+            f"save the file as {encoding.upper()}"
+        )
+
+
+def _open_binary(path: Path) -> io.BufferedReader:
+    try:
+        return path.open("rb")
+    except PermissionError as error:
+        raise PermissionError(error.errno, f"{path}: cannot read the file: permission denied", str(path)) from None
+    except IsADirectoryError as error:
+        raise IsADirectoryError(error.errno, f"{path}: is a folder, expected a file", str(path)) from None
+
+
+def text_lines(
+    path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bom: bool = True
+) -> Generator[str, None, None]:
+    """Yield the lines of a text file with their line endings, as ``open(path, newline="")`` would.
+
+    The suite's one reader of text files: a byte that is not valid ``encoding`` raises
+    :class:`TextDecodeError` naming the file, the line and the byte offset (a bare
+    ``UnicodeDecodeError`` names neither), and a file that cannot be read raises a
+    ``PermissionError`` naming it. A UTF-8 byte order mark is dropped unless ``strip_bom`` is false
+    (brat offsets count it). Lines are decoded one by one
+    (a ``\n`` byte is never part of a multi-byte UTF-8 character), so large files stream.
+
+    Raises:
+        FileNotFoundError / PermissionError / IsADirectoryError: naming the file.
+        TextDecodeError: A byte sequence is not valid ``encoding``.
+    """
+    source = Path(path)
+    with _open_binary(source) as handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode(encoding)
+            except UnicodeDecodeError as error:
+                raise TextDecodeError(source, number, offset + error.start, encoding, error.reason) from None
+            if number == 1 and strip_bom and line.startswith("\ufeff"):
+                line = line[1:]
+            offset += len(raw)
+            yield line
+
+
+def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bom: bool = True) -> str:
+    """The whole text of a file through :func:`text_lines` (line endings kept, errors name the file)."""
+    return "".join(text_lines(path, encoding=encoding, strip_bom=strip_bom))
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each non-blank line of a JSONL file (``jsonlines``).
 
@@ -68,21 +126,20 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """
     source = Path(path)
     current = 0
-    with source.open(encoding="utf-8") as handle:
 
-        def numbered() -> Iterator[str]:
-            nonlocal current
-            for current, line in enumerate(handle, start=1):  # noqa: B007 - read by the outer loop
-                yield line
+    def numbered() -> Iterator[str]:
+        nonlocal current
+        for current, line in enumerate(text_lines(source), start=1):  # noqa: B007 - read by the outer loop
+            yield line
 
-        reader = jsonlines.Reader(numbered())
-        try:
-            for value in reader.iter(skip_empty=True, allow_none=True):
-                yield current, value
-        except jsonlines.InvalidLineError as error:
-            cause = error.__cause__
-            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
-            raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
+    reader = jsonlines.Reader(numbered())
+    try:
+        for value in reader.iter(skip_empty=True, allow_none=True):
+            yield current, value
+    except jsonlines.InvalidLineError as error:
+        cause = error.__cause__
+        detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
+        raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
 
 
 def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
@@ -128,24 +185,38 @@ def find_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
 
 
 def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> list[Path]:
-    """Each file named, and for each folder named the files matching ``pattern`` below it.
+    """Each file named, and for each folder named the files matching ``pattern`` below it; each file once.
+
+    A file named twice, or named and also inside a named folder (or reached through a link), is
+    used once, in its first place, and a warning says which (logger ``logic_consistency``): counting
+    it twice would inflate every count and p-value computed from the inputs.
 
     Raises:
         FileNotFoundError: A path is neither a file nor a folder (the path named).
         ValueError: A folder holds no file matching ``pattern`` (the folder named).
     """
     files: list[Path] = []
+    first: dict[Path, Path] = {}
+    repeated: list[str] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
             found = find_files(path, pattern)
             if not found:
                 raise ValueError(f"{path}: no {pattern} file in this folder")
-            files += found
         elif path.is_file():
-            files.append(path)
+            found = [path]
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
+        for file in found:
+            key = file.resolve()
+            if key in first:
+                repeated.append(str(file) if file == first[key] else f"{file} (= {first[key]})")
+                continue
+            first[key] = file
+            files.append(file)
+    if repeated:
+        logger.warning("%d input file(s) given more than once, used once: %s", len(repeated), ", ".join(repeated))
     return files
 
 

@@ -11,7 +11,9 @@ When, and only when, a program imports lm-eval, the hook
   see ``prefix_scorer.py``) and ``lc-embedded`` (the embedded default models, see ``models.py``), and
 * wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
   (``multistage.current_lm``): lm-eval builds every request before calling the model, so a
-  two-stage task runs its earlier stages with that same object while its requests are built.
+  two-stage task runs its earlier stages with that same object while its requests are built, and
+* checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
+  named in one line with the fix (``request_cache.py``).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -178,10 +180,21 @@ def _patch_evaluator(module: ModuleType) -> None:
     module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
 
 
+def _guard_request_cache(module: ModuleType) -> None:
+    """A corrupt ``--use_cache`` file is named in one line (``request_cache.py``)."""
+    from logic_consistency.harness_ext.request_cache import guard_caching_lm
+
+    caching_lm = getattr(module, "CachingLM", None)
+    if caching_lm is None or getattr(caching_lm.__init__, "_logic_consistency", False):
+        return
+    caching_lm.__init__ = guard_caching_lm(caching_lm.__init__)
+
+
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _register_models,
     "lm_eval.evaluator": _patch_evaluator,
+    "lm_eval.api.model": _guard_request_cache,
 }
 
 

@@ -34,7 +34,8 @@ from typing import Any
 
 import yaml
 
-from logic_consistency.options import reject_unknown
+from logic_consistency.common import read_text
+from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .modelid import format_model_args
 
@@ -124,6 +125,8 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             return {}
         if not isinstance(value, Mapping):
             raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+        # the suite's one rule (options.reject_near_misses), checked before any model runs
+        reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
         return dict(value)
     if key == "batch_size":
         if value is None:
@@ -226,7 +229,7 @@ def load_model_list(
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:
-        data = yaml.load(source.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        data = yaml.load(read_text(source), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
     except UnicodeDecodeError as error:

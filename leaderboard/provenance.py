@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from logic_consistency.options import SUITE_OPTIONS
+
 from .identity import sha256_hex
 from .results import RunOutput
 
@@ -77,7 +79,9 @@ def task_config(run: RunOutput, task: str) -> dict[str, Any]:
     lm-eval 0.4.13 copies every ``--model_args`` key into each task's ``metadata`` (``metadata =
     model_args | --metadata``), so ``model=smollm2-135m-instruct`` would make every model's task
     config different. Keys equal to a model argument are removed (a ``--metadata`` value that
-    overrides one stays), as is the machine-specific ``metadata.config_source`` path.
+    overrides one stays), as is the machine-specific ``metadata.config_source`` path. A suite option
+    (:data:`logic_consistency.options.SUITE_OPTIONS`) always stays: a ``seed`` given in
+    ``--model_args`` reaches the tasks through that merge and draws the items, so the row records it.
     """
     config = dict(raw_task_config(run, task))
     metadata = config.get("metadata") or {}
@@ -86,7 +90,8 @@ def task_config(run: RunOutput, task: str) -> dict[str, Any]:
     model_args = _model_args(run)
     config["metadata"] = {
         key: value for key, value in metadata.items()
-        if key != "config_source" and not (key in model_args and _same_text(value, model_args[key]))
+        if key != "config_source"
+        and (key in SUITE_OPTIONS or not (key in model_args and _same_text(value, model_args[key])))
     }
     return config
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
+from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 
 from .atomic import held_lock_fds
 from .ingest import BootstrapSettings, ingest_results, iso_utc
@@ -262,6 +263,14 @@ def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
     return f"{slug(spec.name)}-{revision}-{cache_key(identity)[:16]}"
 
 
+def _known_error(stderr_tail: str) -> str | None:
+    """The one-line message of a failure the suite names itself (a corrupt ``--use_cache`` file)."""
+    for line in reversed(stderr_tail.splitlines()):
+        if REQUEST_CACHE_MARKER in line:
+            return line.split(REQUEST_CACHE_MARKER, 1)[1].strip()
+    return None
+
+
 def run_model(
     spec: ModelSpec,
     *,
@@ -302,8 +311,8 @@ def run_model(
     if process.timed_out:
         return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
     if process.returncode != 0:
-        return failed(f"lm_eval exited with status {process.returncode}", returncode=process.returncode,
-                      stderr_tail=process.stderr_tail)
+        return failed(_known_error(process.stderr_tail) or f"lm_eval exited with status {process.returncode}",
+                      returncode=process.returncode, stderr_tail=process.stderr_tail)
     written = [path for path in find_files(run_dir, RESULTS_PATTERN)
                if path not in before or path.stat().st_mtime > before[path]]
     if not written:

@@ -38,6 +38,7 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
+from logic_consistency.options import DEFAULT_SEED, check_choice
 from logic_consistency.tasks.data import delta_causal
 
 from .parsing import ParseError, parse_arguments, parse_ranking
@@ -139,17 +140,22 @@ def parse_ranking_output(doc: Mapping[str, Any], outputs: Mapping[str, str]) -> 
 
 
 # ----------------------------------------------------------------------------- stage 2: CTP
-def load_ctp(*, conjunction: str | None = None, **kwargs: Any) -> datasets.DatasetDict:
+def load_ctp(
+    *, conjunction: str | None = None, split: str = "test", one_per_pair: bool = False, seed: int = DEFAULT_SEED,
+    **kwargs: Any,
+) -> datasets.DatasetDict:
     """δ-CAUSAL documents with a ``conjunction`` field for the CTP ranking (``custom_dataset``).
 
     Args:
         conjunction: One of so, because, since, as, therefore, thus, hence (YAML
             ``dataset_kwargs``).
-        **kwargs: Passed to :func:`logic_consistency.tasks.data.delta_causal.load`.
+        split, one_per_pair, seed: As :func:`logic_consistency.tasks.data.delta_causal.load`
+            (named here so that the task knows its options).
+        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
     """
-    if conjunction not in CONJUNCTIONS:
-        raise ValueError(f"conjunction must be one of {sorted(CONJUNCTIONS)}, got {conjunction!r}")
-    loaded = delta_causal.load(**kwargs)
+    check_choice(conjunction, CONJUNCTIONS, name="conjunction")
+    del kwargs
+    loaded = delta_causal.load(split=split, one_per_pair=one_per_pair, seed=seed)
     test = loaded["test"]
     return datasets.DatasetDict({"test": test.add_column("conjunction", [conjunction] * test.num_rows)})
 

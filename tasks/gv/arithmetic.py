@@ -38,6 +38,7 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import OptionError
 
 from .common import (
     GENERATOR,
@@ -100,14 +101,14 @@ def check_operations(operations: Any) -> str:
         or len(set(operations)) != len(operations)
         or not set(operations) <= set(FORMS_BY_OPERATION)
     ):
-        raise ValueError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
+        raise OptionError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
     return operations
 
 
 def check_max_digits(max_digits: Any) -> int:
     """Validate the ``max_digits`` option (an int in 1..9)."""
     if isinstance(max_digits, bool) or not isinstance(max_digits, int) or not 1 <= max_digits <= 9:
-        raise ValueError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
+        raise OptionError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
     return max_digits
 
 

@@ -43,6 +43,7 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import check_choice
 
 from .common import (
     GENERATOR,
@@ -162,8 +163,7 @@ def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", *
     """
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
-    if negation not in NEGATIONS:
-        raise ValueError(f"negation must be one of {NEGATIONS}, got {negation!r}")
+    check_choice(negation, NEGATIONS, name="negation")
     rows = [{**make_instance(seed, f"{TASK}-{index:05d}"), "negation": negation} for index in range(n_docs)]
     return make_docs(TASK, rows, seed)
 

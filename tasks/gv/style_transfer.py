@@ -22,6 +22,7 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import check_choice
 
 from .common import (
     A_OR_B,
@@ -49,8 +50,7 @@ def load(
     """``custom_dataset`` entry point (``n_docs``: pairs to draw, ``None`` = every pair; ``**kwargs`` ignored)."""
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
-    if style_split not in STYLE_SPLITS:
-        raise ValueError(f"style_split must be one of {sorted(STYLE_SPLITS)}, got {style_split!r}")
+    check_choice(style_split, STYLE_SPLITS, name="style_split")
     styles = STYLE_SPLITS[style_split]
     total = len(SENTENCES) * len(styles)
     size = total if n_docs is None else min(n_docs, total)

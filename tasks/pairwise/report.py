@@ -40,7 +40,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import RESULTS_PATTERN, atomic_write_json, check_outputs, files_or_folders
+from logic_consistency.common import (
+    RESULTS_PATTERN, atomic_write_json, check_outputs, files_or_folders, read_text,
+)
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 
@@ -67,7 +69,7 @@ def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, Pat
     out: list[tuple[str, Path, dict[str, Any]]] = []
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path))
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):

@@ -41,6 +41,7 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
+from logic_consistency.options import LIMITS, check_int
 from logic_consistency.harness_ext.multistage import start_build
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.tasks.pairwise.parsing import parse_choice
@@ -86,11 +87,6 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         task = self.config.task
         if not self._generate:
             raise ValueError(f"task {task!r}: self-agreement samples generations; use output_type: generate_until")
-        samples = (self.config.metadata or {}).get("samples", DEFAULT_SAMPLES)
-        if not isinstance(samples, int) or isinstance(samples, bool) or samples < MIN_PARSED:
-            # one sample always agrees with itself: self-agreement needs at least two
-            raise ValueError(f"task {task!r}: metadata.samples must be an integer >= {MIN_PARSED}, got {samples!r}")
-        self.samples = samples
         self.declare_metrics(
             {
                 name: (total, False) if name in ("unparseable", "n_majority_ties", "n_single_sample")
@@ -99,6 +95,14 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             }
         )
         self._docs: dict[int, dict[str, Any]] = {}
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """The pairwise options, and ``samples`` (k, each a model call: at least 2, since one sample always agrees
+        with itself, and at most ``LIMITS["samples"]``)."""
+        super().validate_options(config)
+        samples = (config.get("metadata") or {}).get("samples", DEFAULT_SAMPLES)
+        self.samples: int = check_int(samples, name="metadata.samples", minimum=MIN_PARSED, maximum=LIMITS["samples"],  # type: ignore[assignment]
+                                      where=f"task {config.get('task')!r}")
 
     def metric_names(self) -> list[str]:  # noqa: D102
         names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]

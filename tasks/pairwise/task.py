@@ -47,9 +47,6 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
-import difflib
-
-import inspect
 import logging
 import math
 from collections.abc import Sequence
@@ -63,8 +60,10 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
 from logic_consistency.common import select_item_indices
-from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.options import (
+    DEFAULT_SEED, LIMITS, check_bool, check_int, check_seed, reject_near_misses, reject_unknown,
+)
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, loader_parameters, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
@@ -79,31 +78,7 @@ _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 #: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
 METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples", *PAIRS_SEARCH_KEYS)
-#: An unknown ``metadata`` key this close (difflib ratio) to a known one is taken for a typo.
-TYPO_CUTOFF = 0.85
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
-
-
-def _parameters(loader: Any) -> dict[str, inspect.Parameter]:
-    try:
-        return dict(inspect.signature(loader).parameters)
-    except (TypeError, ValueError):  # builtins without a signature: accept anything
-        return {"kwargs": inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)}
-
-
-def check_loader_kwargs(loader: Any, dataset_kwargs: dict[str, Any], *, task: str) -> None:
-    """Fail before loading when ``dataset_kwargs`` names a parameter the loader does not take.
-
-    Raises:
-        ValueError: Naming the task, the key and the closest parameter name.
-    """
-    parameters = _parameters(loader)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
-    known = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-    loader_name = getattr(loader, "__qualname__", str(loader))
-    reject_unknown(dataset_kwargs, known, where=f"task {task!r}: dataset_kwargs of the loader {loader_name}",
-                   what="parameter")
 
 
 def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
@@ -142,7 +117,8 @@ class PairwiseOptions:
 
     @classmethod
     def from_config(
-        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str
+        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str,
+        loader_options: Sequence[str] = (),
     ) -> PairwiseOptions:
         """Build options from the prompt keys and the run options, naming task and key in errors.
 
@@ -151,22 +127,17 @@ class PairwiseOptions:
                 and ``choices``.
             metadata: The task's ``metadata`` (run options, merged with ``--metadata``).
             task: Task name, for error messages.
+            loader_options: The dataset options of the task's loader (its parameters; CaTeRS
+                ``order``), which ``metadata`` may also set.
         """
 
         def fail(message: str) -> ValueError:
             return ValueError(f"task {task!r}: {message}")
 
-        # lm-eval 0.4.13 merges --model_args into every task's metadata (evaluate_config:
-        # ``metadata = model_args | metadata``) and --metadata reaches every task of the run, other
-        # families' included, so an unknown key cannot simply be refused; one that is a near miss
-        # of a pairwise option (``max_itemz``) is a typo that would otherwise be silently ignored.
-        for key in metadata:
-            if key in METADATA_KEYS or not isinstance(key, str):
-                continue
-            near = difflib.get_close_matches(key, METADATA_KEYS, n=1, cutoff=TYPO_CUTOFF)
-            if near:
-                raise fail(f"unknown metadata key {key!r}; did you mean {near[0]!r}? (pairwise options: "
-                           f"{sorted(METADATA_KEYS)})")
+        # One rule for every family (options.reject_near_misses): an unknown key passes, since lm-eval
+        # 0.4.13 merges --model_args into every task's metadata and --metadata reaches every task;
+        # a near miss of an option name (``max_itemz``) is a typo and an error.
+        reject_near_misses(metadata, (*METADATA_KEYS, *loader_options), where=f"task {task!r}: metadata")
 
         prompts = prompt_config.get("prompts")
         template_id = prompt_config.get("template_id")
@@ -213,14 +184,17 @@ class PairwiseOptions:
                 "lower ks too, e.g. --metadata '{\"max_items\": 4, \"ks\": [3, 4]}'"
             )
         samples = metadata.get("transitivity_samples")
-        if samples is not None and (not isinstance(samples, int) or samples < 1):
+        if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
             raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
         where = f"task {task!r}"
+        check_int(samples, name="metadata.transitivity_samples", maximum=LIMITS["transitivity_samples"],
+                  allow_none=True, where=where)
         seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
         calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
         pairs_runs = metadata.get("pairs_runs", 100)
         if not isinstance(pairs_runs, int) or isinstance(pairs_runs, bool) or pairs_runs < 0:
             raise fail(f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
+        check_int(pairs_runs, name="metadata.pairs_runs", maximum=LIMITS["pairs_runs"], where=where)
         return cls(
             pairs_runs=pairs_runs,
             pairs_search=PairsSearch.from_metadata(metadata, where=where),
@@ -268,34 +242,38 @@ class PairwiseConsistencyTask(PromptedTask):
         )
 
     def validate_options(self, config: dict[str, Any]) -> None:
-        """Validate prompts and run options before any data loads (errors name task and key)."""
+        """Validate prompts, run options and loader options before any data loads (errors name task and key)."""
         task = str(config.get("task"))
-        self.options = PairwiseOptions.from_config(self.extra_config, config.get("metadata") or {}, task=task)
+        metadata = config.get("metadata") or {}
+        self._loader_options = self.check_loader_options(config, task_options=METADATA_KEYS)
+        self.options = PairwiseOptions.from_config(self.extra_config, metadata, task=task,
+                                                   loader_options=self._loader_options)
         if self.extra_config.get("template_id") is not None and "paraphrases" in self.extra_config:
             # record the prompts actually used, not all paraphrases
             self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
-        self._max_items = (config.get("metadata") or {}).get("max_items")
-        loader = config.get("custom_dataset")
-        if callable(loader):
-            check_loader_kwargs(loader, config.get("dataset_kwargs") or {}, task=task)
+        self._max_items = metadata.get("max_items")
 
     # ------------------------------------------------------------------ data
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """Load the dataset, then apply the ``max_items`` cap whatever the loader.
 
-        A ``custom_dataset`` loader is called with its own ``dataset_kwargs`` only (lm-eval would
-        also pass every ``metadata`` key, the run options and the prompts included), plus the run's
-        ``seed`` when its signature names a ``seed`` parameter (CaTeRS shuffles its items with it).
-        The cap is a seeded subset per instance (:func:`logic_consistency.common.select_item_indices`),
-        applied to every per-item list column (``items``, ``item_ids``, ``human_scores`` and any
-        other list as long as ``items``), so no loader has to implement it.
+        A ``custom_dataset`` loader is called with its own ``dataset_kwargs``, the ``metadata`` keys
+        that name its other parameters (dataset options such as CaTeRS ``order``, settable with
+        ``--metadata``), and the run's ``seed`` when its signature names a ``seed`` parameter (CaTeRS
+        shuffles its items with it); lm-eval would pass every ``metadata`` key, the run options and
+        the prompts included. The cap is a seeded subset per instance
+        (:func:`logic_consistency.common.select_item_indices`), applied to every per-item list column
+        (``items``, ``item_ids``, ``human_scores`` and any other list as long as ``items``), so no
+        loader has to implement it.
         """
         loader = self.config.custom_dataset
         if callable(loader):
-            own = dict(self.config.dataset_kwargs or {})
-            if "seed" in _parameters(loader) and "seed" not in own:
+            metadata = self.config.metadata or {}
+            own = {key: metadata[key] for key in self._loader_options if key in metadata}
+            own.update(self.config.dataset_kwargs or {})
+            if "seed" in loader_parameters(loader)[0] and "seed" not in own:
                 own["seed"] = self.options.seed
-            self.dataset = loader(**own)
+            self.dataset = self.call_loader(loader, own)
         else:
             super().download(dataset_kwargs, **kwargs)
         if self._max_items is not None:

@@ -111,7 +111,7 @@ def test_consistent_sampler_scores_one() -> None:
 
 def test_bad_sample_count_is_an_error() -> None:
     for bad in (0, 1):  # one sample always agrees with itself
-        with pytest.raises(ValueError, match=r"samples must be an integer >= 2"):
+        with pytest.raises(ValueError, match=r"samples must be at least 2"):
             _run(Sampler(["A"]), metadata={"samples": bad})
 
 
