@@ -5,8 +5,10 @@ task. The same checks are written out here (lm-eval does not ship its tests in t
 per check and task, adapted to the suite in three ways:
 
 * documents come from the small fixtures in ``tests/fixtures/data``, or from the local copy of the
-  real datasets when ``LOGIC_CONSISTENCY_DATA`` names one (as in CI), and generated sets hold
-  :data:`LIMIT` documents (``n_docs``);
+  real datasets when ``LOGIC_CONSISTENCY_DATA`` names one (as in CI); generated sets hold
+  :data:`LIMIT` documents (``n_docs``) and pairwise instances at most 5 items (``max_items``, as
+  ``tests/harness_ext/test_lm_eval_cli.py`` runs the suite), which keeps the checks to about a
+  minute of CPU on the real data (uncapped SummEval instances of 16 items mean 240 prompts each);
 * lm-eval asks ``construct_requests`` for ``limit`` request lists and so needs ``limit`` documents;
   a fixture set may hold fewer, so the check asks for one list per document read (at most
   :data:`LIMIT`) and checks each is a non-empty list of requests;
@@ -42,6 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 #: Documents per check (lm-eval's ``limit`` fixture is 10); also the size of the generated GV sets.
 LIMIT = 10
+#: Task options for the checks: the caps above (every suite task accepts both keys).
+METADATA = {"n_docs": LIMIT, "max_items": 5}
 DATA = os.environ.get(DATA_ENV_VAR, "").strip() or str(FIXTURE_DATA)
 NEEDS_MODEL_REASON = (
     "asks the model while building its requests (earlier stages, PairS merge rounds or self-agreement "
@@ -60,7 +64,7 @@ def suite_tasks() -> Iterator[dict[str, ConfigurableTask]]:
     """Every suite task, loaded once from the chosen data (one ``TaskManager``)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(DATA_ENV_VAR, DATA)
-        manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata={"n_docs": LIMIT})
+        manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=METADATA)
         yield manager.load(SUITE_TASKS)["tasks"]
 
 
