@@ -178,6 +178,19 @@ class PromptedTask(ConfigurableTask):
             for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")
         }
 
+    def request_metadata(self, construct_kwargs: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+        """The ``metadata`` of the requests ``construct_requests`` builds: ``(task, doc_id, repeats)``.
+
+        lm-eval's ``build_all_requests`` passes it; a caller that does not (lm-eval's generic task
+        checks, ``tests/test_tasks.py``, call ``construct_requests(doc=..., ctx=...)``) gets the task's
+        name and ``repeats`` from its config and no document id, as lm-eval's own ``Instance``
+        leaves ``doc_id`` unset when it is not given.
+        """
+        metadata = construct_kwargs.get("metadata")
+        if metadata is None:
+            return (self.config.task, None, self.config.repeats)
+        return tuple(metadata)  # type: ignore[return-value]
+
     def format_prompt(self, text: str) -> str:
         """Format ``text`` as lm-eval formats a document's prompt (system prompt, chat template)."""
         render = self._render_kwargs

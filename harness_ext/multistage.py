@@ -395,13 +395,26 @@ class MultiStageTask(PromptedTask):
         for doc_id, doc in super().doc_iterator(**kwargs):
             yield doc_id, self._stage_docs.get(doc_id, doc)
 
+    def next_stage(self, doc: dict[str, Any]) -> Stage:
+        """The first stage whose outputs ``doc`` lacks (the last stage once the earlier ones ran)."""
+        done = doc.get("stages") or {}
+        return next((stage for stage in self.stages[:-1] if stage.name not in done), self.stages[-1])
+
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """The last stage's requests (none when an earlier stage could not be parsed)."""
+        """The last stage's requests (a placeholder when an earlier stage could not be parsed).
+
+        Within lm-eval every document has been through the earlier stages (``build_all_requests``).
+        A document that has not (a caller such as lm-eval's generic task checks, which calls this
+        on raw documents) gets its next stage's requests: what the task would ask the model next.
+        """
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        metadata = self.request_metadata(kwargs)
         if self.blocked(doc):
-            return [self._placeholder(doc, kwargs["metadata"])]
-        requests, _ = self._stage_requests(self.stages[-1], doc, kwargs["metadata"])
+            return [self._placeholder(doc, metadata)]
+        if "stages" not in doc:
+            doc = {**doc, "stages": {}}
+        requests, _ = self._stage_requests(self.next_stage(doc), doc, metadata)
         return requests
 
     def _placeholder(self, doc: dict[str, Any], metadata: tuple[Any, ...]) -> Instance:
@@ -424,6 +437,9 @@ class MultiStageTask(PromptedTask):
             return {"bypass": None}
         last = self.stages[-1]
         if not self.blocked(doc):
+            if self.next_stage(doc) is not last:
+                raise RuntimeError(f"task {self.config.task!r}: a document reached scoring without its "
+                                   f"{self.next_stage(doc).name!r} stage (requests built outside build_all_requests?)")
             prompts = last.render(doc)
             outputs = self._collect(last, prompts, results)
             doc["stages"][last.name] = self._record(last, doc, prompts, outputs, results)

@@ -149,7 +149,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the comparisons were asked in the merge rounds."""
-        return [Instance("loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, kwargs["metadata"])]
+        return [Instance("loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, self.request_metadata(kwargs))]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""

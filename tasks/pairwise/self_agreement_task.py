@@ -136,7 +136,7 @@ class SelfAgreementTask(PairwiseConsistencyTask):
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the samples were generated while building requests."""
         arguments = (self.format_prompt(PLACEHOLDER_PROMPT), {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
-        return [Instance("generate_until", doc, arguments, 0, kwargs["metadata"])]
+        return [Instance("generate_until", doc, arguments, 0, self.request_metadata(kwargs))]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Self-agreement and the consistency of the majority judgements of one instance."""

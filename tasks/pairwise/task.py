@@ -313,6 +313,7 @@ class PairwiseConsistencyTask(PromptedTask):
         """One request per (variant, ordered pair); two (one per letter) with log-likelihoods."""
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        kwargs["metadata"] = self.request_metadata(kwargs)
         delimiter = self.continuation_delimiter()
         requests: list[Instance] = []
         for variant, i, j in self.plan(doc):
