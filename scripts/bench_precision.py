@@ -141,6 +141,14 @@ def compare(pairs: list[tuple[str, str]], a: list[float], b: list[float]) -> dic
     }
 
 
+def _table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    print(f"\n{'dtype':9} {'comparison':22} {'max|d|':>8} {'mean|d|':>8} {'flips':>9} "
+          f"{'flips where margin > max|d|':>28} {'ties in 2nd':>11}")
+    for dtype, label, c in rows:
+        print(f"{dtype:9} {label:22} {c['max']:8.4f} {c['mean']:8.4f} {c['flips']:4d}/{c['prompts']:<4d} "
+              f"{c['wide_flips']:>21d}/{c['wide']:<6d} {c['ties']:>11d}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if os.environ.get("LOGIC_CONSISTENCY_DATA"):
@@ -163,8 +171,8 @@ def main(argv: list[str] | None = None) -> None:
         margins = sorted(preferences(pairs, reference)[c][1] for c in preferences(pairs, reference))
         print(f"float32 margins |lp(A) - lp(B)|: min {margins[0]:.4f}, median {margins[len(margins) // 2]:.4f}, "
               f"{sum(m < 0.1 for m in margins)} of {len(margins)} below 0.1", flush=True)
-        rows = []
         for dtype in args.dtypes:
+            rows = []
             lm.model.to(torch.float32)
             lm.model.load_state_dict(weights)
             lm.model.to(getattr(torch, dtype))
@@ -183,11 +191,7 @@ def main(argv: list[str] | None = None) -> None:
                 ("lc-hf b8 vs float32", runs["lc-hf b8"], reference),
             ):
                 rows.append((dtype, label, compare(pairs, a, b)))
-        print(f"\n{'dtype':9} {'comparison':22} {'max|d|':>8} {'mean|d|':>8} {'flips':>9} "
-              f"{'flips where margin > max|d|':>28} {'ties in 2nd':>11}")
-        for dtype, label, c in rows:
-            print(f"{dtype:9} {label:22} {c['max']:8.4f} {c['mean']:8.4f} {c['flips']:4d}/{c['prompts']:<4d} "
-                  f"{c['wide_flips']:>21d}/{c['wide']:<6d} {c['ties']:>11d}")
+            _table(rows)  # after each dtype, so a long run shows its first figures early
 
 
 if __name__ == "__main__":
