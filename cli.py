@@ -13,12 +13,18 @@ Commands:
   confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
 * ``logic-consistency repair INPUT --out DIR``: REPAIR-ed (consistent, augmented) fine-tuning data
   from pairwise preferences (``tasks/pairwise/repair.py``);
-* ``logic-consistency correlate RESULTS... [--out DIR]``: correlations of the consistency metrics
-  with H and with self-agreement, and their spread over paraphrased prompts (``tasks/pairwise/report.py``);
+* ``logic-consistency correlate RESULTS... [--out DIR]``: per-model correlations of the consistency
+  metrics with H across paraphrased prompts (Figure 5), with self-agreement (Figure 4), and their
+  spread over the prompts (``tasks/pairwise/report.py``);
+* ``logic-consistency plan --tasks ...``: requests, prompt tokens and API calls (and dollars) of a
+  run, counted without loading a model (``harness_ext/plan_report.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
-No command writes over one of its own inputs or over an existing file of another kind (an HTML
-page over JSON, say): every output is checked first by ``common.check_outputs``.
+No command writes over one of its own inputs, over an existing file of another kind (an HTML
+page over JSON, say) or over a device, pipe or socket: every output is checked first by
+``common.check_outputs``, which also finds out whether it can be written at all. Exit status: 0, 2
+for bad arguments or input, 3 when an output cannot be written (read-only, permissions, immutable,
+disk full; one line naming the path), and ``leaderboard build`` 1 when a model failed.
 
 Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
 imported only when the parser is built.
@@ -31,6 +37,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+#: Exit status when an output cannot be written (read-only, permissions, immutable, disk full); bad
+#: arguments or input are 2, and ``leaderboard build`` uses 1 for "a model failed".
+OUTPUT_ERROR_STATUS = 3
+
 #: Modules whose ``add_cli(subparsers)`` registers further subcommands.
 SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.gv.export",
@@ -38,6 +48,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.pairwise.repair",
     "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
+    "logic_consistency.harness_ext.plan_report",
 )
 
 
@@ -80,10 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
+    from logic_consistency.common import OutputError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (ValueError, ModuleNotFoundError, FileNotFoundError) as error:
+    except OutputError as error:  # an output the file system refuses: status 3, one line naming it
+        print(f"logic-consistency: error: {error}", file=sys.stderr)
+        return OUTPUT_ERROR_STATUS
+    except (ValueError, ModuleNotFoundError, FileNotFoundError, PermissionError, IsADirectoryError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
         return 2
 

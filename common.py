@@ -3,26 +3,29 @@
 This module imports nothing of the suite (see the layering rule in the README's layout section), so
 ``metrics``' callers, ``harness_ext``, ``tasks`` and ``leaderboard`` can all use it.
 
-Files the suite reads and writes: lm-eval's per-sample logs, and crash-safe writes.
-
 ``lm_eval ... --log_samples --output_path DIR`` writes ``DIR/<model>/samples_<task>_<timestamp>.jsonl``,
 one JSON object per document; :func:`read_samples` reads them. Every file the suite writes (exports,
 reports, the leaderboard) goes through :func:`atomic_write`: the bytes go to a temporary file in
 the destination folder, are flushed and ``fsync``-ed, and the temporary file is renamed over the
 destination with :func:`os.replace` (atomic on POSIX within one file system); finally the folder is
 ``fsync``-ed so the rename itself survives a power cut. A process killed at any point leaves either
-the old file or the new one, never a mix. No lm-eval import here.
+the old file or the new one, never a mix. A write the file system refuses (read-only, permissions,
+immutable, disk full) is an :class:`OutputError` naming the path. No lm-eval import here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import io
 import json
+import logging
 import os
 import re
+import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +33,13 @@ import jsonlines
 import numpy as np
 
 __all__ = [
-    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "atomic_write", "check_outputs", "instance_rng", "jsonl_chunks",
-    "read_jsonl", "read_samples",
+    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "OutputError", "TextDecodeError", "atomic_write", "check_outputs",
+    "check_writable", "instance_rng", "jsonl_chunks", "read_jsonl", "read_samples", "read_text", "text_lines",
     "select_item_indices", "task_of_samples_file",
 ]
 
+
+logger = logging.getLogger("logic_consistency")
 
 #: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
 TEMP_SUFFIX = ".tmp"
@@ -57,6 +62,61 @@ class JsonLineError(ValueError):
         super().__init__(f"{path} line {line}: {problem}")
 
 
+class TextDecodeError(ValueError):
+    """A text file holds bytes that are not valid in its encoding (names file, line and byte offset)."""
+
+    def __init__(self, path: Path, line: int, offset: int, encoding: str, reason: str) -> None:
+        self.path, self.line, self.offset = path, line, offset
+        super().__init__(
+            f"{path} line {line} (byte offset {offset}): not valid {encoding.upper()} ({reason}); "
+            f"save the file as {encoding.upper()}"
+        )
+
+
+def _open_binary(path: Path) -> io.BufferedReader:
+    try:
+        return path.open("rb")
+    except PermissionError as error:
+        raise PermissionError(error.errno, f"{path}: cannot read the file: permission denied", str(path)) from None
+    except IsADirectoryError as error:
+        raise IsADirectoryError(error.errno, f"{path}: is a folder, expected a file", str(path)) from None
+
+
+def text_lines(
+    path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bom: bool = True
+) -> Generator[str, None, None]:
+    """Yield the lines of a text file with their line endings, as ``open(path, newline="")`` would.
+
+    The suite's one reader of text files: a byte that is not valid ``encoding`` raises
+    :class:`TextDecodeError` naming the file, the line and the byte offset (a bare
+    ``UnicodeDecodeError`` names neither), and a file that cannot be read raises a
+    ``PermissionError`` naming it. A UTF-8 byte order mark is dropped unless ``strip_bom`` is false
+    (brat offsets count it). Lines are decoded one by one
+    (a ``\n`` byte is never part of a multi-byte UTF-8 character), so large files stream.
+
+    Raises:
+        FileNotFoundError / PermissionError / IsADirectoryError: naming the file.
+        TextDecodeError: A byte sequence is not valid ``encoding``.
+    """
+    source = Path(path)
+    with _open_binary(source) as handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode(encoding)
+            except UnicodeDecodeError as error:
+                raise TextDecodeError(source, number, offset + error.start, encoding, error.reason) from None
+            if number == 1 and strip_bom and line.startswith("\ufeff"):
+                line = line[1:]
+            offset += len(raw)
+            yield line
+
+
+def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bom: bool = True) -> str:
+    """The whole text of a file through :func:`text_lines` (line endings kept, errors name the file)."""
+    return "".join(text_lines(path, encoding=encoding, strip_bom=strip_bom))
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each non-blank line of a JSONL file (``jsonlines``).
 
@@ -66,21 +126,20 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """
     source = Path(path)
     current = 0
-    with source.open(encoding="utf-8") as handle:
 
-        def numbered() -> Iterator[str]:
-            nonlocal current
-            for current, line in enumerate(handle, start=1):  # noqa: B007 - read by the outer loop
-                yield line
+    def numbered() -> Iterator[str]:
+        nonlocal current
+        for current, line in enumerate(text_lines(source), start=1):  # noqa: B007 - read by the outer loop
+            yield line
 
-        reader = jsonlines.Reader(numbered())
-        try:
-            for value in reader.iter(skip_empty=True, allow_none=True):
-                yield current, value
-        except jsonlines.InvalidLineError as error:
-            cause = error.__cause__
-            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
-            raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
+    reader = jsonlines.Reader(numbered())
+    try:
+        for value in reader.iter(skip_empty=True, allow_none=True):
+            yield current, value
+    except jsonlines.InvalidLineError as error:
+        cause = error.__cause__
+        detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(error)
+        raise JsonLineError(source, current, f"not valid JSON ({detail})") from None
 
 
 def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
@@ -126,24 +185,38 @@ def find_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
 
 
 def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> list[Path]:
-    """Each file named, and for each folder named the files matching ``pattern`` below it.
+    """Each file named, and for each folder named the files matching ``pattern`` below it; each file once.
+
+    A file named twice, or named and also inside a named folder (or reached through a link), is
+    used once, in its first place, and a warning says which (logger ``logic_consistency``): counting
+    it twice would inflate every count and p-value computed from the inputs.
 
     Raises:
         FileNotFoundError: A path is neither a file nor a folder (the path named).
         ValueError: A folder holds no file matching ``pattern`` (the folder named).
     """
     files: list[Path] = []
+    first: dict[Path, Path] = {}
+    repeated: list[str] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
             found = find_files(path, pattern)
             if not found:
                 raise ValueError(f"{path}: no {pattern} file in this folder")
-            files += found
         elif path.is_file():
-            files.append(path)
+            found = [path]
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
+        for file in found:
+            key = file.resolve()
+            if key in first:
+                repeated.append(str(file) if file == first[key] else f"{file} (= {first[key]})")
+                continue
+            first[key] = file
+            files.append(file)
+    if repeated:
+        logger.warning("%d input file(s) given more than once, used once: %s", len(repeated), ", ".join(repeated))
     return files
 
 
@@ -176,38 +249,120 @@ def _fsync_dir(folder: Path) -> None:
         os.close(descriptor)
 
 
+class OutputError(OSError, ValueError):
+    """An output cannot be written: the file system refused (permissions, read-only, immutable, full).
+
+    One line naming the path and the reason (the command line exits with status 3). Both an
+    ``OSError`` (what failed) and a ``ValueError`` (what commands report without a traceback).
+    """
+
+    def __init__(self, message: str, errno_value: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno_value
+
+
+#: Why a write failed, by ``errno``: the words a user can act on.
+_REASONS = {
+    errno.ENOSPC: "no space left on the device (the disk is full)", errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted (an immutable or append-only file or folder? see lsattr)",
+}
+
+
+def _output_error(path: Path, error: OSError, doing: str = "cannot write") -> OutputError:
+    reason = _REASONS.get(error.errno or 0) or error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
+    return OutputError(f"{doing} {path}: {reason}{where}", error.errno)
+
+
+@contextlib.contextmanager
+def _naming(path: Path, doing: str = "cannot write") -> Iterator[None]:
+    try:  # an OSError in the block becomes an OutputError naming path
+        yield
+    except OutputError:
+        raise
+    except OSError as error:
+        raise _output_error(path, error, doing) from None
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a non-regular file is (``"a character device"``, ...), ``None`` for a regular file."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK,
+                       "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux allows (``/proc``)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - no /proc: read it by setting it back
+    os.umask(mask)  # pragma: no cover
+    return mask  # pragma: no cover
+
+
 def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
     """Write ``chunks`` to ``path`` atomically (temporary file, ``fsync``, ``os.replace``).
+
+    A symbolic link is followed: the file it names is replaced and the link stays (as ``cp`` and
+    editors do). An existing file keeps its permission bits (and, for root, its owner); a new file
+    gets ``0o666`` less the umask, as ``open`` would give it. Devices, pipes, sockets and folders are
+    never replaced.
 
     Args:
         path: Destination file; its folder is created if needed.
         chunks: The content, as an iterable of byte strings (consumed once, streamed to disk).
 
     Returns:
-        The destination path.
+        The destination path (as given).
 
     Raises:
-        OSError: The folder is not writable. The destination is untouched and the temporary file
-            is removed (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
+        ValueError: ``path`` is a folder, a device, a pipe or a socket (nothing is written).
+        OutputError: The file system refused (read-only, permissions, immutable, disk full): one
+            line naming ``path``. The destination is untouched and the temporary file removed
+            (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
     """
-    destination = Path(path)
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(
-        dir=destination.parent, prefix=f".{destination.name}.", suffix=TEMP_SUFFIX, delete=False
-    )
+    given = Path(path)
+    destination = Path(os.path.realpath(given))
+    with _naming(given):
+        try:
+            existing: os.stat_result | None = os.stat(destination)
+        except FileNotFoundError:
+            existing = None
+    if existing is not None and (kind := _not_regular(existing.st_mode)) is not None:
+        raise ValueError(f"refusing to write {given}: it is {kind}, not a regular file")
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+    with _naming(given):
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile(
+            dir=destination.parent, prefix=f".{destination.name}.", suffix=TEMP_SUFFIX, delete=False
+        )
     try:
         with handle:
             for chunk in chunks:
-                handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o644)
-        os.replace(handle.name, destination)
-    except BaseException:
+                with _naming(given):
+                    handle.write(chunk)
+            with _naming(given):
+                handle.flush()
+                os.fsync(handle.fileno())
+        with _naming(given):
+            os.chmod(handle.name, mode)
+            if existing is not None and os.geteuid() == 0 and (existing.st_uid, existing.st_gid) != (0, 0):
+                os.chown(handle.name, existing.st_uid, existing.st_gid)
+            os.replace(handle.name, destination)
+    except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError) and not isinstance(error, OutputError):  # e.g. close() flushing
+            raise _output_error(given, error) from None
         raise
     _fsync_dir(destination.parent)
-    return destination
+    return given
 
 
 #: What :func:`check_outputs` accepts to replace, by the first bytes of an existing file.
@@ -250,34 +405,89 @@ def check_outputs(
         argument: The option that chose the outputs, named in the message.
 
     Raises:
-        ValueError: An output is an input, a folder, or an existing file of another kind (names both).
+        ValueError: An output is an input, a folder, a device (or pipe, socket), or an existing file of
+            another kind (names both).
+        OutputError: An output cannot be written (:func:`check_writable`).
     """
     resolved_inputs = {Path(path).resolve(): Path(path) for path in inputs}
     for raw, kind in outputs:
-        if kind not in FILE_KINDS:
-            raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
-        path = Path(raw)
-        target = path.resolve()
-        if target in resolved_inputs:
-            raise ValueError(
-                f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
-                f"choose another {argument}"
-            )
-        for parent in target.parents:
-            if parent.exists() and not parent.is_dir():
-                raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
-        if target.is_dir():
-            raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
-        if target.is_file():
-            with target.open("rb") as handle:
-                head = handle.read(64)
-            found = _kind_of(head)
-            if head.strip() and found != kind:
-                described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+        try:
+            if kind not in FILE_KINDS:
+                raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
+            path = Path(raw)
+            if str(raw).endswith(("/", os.sep)):  # Path() drops it: "out/" would become a file named "out"
+                raise ValueError(f"{argument}: refusing to write {raw}: it names a folder, expected a {kind} file")
+            target = path.resolve()
+            if target in resolved_inputs:
                 raise ValueError(
-                    f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
-                    f"file this command writes; choose another {argument} or remove the file"
+                    f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
+                    f"choose another {argument}"
                 )
+            for parent in target.parents:
+                if parent.exists() and not parent.is_dir():
+                    raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
+            if target.is_dir():
+                raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
+            if target.exists() and (other := _not_regular(target.stat().st_mode)) is not None:
+                raise ValueError(f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
+                                 f"choose another {argument}")
+            if target.is_file():
+                with target.open("rb") as handle:
+                    head = handle.read(64)
+                found = _kind_of(head)
+                if head.strip() and found != kind:
+                    described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+                    raise ValueError(
+                        f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
+                        f"file this command writes; choose another {argument} or remove the file"
+                    )
+            check_writable(path)
+        except RuntimeError as error:  # Path.resolve of a symlink loop (Python < 3.13)
+            raise ValueError(f"{argument}: cannot write {raw}: {error}") from None
+        except OSError as error:  # a name too long, a loop found by stat, ...
+            raise error if isinstance(error, OutputError) else _output_error(Path(raw), error) from None
+
+
+PROBE_BYTES = 1 << 12  #: Bytes a probe writes at least (see :func:`check_writable`).
+
+
+def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> None:
+    """Find out, before any work, whether ``path`` can be written by :func:`atomic_write`.
+
+    The existing file is opened for writing (nothing written: an immutable, append-only or
+    read-only file is refused, as are the user's own write-protected files), and a probe file as
+    large as the existing one (at least :data:`PROBE_BYTES`) is written, ``fsync``-ed and removed
+    in the folder of the temporary file (or its nearest existing ancestor; nothing is created).
+    ``folder=True``: ``path`` is a folder that will receive files. A disk that fills up later is
+    still reported when writing, naming the path.
+
+    Raises:
+        ValueError: ``folder=True`` and ``path`` is a file.
+        OutputError: Not writable (read-only file system, permissions, immutable, disk full).
+    """
+    given = Path(path)
+    target = Path(os.path.realpath(given))
+    if folder and target.exists() and not target.is_dir():
+        raise ValueError(f"cannot write into {given}: it is a file, not a folder")
+    size = 0
+    if not folder and target.is_file():
+        size = target.stat().st_size
+        with _naming(given):
+            os.close(os.open(target, os.O_WRONLY))
+    probe_in = target if folder and target.is_dir() else target.parent
+    while not probe_in.exists() and probe_in != probe_in.parent:  # the nearest existing ancestor
+        probe_in = probe_in.parent
+    with _naming(given):
+        handle = tempfile.NamedTemporaryFile(dir=probe_in, prefix=f".{target.name}.probe.", suffix=TEMP_SUFFIX,
+                                             delete=False)
+    try:
+        with handle, _naming(given):
+            for start in range(0, max(size, PROBE_BYTES), 1 << 16):
+                handle.write(bytes(min(1 << 16, max(size, PROBE_BYTES) - start)))
+            handle.flush()
+            os.fsync(handle.fileno())
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
 
 
 def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generator:

@@ -18,12 +18,44 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 __all__ = [
-    "DEFAULT_SEED", "OptionError", "OptionTypeError", "check_bool", "check_choice", "check_int", "check_seed",
-    "closest", "reject_unknown",
+    "DEFAULT_SEED", "LIMITS", "SUITE_OPTIONS", "TYPO_CUTOFF", "OptionError", "OptionTypeError", "check_bool",
+    "check_choice", "check_int", "check_seed", "closest", "reject_near_misses", "reject_unknown",
 ]
 
 #: The default seed of every seeded choice (item subsets, GV randomisation r, causal display order).
 DEFAULT_SEED = 1234
+
+#: Every run option of the suite's tasks (README's options table): the pairwise options, and the
+#: parameters of the GV, causal and pairwise dataset loaders. ``tests/test_options.py`` checks that
+#: this is the union of what the families read.
+SUITE_OPTIONS = frozenset({
+    # pairwise tasks (tasks/pairwise/task.py METADATA_KEYS)
+    "ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples",
+    "pairs_method", "pairs_beam_size", "pairs_prob_gap",  # PairS search (tasks/pairwise/pairs_search.py)
+    # pairwise loaders: SummEval, CaTeRS
+    "aspect", "min_events", "count_events", "order",
+    # GV loaders
+    "n_docs", "operations", "max_digits", "negation", "style_split",
+    # causal loaders
+    "split", "one_per_pair", "conjunction",
+})
+
+#: Upper bounds of the size options (the error names option and bound). Each is far above what
+#: the papers use (PairS 100 runs, self-agreement k = 10, GV 200 documents) and keeps one run
+#: within hours on a laptop: PairS replays cost about 0.2 ms a run per instance, GV documents are
+#: generated in memory before ``--limit`` applies, and every self-agreement sample is a model call.
+LIMITS = {
+    "pairs_runs": 10_000,
+    "samples": 100,
+    "transitivity_samples": 1_000_000,
+    "n_docs": 100_000,
+}
+
+#: A ``metadata`` key this close (:class:`difflib.SequenceMatcher` ratio) to an option name is a typo
+#: of it. 0.85 catches one dropped, added or changed character in names of 4+ letters (``n_doc``,
+#: ``max_digit``, ``seeds``, ``calibrate``) and no model argument of lm-eval's backends (the nearest,
+#: ``max_images`` vs ``max_items``, is 0.74).
+TYPO_CUTOFF = 0.85
 
 
 class OptionError(ValueError):
@@ -58,13 +90,34 @@ def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | 
     raise OptionError(f"{_prefix(where)}unknown {what}(s) {unknown}{hint}; allowed: {sorted(known)}")
 
 
-def check_int(value: Any, *, name: str, minimum: int | None = None, allow_none: bool = False,
-              where: str | None = None) -> int | None:
-    """``value`` if it is an int (not a bool) ``>= minimum`` (or ``None`` when allowed).
+def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: str | None = None) -> None:
+    """Raise :class:`OptionError` for a key that is not an option but a near miss of one.
+
+    The suite's rule for run options (``metadata``): lm-eval 0.4.13 merges ``--model_args`` into
+    every task's ``metadata`` and ``--metadata`` reaches every task of the run, other families'
+    included, so a key a task does not know cannot simply be refused (``pretrained``, ``dtype`` and
+    the other families' options pass). A key within :data:`TYPO_CUTOFF` of a known option or of any
+    option of the suite (:data:`SUITE_OPTIONS`) is a typo that would otherwise be silently ignored.
+
+    The message reads ``<where>: unknown option 'n_doc'; did you mean 'n_docs'? (options: [...])``.
+    """
+    names = sorted(set(known) | SUITE_OPTIONS)
+    for key in keys:
+        if not isinstance(key, str) or key in known or key in SUITE_OPTIONS:
+            continue
+        near = difflib.get_close_matches(key, names, n=1, cutoff=TYPO_CUTOFF)
+        if near:
+            raise OptionError(f"{_prefix(where)}unknown option {key!r}; did you mean {near[0]!r}? "
+                              f"(known options: {sorted(set(known))})")
+
+
+def check_int(value: Any, *, name: str, minimum: int | None = None, maximum: int | None = None,
+              allow_none: bool = False, where: str | None = None) -> int | None:
+    """``value`` if it is an int (not a bool) in ``[minimum, maximum]`` (or ``None`` when allowed).
 
     Raises:
         OptionTypeError: Not an integer.
-        OptionError: Below ``minimum``.
+        OptionError: Below ``minimum`` or above ``maximum``.
     """
     if value is None and allow_none:
         return None
@@ -73,6 +126,8 @@ def check_int(value: Any, *, name: str, minimum: int | None = None, allow_none: 
         raise OptionTypeError(f"{_prefix(where)}{name} must be {expected}, got {value!r}")
     if minimum is not None and value < minimum:
         raise OptionError(f"{_prefix(where)}{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise OptionError(f"{_prefix(where)}{name} must be at most {maximum:,}, got {value:,}")
     return value
 
 

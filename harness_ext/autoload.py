@@ -6,18 +6,34 @@ calls :func:`install`, which only registers an import hook (microseconds, nothin
 When, and only when, a program imports lm-eval, the hook
 
 * appends this suite's ``tasks/`` folder to every ``lm_eval.tasks.TaskManager``'s ``include_path``
-  (first, so a user's own ``--include_path`` still wins on a name clash), and
+  (first, so a user's own ``--include_path`` still wins on a name clash), unless the installed
+  lm-eval finds the suite by itself through its ``lm_eval.tasks`` entry point (see below), and
 * registers the model names ``lc-hf`` (lm-eval's ``hf`` with prefix-sharing log-likelihood scoring,
   see ``prefix_scorer.py``) and ``lc-embedded`` (the embedded default models, see ``models.py``), and
 * wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
   (``multistage.current_lm``): lm-eval builds every request before calling the model, so a
-  two-stage task runs its earlier stages with that same object while its requests are built.
+  two-stage task runs its earlier stages with that same object while its requests are built, and
+* checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
+  named in one line with the fix (``request_cache.py``).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
 
 The patch is pinned to the lm-eval release it was written against: on another release it warns once
 and still applies while ``TaskManager.__init__`` keeps its ``include_path`` parameter.
+
+Task plug-ins by entry point (upstream PR #4015, not in 0.4.13): the distribution declares its
+``logic_consistency.tasks`` package under the entry-point group ``lm_eval.tasks`` (setup.cfg). An
+lm-eval that reads that group indexes the folder itself, after its built-ins and before
+``--include_path``, even under ``TaskManager(include_defaults=False)``; adding it again here would
+index it twice (and log an "overrides existing task" warning per task). So the first
+``TaskManager`` built asks lm-eval's own, unpatched constructor whether a bare
+``TaskManager(include_defaults=False)`` already indexes this folder (:func:`lm_eval_discovers_suite`),
+and from then on the include-path patch steps aside if it does. This tests the feature itself, not a
+version number or a function name the upstream PR may still rename, and it also keeps the patch on
+when lm-eval has the feature but this installation's metadata lacks the entry point (an older
+install), where stepping aside would lose the tasks. Without the feature the check indexes no folder
+and costs well under a millisecond.
 """
 
 from __future__ import annotations
@@ -44,6 +60,10 @@ ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
 EMBEDDED_MODEL_NAME = "lc-embedded"
 #: Model name registered with lm-eval for any Hugging Face causal LM with prefix-sharing scoring.
 PREFIX_SHARING_MODEL_NAME = "lc-hf"
+
+#: The entry-point group of lm-eval task plug-ins (upstream PR #4015); its value names the package
+#: that holds the YAML, here ``logic_consistency.tasks`` (setup.cfg ``[options.entry_points]``).
+TASK_ENTRY_POINT_GROUP = "lm_eval.tasks"
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
 
@@ -131,6 +151,9 @@ def _patch_task_manager(module: ModuleType) -> None:
 
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if lm_eval_discovers_suite(task_manager, original):
+            original(self, *args, **kwargs)  # lm-eval's entry-point discovery adds the folder itself
+            return
         bound = signature.bind(self, *args, **kwargs)
         bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
         original(*bound.args, **bound.kwargs)
@@ -139,12 +162,47 @@ def _patch_task_manager(module: ModuleType) -> None:
     task_manager.__init__ = __init__
 
 
+#: Per ``TaskManager`` class: whether lm-eval indexes this suite's folder without the hook's help.
+_DISCOVERY: dict[type, bool] = {}
+
+
+def lm_eval_discovers_suite(task_manager: type, init: Callable[..., None]) -> bool:
+    """Whether lm-eval's own ``TaskManager`` indexes this suite's tasks folder without being told.
+
+    Asks ``init`` (lm-eval's unpatched ``TaskManager.__init__``) to build a bare
+    ``TaskManager(include_defaults=False)`` and looks for an index entry read from :data:`TASKS_DIR`.
+    Only task plug-in discovery (``lm_eval.tasks`` entry points, upstream PR #4015) puts one there.
+    The answer is kept per class, so the check runs once per process.
+    """
+    if task_manager not in _DISCOVERY:
+        _DISCOVERY[task_manager] = _indexes_suite_folder(task_manager, init)
+    return _DISCOVERY[task_manager]
+
+
+def _indexes_suite_folder(task_manager: type, init: Callable[..., None]) -> bool:
+    probe: Any = object.__new__(task_manager)
+    try:
+        init(probe, include_defaults=False)
+    except Exception:  # an lm-eval whose bare TaskManager cannot be built: keep adding the folder
+        return False
+    index = getattr(probe, "_index", None)
+    if not isinstance(index, dict):
+        return False
+    ours = TASKS_DIR.resolve()
+    for entry in index.values():
+        yaml_path = getattr(entry, "yaml_path", None)
+        if yaml_path is not None and Path(yaml_path).resolve().is_relative_to(ours):
+            return True
+    return False
+
+
 def _register_models(module: ModuleType) -> None:
     from lm_eval.api.registry import model_registry
 
     targets = {
         EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models:EmbeddedHFLM",
         PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix_scorer:PrefixSharingHFLM",
+        "lc-chat": "logic_consistency.harness_ext.chat_judge:ChatJudgeLM",  # chat endpoints, choice readings
     }
     for name, target in targets.items():
         if name not in model_registry:
@@ -177,10 +235,21 @@ def _patch_evaluator(module: ModuleType) -> None:
     module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
 
 
+def _guard_request_cache(module: ModuleType) -> None:
+    """A corrupt ``--use_cache`` file is named in one line (``request_cache.py``)."""
+    from logic_consistency.harness_ext.request_cache import guard_caching_lm
+
+    caching_lm = getattr(module, "CachingLM", None)
+    if caching_lm is None or getattr(caching_lm.__init__, "_logic_consistency", False):
+        return
+    caching_lm.__init__ = guard_caching_lm(caching_lm.__init__)
+
+
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _register_models,
     "lm_eval.evaluator": _patch_evaluator,
+    "lm_eval.api.model": _guard_request_cache,
 }
 
 

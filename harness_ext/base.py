@@ -8,11 +8,14 @@ formats any text with them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import jinja2
 from lm_eval.api.task import ConfigurableTask
+
+from logic_consistency.options import OptionError, reject_near_misses, reject_unknown
 
 #: Jinja2 environment for prompt templates: a misspelt variable is an error, not an empty string.
 TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
@@ -21,6 +24,16 @@ TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_n
 def total(values: Sequence[float]) -> float:
     """Aggregation: the sum over documents (for counts such as ``unparseable``)."""
     return float(sum(values))
+
+
+def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
+    """The keyword parameters a ``custom_dataset`` loader names, and whether it takes ``**kwargs``."""
+    try:
+        parameters = inspect.signature(loader).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature: accept anything
+        return [], True
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return named, any(p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 class PromptedTask(ConfigurableTask):
@@ -51,13 +64,93 @@ class PromptedTask(ConfigurableTask):
     def validate_options(self, config: dict[str, Any]) -> None:
         """Check the task's options before any data loads (``config`` is the merged task config).
 
-        The default does nothing; subclasses raise a ``ValueError`` naming the task and the key.
+        The default checks the ``custom_dataset`` loader's options (:meth:`check_loader_options`);
+        subclasses add their own and raise a ``ValueError`` naming the task and the key.
         """
+        self.check_loader_options(config)
+
+    def check_loader_options(self, config: dict[str, Any], *, task_options: Collection[str] = ()) -> list[str]:
+        """Check the options of a ``custom_dataset`` loader; return the ones ``metadata`` may set.
+
+        A loader's options are its keyword parameters (``n_docs``, CaTeRS ``order``, ...), set in the
+        YAML's ``dataset_kwargs`` (fixed by the task) or in ``metadata`` / ``--metadata`` (run options).
+        ``dataset_kwargs`` must name parameters (unless the loader takes ``**kwargs``); a ``metadata``
+        key that is a near miss of an option is an error (:func:`logic_consistency.options.reject_near_misses`,
+        the suite's one rule); a key in both is refused, since lm-eval would stop with "got multiple
+        values for keyword argument".
+
+        Args:
+            config: The merged task config.
+            task_options: Options the task class reads itself (not loader parameters).
+
+        Raises:
+            OptionError: Naming the task, the key and the closest option.
+        """
+        task = config.get("task")
+        metadata = config.get("metadata") or {}
+        loader = config.get("custom_dataset")
+        if not callable(loader):
+            reject_near_misses(metadata, task_options, where=f"task {task!r}: metadata")
+            return []
+        named, takes_any = loader_parameters(loader)
+        dataset_kwargs = config.get("dataset_kwargs") or {}
+        name = getattr(loader, "__qualname__", str(loader))
+        if not takes_any:
+            reject_unknown(dataset_kwargs, named, where=f"task {task!r}: dataset_kwargs of the loader {name}",
+                           what="parameter")
+        reject_near_misses(metadata, (*task_options, *named), where=f"task {task!r}: metadata")
+        fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))
+        if fixed:
+            raise OptionError(f"task {task!r}: {fixed} fixed by the task's dataset_kwargs "
+                              f"({ {key: dataset_kwargs[key] for key in fixed} }); it cannot be set through "
+                              "metadata or --metadata (run the task that has the value you want)")
+        return [key for key in named if key not in task_options]
+
+    def call_loader(self, loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """Call a ``custom_dataset`` loader; an option error it raises names the task.
+
+        Raises:
+            OptionError: From the loader, prefixed with the task.
+            ValueError: The loader returned no document (lm-eval would stop with an ``IndexError``).
+        """
+        try:
+            dataset = loader(**kwargs)
+        except OptionError as error:
+            message = str(error)
+            if not message.startswith("task "):
+                message = f"task {self.config.task!r}: {message}"
+            raise type(error)(message) from error
+        if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
+            options = {key: value for key, value in kwargs.items() if key in loader_parameters(loader)[0]}
+            raise ValueError(f"task {self.config.task!r}: no documents with these options {options}; "
+                             "relax them (e.g. a smaller min_events)")
+        return dataset
+
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """lm-eval's download; a ``custom_dataset`` loader is called through :meth:`call_loader`.
+
+        As lm-eval 0.4.13 does, the loader gets ``metadata`` and ``dataset_kwargs`` (a loader without
+        ``**kwargs`` gets only the keys it names).
+        """
+        loader = self.config.custom_dataset
+        if not callable(loader):
+            super().download(dataset_kwargs, **kwargs)
+            return
+        named, takes_any = loader_parameters(loader)
+        given = {**(self.config.metadata or {}), **(self.config.dataset_kwargs or {})}
+        self.dataset = self.call_loader(loader, given if takes_any else {k: v for k, v in given.items() if k in named})
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:
             return doc["__prompt__"]
         return super().doc_to_text(doc, doc_to_text)
+
+    def doc_to_target(self, doc: dict[str, Any], doc_to_target: Any = None) -> Any:  # noqa: D102
+        if "__prompt__" in doc:
+            # a formatted prompt has no target; lm-eval would compile the empty Jinja2 template
+            # anew for every prompt (``utils.apply_template``), the bulk of formatting time
+            return ""
+        return super().doc_to_target(doc, doc_to_target)
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         self.remember_formatting(kwargs)
@@ -84,6 +177,19 @@ class PromptedTask(ConfigurableTask):
             key: build_kwargs.get(key)
             for key in ("system_instruction", "apply_chat_template", "fewshot_as_multiturn", "chat_template")
         }
+
+    def request_metadata(self, construct_kwargs: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+        """The ``metadata`` of the requests ``construct_requests`` builds: ``(task, doc_id, repeats)``.
+
+        lm-eval's ``build_all_requests`` passes it; a caller that does not (lm-eval's generic task
+        checks, ``tests/test_tasks.py``, call ``construct_requests(doc=..., ctx=...)``) gets the task's
+        name and ``repeats`` from its config and no document id, as lm-eval's own ``Instance``
+        leaves ``doc_id`` unset when it is not given.
+        """
+        metadata = construct_kwargs.get("metadata")
+        if metadata is None:
+            return (self.config.task, None, self.config.repeats)
+        return tuple(metadata)  # type: ignore[return-value]
 
     def format_prompt(self, text: str) -> str:
         """Format ``text`` as lm-eval formats a document's prompt (system prompt, chat template)."""

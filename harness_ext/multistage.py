@@ -24,7 +24,10 @@ run, an earlier-stage request that another task already sent (the seven conditio
 causal tasks share one generation stage) is answered from memory, not sent again; sampled
 generations (``do_sample: true``) are never reused. Works with
 every backend that implements the request types a stage uses (``hf``, ``vllm``,
-``local-completions``; chat-completions backends only for ``generate_until`` stages).
+``local-completions``; ``lc-chat`` also for one-word-choice ``loglikelihood`` stages; the
+chat-completions backends for ``generate_until`` stages). With ``--apply_chat_template`` every
+stage's prompt, placeholders included, is formatted by lm-eval's own ``fewshot_context`` with the
+model's chat template, so chat backends receive chat messages.
 
 YAML (one task = one file; prompts are Jinja2 over the document's fields and ``stages``)::
 
@@ -62,7 +65,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
 from lm_eval.api.task import ConfigurableTask
 
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 
 eval_logger = logging.getLogger(__name__)
 
@@ -263,7 +267,10 @@ class MultiStageTask(PromptedTask):
         if not callable(self.score):
             raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
         self.OUTPUT_TYPE = self.stages[-1].output_type
-        self.declare_metrics(self._metric_specs(self.extra_config.get("metrics"), task))
+        specs = self._metric_specs(self.extra_config.get("metrics"), task)
+        if any(stage.output_type == "loglikelihood" for stage in self.stages):
+            specs.setdefault(MISSING_METRIC, (total, False))  # reported on choice-reading backends only
+        self.declare_metrics(specs)
         self._stage_docs: dict[int, dict[str, Any]] = {}
         # The records of stage 1 are written into the documents: keep the YAML's
         # `prompts` templates out of the recorded config (callables do not serialise).
@@ -328,14 +335,18 @@ class MultiStageTask(PromptedTask):
                 position += width
         return outputs
 
-    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any],
+                responses: Sequence[Any] = ()) -> dict[str, Any]:
         parsed: dict[str, Any] = {}
         if stage.parse is not None:
             try:
                 parsed = dict(stage.parse(doc, outputs))
             except Exception as error:  # a parser bug must not sink the other documents
                 parsed = {"error": f"{type(error).__name__}: {error}"}
-        return {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+        record: dict[str, Any] = {"prompts": prompts, "outputs": outputs, "parsed": parsed}
+        if (missing := count_missing(responses)) is not None:
+            record[MISSING_METRIC] = missing
+        return record
 
     @staticmethod
     def blocked(doc: dict[str, Any]) -> str | None:
@@ -378,19 +389,32 @@ class MultiStageTask(PromptedTask):
             position += len(requests)
             doc = self._stage_docs[doc_id]
             outputs = self._collect(stage, prompts, answers)
-            doc["stages"][stage.name] = self._record(stage, doc, prompts, outputs)
+            doc["stages"][stage.name] = self._record(stage, doc, prompts, outputs, answers)
 
     def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
         for doc_id, doc in super().doc_iterator(**kwargs):
             yield doc_id, self._stage_docs.get(doc_id, doc)
 
+    def next_stage(self, doc: dict[str, Any]) -> Stage:
+        """The first stage whose outputs ``doc`` lacks (the last stage once the earlier ones ran)."""
+        done = doc.get("stages") or {}
+        return next((stage for stage in self.stages[:-1] if stage.name not in done), self.stages[-1])
+
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """The last stage's requests (none when an earlier stage could not be parsed)."""
+        """The last stage's requests (a placeholder when an earlier stage could not be parsed).
+
+        Within lm-eval every document has been through the earlier stages (``build_all_requests``).
+        A document that has not (a caller such as lm-eval's generic task checks, which calls this
+        on raw documents) gets its next stage's requests: what the task would ask the model next.
+        """
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        metadata = self.request_metadata(kwargs)
         if self.blocked(doc):
-            return [self._placeholder(doc, kwargs["metadata"])]
-        requests, _ = self._stage_requests(self.stages[-1], doc, kwargs["metadata"])
+            return [self._placeholder(doc, metadata)]
+        if "stages" not in doc:
+            doc = {**doc, "stages": {}}
+        requests, _ = self._stage_requests(self.next_stage(doc), doc, metadata)
         return requests
 
     def _placeholder(self, doc: dict[str, Any], metadata: tuple[Any, ...]) -> Instance:
@@ -399,7 +423,7 @@ class MultiStageTask(PromptedTask):
         lm-eval needs at least one request per document (its sample log reads the first), so a
         blocked document carries this placeholder; its answer is ignored.
         """
-        context = PLACEHOLDER_PROMPT
+        context = self.format_prompt(PLACEHOLDER_PROMPT)  # chat messages on a chat backend too
         if self.OUTPUT_TYPE == "generate_until":
             arguments: tuple[Any, ...] = (context, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
         else:
@@ -413,7 +437,14 @@ class MultiStageTask(PromptedTask):
             return {"bypass": None}
         last = self.stages[-1]
         if not self.blocked(doc):
+            if self.next_stage(doc) is not last:
+                raise RuntimeError(f"task {self.config.task!r}: a document reached scoring without its "
+                                   f"{self.next_stage(doc).name!r} stage (requests built outside build_all_requests?)")
             prompts = last.render(doc)
             outputs = self._collect(last, prompts, results)
-            doc["stages"][last.name] = self._record(last, doc, prompts, outputs)
-        return dict(self.score(doc))
+            doc["stages"][last.name] = self._record(last, doc, prompts, outputs, results)
+        scores = dict(self.score(doc))
+        missing = [record[MISSING_METRIC] for record in doc["stages"].values() if MISSING_METRIC in record]
+        if missing and MISSING_METRIC in self._aggregation_list:
+            scores[MISSING_METRIC] = sum(missing)
+        return scores

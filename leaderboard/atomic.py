@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from logic_consistency.common import TEMP_SUFFIX, atomic_write, atomic_write_json, json_chunks
+from logic_consistency.common import TEMP_SUFFIX, OutputError, atomic_write, atomic_write_json, json_chunks
 
 __all__ = [
     "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "held_lock_fds", "json_chunks",
@@ -47,11 +47,16 @@ def build_lock(folder: str | os.PathLike[str]) -> Iterator[Path]:
 
     Raises:
         BuildLockedError: Another process holds the lock.
+        OutputError: The folder or its lock file cannot be created (read-only, permissions, ...).
     """
     root = Path(folder)
-    root.mkdir(parents=True, exist_ok=True)
     lock_path = root / ".leaderboard.lock"
-    with lock_path.open("a+") as handle:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle = lock_path.open("a+")
+    except OSError as error:
+        raise OutputError(f"cannot create the build lock {lock_path}: {error.strerror or error}", error.errno) from None
+    with handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -122,8 +122,10 @@ def _run_render(args: argparse.Namespace) -> int:
     source = Path(args.leaderboard)
     if source.is_dir():
         source = source / "leaderboard.json"
+    if args.out is not None and not args.out.strip():
+        raise ValueError("--out: empty; give the HTML file to write (default: index.html next to the leaderboard)")
     out = Path(args.out) if args.out else source.with_name("index.html")
-    check_outputs([(out, "html")], [source], argument="--out")
+    check_outputs([(args.out or out, "html")], [source], argument="--out")  # as typed: "pages/" names a folder
     document = load_document(source)
     print(render_file(document, out, title=args.title))
     return 0

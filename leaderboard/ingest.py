@@ -245,10 +245,9 @@ def build_row(
         }
     settings = run_settings(run, suite_version)
     board = settings_id(settings)
-    system_sha = settings["system_instruction_sha"]
-    prompts = {task: prompt_hash(raw_task_config(run, task)) for task in run.tasks}
-    prompt_set = short_id({"tasks": prompts, "system_instruction_sha": system_sha})
     record = provenance(run, settings)
+    prompts = {task: prompt_hash(raw_task_config(run, task)) for task in run.tasks}
+    prompt_set = short_id({"tasks": prompts, "system_instruction_sha": record["system_instruction_sha"]})
     return {
         "row_id": row_id(identity.name, identity.revision, identity.precision, prompt_set, board),
         "model": identity.as_json(),

@@ -24,6 +24,7 @@ arguments), ``timeout`` (seconds; the run is killed and recorded as failed after
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +34,8 @@ from typing import Any
 
 import yaml
 
-from logic_consistency.options import reject_unknown
+from logic_consistency.common import read_text
+from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .modelid import format_model_args
 
@@ -45,6 +47,20 @@ ENTRY_KEYS = frozenset(
     {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", *SETTING_KEYS}
 )
 TOP_KEYS = frozenset({"models", *SETTING_KEYS})
+#: ``lm_eval`` options the build sets itself; ``extra_args`` may not repeat them (the last one would win).
+BUILD_OPTIONS = frozenset({"--model", "--model_args", "--tasks", "--batch_size", "--limit", "--metadata",
+                           "--apply_chat_template", "--output_path", "--log_samples", "--use_cache"})
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        repeated = sorted({str(key) for key in keys if keys.count(key) > 1})
+        if repeated:
+            raise yaml.constructor.ConstructorError(None, None, f"key(s) {repeated} given twice", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 DEFAULTS: dict[str, Any] = {
     "tasks": "logic_consistency", "limit": None, "metadata": {}, "batch_size": None,
     "apply_chat_template": False, "timeout": None,
@@ -101,7 +117,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
     if key == "limit":
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"{where}: 'limit' must be a positive number or null, got {value!r}")
         return float(value)
     if key == "metadata":
@@ -109,11 +125,13 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             return {}
         if not isinstance(value, Mapping):
             raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+        # the suite's one rule (options.reject_near_misses), checked before any model runs
+        reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
         return dict(value)
     if key == "batch_size":
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip():
             raise ValueError(f"{where}: 'batch_size' must be an integer or a string like 'auto', got {value!r}")
         return str(value)
     if key == "apply_chat_template":
@@ -123,7 +141,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
     if key == "timeout":
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             raise ValueError(f"{where}: 'timeout' must be a positive number of seconds or null, got {value!r}")
         return float(value)
     raise AssertionError(key)  # pragma: no cover
@@ -166,8 +184,11 @@ def _entry(raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[s
     extra = raw.get("extra_args", [])
     if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
         raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
+    taken = sorted({arg.split("=", 1)[0] for arg in extra} & BUILD_OPTIONS)
+    if taken:
+        raise ValueError(f"{where}: 'extra_args' may not set {taken}: the build sets them (use the entry's keys)")
     env = raw.get("env", {})
-    if not isinstance(env, Mapping) or not all(isinstance(k, str) for k in env):
+    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()):
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to values, got {env!r}")
     return ModelSpec(
         name=raw["name"].strip(),
@@ -201,15 +222,18 @@ def load_model_list(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: The YAML is malformed or a key/value is invalid (file, entry and key named).
+        ValueError: The YAML is malformed, a key/value is invalid (file, entry and key named), or no
+            model is enabled (a build with nothing to run is an error, not an empty night).
     """
     source = Path(path) if path is not None else default_model_list()
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        data = yaml.load(read_text(source), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{source}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: expected a mapping with a 'models' list at the top level")
     reject_unknown(data, TOP_KEYS, where=str(source), what="top-level key")
@@ -226,6 +250,9 @@ def load_model_list(
         raise ValueError(f"{source}: 'models' must be a non-empty list")
     specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
     enabled = [spec for spec in specs if spec is not None]
+    if not enabled:
+        raise ValueError(f"{source}: no enabled model (all {len(specs)} entries have 'enabled: false'); "
+                         "nothing to build")
     names = [spec.name for spec in enabled]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

@@ -6,9 +6,11 @@
    so a corrupt board is reported before hours of evaluation);
 2. for each model, in its own ``lm_eval`` subprocess (:mod:`.runner`; a model that cannot load, crashes or hangs
    past its ``timeout`` cannot take the build down): ``--output_path runs/<night>/<slug>
-   --log_samples --use_cache cache/<slug>-<revision>``. lm-eval's request cache is keyed by the
-   request text, so the cache file name carries the weights' revision: an unchanged model is
-   answered from the cache instead of being re-scored, a changed one starts a fresh cache;
+   --log_samples --use_cache cache/<slug>-<revision>-<key>``. lm-eval's request cache is keyed by
+   the request text, so the cache file name carries a hash of the model's whole identity
+   (:func:`.runner.cache_key`: full revision, precision, answer-changing model arguments): an
+   unchanged model is answered from the cache instead of being re-scored, a changed one starts a
+   fresh cache;
 3. ingests each results file into a row (:mod:`.ingest`); a failure (non-zero exit, timeout, no or
    unreadable results) is recorded with its error and the last lines of stderr, and the next model
    runs;
@@ -38,14 +40,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from logic_consistency.common import RESULTS_PATTERN, check_outputs, files_or_folders
+from logic_consistency.common import RESULTS_PATTERN, OutputError, check_outputs, check_writable, files_or_folders
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
 from .modellist import load_model_list
 from .runner import (
-    RunOutcome, embedded_sha_subprocess, default_lm_eval, lm_eval_command, run_logged, run_model,
+    RUNS_DIR, RunOutcome, embedded_sha_subprocess, default_lm_eval, lm_eval_command, run_logged, run_model,
 )
 from .schema import load_document, validate
 
@@ -198,8 +200,10 @@ def build(
         The written leaderboard and each model's outcome.
 
     Raises:
-        FileNotFoundError, ValueError: Bad model list, unknown ``only`` name, invalid existing
-            leaderboard, or another build running on ``out``. Model failures do not raise.
+        FileNotFoundError, ValueError: Bad model list (or no enabled model), unknown ``only`` name,
+            invalid existing leaderboard, or another build running on ``out``. Model failures do not raise.
+        OutputError: The board, history, runs or cache folder cannot be written: found before any
+            model runs (and, should the disk fill up meanwhile, when writing the board).
         KeyboardInterrupt: Ctrl-C; the running model is stopped, nothing is written.
         BuildStopped: SIGTERM or SIGHUP; handled as Ctrl-C.
     """
@@ -212,8 +216,12 @@ def build(
             raise ValueError(f"--only: no model named {unknown} in the model list ({[s.name for s in specs]})")
         specs = [spec for spec in specs if spec.name in set(only)]
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
+    # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
+    # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
     check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
                   [model_list] if model_list is not None else [], argument="--out")
+    for folder in (root / RUNS_DIR, caches):
+        check_writable(folder, folder=True)
     executable = lm_eval or default_lm_eval()
     with stop_signals_raise(), build_lock(root):
         remove_stale_temporaries(root)
@@ -239,7 +247,11 @@ def build(
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")
         rows = [outcome.row for outcome in outcomes if outcome.row is not None]
         failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
-        document = commit(root, night, rows, failures, bootstrap=bootstrap)
+        try:
+            document = commit(root, night, rows, failures, bootstrap=bootstrap)
+        except OutputError as error:
+            raise OutputError(f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "
+                              "`leaderboard ingest` once the board can be written)", error.errno) from None
     return BuildResult(document, outcomes)
 
 

@@ -92,7 +92,7 @@
     clear(note);
     if (doc.boards.length > 1) {
       note.className = "banner warn";
-      append(note, doc.boards.length + " boards: rows measured under different settings (tasks, limit, items per instance, seeds, prompts, chat template, suite or lm-eval version) are kept apart and never ranked against each other. Pick a board above.");
+      append(note, doc.boards.length + " boards: rows measured under different settings (tasks, limit, items per instance, seeds, prompts, suite or lm-eval version) are kept apart and never ranked against each other; how each model is prompted (chat template, system instruction) is shown per row and does not split boards. Pick a board above.");
     } else {
       note.className = "note";
       append(note, doc.boards.length ? "One board: every row below was measured under the same settings." : "No rows yet.");

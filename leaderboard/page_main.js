@@ -27,8 +27,6 @@
       ["Task seed (metadata seed)", p0.seed],
       ["lm-eval seeds", seeds],
       ["Shared run options", json(p0.run_options), "mono"],
-      ["System instruction", settings.system_instruction_sha === null ? "none" : "sha " + settings.system_instruction_sha],
-      ["Few-shot as multi-turn", settings.fewshot_as_multiturn],
       ["Generation kwargs", json(settings.gen_kwargs), "mono"],
       ["Intervals", Math.round(doc.bootstrap.confidence * 100) + "% " + doc.bootstrap.method + "; " + doc.bootstrap.n_resamples + " resamples, seed " + doc.bootstrap.seed]
     ]));
@@ -62,6 +60,8 @@
         ["Run time", p.run_time_seconds === null ? "—" : fmt(p.run_time_seconds, 0) + " s"],
         ["Chat template applied", p.chat_template_applied ? "yes" : "no"],
         ["Chat template hash", p.chat_template_sha, "mono"],
+        ["System instruction", p.system_instruction_sha === null ? "none" : "sha " + p.system_instruction_sha, "mono"],
+        ["Few-shot as multi-turn", p.fewshot_as_multiturn],
         ["transformers", p.transformers_version],
         ["Suite git hash", p.git_hash, "mono"],
         ["Batch size / device", json(p.batch_size) + " / " + (p.device === null ? "—" : p.device)],

@@ -51,6 +51,12 @@
       el("div", { class: "ci", text: value.ci95 ? "[" + fmt(value.ci95[0]) + ", " + fmt(value.ci95[1]) + "]" : "n < 2" }));
   }
 
+  function prompting(p) {
+    var text = p.chat_template_applied ? "chat template" + (p.chat_template_sha ? " " + p.chat_template_sha.slice(0, 8) : "") : "no chat template";
+    if (p.system_instruction_sha) text += " · system instruction " + p.system_instruction_sha.slice(0, 8);
+    return text;
+  }
+
   function modelCell(row) {
     var failure = latestFailure(row.model.name);
     var cell = el("td", { class: "model" },
@@ -62,6 +68,8 @@
     var rev = row.model.revision === "unpinned" ? "unpinned" : short(row.model.revision, 12);
     cell.appendChild(el("div", { class: "sub", title: "revision " + row.model.revision + " (" + row.model.revision_source + ")",
       text: row.model.backend + " · rev " + rev + " · " + row.model.precision + " · prompts " + row.prompt_set.id.slice(0, 6) }));
+    cell.appendChild(el("div", { class: "sub prompting", title: "how this model was prompted (a property of the row, not of the board)",
+      text: prompting(row.provenance) }));
     return cell;
   }
 
@@ -75,7 +83,7 @@
       state.sortKey = metrics.length ? metrics[0] : "model";
       state.sortDir = metrics.length && higherIsBetter(metrics[0]) ? -1 : 1;
     }
-    var columns = [{ key: "model", label: "Model", cls: "model", title: "model, backend, revision, precision, prompt-template set" }];
+    var columns = [{ key: "model", label: "Model", cls: "model", title: "model, backend, revision, precision, prompt-template set; how it was prompted (chat template, system instruction)" }];
     metrics.forEach(function (m) { columns.push({ key: m, label: metricInfo(m).label, title: metricInfo(m).description }); });
     columns.push({ key: "unparseable", label: "Unparseable", title: "outputs that could not be parsed (sum over instances)" });
     columns.push({ key: "n", label: "Instances", title: "instances (documents) evaluated" });

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from logic_consistency.options import SUITE_OPTIONS
+
 from .identity import sha256_hex
 from .results import RunOutput
 
@@ -77,7 +79,9 @@ def task_config(run: RunOutput, task: str) -> dict[str, Any]:
     lm-eval 0.4.13 copies every ``--model_args`` key into each task's ``metadata`` (``metadata =
     model_args | --metadata``), so ``model=smollm2-135m-instruct`` would make every model's task
     config different. Keys equal to a model argument are removed (a ``--metadata`` value that
-    overrides one stays), as is the machine-specific ``metadata.config_source`` path.
+    overrides one stays), as is the machine-specific ``metadata.config_source`` path. A suite option
+    (:data:`logic_consistency.options.SUITE_OPTIONS`) always stays: a ``seed`` given in
+    ``--model_args`` reaches the tasks through that merge and draws the items, so the row records it.
     """
     config = dict(raw_task_config(run, task))
     metadata = config.get("metadata") or {}
@@ -86,7 +90,8 @@ def task_config(run: RunOutput, task: str) -> dict[str, Any]:
     model_args = _model_args(run)
     config["metadata"] = {
         key: value for key, value in metadata.items()
-        if key != "config_source" and not (key in model_args and _same_text(value, model_args[key]))
+        if key != "config_source"
+        and (key in SUITE_OPTIONS or not (key in model_args and _same_text(value, model_args[key])))
     }
     return config
 
@@ -124,13 +129,14 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
             "options": {k: v for k, v in _metadata(run, task).items() if k not in NOT_OPTIONS},
         }
     seeds = {key: config.get(key) for key in SEED_KEYS}
-    fewshot_multiturn = run.results.get("fewshot_as_multiturn")
+    # Not here: how a model is prompted (its chat template, the system instruction, few-shot as
+    # multi-turn, which lm-eval turns on with --apply_chat_template). Those are properties of the
+    # model's row (provenance), so an instruct model with its template and a base model without
+    # one are ranked on one board, as on the Open LLM Leaderboard (schema 2.0; README).
     return {
         "suite_version": suite_version,
         "lm_eval_version": _string(run.results.get("lm_eval_version")),
         "limit": limit,
-        "system_instruction_sha": _string(run.results.get("system_instruction_sha")),
-        "fewshot_as_multiturn": fewshot_multiturn if isinstance(fewshot_multiturn, bool) else None,
         "gen_kwargs": config.get("gen_kwargs"),
         "seeds": {key: value if isinstance(value, int) and not isinstance(value, bool) else None
                   for key, value in seeds.items()},
@@ -140,6 +146,10 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
 
 def _string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _shared_options(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -170,6 +180,7 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "chat_template_applied": bool(results.get("chat_template") or results.get("chat_template_sha")),
         "chat_template_sha": _string(results.get("chat_template_sha")),
         "system_instruction_sha": _string(results.get("system_instruction_sha")),
+        "fewshot_as_multiturn": _flag(results.get("fewshot_as_multiturn")),
         "limit": settings["limit"],
         "items_per_instance": max_items if isinstance(max_items, int) and not isinstance(max_items, bool) else None,
         "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,

@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
+from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 
 from .atomic import held_lock_fds
 from .ingest import BootstrapSettings, ingest_results, iso_utc
-from .modelid import ModelIdentity, identify, slug
+from .identity import sha256_hex
+from .modelid import ModelIdentity, identify, parse_model_args, slug
 from .modellist import ModelSpec
 
 RUNS_DIR = "runs"
@@ -228,9 +230,45 @@ def _failure(spec: ModelSpec, night: str, message: str, *, returncode: int | Non
     }
 
 
-def _cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
-    revision = re.sub(r"[^A-Za-z0-9._-]+", "-", identity.revision)[:16]
-    return f"{slug(spec.name)}-{revision}"
+#: ``--model_args`` keys that change how fast or where a model runs, never its answers: left out of
+#: the cache key so that e.g. a new batch size still reuses the cache. Every other key is in it (an
+#: unknown key starts a fresh cache rather than risk answers of another model).
+NEUTRAL_MODEL_ARGS = frozenset({
+    "batch_size", "max_batch_size", "device", "device_map", "parallelize", "num_concurrent", "max_retries",
+    "timeout", "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size", "swap_space",
+    "verbose", "logits_cache",
+})
+
+
+def cache_key(identity: ModelIdentity) -> str:
+    """SHA-256 of everything about a model that changes its answers to the same request text.
+
+    lm-eval's request cache (``--use_cache``) is keyed by the request alone, so the file must belong
+    to one model: backend, the full revision or checksum, precision and the ``--model_args`` other
+    than :data:`NEUTRAL_MODEL_ARGS`. (The chat template and system instruction need not be in it:
+    they are part of every request's text.)
+    """
+    args = {key: value for key, value in parse_model_args(identity.model_args).items() if key not in NEUTRAL_MODEL_ARGS}
+    return sha256_hex({"backend": identity.backend, "revision": identity.revision,
+                       "precision": identity.precision, "model_args": args})
+
+
+def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
+    """``<name slug>-<revision, readable prefix>-<first 16 hex of cache_key>``: the request cache of one model.
+
+    The readable part is only for people; the hash decides, so revisions sharing a prefix
+    (``release-2024-01-a`` / ``-b``) or a change of precision get different caches.
+    """
+    revision = re.sub(r"[^A-Za-z0-9._-]+", "-", identity.revision).strip("-.")[:24] or "rev"
+    return f"{slug(spec.name)}-{revision}-{cache_key(identity)[:16]}"
+
+
+def _known_error(stderr_tail: str) -> str | None:
+    """The one-line message of a failure the suite names itself (a corrupt ``--use_cache`` file)."""
+    for line in reversed(stderr_tail.splitlines()):
+        if REQUEST_CACHE_MARKER in line:
+            return line.split(REQUEST_CACHE_MARKER, 1)[1].strip()
+    return None
 
 
 def run_model(
@@ -263,7 +301,7 @@ def run_model(
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
         return failed(f"cannot identify the model: {error}")
     command = lm_eval_command(spec, lm_eval=lm_eval, output_path=run_dir,
-                              cache_path=cache_dir / _cache_name(spec, identity))
+                              cache_path=cache_dir / cache_name(spec, identity))
     before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
     try:
         process = run_logged(command, log_file=log_file, env={**os.environ, **spec.env},
@@ -273,8 +311,8 @@ def run_model(
     if process.timed_out:
         return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
     if process.returncode != 0:
-        return failed(f"lm_eval exited with status {process.returncode}", returncode=process.returncode,
-                      stderr_tail=process.stderr_tail)
+        return failed(_known_error(process.stderr_tail) or f"lm_eval exited with status {process.returncode}",
+                      returncode=process.returncode, stderr_tail=process.stderr_tail)
     written = [path for path in find_files(run_dir, RESULTS_PATTERN)
                if path not in before or path.stat().st_mtime > before[path]]
     if not written:

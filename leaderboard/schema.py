@@ -24,8 +24,9 @@ from .identity import settings_id
 
 __all__ = ["SCHEMA_VERSION", "load_document", "load_schema", "validate"]
 
-#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise.
-SCHEMA_VERSION = "1.0"
+#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise (and
+#: teach :mod:`.migrate` to read the old major version: old boards stay readable).
+SCHEMA_VERSION = "2.0"
 SCHEMA_FILE = "leaderboard.schema.json"
 #: At most this many problems are listed in one error message.
 MAX_REPORTED = 20
@@ -159,21 +160,41 @@ def validate(document: Any, source: str | os.PathLike[str] = "<document>") -> No
         raise ValueError(f"{source}: not a valid leaderboard (schema {SCHEMA_VERSION}):\n  {lines}")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (a hand edit; JSON readers would keep either one)."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
+        raise ValueError(f"key(s) {repeated} appear twice in one object")
+    return document
+
+
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a leaderboard or history file.
+    """Read and validate a leaderboard or history file (an older major version is upgraded first, :mod:`.migrate`).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: Not JSON or not valid (file and field named).
     """
     file = Path(path)
+    if file.exists() and not file.is_file():
+        raise ValueError(f"{file}: not a regular file (a folder, device or pipe); expected a leaderboard JSON file")
     if not file.is_file():
         raise FileNotFoundError(f"{file}: leaderboard file not found")
     try:
-        document = json.loads(file.read_text(encoding="utf-8"))
+        document = json.loads(file.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ValueError(f"{file}: not a leaderboard (JSON nested too deeply)") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{file}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"{file}: not UTF-8 text ({error.reason})") from None
+    except ValueError as error:  # a key given twice
+        raise ValueError(f"{file}: not a valid leaderboard: {error}") from None
+    except OSError as error:
+        raise ValueError(f"{file}: cannot read: {error.strerror or error}") from None
+    from .migrate import upgrade
+
+    document = upgrade(document, str(file))
     validate(document, file)
     return document

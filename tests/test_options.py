@@ -43,3 +43,20 @@ def test_seed_bool_choice() -> None:
     assert check_choice("all", ("all", "before"), name="count") == "all"
     with pytest.raises(OptionError, match="did you mean 'before'"):
         check_choice("befor", ("all", "before"), name="count")
+
+
+def test_near_misses_of_any_suite_option_are_errors_other_keys_pass() -> None:
+    from logic_consistency.options import SUITE_OPTIONS, TYPO_CUTOFF, reject_near_misses
+
+    reject_near_misses({"pretrained": "x", "dtype": "float32", "n_docs": 5, "max_images": 2}, ["max_items"], where="task 't'")
+    with pytest.raises(OptionError, match=r"task 't': unknown option 'n_doc'; did you mean 'n_docs'\?"):
+        reject_near_misses({"n_doc": 5}, ["max_items"], where="task 't'")  # another family's option
+    with pytest.raises(OptionError, match="did you mean 'max_digits'"):
+        reject_near_misses(["max_digit"], ["max_digits", "n_docs"])
+    assert "seed" in SUITE_OPTIONS and 0.8 < TYPO_CUTOFF < 0.9
+
+
+def test_int_upper_bound_names_the_bound() -> None:
+    assert check_int(10, name="n", maximum=10) == 10
+    with pytest.raises(OptionError, match="n must be at most 10,000, got 1,000,000,000"):
+        check_int(10**9, name="n", maximum=10_000)

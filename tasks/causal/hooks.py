@@ -36,7 +36,9 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
+from logic_consistency.options import DEFAULT_SEED, check_choice
 from logic_consistency.tasks.data import delta_causal
 
 from .parsing import ParseError, parse_arguments, parse_ranking
@@ -120,6 +122,7 @@ def _shown_arguments(doc: Mapping[str, Any]) -> tuple[list[int], list[str]]:
 
 
 # ----------------------------------------------------------------------------- stage 2: prompting
+@prompts_per_document(1)
 def ranking_prompts(doc: Mapping[str, Any]) -> dict[str, str]:
     """Stage 2 prompt: Figure 8 over the ten intermediates in the document's display order."""
     _, arguments = _shown_arguments(doc)
@@ -137,21 +140,27 @@ def parse_ranking_output(doc: Mapping[str, Any], outputs: Mapping[str, str]) -> 
 
 
 # ----------------------------------------------------------------------------- stage 2: CTP
-def load_ctp(*, conjunction: str | None = None, **kwargs: Any) -> datasets.DatasetDict:
+def load_ctp(
+    *, conjunction: str | None = None, split: str = "test", one_per_pair: bool = False, seed: int = DEFAULT_SEED,
+    **kwargs: Any,
+) -> datasets.DatasetDict:
     """δ-CAUSAL documents with a ``conjunction`` field for the CTP ranking (``custom_dataset``).
 
     Args:
         conjunction: One of so, because, since, as, therefore, thus, hence (YAML
             ``dataset_kwargs``).
-        **kwargs: Passed to :func:`logic_consistency.tasks.data.delta_causal.load`.
+        split, one_per_pair, seed: As :func:`logic_consistency.tasks.data.delta_causal.load`
+            (named here so that the task knows its options).
+        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
     """
-    if conjunction not in CONJUNCTIONS:
-        raise ValueError(f"conjunction must be one of {sorted(CONJUNCTIONS)}, got {conjunction!r}")
-    loaded = delta_causal.load(**kwargs)
+    check_choice(conjunction, CONJUNCTIONS, name="conjunction")
+    del kwargs
+    loaded = delta_causal.load(split=split, one_per_pair=one_per_pair, seed=seed)
     test = loaded["test"]
     return datasets.DatasetDict({"test": test.add_column("conjunction", [conjunction] * test.num_rows)})
 
 
+@prompts_per_document(10)
 def ctp_prompts(doc: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     """Stage 2 requests: the effect's log-likelihood after cause ⊕ intermediate + conjunction, per label."""
     intermediates = doc["stages"][GENERATION_STAGE]["parsed"]["intermediates"]

@@ -75,6 +75,7 @@ GENERATION_PROMPTS: Mapping[str, tuple[str, str]] = {
     "stronger_supporters": ("supporter", "stronger"),
 }
 
+# Provenance: Table 2 (Appendix A), verbatim usages; "For" is left out (see below).
 #: Conjunction -> (prefix, joint) of Table 2: context = prefix + cause-and-intermediate + joint.
 #: Coordinating: "{cause}, so {effect}"; subordinating: "Because {cause}, {effect}"; conjunctive
 #: adverbs: "{cause}; therefore, {effect}". ("For" puts the effect first, which an autoregressive

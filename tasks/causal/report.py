@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,12 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, read_samples, task_of_samples_file
+from logic_consistency.common import (
+    atomic_write, atomic_write_json, check_outputs, files_or_folders, read_samples, task_of_samples_file,
+)
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.tasks.reports import ReportHook, register_report
 
 __all__ = ["add_cli", "confusion_report", "leaderboard_confusion", "read_rankings", "task_name"]
 
+logger = logging.getLogger("logic_consistency")
+#: What a folder given to ``causal-confusion`` stands for.
+SAMPLES_GLOB = "samples_logic_consistency_causal_*.jsonl"
 #: A task whose results carry this metric is a causal ranking task (it has a confusion matrix).
 CAUSAL_MARKER = "unparseable_ranking"
 
@@ -69,6 +75,7 @@ def read_rankings(path: Path, into: TaskRankings) -> None:
         ValueError: A line is not JSON or not a causal task sample; the message names file and line.
     """
     into.files.append(str(path))
+    before = into.n_samples
     for number, record in read_samples(path):
         where = f"{path} line {number}"
         generation = _stage(record, "generation", where)
@@ -84,6 +91,8 @@ def read_rankings(path: Path, into: TaskRankings) -> None:
             into.n_unparseable_ranking += 1
             continue
         into.rankings.append([int(label) for label in parsed["ranked_labels"]])
+    if into.n_samples == before:
+        logger.warning("%s: no samples in this file (empty)", path)
 
 
 def leaderboard_confusion(samples_path: Path, task: str) -> dict[str, Any]:
@@ -182,15 +191,18 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
         FileNotFoundError: A samples file does not exist.
         ValueError: No file given, or a line is not a causal task sample (file and line named).
     """
-    paths = [Path(path) for path in samples_paths]
-    if not paths:
+    given = list(samples_paths)
+    if not given:
         raise ValueError("samples_paths is empty: give at least one samples_<task>_<timestamp>.jsonl file")
+    paths = files_or_folders(given, SAMPLES_GLOB)
     tasks: dict[str, TaskRankings] = {}
     for path in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: samples file not found")
         name = task_name(path)
         read_rankings(path, tasks.setdefault(name, TaskRankings(task=name)))
+    for name, rankings in tasks.items():
+        if not rankings.rankings:
+            logger.warning("%s: no parsed ranking in %s (%d samples); the confusion matrix is empty and its "
+                           "percentages null", name, ", ".join(rankings.files), rankings.n_samples)
     out = Path(out_dir)
     check_outputs([(out / f"confusion_{name}.{suffix}", "png" if suffix == "png" else "json")
                    for name in tasks for suffix in ("json", "png")], paths, argument="--out")
@@ -225,7 +237,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
         description=__doc__.split("\n")[0],
     )
-    parser.add_argument("samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples)")
+    parser.add_argument("samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples), "
+                        "or folders holding them; a file given twice is read once")
     parser.add_argument("--out", default=".", help="output folder (default: the current folder)")
     parser.set_defaults(run=_run)
     return parser

@@ -17,8 +17,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 from typing import Any
+from contextlib import closing
 
 import datasets
+
+from logic_consistency.common import text_lines
 
 from . import _source
 from ._common import DatasetFormatError, delimited_records, make_dataset_dict, require_records, require_str
@@ -40,7 +43,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
     """Read and validate the CSV (header ``goal,target``)."""
     source = str(path)
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
+    with closing(text_lines(path)) as handle:
         reader = csv.reader(handle)
         try:
             header = next(reader, None)

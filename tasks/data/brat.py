@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from contextlib import closing
+
+from logic_consistency.common import read_text, text_lines
 
 from ._common import DatasetFormatError
 
@@ -184,7 +187,7 @@ def _parse_ann(ann_path: Path, text: str) -> tuple[dict[str, Event], list[Relati
     events: dict[str, Event] = {}
     relations: list[Relation] = []
     relation_ids: set[str] = set()
-    with ann_path.open(encoding="utf-8", newline="") as handle:
+    with closing(text_lines(ann_path)) as handle:
         for number, raw in enumerate(handle, start=1):
             line = raw.rstrip("\r\n")
             if not line.strip():
@@ -221,9 +224,8 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
             boundary, or a relation links two stories.
     """
     # newline="" keeps the characters exactly as stored: brat offsets count them that way.
-    with txt_path.open(encoding="utf-8", newline="") as handle:
-        text = handle.read()
-    if not text.strip() and ann_path.read_text(encoding="utf-8").strip():
+    text = read_text(txt_path, strip_bom=False)
+    if not text.strip() and read_text(ann_path).strip():
         raise DatasetFormatError(str(txt_path), None, None, f"is empty: no story text for the annotations of {ann_path}")
     events, relations = _parse_ann(ann_path, text)
     regions = _story_regions(text)

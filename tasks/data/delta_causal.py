@@ -33,10 +33,12 @@ import csv
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from contextlib import closing
 
 import datasets
 
 from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
+from logic_consistency.common import text_lines
 
 from . import _source
 from ._common import (
@@ -123,8 +125,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     source = str(path)
     rows: list[dict[str, str]] = []
     seen: dict[str, int] = {}
-    # utf-8-sig: tolerate a byte-order mark written by spreadsheet software.
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    # text_lines drops a byte-order mark written by spreadsheet software.
+    with closing(text_lines(path)) as handle:
         reader = csv.reader(handle)
         names: list[str] | None = None
         for first_line, last_line, fields in delimited_records(reader, source=source):

@@ -25,10 +25,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 from typing import Any
+from contextlib import closing
 
 import datasets
 
 from logic_consistency.options import DEFAULT_SEED
+from logic_consistency.common import text_lines
 
 from . import _source
 from ._common import (
@@ -60,7 +62,7 @@ def _read_tsv_pairs(path: Path, key_field: str, value_field: str) -> dict[str, s
     """Read a two-column CSV-quoted ``.tsv`` file into an ordered ``key -> value`` mapping."""
     source = str(path)
     out: dict[str, str] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
+    with closing(text_lines(path)) as handle:
         reader = csv.reader(handle, delimiter="\t")
         for _, last_line, fields in delimited_records(reader, source=source, kind="TSV"):
             location = f"line {last_line}"
@@ -85,7 +87,7 @@ def _read_qrels(
     source = str(path)
     judged: dict[str, list[tuple[str, int]]] = {}
     seen: set[tuple[str, str]] = set()
-    with path.open(encoding="utf-8") as handle:
+    with closing(text_lines(path)) as handle:
         for number, line in enumerate(handle, start=1):
             fields = line.split()
             if not fields:

@@ -21,6 +21,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from contextlib import closing
+
+from logic_consistency.common import text_lines
 
 from . import _source
 from ._common import DatasetFormatError, require_records, require_str
@@ -89,7 +92,7 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
 
 
 def _read_jsonl(path: Path) -> Iterator[FeedbackComparison]:
-    with path.open(encoding="utf-8") as handle:
+    with closing(text_lines(path)) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

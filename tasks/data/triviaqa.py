@@ -25,6 +25,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.common import read_text
+
 from . import _source
 from ._common import DatasetFormatError, make_dataset_dict, require_records, require_str, require_str_list
 
@@ -101,7 +103,7 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
         DatasetFormatError: The file is not a JSON array (message names the line of the problem).
     """
     source = str(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     decoder = json.JSONDecoder()
 
     def skip(position: int) -> int:

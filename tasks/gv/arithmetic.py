@@ -36,7 +36,9 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import OptionError
 
 from .common import (
     GENERATOR,
@@ -99,14 +101,14 @@ def check_operations(operations: Any) -> str:
         or len(set(operations)) != len(operations)
         or not set(operations) <= set(FORMS_BY_OPERATION)
     ):
-        raise ValueError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
+        raise OptionError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
     return operations
 
 
 def check_max_digits(max_digits: Any) -> int:
     """Validate the ``max_digits`` option (an int in 1..9)."""
     if isinstance(max_digits, bool) or not isinstance(max_digits, int) or not 1 <= max_digits <= 9:
-        raise ValueError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
+        raise OptionError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
     return max_digits
 
 
@@ -191,6 +193,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt (Table 13) with the answer chosen by ``r``."""
     shown = doc["stages"][GENERATOR]["parsed"]["shown"]
@@ -201,6 +204,7 @@ parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
 parse_validator_generated = TRUE_FALSE.parse_generated
 
 
+@prompts_per_document(1)
 def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt of the chain-of-thought task (Appendix G) with the answer chosen by ``r``."""
     shown = doc["stages"][GENERATOR]["parsed"]["shown"]

@@ -37,6 +37,7 @@ from typing import Any, Literal, overload
 
 import datasets
 
+from logic_consistency import options
 from logic_consistency.common import instance_rng
 
 from .parsing import Unparseable, parse_ab, parse_true_false, parse_yes_no
@@ -66,10 +67,8 @@ PROMPT = "main"
 
 
 def check_seed(seed: Any) -> int:
-    """Validate the ``seed`` option (a non-negative int)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return seed
+    """Validate the ``seed`` option (a non-negative int; an ``OptionError``)."""
+    return options.check_seed(seed)
 
 
 @overload
@@ -77,13 +76,13 @@ def check_n_docs(n_docs: Any, *, allow_none: Literal[False]) -> int: ...
 @overload
 def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None: ...
 def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None:
-    """Validate the ``n_docs`` option (a positive int, or ``None`` = all when allowed)."""
-    if n_docs is None and allow_none:
-        return None
-    if isinstance(n_docs, bool) or not isinstance(n_docs, int) or n_docs < 1:
-        allowed = "a positive integer or null" if allow_none else "a positive integer"
-        raise ValueError(f"n_docs must be {allowed}, got {n_docs!r}")
-    return n_docs
+    """Validate the ``n_docs`` option: an int in 1..``LIMITS['n_docs']``, or ``None`` = all when allowed.
+
+    The bound keeps a typo such as ``1e8`` from generating documents for hours before ``--limit``
+    applies (lm-eval cuts the documents after the loader has made them all).
+    """
+    return options.check_int(n_docs, name="n_docs", minimum=1, maximum=options.LIMITS["n_docs"],
+                             allow_none=allow_none)
 
 
 def draw_r(seed: int, doc_id: str) -> int:

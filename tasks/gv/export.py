@@ -21,15 +21,22 @@ record carries ``consistent`` so one file can serve both.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write, check_outputs, jsonl_chunks, read_samples, task_of_samples_file
+from logic_consistency.common import (
+    atomic_write, check_outputs, files_or_folders, jsonl_chunks, read_samples, task_of_samples_file,
+)
 
 from .common import GENERATOR, PROMPT, VALIDATOR
+
+logger = logging.getLogger("logic_consistency")
+#: What a folder given to ``export-gv`` stands for.
+SAMPLES_GLOB = "samples_logic_consistency_gv_*.jsonl"
 
 __all__ = ["ExportResult", "add_cli", "export_pairs", "output_name", "pairs_of_sample"]
 
@@ -145,6 +152,7 @@ def export_pairs(
         path = Path(raw_path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: samples file not found")
+        before = documents
         for number, sample in read_samples(path):
             documents += 1
             doc: dict[str, Any] = sample["doc"] if isinstance(sample.get("doc"), dict) else {}
@@ -156,27 +164,20 @@ def export_pairs(
                 continue
             exported += 1
             records.extend(pairs)
+        if documents == before:
+            logger.warning("%s: no samples in this file (empty); nothing exported from it", path)
     target = out / output_name(consistent_only)
     written = _write_jsonl(target, records)
     return ExportResult(path=target, documents=documents, exported=exported, incomplete=incomplete, pairs=written)
 
 
 def _expand(paths: Iterable[str]) -> list[Path]:
-    """Files as given; a folder stands for its GV sample logs (searched recursively)."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(path.rglob("samples_logic_consistency_gv_*.jsonl")))
-        else:
-            out.append(path)
-    return out
+    """Files as given; a folder stands for its GV sample logs (searched recursively); each file once."""
+    return files_or_folders(paths, SAMPLES_GLOB)
 
 
 def _run_cli(args: argparse.Namespace) -> int:
     paths = _expand(args.samples)
-    if not paths:
-        raise ValueError(f"no GV samples files in {args.samples}")
     for consistent_only in (True, False):
         result = export_pairs(paths, args.out, consistent_only=consistent_only)
         print(

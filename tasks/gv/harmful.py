@@ -23,6 +23,7 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.tasks.data import advbench
 
 from .common import (
@@ -70,6 +71,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(lambda: {"reply": clean_free_text(outputs[PROMPT], first_paragraph=False)})
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt (Table 13)."""
     return {PROMPT: VALIDATOR_TEMPLATE.format(text=doc["stages"][GENERATOR]["parsed"]["reply"])}

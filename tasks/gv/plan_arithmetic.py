@@ -14,8 +14,9 @@ the incorrect-answer prompt as "... so the right hand side satisfy the constrain
 "Constraint: NOT 252 or 180" (NOT the original right-hand side nor the target). ``negation:
 not_equals`` (default of the main task, Table 1's parenthetical put in place of "equals") or
 ``negation: constraint`` (Appendix G's form, default of the chain-of-thought task). Appendix G's
-extraction puts the "Can you modify ..." line before "Consider the identity"; the suite keeps
-"Consider the identity" first, as in every other plan-arithmetic prompt of the paper.
+text puts the "Can you modify ..." line before "Consider the identity"; the suite keeps
+"Consider the identity" first, as in every other plan-arithmetic prompt of the paper, so the
+constraint prompts (Appendix G's example and the instance) are Appendix G's wording, not its order.
 
 Chain of thought (Appendix G, † results; task ``logic_consistency_gv_plan_arithmetic_cot``): the
 r = +1 generator prompt is preceded by Appendix G's one-shot example with its "Thoughts:" line and
@@ -40,7 +41,9 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import check_choice
 
 from .common import (
     GENERATOR,
@@ -65,11 +68,13 @@ GENERATOR_TEMPLATE = (
     "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
     "so the right hand side {relation} {target}?\nAnswer:"
 )
+# Provenance: Table 1 ("equals", and its parenthetical "(not equals)" for the incorrect answer).
 RELATIONS = {1: "equals", -1: "not equals"}
 # Provenance: Tables 1 and 13 / Appendix G (the question shared by every plan-arithmetic prompt), verbatim.
 _QUESTION = "Can you modify exactly one integer (and not more than that!) on the left hand side of the equation "
-# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim wording; the
-# identity line is put first (see the module docstring).
+# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim wording but not its
+# order: Appendix G prints the "Can you modify ..." line before "Consider the identity"; the identity
+# line is put first here (see the module docstring).
 CONSTRAINT_TEMPLATE = (
     "Consider the identity: {identity}\n" + _QUESTION + "so the right hand side satisfy the constraint:\n"
     "Constraint: NOT {rhs} or {target}\nAnswer:"
@@ -87,7 +92,10 @@ COT_EXAMPLE_CORRECT = (
     "{{9, 19, 9, 9}}, 9 can divide -72, and -72/9 = -8. So we need to change 19 to 19-8 = 11.\n"
     "Answer: 9 * 11 + 9 * 9 = 180 || change 19 to 11\n\n"
 )
-# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), verbatim up to layout.
+# Provenance: Appendix G ("Generator Prompt (for incorrect answer)"), its wording up to layout (LaTeX
+# as in COT_EXAMPLE_CORRECT) but not its order: Appendix G prints "Can you modify ... satisfy the
+# constraint:" before "Consider the identity: ..."; the identity comes first here, as in every other
+# plan prompt of the paper (see the module docstring).
 COT_EXAMPLE_INCORRECT = (
     "Consider the identity: 9 * 19 + 9 * 9 = 252\n" + _QUESTION + "so the right hand side satisfy the constraint:\n"
     "Constraint: NOT 252 or 180\nAnswer: 9 * 10 + 9 * 9 = 90 + 81 = 171 || change 19 to 10\n\n"
@@ -155,8 +163,7 @@ def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", *
     """
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
-    if negation not in NEGATIONS:
-        raise ValueError(f"negation must be one of {NEGATIONS}, got {negation!r}")
+    check_choice(negation, NEGATIONS, name="negation")
     rows = [{**make_instance(seed, f"{TASK}-{index:05d}"), "negation": negation} for index in range(n_docs)]
     return make_docs(TASK, rows, seed)
 
@@ -248,6 +255,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt: the proposed left-hand side against the target ``RHS'``."""
     parsed = doc["stages"][GENERATOR]["parsed"]
@@ -258,6 +266,7 @@ parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
 parse_validator_generated = TRUE_FALSE.parse_generated
 
 
+@prompts_per_document(1)
 def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt of the chain-of-thought task (Appendix G): the proposed left-hand side."""
     parsed = doc["stages"][GENERATOR]["parsed"]

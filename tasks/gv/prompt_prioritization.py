@@ -31,6 +31,7 @@ from .common import (
 )
 from .parsing import clean_free_text
 from .prioritization_inputs import ITEMS
+from logic_consistency.harness_ext.plan import prompts_per_document
 
 TASK = "prompt_prioritization"
 # Provenance: Table 13 (prompt prioritization generator), verbatim.
@@ -70,6 +71,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt: persona and foil in the order ``r`` chose."""
     parsed = doc["stages"][GENERATOR]["parsed"]

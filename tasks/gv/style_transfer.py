@@ -20,7 +20,9 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.options import check_choice
 
 from .common import (
     A_OR_B,
@@ -48,8 +50,7 @@ def load(
     """``custom_dataset`` entry point (``n_docs``: pairs to draw, ``None`` = every pair; ``**kwargs`` ignored)."""
     del kwargs
     n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
-    if style_split not in STYLE_SPLITS:
-        raise ValueError(f"style_split must be one of {sorted(STYLE_SPLITS)}, got {style_split!r}")
+    check_choice(style_split, STYLE_SPLITS, name="style_split")
     styles = STYLE_SPLITS[style_split]
     total = len(SENTENCES) * len(styles)
     size = total if n_docs is None else min(n_docs, total)
@@ -86,6 +87,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt: rewrite and input in the order ``r`` chose."""
     option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]

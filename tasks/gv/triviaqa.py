@@ -31,6 +31,7 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.tasks.data import triviaqa as triviaqa_data
 
 from .common import (
@@ -99,6 +100,7 @@ def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, A
     return parse_or_error(parse)
 
 
+@prompts_per_document(1)
 def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt: the two answers in the order ``r`` chose."""
     option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]
@@ -109,6 +111,7 @@ parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
 parse_validator_generated = A_OR_B.parse_generated
 
 
+@prompts_per_document(1)
 def true_false_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``validator`` prompt of the True/False variant: the correct answer if ``r = +1``, else the misleading one."""
     parsed = doc["stages"][GENERATOR]["parsed"]

@@ -3,11 +3,14 @@
 Every instance's items are sorted by the PairS merge sort with the model as comparator
 (:mod:`logic_consistency.metrics.pairs`), ``pairs_runs`` times (default 100, as the paper) from
 seeded random initial orders, raw and calibrated (each comparison judged from both presentation
-orders). The merge rounds depend on earlier answers, so the task runs them while lm-eval builds
-its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier stages): in each
-round every unfinished sort of every document advances as far as the answers known so far allow,
-and all comparisons still needed, over all documents, go to the model in ONE batched
-``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
+orders). The merge is ``pairs_method``: ``greedy`` (default; the authors' and the paper's) or the
+authors' ``beam`` search with ``pairs_beam_size`` and ``pairs_prob_gap``
+(:mod:`~logic_consistency.tasks.pairwise.pairs_search`); each beam step asks all the comparisons
+its paths need at once. The merge rounds depend on earlier answers, so the task runs them while
+lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
+stages): in each round every unfinished sort of every document advances as far as the answers
+known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
+batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
 ``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
 prompt is asked at most once.
 
@@ -18,9 +21,11 @@ placeholder request (lm-eval needs one per document); its answer is ignored.
 
 Metrics per instance (means over instances): ``pairs_spearman`` and ``pairs_spearman_calibrated``
 (mean Spearman rho over runs against the human scores), ``pairs_comparisons_ratio`` and
-``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1); a calibrated comparison
+``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1), counted as the authors'
+``api_call``: a greedy merge step, or a distinct pair a beam merge asks; a calibrated comparison
 costs two prompts), ``pairs_model_calls_ratio`` (distinct prompts asked for the instance /
-n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed).
+n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed). The sample log's ``pairs``
+record holds the counts themselves and the search used.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
+from logic_consistency.harness_ext.base import total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.multistage import call_once, start_build
+from logic_consistency.tasks.pairwise.cost import pairs_notes
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
@@ -61,11 +69,16 @@ class PairsRankingTask(PairwiseConsistencyTask):
             raise ValueError(f"task {task!r}: PairS needs probabilities; use output_type: loglikelihood")
         if self.options.pairs_runs < 1:
             raise ValueError(f"task {task!r}: metadata.pairs_runs must be >= 1 for a PairS task")
-        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS})
+        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
+                             | {MISSING_METRIC: (total, False)})  # on choice-reading backends (lc-chat)
         self._docs: dict[int, dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:  # noqa: D102
         return list(METRICS)
+
+    def cost_plan_notes(self, docs: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """Lines of ``logic-consistency plan``: the full matrix against PairS's bounds."""
+        return pairs_notes(docs, pairs_runs=self.options.pairs_runs)
 
     def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
         logprob_a, logprob_b = float(responses[0][0]), float(responses[1][0])
@@ -78,10 +91,11 @@ class PairsRankingTask(PairwiseConsistencyTask):
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo)
+                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo,
+                                  **self.options.pairs_search.kwargs())
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
-            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0}
+            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
         delimiter = self.continuation_delimiter()
         round_number = 0
         while True:
@@ -104,12 +118,16 @@ class PairsRankingTask(PairwiseConsistencyTask):
             eval_logger.info("[%s] PairS round %d: %d comparisons", self.config.task, round_number, len(batch))
             responses = call_once(lm, "loglikelihood", requests)
             for k, (doc_id, pair) in enumerate(batch):
+                if (missing := count_missing(responses[2 * k : 2 * k + 2])) is not None:
+                    states[doc_id]["missing"] = (states[doc_id]["missing"] or 0) + missing
                 states[doc_id]["memo"][pair] = self._probability(states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2])
         self._docs = {}
         for doc_id, state in states.items():
             doc, n = state["doc"], len(state["doc"]["items"])
             record: dict[str, Any] = {
+                "search": self.options.pairs_search.kwargs(),
                 "rounds": state["rounds"],
+                MISSING_METRIC: state["missing"],
                 "model_calls": len(state["memo"]),
                 "comparisons": {name: s.counts for name, s in state["sorters"].items()},
                 "orders": {},
@@ -131,7 +149,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the comparisons were asked in the merge rounds."""
-        return [Instance("loglikelihood", doc, (PLACEHOLDER_PROMPT, " ."), 0, kwargs["metadata"])]
+        return [Instance("loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, self.request_metadata(kwargs))]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""
@@ -146,6 +164,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             "pairs_model_calls_ratio": record["model_calls"] / all_pairs,
             "pairs_rounds": float(record["rounds"]),
         }
+        if record.get(MISSING_METRIC) is not None:
+            out[MISSING_METRIC] = record[MISSING_METRIC]
         if "undefined" in record:
             eval_logger.warning("[%s] PairS Spearman undefined for %s: %s", self.config.task, doc.get("instance_id"), record["undefined"])
         else:

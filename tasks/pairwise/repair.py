@@ -38,15 +38,18 @@ import argparse
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, jsonl_chunks, read_samples
+from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
+
+from .preferences import (
+    Comparison, Instance, PreferenceSet, from_loader, from_samples, from_summarize_feedback, read_preferences,
+)
 
 __all__ = [
     "Comparison",
@@ -64,136 +67,6 @@ __all__ = [
 ]
 
 METHOD_ALIASES = {"win_loss": "win_loss", "elo": "elo", "bt": "bradley_terry", "bradley_terry": "bradley_terry"}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """``first`` was shown as option A, ``second`` as option B; ``winner`` is one of them."""
-
-    first: str
-    second: str
-    winner: str
-
-    @property
-    def loser(self) -> str:
-        return self.second if self.winner == self.first else self.first
-
-
-@dataclass
-class Instance:
-    """One context with its items (id -> text, text may be None) and comparisons."""
-
-    context: str | None = None
-    texts: dict[str, str | None] = field(default_factory=dict)
-    comparisons: list[Comparison] = field(default_factory=list)
-
-    def add(self, comparison: Comparison, text_first: str | None = None, text_second: str | None = None) -> None:
-        for item, text in ((comparison.first, text_first), (comparison.second, text_second)):
-            if self.texts.get(item) is None:
-                self.texts[item] = text
-        self.comparisons.append(comparison)
-
-
-#: instance id -> instance, in input order.
-PreferenceSet = dict[str, Instance]
-
-
-# ---------------------------------------------------------------------------------------- inputs
-def read_preferences(path: str | Path) -> PreferenceSet:
-    """Read a JSONL preference file (module docstring); errors name the line and field."""
-    prefs: PreferenceSet = {}
-    for number, record in read_samples(Path(path)):
-        where = f"{path} line {number}"
-        for key in ("instance_id", "item_a", "item_b", "winner"):
-            if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool) or str(record[key]) == "":
-                raise ValueError(f"{where}: field '{key}' must be a non-empty string or integer id")
-        first, second, winner = str(record["item_a"]), str(record["item_b"]), str(record["winner"])
-        if first == second:
-            raise ValueError(f"{where}: item_a and item_b are the same item {first!r}")
-        if winner not in (first, second):
-            raise ValueError(f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}")
-        for key in ("text_a", "text_b", "context"):
-            if record.get(key) is not None and not isinstance(record[key], str):
-                raise ValueError(f"{where}: field '{key}' must be a string")
-        instance = prefs.setdefault(str(record["instance_id"]), Instance())
-        if record.get("context") is not None:
-            instance.context = record["context"]
-        instance.add(Comparison(first, second, winner), record.get("text_a"), record.get("text_b"))
-    if not prefs:
-        raise ValueError(f"{path}: no preferences found")
-    return prefs
-
-
-def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple[PreferenceSet, int]:
-    """The model's ``normal`` judgements from a pairwise task's ``--log_samples`` file.
-
-    The pairwise task asks every ordered pair (i, j), i != j, in row-major order, first with the
-    ``normal`` template; log-likelihood runs log two answers (one per option letter) per
-    judgement. Unparseable generated answers are skipped and counted.
-
-    Returns:
-        The preference set and the number of unparseable judgements.
-    """
-    from logic_consistency.tasks.answers import parse_choice
-
-    prefs: PreferenceSet = {}
-    unparseable = 0
-    for number, sample in read_samples(Path(path)):
-        where = f"{path} line {number}"
-        doc = sample.get("doc")
-        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list) or "instance_id" not in doc:
-            raise ValueError(f"{where}: not a pairwise-task sample (no doc.items / doc.instance_id)")
-        items = doc["items"]
-        ids = [str(i) for i in doc.get("item_ids") or range(len(items))]
-        n = len(items)
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        resps = sample.get("resps")
-        if not isinstance(resps, list) or not resps:
-            raise ValueError(f"{where}: field 'resps' is missing or empty")
-        loglikelihood = isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], (list, tuple))
-        per_judgement = 2 if loglikelihood else 1
-        if len(resps) < per_judgement * len(pairs):
-            raise ValueError(f"{where}: {len(resps)} responses, expected at least {per_judgement * len(pairs)}")
-        instance = prefs.setdefault(str(doc["instance_id"]), Instance(context=doc.get("context")))
-        for k, (i, j) in enumerate(pairs):
-            if loglikelihood:
-                logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
-                a_wins = logprob_a >= logprob_b  # P(A) >= 0.5, the pairwise task's rule
-            else:
-                picked = parse_choice(resps[k][0], choices)
-                if picked is None:
-                    unparseable += 1
-                    continue
-                a_wins = picked == choices[0]
-            instance.add(Comparison(ids[i], ids[j], ids[i] if a_wins else ids[j]), items[i], items[j])
-    if not prefs:
-        raise ValueError(f"{path}: no samples found")
-    return prefs, unparseable
-
-
-def from_loader(rows: Iterable[dict[str, Any]]) -> PreferenceSet:
-    """Human preferences of a pairwise dataset loader: every pair with distinct human scores
-    (i < j, item i shown first), the higher score winning."""
-    prefs: PreferenceSet = {}
-    for row in rows:
-        instance = prefs.setdefault(str(row["instance_id"]), Instance(context=row.get("context")))
-        ids = [str(i) for i in row["item_ids"]]
-        scores = row["human_scores"]
-        for i in range(len(ids)):
-            for j in range(i + 1, len(ids)):
-                if scores[i] != scores[j]:
-                    winner = ids[i] if scores[i] > scores[j] else ids[j]
-                    instance.add(Comparison(ids[i], ids[j], winner), row["items"][i], row["items"][j])
-    return prefs
-
-
-def from_summarize_feedback(comparisons: Iterable[Any]) -> PreferenceSet:
-    """Preference set of Summarize-from-Feedback comparisons (:func:`...summarize_feedback.load_comparisons`)."""
-    prefs: PreferenceSet = {}
-    for c in comparisons:
-        instance = prefs.setdefault(c.instance_id, Instance(context=c.context))
-        instance.add(Comparison(c.item_a, c.item_b, c.winner), c.text_a, c.text_b)
-    return prefs
 
 
 def flip_labels(prefs: PreferenceSet, share: float, *, seed: int = 0) -> tuple[PreferenceSet, int]:

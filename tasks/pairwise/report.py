@@ -1,16 +1,29 @@
 """``logic-consistency correlate RESULTS...``: the paper's model-level studies from results files.
 
-Given lm-eval results JSON files (several models, or one run of the paraphrase tasks), prints and,
-with ``--out DIR``, writes (JSON + PNG scatter plots):
+Given lm-eval results JSON files (several models, each with its paraphrase tasks), prints and, with
+``--out DIR``, writes (JSON + PNG scatter plots):
 
-* **Paraphrase spread** (Liu et al., section 3.2): for every run and dataset that ran the
-  ``*_paraNN`` tasks, each metric's min, max, mean and sample std over the templates;
-* **Consistency vs human agreement** (Figure 5): Pearson and Spearman (with n) of each of s_tran(K),
-  s_comm, s_neg, position_bias and p_first_mean against H, over all points (one point = one run x one pairwise
-  task, e.g. a model under one template), per dataset and pooled;
-* **Transitivity vs self-agreement** (Figure 4): per dataset, one point per run: s_tran(K) of the
-  run's plain task (log-likelihood; else its CoT task) against ``self_agreement`` of its ``*_cot_sc``
-  task.
+* **Consistency vs human agreement, per model** (Liu et al., section 3.2, Figure 5): for each model
+  and dataset, Pearson and Spearman (with n) across that model's prompt templates (one point = one
+  template) of s_comm against H, as the paper does ("strong correlations between commutativity and
+  human agreement rates across nearly all datasets and models"; "the strength of this correlation
+  varies between models"). The report offers s_tran(K), s_neg, position_bias and p_first_mean against
+  H the same way; those are the suite's additions, not in the paper's figure;
+* **Paraphrase spread** (section 3.2): per model and dataset with ``*_paraNN`` runs, each metric's
+  min, max, mean and sample std over the templates;
+* **Transitivity vs self-agreement** (Figure 4): per dataset, one point per model: s_tran(K) of the
+  model's template-1 log-likelihood task (else its CoT task) against ``self_agreement`` of its
+  ``*_cot_sc`` task.
+
+What is a point (``collect_points``): a task of a results file, never a group (lm-eval 0.4.13 writes
+group aggregates into ``results`` too; names listed under ``groups`` / ``group_subtasks``, or absent
+from ``configs``, are groups). The plain task and ``para01`` carry the same prompt (paraphrase 1 is
+the default prompt) and count once: ``para01`` is kept when both ran. A template run for one model
+in several files counts once: the newest file (lm-eval's ``date``) is kept. CoT, ``_generate`` and
+``_cot_sc`` tasks score the template-1 prompt another way and are kept apart unless
+``--include-variants`` adds them as further points. Everything left out is listed in the report.
+``--pooled`` adds the old view (all models' points of a dataset in one correlation), labelled
+pooled; it mixes between-model and between-template variation, unlike the paper's figure.
 
 A correlation with fewer than 3 points, or a constant side, is printed as undefined, never as 0.
 """
@@ -18,7 +31,6 @@ A correlation with fewer than 3 points, or a constant side, is printed as undefi
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
 import os
@@ -28,56 +40,119 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import RESULTS_PATTERN, atomic_write, atomic_write_json, check_outputs, files_or_folders
+from logic_consistency.common import (
+    RESULTS_PATTERN, atomic_write_json, check_outputs, files_or_folders, read_text,
+)
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 
-__all__ = ["add_cli", "collect_points", "correlation_report", "read_results"]
+__all__ = ["add_cli", "collect_points", "correlation_report", "read_results", "select_points"]
 
 _TASK = re.compile(r"^logic_consistency_(?P<dataset>[a-z]+?)(?:_(?P<variant>para\d+|cot_sc|cot|generate|pairs))?$")
+#: The paper's Figure 5 metric; the others are correlated with H the same way as the suite's additions.
+FIGURE5_METRIC = "s_comm"
 CONSISTENCY = ("s_comm", "s_neg", "position_bias", "p_first_mean")
 SPREAD_METRICS = ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement", "position_bias", "p_first_mean")
+#: Task variants that score the template-1 prompt another way: points only on request.
+OTHER_VARIANTS = ("cot", "generate", "cot_sc")
 
 
-def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, dict[str, Any]]]:
-    """``(label, results JSON)`` for every results file named or found (``results_*.json``) in a folder."""
+def read_results(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, Path, dict[str, Any]]]:
+    """``(model label, path, results JSON)`` for every results file named or found in a folder.
+
+    The model label is lm-eval's ``model_name``, else ``config.model_args``, else the file's folder,
+    plus the chat template's and system instruction's hash when the run used them (a model run with
+    and without its chat template is two models here); several files of one model share the label
+    (their tasks are merged by :func:`select_points`).
+    """
     files = files_or_folders(paths, RESULTS_PATTERN)
-    out: list[tuple[str, dict[str, Any]]] = []
-    labels: dict[str, int] = defaultdict(int)
+    out: list[tuple[str, Path, dict[str, Any]]] = []
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path))
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             raise ValueError(f"{path}: not an lm-eval results file (no 'results' object)")
         config = data.get("config") or {}
         label = str(data.get("model_name") or config.get("model_args") or path.parent.name)
-        labels[label] += 1
-        if labels[label] > 1:
-            label = f"{label} #{labels[label]}"
-        out.append((label, data))
+        for key, name in (("chat_template_sha", "chat template"), ("system_instruction_sha", "system instruction")):
+            if data.get(key):
+                label += f" [{name} {str(data[key])[:8]}]"
+        out.append((label, path, data))
     return out
 
 
-def collect_points(runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One point per (run, pairwise task): run label, dataset, variant and the task's metrics."""
+def _groups(data: dict[str, Any]) -> set[str]:
+    """Names in ``results`` that are groups: listed as groups, or without a task config."""
+    names = set(data.get("groups") or {}) | set(data.get("group_subtasks") or {})
+    configs = data.get("configs")
+    if isinstance(configs, dict) and configs:
+        names |= set(data["results"]) - set(configs)
+    return names
+
+
+def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One point per (results file, pairwise task); groups are never points.
+
+    A point: ``model``, ``file``, ``date``, ``task``, ``dataset``, ``variant`` ("" for the plain
+    task), ``template`` (1 for the plain task and every other variant, NN for ``paraNN``) and the
+    task's metrics.
+    """
     points = []
-    for label, data in runs:
+    for label, path, data in runs:
+        groups = _groups(data)
+        date = data.get("date")
         for task, values in data["results"].items():
             match = _TASK.match(task)
-            if not match or not isinstance(values, dict):
+            if not match or not isinstance(values, dict) or task in groups:
                 continue
             metrics = {
                 key.split(",")[0]: float(value)
                 for key, value in values.items()
                 if key.endswith(",none") and "_stderr" not in key and isinstance(value, (int, float))
+                and not isinstance(value, bool)
             }
             if "s_comm" not in metrics and "self_agreement" not in metrics:
-                continue  # not a pairwise task (e.g. the PairS task) or a group
-            points.append({"run": label, "task": task, "dataset": match["dataset"], "variant": match["variant"] or "",
-                           "metrics": metrics})
+                continue  # not a pairwise task (e.g. the PairS task)
+            variant = match["variant"] or ""
+            points.append({
+                "model": label, "file": str(path), "date": date if isinstance(date, (int, float)) else None,
+                "task": task, "dataset": match["dataset"], "variant": variant,
+                "template": int(variant[4:]) if variant.startswith("para") else 1, "metrics": metrics,
+            })
     return points
+
+
+def select_points(points: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(kept, left_out)``: each model's tasks once (see the module docstring).
+
+    A task run for one model in several files is kept from the newest (lm-eval's ``date``; files
+    without one count as older than dated ones, in the order given); the plain task is left out when ``para01`` (the
+    same prompt) ran for the same model and dataset.
+
+    Returns:
+        The kept points, and ``{"model", "task", "file", "reason"}`` for every point left out.
+    """
+    left_out: list[dict[str, Any]] = []
+    newest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    ordered = sorted(enumerate(points), key=lambda ip: (ip[1]["date"] is not None, ip[1]["date"] or 0.0, ip[0]))
+    for _, point in ordered:
+        key = (point["model"], point["dataset"], point["task"])
+        if key in newest:
+            left_out.append(_left_out(newest[key], f"superseded by the newer run in {point['file']}"))
+        newest[key] = point
+    kept = []
+    for point in newest.values():
+        if point["variant"] == "" and (point["model"], point["dataset"], f"{point['task']}_para01") in newest:
+            left_out.append(_left_out(point, "same prompt as para01, counted once (para01 kept)"))
+            continue
+        kept.append(point)
+    return sorted(kept, key=lambda p: (p["model"], p["dataset"], p["variant"] != "", p["task"])), left_out
+
+
+def _left_out(point: dict[str, Any], reason: str) -> dict[str, Any]:
+    return {"model": point["model"], "task": point["task"], "file": point["file"], "reason": reason}
 
 
 def _safe_correlation(xs: list[float], ys: list[float]) -> dict[str, Any]:
@@ -87,50 +162,85 @@ def _safe_correlation(xs: list[float], ys: list[float]) -> dict[str, Any]:
         return {"undefined": str(error), "n": len(xs)}
 
 
-def correlation_report(points: list[dict[str, Any]]) -> dict[str, Any]:
-    """Spread over templates, consistency-vs-H and s_tran-vs-self-agreement correlations."""
-    report: dict[str, Any] = {"spread": {}, "vs_human_agreement": {}, "s_tran_vs_self_agreement": {}}
-    by_run_dataset: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for point in points:
-        if point["variant"].startswith("para"):
-            by_run_dataset[(point["run"], point["dataset"])].append(point)
-    for (run, dataset), group in sorted(by_run_dataset.items()):
+def _is_template(point: dict[str, Any], include_variants: Sequence[str]) -> bool:
+    """A point of the Figure 5 series: a log-likelihood template, or a variant asked for."""
+    return point["variant"] == "" or point["variant"].startswith("para") or point["variant"] in include_variants
+
+
+def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequence[str] = (),
+                       pooled: bool = False) -> dict[str, Any]:
+    """Per-model Figure 5 correlations, spread over templates, Figure 4; ``pooled`` adds the pooled view."""
+    unknown = sorted(set(include_variants) - set(OTHER_VARIANTS))
+    if unknown:
+        raise ValueError(f"include_variants: unknown variant(s) {unknown}; choose from {list(OTHER_VARIANTS)}")
+    kept, left_out = select_points(points)
+    report: dict[str, Any] = {
+        "options": {"include_variants": sorted(include_variants), "pooled": pooled},
+        "figure5_metric": FIGURE5_METRIC,
+        "spread": {}, "vs_human_agreement": {}, "s_tran_vs_self_agreement": {}, "left_out": left_out,
+    }
+    if pooled:
+        report["vs_human_agreement_pooled"] = {}
+    series: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for point in kept:
+        if _is_template(point, include_variants):
+            series[(point["model"], point["dataset"])].append(point)
+        elif point["variant"] in OTHER_VARIANTS:
+            left_out.append(_left_out(point, f"{point['variant']} scoring kept apart from the Figure 5 templates "
+                                             f"(--include-variants {point['variant']})"))
+
+    for (model, dataset), group in sorted(series.items()):
+        templates = [p for p in group if p["variant"] == "" or p["variant"].startswith("para")]
+        if not any(p["variant"].startswith("para") for p in templates):
+            continue  # no paraphrase run: no spread to report
         entry: dict[str, Any] = {}
         for metric in SPREAD_METRICS:
-            values = [p["metrics"][metric] for p in group if metric in p["metrics"]]
+            values = [p["metrics"][metric] for p in templates if metric in p["metrics"]]
             if values:
                 # one template has no spread: its std is undefined, null in the JSON (never NaN)
                 entry[metric] = {k: None if isinstance(v, float) and math.isnan(v) else v
                                  for k, v in spread(values).items()}
-        report["spread"][f"{run} / {dataset}"] = entry
+        report["spread"][f"{model} / {dataset}"] = entry
 
-    datasets = sorted({p["dataset"] for p in points})
-    scored = [p for p in points if "human_agreement" in p["metrics"] and p["variant"] != "cot_sc"]
-    stran_keys = sorted({m for p in points for m in p["metrics"] if m.startswith("s_tran_")})
+    datasets = sorted({dataset for _, dataset in series})
+    stran_keys = sorted({m for p in kept for m in p["metrics"] if m.startswith("s_tran_")})
     for metric in (*stran_keys, *CONSISTENCY):
-        entry = {}
-        for dataset in (*datasets, "all"):
-            chosen = [p for p in scored if metric in p["metrics"] and dataset in (p["dataset"], "all")]
+        per_dataset: dict[str, Any] = {}
+        for (model, dataset), group in sorted(series.items()):
+            chosen = [p for p in group if metric in p["metrics"] and "human_agreement" in p["metrics"]]
             if chosen:
-                entry[dataset] = {
+                per_dataset.setdefault(dataset, {})[model] = {
                     **_safe_correlation([p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]),
-                    "points": [(p["run"], p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
+                    "points": [(p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
                 }
-        if entry:
-            report["vs_human_agreement"][metric] = entry
+        if per_dataset:
+            report["vs_human_agreement"][metric] = per_dataset
+        if pooled:
+            entry = {}
+            for dataset in (*datasets, "all"):
+                chosen = [p for (_, d), group in sorted(series.items()) for p in group
+                          if dataset in (d, "all") and metric in p["metrics"] and "human_agreement" in p["metrics"]]
+                if chosen:
+                    entry[dataset] = {
+                        "pooled": "pooled over every model's points (not the paper's per-model Figure 5)",
+                        **_safe_correlation([p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]),
+                        "points": [(p["model"], p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
+                    }
+            if entry:
+                report["vs_human_agreement_pooled"][metric] = entry
 
     for key in stran_keys:
         entry = {}
-        for dataset in datasets:
+        for dataset in sorted({p["dataset"] for p in kept}):
             xs, ys, names = [], [], []
-            for run in sorted({p["run"] for p in points}):
-                mine = {p["variant"]: p for p in points if p["run"] == run and p["dataset"] == dataset}
-                source = mine.get("") or mine.get("cot")
+            for model in sorted({p["model"] for p in kept}):
+                mine = {p["variant"]: p for p in kept if p["model"] == model and p["dataset"] == dataset}
+                source = mine.get("") or mine.get("para01") or mine.get("cot")
                 sampled = mine.get("cot_sc")
                 if source and sampled and key in source["metrics"] and "self_agreement" in sampled["metrics"]:
                     xs.append(source["metrics"][key])
                     ys.append(sampled["metrics"]["self_agreement"])
-                    names.append(run)
+                    names.append(model)
             if xs:
                 entry[dataset] = {**_safe_correlation(xs, ys), "points": list(zip(names, xs, ys, strict=True))}
         if entry:
@@ -152,74 +262,76 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {name}")
             for metric, s in entry.items():
                 print(f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {'-' if s['std'] is None else format(s['std'], '.4f')}  (n = {s['n']})")
-    for title, section in (("vs human agreement H (Figure 5)", "vs_human_agreement"),
-                           ("s_tran vs self-agreement (Figure 4)", "s_tran_vs_self_agreement")):
-        if not report[section]:
-            print(f"{title}: no points")
-            continue
+    title = (f"vs human agreement H, per model across its templates (Figure 5 is {report['figure5_metric']}; "
+             "the other metrics are the suite's additions)")
+    if not report["vs_human_agreement"]:
+        print(f"{title}: no points")
+    else:
         print(title)
-        for metric, entry in report[section].items():
+        for metric, per_dataset in report["vs_human_agreement"].items():
+            for dataset, per_model in per_dataset.items():
+                for model, corr in per_model.items():
+                    print(f"  {metric:14} {dataset:10} {model}: {_fmt_corr(corr)}")
+    if "vs_human_agreement_pooled" in report:
+        print("vs human agreement H, POOLED over models and templates (not the paper's per-model Figure 5)")
+        for metric, entry in report["vs_human_agreement_pooled"].items():
+            for dataset, corr in entry.items():
+                print(f"  {metric:14} {dataset:10} pooled: {_fmt_corr(corr)}")
+    if not report["s_tran_vs_self_agreement"]:
+        print("s_tran vs self-agreement (Figure 4): no points")
+    else:
+        print("s_tran vs self-agreement (Figure 4), one point per model")
+        for metric, entry in report["s_tran_vs_self_agreement"].items():
             for dataset, corr in entry.items():
                 print(f"  {metric:14} {dataset:10} {_fmt_corr(corr)}")
-
-
-def _plots(report: dict[str, Any], out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    written = []
-    for section, ylabel, xcol, ycol in (("vs_human_agreement", "H", 2, 3), ("s_tran_vs_self_agreement", "self-agreement", 1, 2)):
-        for metric, entry in report[section].items():
-            panels = [d for d in entry if d != "all"] or list(entry)
-            fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.5), squeeze=False)
-            for ax, dataset in zip(axes[0], panels, strict=True):
-                pts = entry[dataset]["points"]
-                ax.scatter([p[xcol] for p in pts], [p[ycol] for p in pts])
-                corr = entry[dataset]
-                title = dataset if "undefined" in corr else f"{dataset}: r={corr['pearson']:.2f}, ρ={corr['spearman']:.2f}, n={corr['n']}"
-                ax.set_title(title, fontsize=9)
-                ax.set_xlabel(metric)
-                ax.set_ylabel(ylabel)
-            fig.tight_layout()
-            buffer = io.BytesIO()
-            fig.savefig(buffer, format="png", dpi=100)
-            plt.close(fig)
-            path = out / f"{section}_{metric}.png"
-            atomic_write(path, [buffer.getvalue()])
-            written.append(path)
-    return written
+    if report["left_out"]:
+        reasons: dict[str, int] = defaultdict(int)
+        for item in report["left_out"]:
+            reasons[item["reason"].split(" (")[0].split(" by ")[0]] += 1
+        print("Left out (listed in the JSON): " + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())))
 
 
 def _run(args: argparse.Namespace) -> int:
+    from logic_consistency.tasks.pairwise.report_plots import plot_paths, write_plots
+
     files = files_or_folders(args.results, RESULTS_PATTERN)  # walked once: read, then kept from --out
     runs = read_results(files)
     points = collect_points(runs)
     if not points:
         raise ValueError("no pairwise-task results in the given files")
-    report = correlation_report(points)
+    report = correlation_report(points, include_variants=args.include_variants, pooled=args.pooled)
     print_report(report)
     if args.out:
         out = Path(args.out)
         target = out / "correlation_report.json"
-        plots = [out / f"{section}_{metric}.png" for section in ("vs_human_agreement", "s_tran_vs_self_agreement")
-                 for metric in report[section]]
-        check_outputs([(target, "json"), *((plot, "png") for plot in plots)], files, argument="--out")
+        check_outputs([(target, "json"), *((plot, "png") for plot in plot_paths(report, out))], files, argument="--out")
         atomic_write_json(target, report, indent=2)
         print(f"wrote {target}")
-        for path in _plots(report, out):
+        for path in write_plots(report, out):
             print(f"wrote {path}")
     return 0
 
 
+def _variants(text: str) -> list[str]:
+    chosen = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = sorted(set(chosen) - set(OTHER_VARIANTS))
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown variant(s) {unknown or [text]}; choose from {', '.join(OTHER_VARIANTS)}")
+    return chosen
+
+
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR]``)."""
+    """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR] [--include-variants V] [--pooled]``)."""
     parser = subparsers.add_parser(
-        "correlate", help="correlations of consistency with H and self-agreement, spread over paraphrases",
+        "correlate", help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
     parser.add_argument("--out", help="folder for correlation_report.json and PNG scatter plots")
+    parser.add_argument("--include-variants", type=_variants, default=[], metavar="V[,V]",
+                        help=f"also count these variants as points of a model's series ({', '.join(OTHER_VARIANTS)}); "
+                             "by default they are kept apart")
+    parser.add_argument("--pooled", action="store_true",
+                        help="also report the pooled view: every model's points of a dataset in one correlation")
     parser.set_defaults(run=_run)
     return parser

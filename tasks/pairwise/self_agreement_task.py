@@ -13,8 +13,11 @@ over instances):
 * ``s_tran_K``, ``s_comm``, ``s_neg``, ``human_agreement``, ``position_bias`` of the majority
   judgements (a tie, e.g. 5 A / 5 B, has no majority and counts as a missing judgement, like an
   unparseable one; see :mod:`logic_consistency.metrics.self_agreement`);
-* ``unparseable`` (samples whose answer could not be parsed) and ``n_majority_ties`` (judgements
-  left without a majority), both summed over instances.
+* ``unparseable`` (samples whose answer could not be parsed), ``n_majority_ties`` (judgements
+  left without a majority) and ``n_single_sample`` (judgements with exactly one parsed sample: a
+  lone sample agrees with itself, so such a judgement is left out of ``self_agreement`` instead of
+  scoring 1.0; its one sample still counts as its majority judgement), all summed over instances.
+  ``metadata.samples`` must be at least 2.
 
 Sampling: the k samples of a prompt are k separate requests, never deduplicated (lm-eval's own
 ``repeats`` sends the same request k times too). They are sent while lm-eval builds its requests,
@@ -38,12 +41,13 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
+from logic_consistency.options import LIMITS, check_int
 from logic_consistency.harness_ext.multistage import start_build
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.tasks.answers import parse_choice
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
-from logic_consistency.metrics.self_agreement import majority_choice, self_agreement
+from logic_consistency.metrics.self_agreement import MIN_PARSED, count_single_sample_rows, majority_choice, self_agreement
 
 eval_logger = logging.getLogger(__name__)
 
@@ -83,24 +87,28 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         task = self.config.task
         if not self._generate:
             raise ValueError(f"task {task!r}: self-agreement samples generations; use output_type: generate_until")
-        samples = (self.config.metadata or {}).get("samples", DEFAULT_SAMPLES)
-        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-            raise ValueError(f"task {task!r}: metadata.samples must be a positive integer, got {samples!r}")
-        self.samples = samples
         self.declare_metrics(
             {
-                name: (total, False) if name in ("unparseable", "n_majority_ties")
+                name: (total, False) if name in ("unparseable", "n_majority_ties", "n_single_sample")
                 else (mean, None if name == "position_bias" else True)
                 for name in self.metric_names()
             }
         )
         self._docs: dict[int, dict[str, Any]] = {}
 
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """The pairwise options, and ``samples`` (k, each a model call: at least 2, since one sample always agrees
+        with itself, and at most ``LIMITS["samples"]``)."""
+        super().validate_options(config)
+        samples = (config.get("metadata") or {}).get("samples", DEFAULT_SAMPLES)
+        self.samples: int = check_int(samples, name="metadata.samples", minimum=MIN_PARSED, maximum=LIMITS["samples"],  # type: ignore[assignment]
+                                      where=f"task {config.get('task')!r}")
+
     def metric_names(self) -> list[str]:  # noqa: D102
         names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
         if "negated" in self.options.templates:
             names.append("s_neg")
-        return names + ["human_agreement", "position_bias", "unparseable", "n_majority_ties"]
+        return names + ["human_agreement", "position_bias", "unparseable", "n_majority_ties", "n_single_sample"]
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="samples every judgement k times")
@@ -127,8 +135,8 @@ class SelfAgreementTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the samples were generated while building requests."""
-        arguments = (PLACEHOLDER_PROMPT, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
-        return [Instance("generate_until", doc, arguments, 0, kwargs["metadata"])]
+        arguments = (self.format_prompt(PLACEHOLDER_PROMPT), {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
+        return [Instance("generate_until", doc, arguments, 0, self.request_metadata(kwargs))]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Self-agreement and the consistency of the majority judgements of one instance."""
@@ -165,7 +173,8 @@ class SelfAgreementTask(PairwiseConsistencyTask):
                 scores[name] = compute()
             except UndefinedMetricError:
                 scores[name] = None
-        out: dict[str, Any] = {"unparseable": unparseable, "n_majority_ties": ties}
+        out: dict[str, Any] = {"unparseable": unparseable, "n_majority_ties": ties,
+                               "n_single_sample": count_single_sample_rows(table)}
         for name in self.metric_names():
             if name in out:
                 continue

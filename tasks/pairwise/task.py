@@ -32,11 +32,11 @@ Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_ite
 (transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
 sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders),
 ``pairs_runs`` (runs of the PairS replay over the collected matrix, default 100 as in the paper's
-Table 4; 0 = off).
+Table 4; 0 = off), ``pairs_method``, ``pairs_beam_size``, ``pairs_prob_gap`` (``pairs_search.py``).
 
 Besides s_tran/s_comm/s_neg/H every task reports ``position_bias`` (share of judgements won by the
 first-shown option; 0.5 unbiased, 1.0 = always "A") and, with log-likelihoods, ``p_first_mean``
-(mean P(option A)); rank aggregation from the full matrix (``rank_spearman_win_loss``,
+(mean P(option A)), both the suite's own addition beyond the papers; rank aggregation from the full matrix (``rank_spearman_win_loss``,
 ``rank_spearman_bt``) and PairS replayed on it (``pairs_spearman``, ``pairs_spearman_calibrated``,
 ``pairs_comparisons_ratio``), all at no extra model calls.
 
@@ -47,9 +47,6 @@ tied) is left out of that instance's values rather than counted as 0 or 1, and a
 
 from __future__ import annotations
 
-import difflib
-
-import inspect
 import logging
 import math
 from collections.abc import Sequence
@@ -63,45 +60,25 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
 from logic_consistency.common import select_item_indices
-from logic_consistency.options import DEFAULT_SEED, check_bool, check_seed, reject_unknown
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.options import (
+    DEFAULT_SEED, LIMITS, check_bool, check_int, check_seed, reject_near_misses, reject_unknown,
+)
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, loader_parameters, total
+from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
-from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
+from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
 from logic_consistency.tasks.answers import parse_choice
+from logic_consistency.tasks.pairwise.cost import matrix_notes
 
 eval_logger = logging.getLogger(__name__)
 
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 #: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
-METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples")
-#: An unknown ``metadata`` key this close (difflib ratio) to a known one is taken for a typo.
-TYPO_CUTOFF = 0.85
+METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples", *PAIRS_SEARCH_KEYS)
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
-
-
-def _parameters(loader: Any) -> dict[str, inspect.Parameter]:
-    try:
-        return dict(inspect.signature(loader).parameters)
-    except (TypeError, ValueError):  # builtins without a signature: accept anything
-        return {"kwargs": inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)}
-
-
-def check_loader_kwargs(loader: Any, dataset_kwargs: dict[str, Any], *, task: str) -> None:
-    """Fail before loading when ``dataset_kwargs`` names a parameter the loader does not take.
-
-    Raises:
-        ValueError: Naming the task, the key and the closest parameter name.
-    """
-    parameters = _parameters(loader)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
-    known = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
-    loader_name = getattr(loader, "__qualname__", str(loader))
-    reject_unknown(dataset_kwargs, known, where=f"task {task!r}: dataset_kwargs of the loader {loader_name}",
-                   what="parameter")
 
 
 def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
@@ -136,10 +113,12 @@ class PairwiseOptions:
     transitivity_samples: int | None
     seed: int
     pairs_runs: int = 100
+    pairs_search: PairsSearch = PairsSearch()
 
     @classmethod
     def from_config(
-        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str
+        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str,
+        loader_options: Sequence[str] = (),
     ) -> PairwiseOptions:
         """Build options from the prompt keys and the run options, naming task and key in errors.
 
@@ -148,22 +127,17 @@ class PairwiseOptions:
                 and ``choices``.
             metadata: The task's ``metadata`` (run options, merged with ``--metadata``).
             task: Task name, for error messages.
+            loader_options: The dataset options of the task's loader (its parameters; CaTeRS
+                ``order``), which ``metadata`` may also set.
         """
 
         def fail(message: str) -> ValueError:
             return ValueError(f"task {task!r}: {message}")
 
-        # lm-eval 0.4.13 merges --model_args into every task's metadata (evaluate_config:
-        # ``metadata = model_args | metadata``) and --metadata reaches every task of the run, other
-        # families' included, so an unknown key cannot simply be refused; one that is a near miss
-        # of a pairwise option (``max_itemz``) is a typo that would otherwise be silently ignored.
-        for key in metadata:
-            if key in METADATA_KEYS or not isinstance(key, str):
-                continue
-            near = difflib.get_close_matches(key, METADATA_KEYS, n=1, cutoff=TYPO_CUTOFF)
-            if near:
-                raise fail(f"unknown metadata key {key!r}; did you mean {near[0]!r}? (pairwise options: "
-                           f"{sorted(METADATA_KEYS)})")
+        # One rule for every family (options.reject_near_misses): an unknown key passes, since lm-eval
+        # 0.4.13 merges --model_args into every task's metadata and --metadata reaches every task;
+        # a near miss of an option name (``max_itemz``) is a typo and an error.
+        reject_near_misses(metadata, (*METADATA_KEYS, *loader_options), where=f"task {task!r}: metadata")
 
         prompts = prompt_config.get("prompts")
         template_id = prompt_config.get("template_id")
@@ -210,16 +184,20 @@ class PairwiseOptions:
                 "lower ks too, e.g. --metadata '{\"max_items\": 4, \"ks\": [3, 4]}'"
             )
         samples = metadata.get("transitivity_samples")
-        if samples is not None and (not isinstance(samples, int) or samples < 1):
+        if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
             raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
         where = f"task {task!r}"
+        check_int(samples, name="metadata.transitivity_samples", maximum=LIMITS["transitivity_samples"],
+                  allow_none=True, where=where)
         seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
         calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
         pairs_runs = metadata.get("pairs_runs", 100)
         if not isinstance(pairs_runs, int) or isinstance(pairs_runs, bool) or pairs_runs < 0:
             raise fail(f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
+        check_int(pairs_runs, name="metadata.pairs_runs", maximum=LIMITS["pairs_runs"], where=where)
         return cls(
             pairs_runs=pairs_runs,
+            pairs_search=PairsSearch.from_metadata(metadata, where=where),
             templates=templates,
             answer_instruction=instructions[style],
             choices=(choices[0], choices[1]),
@@ -233,10 +211,6 @@ class PairwiseOptions:
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
 RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
-#: PairS (merge sort with the judge as comparator) replayed on the same matrix: exact for a
-#: deterministic judge (log-likelihoods or greedy decoding), since every comparison PairS asks is
-#: one of the matrix's prompts. Mean over ``pairs_runs`` seeded random initial orders.
-PAIRS_METRICS = ["pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"]
 
 
 class PairwiseConsistencyTask(PromptedTask):
@@ -264,37 +238,42 @@ class PairwiseConsistencyTask(PromptedTask):
                 else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
+            | ({} if self._generate else {MISSING_METRIC: (total, False)})  # choice-reading backends (lc-chat)
         )
 
     def validate_options(self, config: dict[str, Any]) -> None:
-        """Validate prompts and run options before any data loads (errors name task and key)."""
+        """Validate prompts, run options and loader options before any data loads (errors name task and key)."""
         task = str(config.get("task"))
-        self.options = PairwiseOptions.from_config(self.extra_config, config.get("metadata") or {}, task=task)
+        metadata = config.get("metadata") or {}
+        self._loader_options = self.check_loader_options(config, task_options=METADATA_KEYS)
+        self.options = PairwiseOptions.from_config(self.extra_config, metadata, task=task,
+                                                   loader_options=self._loader_options)
         if self.extra_config.get("template_id") is not None and "paraphrases" in self.extra_config:
             # record the prompts actually used, not all paraphrases
             self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
-        self._max_items = (config.get("metadata") or {}).get("max_items")
-        loader = config.get("custom_dataset")
-        if callable(loader):
-            check_loader_kwargs(loader, config.get("dataset_kwargs") or {}, task=task)
+        self._max_items = metadata.get("max_items")
 
     # ------------------------------------------------------------------ data
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """Load the dataset, then apply the ``max_items`` cap whatever the loader.
 
-        A ``custom_dataset`` loader is called with its own ``dataset_kwargs`` only (lm-eval would
-        also pass every ``metadata`` key, the run options and the prompts included), plus the run's
-        ``seed`` when its signature names a ``seed`` parameter (CaTeRS shuffles its items with it).
-        The cap is a seeded subset per instance (:func:`logic_consistency.common.select_item_indices`),
-        applied to every per-item list column (``items``, ``item_ids``, ``human_scores`` and any
-        other list as long as ``items``), so no loader has to implement it.
+        A ``custom_dataset`` loader is called with its own ``dataset_kwargs``, the ``metadata`` keys
+        that name its other parameters (dataset options such as CaTeRS ``order``, settable with
+        ``--metadata``), and the run's ``seed`` when its signature names a ``seed`` parameter (CaTeRS
+        shuffles its items with it); lm-eval would pass every ``metadata`` key, the run options and
+        the prompts included. The cap is a seeded subset per instance
+        (:func:`logic_consistency.common.select_item_indices`), applied to every per-item list column
+        (``items``, ``item_ids``, ``human_scores`` and any other list as long as ``items``), so no
+        loader has to implement it.
         """
         loader = self.config.custom_dataset
         if callable(loader):
-            own = dict(self.config.dataset_kwargs or {})
-            if "seed" in _parameters(loader) and "seed" not in own:
+            metadata = self.config.metadata or {}
+            own = {key: metadata[key] for key in self._loader_options if key in metadata}
+            own.update(self.config.dataset_kwargs or {})
+            if "seed" in loader_parameters(loader)[0] and "seed" not in own:
                 own["seed"] = self.options.seed
-            self.dataset = loader(**own)
+            self.dataset = self.call_loader(loader, own)
         else:
             super().download(dataset_kwargs, **kwargs)
         if self._max_items is not None:
@@ -334,6 +313,7 @@ class PairwiseConsistencyTask(PromptedTask):
         """One request per (variant, ordered pair); two (one per letter) with log-likelihoods."""
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        kwargs["metadata"] = self.request_metadata(kwargs)
         delimiter = self.continuation_delimiter()
         requests: list[Instance] = []
         for variant, i, j in self.plan(doc):
@@ -354,6 +334,10 @@ class PairwiseConsistencyTask(PromptedTask):
                     )
                 )
         return requests
+
+    def cost_plan_notes(self, docs: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """Lines of ``logic-consistency plan`` (:mod:`logic_consistency.tasks.pairwise.cost`)."""
+        return matrix_notes(docs, pairs_runs=self.options.pairs_runs)
 
     # ------------------------------------------------------------------ scoring
     def preference_matrices(
@@ -385,9 +369,8 @@ class PairwiseConsistencyTask(PromptedTask):
     def bias_and_ranking(self, doc: dict[str, Any], prefs: np.ndarray) -> dict[str, float | None]:
         """Position bias, rank aggregation and PairS of one instance from its ``normal`` matrix.
 
-        ``pairs_comparisons_ratio`` is the mean number of PairS comparisons per run divided by
-        n (n - 1), the number of ordered pairs the full matrix asks. A metric that cannot be
-        computed for the instance (every judgement missing; PairS needs a pair the model left
+        PairS: :func:`~logic_consistency.tasks.pairwise.pairs_search.replay_pairs`. A metric that cannot
+        be computed for the instance (every judgement missing; PairS needs a pair the model left
         unparseable; no human scores or all tied) is None.
         """
 
@@ -414,16 +397,8 @@ class PairwiseConsistencyTask(PromptedTask):
                     )
                 )
         if self.options.pairs_runs and not np.isnan(prefs[~np.eye(n, dtype=bool)]).any():
-            memo: dict[tuple[int, int], float] = {}
-            judge = judge_from_prefs(prefs)
-            for name, calibrated in (("pairs_spearman", False), ("pairs_spearman_calibrated", True)):
-                result = pairs_rank(
-                    n, judge, human, calibrated=calibrated, runs=self.options.pairs_runs,
-                    seed=self.options.seed, memo=memo,
-                )
-                out[name] = result.spearman
-                if not calibrated:
-                    out["pairs_comparisons_ratio"] = result.comparisons / result.all_pairs
+            out.update(replay_pairs(prefs, human, runs=self.options.pairs_runs, seed=self.options.seed,
+                                    search=self.options.pairs_search))
         return out
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
@@ -457,5 +432,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 )
             else:
                 out[name] = float(value)
+        if (missing := count_missing(results)) is not None:
+            out[MISSING_METRIC] = missing
         return out
 

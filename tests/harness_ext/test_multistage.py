@@ -164,3 +164,20 @@ def test_a_run_killed_half_way_through_a_stage_resumes_from_the_answers_it_has(
     results = _run(resumed, use_cache=cache)
     assert resumed.calls["generate_until"] == total - 2  # only the answers the killed run did not get
     assert _metric(results, "consistency") == 1.0
+
+
+def test_construct_requests_outside_the_evaluator() -> None:
+    """Called as lm-eval's generic task checks call it (no ``metadata``, a raw document): the next
+    stage's requests, named after the task; a document that skipped a stage cannot be scored."""
+    manager = TaskManager(include_path=str(FIXTURES), include_defaults=False)
+    task = manager.load("toy_two_stage")["tasks"]["toy_two_stage"]
+    doc = next(iter(task.test_docs()))
+    (first,) = task.construct_requests(doc=doc, ctx="")
+    assert first.request_type == "generate_until" and "What is" in first.args[0]
+    assert (first.task_name, first.doc_id, first.repeats) == ("toy_two_stage", None, 1)
+    answered = {**doc, "stages": {"generator": {"prompts": {}, "outputs": {}, "parsed": {"answer": 5}}}}
+    last = task.construct_requests(doc=answered, ctx="", metadata=("toy_two_stage", 7, 1))
+    assert [r.request_type for r in last] == ["loglikelihood", "loglikelihood"] and last[0].doc_id == 7
+    assert "Claim:" in last[0].args[0]
+    with pytest.raises(RuntimeError, match="without its 'generator' stage"):
+        task.process_results({**doc, "stages": {}}, [(-1.0, False), (-2.0, False)])

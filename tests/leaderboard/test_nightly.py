@@ -165,6 +165,44 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
     assert board["rows"] == [] and len(board["failures"]) == 5
 
 
+RECORD_CACHE = """\
+#!{python}
+import sys
+args = sys.argv[1:]
+with open({record!r}, "a", encoding="utf-8") as log:
+    print(args[args.index("--use_cache") + 1], file=log)
+"""
+
+
+def test_the_request_cache_follows_the_whole_model_identity(tmp_path: Path) -> None:
+    """Revisions sharing a 16-character prefix, or another dtype, get their own cache; nothing else does."""
+    record = tmp_path / "caches.txt"
+    fake = tmp_path / "fake_lm_eval"
+    fake.write_text(RECORD_CACHE.format(python=sys.executable, record=str(record)), encoding="utf-8")
+    fake.chmod(0o755)
+    entries = {
+        "a": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-a,dtype=float32'}",
+        "b": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=float32'}",
+        "b-bf16": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=bfloat16'}",
+        "b-again": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=float32'}",
+        "b-batch": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=float32,"
+                   "max_batch_size=64,device=cuda:1'}",
+        "b-label": "{name: m, model: hf, model_args: 'pretrained=org/m', revision: release-2024-01-b, precision: float32}",
+    }
+    for day, entry in enumerate(entries.values(), start=1):
+        models = _write(tmp_path / "models.yaml", f"models:\n  - {entry}\n")
+        build(tmp_path / "board", model_list=models, night=f"2026-05-{day:02d}", lm_eval=str(fake), bootstrap=BOOT,
+              progress=False, log=lambda _: None)
+    used = dict(zip(entries, record.read_text(encoding="utf-8").splitlines(), strict=True))
+    assert used["a"] != used["b"]  # a common 16-character prefix "release-2024-01-"
+    assert used["b-bf16"] != used["b"]  # precision
+    assert used["b-again"] == used["b"]  # unchanged identity: the cache is reused
+    assert used["b-batch"] == used["b"]  # batch size and device do not change answers
+    assert used["b-label"] not in (used["a"], used["b"])  # other model_args (no revision/dtype in them)
+    assert all(Path(path).parent == tmp_path / "board" / "cache" for path in used.values())
+    assert Path(used["a"]).name.startswith(f"{slug('m')}-release-2024-01-a-")
+
+
 # ----------------------------------------------------------------------------- real lm_eval, two nights
 
 
@@ -203,7 +241,7 @@ def test_a_model_that_cannot_load_is_recorded_and_the_others_run(two_nights: dic
 def test_the_second_night_is_answered_from_the_cache_and_merged(two_nights: dict[str, Any]) -> None:
     out, second = two_nights["out"], two_nights["second"]
     assert second.returncode == 0, second.stderr[-3000:]
-    cache = out / "cache" / f"{slug('dummy')}-unpinned_rank0.db"
+    (cache,) = (out / "cache").glob(f"{slug('dummy')}-unpinned-*_rank0.db")
     assert cache.is_file()
     log = (out / "runs" / "2026-05-02" / slug("dummy") / "lm_eval.log").read_text(encoding="utf-8")
     hits = [int(n) for n, rest in re.findall(r"Cached requests: (\d+), Requests remaining: (\d+)", log) if rest == "0"]

@@ -179,3 +179,33 @@ def test_page_script_parts_form_one_closure() -> None:
     assert script.startswith("(function () {\n") and script.rstrip().endswith("})();")
     assert script.count("(function () {\n") == 1  # the parts open no closure of their own
     assert all(len(part.splitlines()) <= 400 for part in parts)
+
+
+def test_an_instruct_model_with_its_chat_template_and_a_base_model_share_one_board(
+    dummy_run: Path, tmp_path: Path, browser: Callable[..., Any]
+) -> None:
+    """How a model is prompted is a row property: both rows are ranked side by side, each showing it."""
+    chat_folder = tmp_path / "chat"
+    chat_folder.mkdir()
+    for source in dummy_run.parent.iterdir():  # the same run, as lm-eval records it with --apply_chat_template
+        (chat_folder / source.name).write_bytes(source.read_bytes())
+    chat_results = chat_folder / dummy_run.name
+    results = json.loads(chat_results.read_text(encoding="utf-8"))
+    results.update(chat_template="{{ messages }}", chat_template_sha="c4a7" * 16, fewshot_as_multiturn=True)
+    chat_results.write_text(json.dumps(results), encoding="utf-8")
+    instruct = ingest_results(chat_results, name="instruct-model", night="2026-06-01", bootstrap=BOOT)
+    base = ingest_results(dummy_run, name="base-model", night="2026-06-01", bootstrap=BOOT)
+    document = make_document("leaderboard", [instruct, base], night="2026-06-01", bootstrap=BOOT)
+    assert len(document["boards"]) == 1 and instruct["settings_id"] == base["settings_id"]
+    assert instruct["provenance"]["fewshot_as_multiturn"] is True and base["provenance"]["chat_template_applied"] is False
+    page = render_file(document, tmp_path / "index.html")
+    run = browser(page, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _parse(run.stdout)
+    body = next(attrs for tag, attrs in dom.tags if tag == "body")
+    assert body.get("data-rendered") == "ok", run.stdout[-3000:]
+    ranked = [attrs["data-row-id"] for tag, attrs in dom.tags if tag == "tr" and attrs.get("data-row-id")]
+    assert sorted(ranked) == sorted([instruct["row_id"], base["row_id"]])  # one table, both rows
+    text = "".join(dom.text)
+    assert "chat template c4a7c4a7" in text and "no chat template" in text
+    assert "2 rows on 1 board" in text and "One board: every row below was measured under the same settings." in text

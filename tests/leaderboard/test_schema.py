@@ -69,7 +69,7 @@ def _FIRST_TASK(doc: dict[str, Any]) -> str:
     ("path", "value", "message"),
     [
         (("rows", 0, "model", "revision"), _DELETE, r"\$\.rows\[0\]\.model: 'revision' is a required property"),
-        (("schema_version",), "2.0", r"\$\.schema_version: '2\.0' does not match"),
+        (("schema_version",), "3.0", r"\$\.schema_version: '3\.0' does not match"),
         (("rows", 0, "measured_at"), "yesterday", r"\$\.rows\[0\]\.measured_at: 'yesterday' does not match"),
         (("rows", 0, "model", "colour"), "blue", r"\$\.rows\[0\]\.model: Additional properties are not allowed \('colour'"),
         (("failures", 0, "error", "returncode"), "one", r"\$\.failures\[0\]\.error\.returncode: 'one' is not of type"),

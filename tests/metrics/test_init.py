@@ -68,6 +68,7 @@ def test_public_api() -> None:
         "majority_shares",
         "merge_sort_bound",
         "p_first_mean",
+        "pairs_order",
         "pairs_rank",
         "position_bias",
         "ranking_spearman",

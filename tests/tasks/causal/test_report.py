@@ -102,7 +102,7 @@ def test_bad_samples_files_name_file_and_line(tmp_path: Path, content: str, frag
 
 
 def test_missing_or_no_files(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="samples file not found"):
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
         report.confusion_report([tmp_path / "nope.jsonl"], tmp_path)
     with pytest.raises(ValueError, match="samples_paths is empty"):
         report.confusion_report([], tmp_path)

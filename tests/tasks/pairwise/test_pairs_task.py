@@ -77,7 +77,32 @@ def test_position_biased_judge_gains_from_calibration() -> None:
     assert metrics["pairs_spearman"] < 0.99
 
 
-def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path) -> None:
+# The beam keeping every path (pairs_prob_gap 0.5 prunes nothing) asks every pair of each merge's two
+# runs once, and every unordered pair meets in exactly one merge: n (n - 1) / 2 comparisons a run.
+UNPRUNED_BEAM = {"pairs_method": "beam", "pairs_beam_size": 1000, "pairs_prob_gap": 0.5}
+
+
+def test_beam_ranks_perfectly_and_asks_each_prompt_once() -> None:
+    judge = Judge(bias=0.5)
+    metrics = _run(judge, {"pairs_method": "beam", "pairs_beam_size": 3})
+    assert metrics["pairs_spearman"] == pytest.approx(1.0)
+    assert metrics["pairs_spearman_calibrated"] == pytest.approx(1.0)
+    assert len(judge.prompts) / 2 == len(set(judge.prompts))
+    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches) - 1  # one batched call per round
+
+
+def test_unpruned_beam_asks_half_the_ordered_pairs_per_run_and_greedy_fewer() -> None:
+    beam = _run(Judge(), UNPRUNED_BEAM)
+    assert beam["pairs_comparisons_ratio"] == pytest.approx(0.5)
+    assert beam["pairs_calibrated_comparisons_ratio"] == pytest.approx(1.0)
+    assert beam["pairs_model_calls_ratio"] == pytest.approx(1.0)
+    assert beam["pairs_spearman"] == pytest.approx(1.0)
+    greedy = _run(Judge())
+    assert greedy["pairs_comparisons_ratio"] <= (8 / 20 + 5 / 12) / 2 < 0.5
+
+
+@pytest.mark.parametrize("method", ["greedy", "beam"])
+def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path, method: str) -> None:
     import json
     import os
     import shutil
@@ -88,16 +113,28 @@ def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path) -> Non
     lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    metadata = {"max_items": 5, "pairs_runs": 10, **(UNPRUNED_BEAM if method == "beam" else {})}
     run = subprocess.run(
         [lm_eval, "--model", "dummy", "--tasks", "logic_consistency_summeval_pairs", "--limit", "2",
-         "--metadata", json.dumps({"max_items": 5, "pairs_runs": 10}), "--output_path", str(tmp_path)],
+         "--metadata", json.dumps(metadata), "--output_path", str(tmp_path), "--log_samples"],
         capture_output=True, text=True, env=env, timeout=900, cwd=root,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     (results_file,) = tmp_path.glob("*/results_*.json")
-    metrics = json.loads(results_file.read_text())["results"]["logic_consistency_summeval_pairs"]
+    results = json.loads(results_file.read_text())
+    metrics = results["results"]["logic_consistency_summeval_pairs"]
+    assert results["configs"]["logic_consistency_summeval_pairs"]["metadata"].get("pairs_method", "greedy") == method
+    (samples_file,) = tmp_path.glob("*/samples_*.jsonl")
+    records = [json.loads(line)["doc"]["pairs"] for line in samples_file.read_text().splitlines()]
+    assert [record["search"]["method"] for record in records] == [method, method]
     assert -1.0 <= metrics["pairs_spearman,none"] <= 1.0
     assert -1.0 <= metrics["pairs_spearman_calibrated,none"] <= 1.0
-    # 5 items: a merge sort needs at most 8 of the 20 ordered pairs per run
-    assert 0 < metrics["pairs_comparisons_ratio,none"] <= 8 / 20
     assert 0 < metrics["pairs_model_calls_ratio,none"] <= 1
+    if method == "greedy":  # 5 items: a merge sort needs at most 8 of the 20 ordered pairs per run
+        assert 0 < metrics["pairs_comparisons_ratio,none"] <= 8 / 20
+    else:  # every pair once per run, half the ordered pairs; calibrated, all of them
+        assert metrics["pairs_comparisons_ratio,none"] == pytest.approx(0.5)
+        assert metrics["pairs_calibrated_comparisons_ratio,none"] == pytest.approx(1.0)
+        for record in records:
+            n_pairs = record["all_pairs"] // 2
+            assert set(record["comparisons"]["raw"]) == set(record["comparisons"]["calibrated"]) == {n_pairs}

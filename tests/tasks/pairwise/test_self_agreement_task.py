@@ -60,7 +60,7 @@ def test_seven_of_ten_samples_agree() -> None:
     # the majority always says A: a pure position bias
     assert metrics["position_bias"] == 1.0
     assert metrics["s_comm"] == 0.0
-    assert metrics["unparseable"] == 0 and metrics["n_majority_ties"] == 0
+    assert metrics["unparseable"] == 0 and metrics["n_majority_ties"] == 0 and metrics["n_single_sample"] == 0
     # every prompt sampled 10 times, none deduplicated, at the paper's temperature
     prompts = [(c, k) for c, k in model.requests if _OPTIONS.search(c)]
     assert len(prompts) == (20 + 12) * 2 * 10
@@ -75,6 +75,19 @@ def test_unparseable_samples_and_ties_are_counted_not_guessed() -> None:
     assert metrics["unparseable"] == (20 + 12) * 2 * 2
     assert metrics["n_majority_ties"] == (20 + 12) * 2
     assert "s_comm" not in metrics  # no majority judgement at all: undefined, not 0 or 1
+
+
+def test_judgements_with_one_parsed_sample_are_counted_and_left_out() -> None:
+    # k = 3: "A", babble, babble -> one parsed sample per judgement: no self-agreement at all
+    metrics = _run(Sampler(["A", "no idea", "no idea"]), metadata={"samples": 3})
+    assert "self_agreement" not in metrics  # undefined, never the 1.0 a lone sample would score
+    assert metrics["n_single_sample"] == (20 + 12) * 2
+    assert metrics["unparseable"] == (20 + 12) * 2 * 2
+    # the lone samples are still the majority judgements: always A, a pure position bias
+    assert metrics["position_bias"] == 1.0 and metrics["s_comm"] == 0.0
+    # k = 4: "A", "A", "B", babble -> three parsed samples each: none single, 2 of 3 agree
+    metrics = _run(Sampler(["A", "A", "B", "no idea"]), metadata={"samples": 4})
+    assert metrics["n_single_sample"] == 0 and metrics["self_agreement"] == pytest.approx(2 / 3)
 
 
 def test_consistent_sampler_scores_one() -> None:
@@ -97,8 +110,9 @@ def test_consistent_sampler_scores_one() -> None:
 
 
 def test_bad_sample_count_is_an_error() -> None:
-    with pytest.raises(ValueError, match="samples"):
-        _run(Sampler(["A"]), metadata={"samples": 0})
+    for bad in (0, 1):  # one sample always agrees with itself
+        with pytest.raises(ValueError, match=r"samples must be at least 2"):
+            _run(Sampler(["A"]), metadata={"samples": bad})
 
 
 def test_cache_resumes_sampled_generations(tmp_path: Path) -> None:

@@ -167,3 +167,13 @@ def test_pairs_replay_can_be_switched_off() -> None:
     assert "pairs_spearman" not in metrics and "rank_spearman_win_loss" in metrics
     with pytest.raises(ValueError, match="pairs_runs"):
         _run(ScriptedJudge(perfect), "toy_pairwise", metadata={"pairs_runs": -1})
+
+
+def test_pairs_replay_runs_the_beam_when_asked() -> None:
+    # An unpruned, unbounded beam asks every pair of each merge: n (n - 1) / 2 per run, half the matrix.
+    metadata = {"pairs_method": "beam", "pairs_beam_size": 1000, "pairs_prob_gap": 0.5}
+    judge = ScriptedJudge(perfect)
+    metrics = _metrics(_run(judge, "toy_pairwise", metadata=metadata), "toy_pairwise")
+    assert metrics["pairs_comparisons_ratio"] == pytest.approx(0.5)
+    assert metrics["pairs_spearman"] == pytest.approx(1.0) and metrics["pairs_spearman_calibrated"] == pytest.approx(1.0)
+    assert len(judge.calls) == 2 * 2 * (20 + 12)  # the replay asks the model nothing more

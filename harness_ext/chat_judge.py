@@ -1,0 +1,242 @@
+"""``lc-chat``: lm-eval's ``local-chat-completions`` with answer-choice probabilities.
+
+lm-eval's chat-completions backends generate but refuse log-likelihood requests (a chat endpoint
+scores no given continuation). A judge, though, needs the probability of each answer choice:
+calibration, ``p_first_mean`` and PairS are built on P(A). ``lc-chat`` answers a log-likelihood
+request whose continuation is one answer choice (one word: an answer letter, True/False) from the
+top log-probabilities of ONE greedy chat completion of its context, as PairS's authors do
+(:mod:`logic_consistency.harness_ext.choice_reading` states the matching rule):
+
+* every choice asked of one context is read from the same completion (one call per judgement);
+* the payload is ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``; N
+  (``top_logprobs``, at most 20, OpenAI's limit) and M (``max_tokens``; 1 = a first-token
+  reading) are model arguments;
+* any other log-likelihood request (several words, e.g. the conditional-probability causal tasks'
+  effects, or a context that is not chat messages) is refused before any call, naming its task.
+
+Everything else is lm-eval's own: generation, the request payloads' transport, retries
+(``max_retries``, exponential back-off: a 429 or 500 is retried), concurrency (``num_concurrent``),
+``timeout``, the API key (``OPENAI_API_KEY``) and ``--use_cache`` (each answer is written to the
+cache as its call returns, so a run killed half-way resumes without repeating a call). An endpoint
+that still fails after the retries stops the run with one error naming ``base_url``.
+
+Each ``loglikelihood`` call logs how many contexts it read, the positions used and how many
+choices were missing from the top N (given the documented bound); the tasks report the count as
+``n_choices_missing``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from lm_eval.api.instance import Instance
+from lm_eval.models.api_models import JsonChatStr
+from lm_eval.models.openai_completions import LocalChatCompletion
+
+from logic_consistency.harness_ext.choice_reading import ChoiceAnswer, read_choices
+
+# A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
+eval_logger = logging.getLogger("lm_eval.models.lc_chat")
+
+#: OpenAI's ceiling on ``top_logprobs``.
+MAX_TOP_LOGPROBS = 20
+
+
+class ChoiceRequestError(ValueError):
+    """A log-likelihood request ``lc-chat`` cannot answer from a chat completion."""
+
+
+def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
+    """Indices of ``requests`` per distinct context (its chat-message JSON), after checking each.
+
+    Raises:
+        ChoiceRequestError: A context is not chat messages, or a continuation is not one word;
+            the message names the task.
+    """
+    groups: dict[str, list[int]] = {}
+    for index, request in enumerate(requests):
+        context, continuation = request.args[0], request.args[1]
+        task = request.task_name or "(unnamed task)"
+        if not isinstance(context, JsonChatStr):
+            raise ChoiceRequestError(
+                f"lc-chat: task {task!r} sent a plain-text context; a chat endpoint needs chat messages: "
+                "run with --apply_chat_template"
+            )
+        words = str(continuation).split()
+        if len(words) != 1:
+            raise ChoiceRequestError(
+                f"lc-chat: task {task!r} asks for the log-likelihood of {continuation!r}; lc-chat reads only "
+                "one-word answer choices (answer letters, True/False) from a chat completion's top "
+                "log-probabilities, and a chat endpoint scores no longer continuation. Run this task on a "
+                "backend with log-likelihoods (lc-hf, hf, vllm, local-completions)"
+            )
+        groups.setdefault(context.prompt, []).append(index)
+    for indices in groups.values():
+        keys = [str(requests[i].args[1]).strip() for i in indices]
+        if len(set(keys)) != len(keys):
+            task = requests[indices[0]].task_name
+            raise ChoiceRequestError(f"lc-chat: task {task!r} asks one context for the same choice twice: {keys}")
+    return groups
+
+
+class ChatJudgeLM(LocalChatCompletion):
+    """``local-chat-completions`` that answers one-word-choice log-likelihood requests (module doc)."""
+
+    #: Tasks may check this (through ``--use_cache``'s wrapper too) to know answers are readings.
+    reads_choices_from_top_logprobs = True
+
+    def __init__(self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = 8, **kwargs: Any) -> None:
+        top_logprobs, max_tokens = int(top_logprobs), int(max_tokens)
+        if not 1 <= top_logprobs <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"lc-chat: top_logprobs must be in [1, {MAX_TOP_LOGPROBS}], got {top_logprobs}")
+        if max_tokens < 1:
+            raise ValueError(f"lc-chat: max_tokens must be >= 1, got {max_tokens}")
+        if not kwargs.get("base_url"):
+            raise ValueError("lc-chat: base_url is required (the full .../v1/chat/completions URL)")
+        super().__init__(**kwargs)
+        self.top_logprobs = top_logprobs
+        self.max_tokens = max_tokens
+        # Readings already made in this process, by (context, choices): a greedy reading is
+        # deterministic, so a context another task already asked (PairS rounds ask the pairwise
+        # task's prompts) is answered from memory, never sent twice.
+        self._readings: dict[tuple[str, tuple[str, ...]], list[ChoiceAnswer]] = {}
+
+    # ------------------------------------------------------------------ payloads
+    def _create_payload(
+        self,
+        messages: Any,
+        generate: bool = False,
+        gen_kwargs: dict[str, Any] | None = None,
+        seed: int = 1234,
+        eos: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        if generate:
+            return super()._create_payload(messages, generate=True, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
+        return {
+            "messages": messages,
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            "seed": seed,
+        }
+
+    def parse_logprobs(  # type: ignore[override]
+        self, outputs: Any, tokens: Any = None, ctxlens: Any = None, **kwargs: Any
+    ) -> list[list[ChoiceAnswer]]:
+        """One reading per completion; ``ctxlens`` carries each call's choices (see ``amodel_call``)."""
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        readings = []
+        for output, choices in zip(outputs, ctxlens, strict=True):
+            try:
+                content = output["choices"][0]["logprobs"]["content"]
+            except (KeyError, IndexError, TypeError) as error:
+                raise ValueError(
+                    f"lc-chat: the answer of {self.base_url} has no choices[0].logprobs.content "
+                    f"({type(error).__name__}: {error}); does the endpoint support logprobs?"
+                ) from error
+            readings.append(read_choices(content, choices))
+        return readings
+
+    # ------------------------------------------------------------------ transport (lm-eval's own)
+    async def amodel_call(self, session: Any, sem: Any, messages: Any, *, generate: bool = True,
+                          cache_keys: Any = None, ctxlens: Any = None, gen_kwargs: Any = None, **kwargs: Any) -> Any:
+        """lm-eval's concurrent call; for a reading, ``cache_keys`` holds the requests' arguments.
+
+        lm-eval's own caching after the call maps one answer to one cache key; a reading answers
+        every choice of its context, so it is cached here, one entry per request, as it returns.
+        """
+        if generate:
+            return await super().amodel_call(session, sem, messages, generate=True, cache_keys=cache_keys,
+                                             ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs)
+        readings = await super().amodel_call(session, sem, messages, generate=False, cache_keys=None,
+                                             ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs)
+        for reading, arguments in zip(readings, cache_keys, strict=True):
+            self._cache(arguments, reading)
+        return readings
+
+    def _cache(self, arguments: Sequence[tuple[Any, str]], reading: Sequence[ChoiceAnswer]) -> None:
+        for args, answer in zip(arguments, reading, strict=True):
+            self.cache_hook.add_partial("loglikelihood", args, answer)
+
+    def _read_sequentially(self, contexts: list[JsonChatStr], choices: list[list[str]],
+                           arguments: list[list[tuple[Any, str]]], disable_tqdm: bool) -> list[list[ChoiceAnswer]]:
+        from tenacity import retry, stop_after_attempt, wait_exponential
+        from tqdm import tqdm
+
+        call = retry(stop=stop_after_attempt(self.max_retries), wait=wait_exponential(multiplier=0.5, min=1, max=10),
+                     reraise=True)(self.model_call)
+        readings = []
+        for context, wanted, args in tqdm(list(zip(contexts, choices, arguments, strict=True)),
+                                          desc="Reading choices", disable=disable_tqdm):
+            reading = self.parse_logprobs(call(messages=[context], generate=False), ctxlens=[wanted])[0]
+            self._cache(args, reading)
+            readings.append(reading)
+        return readings
+
+    def _endpoint_error(self, error: BaseException) -> RuntimeError:
+        return RuntimeError(
+            f"lc-chat: the chat endpoint base_url={self.base_url} gave no usable answer after "
+            f"max_retries={self.max_retries} attempts: {type(error).__name__}: {error}"
+        )
+
+    # ------------------------------------------------------------------ requests
+    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:  # type: ignore[override]
+        """Answer one-word-choice requests from one greedy completion per distinct context."""
+        if not requests:
+            return []
+        groups = _group_by_context(requests)
+        keys = [(prompt, tuple(str(requests[i].args[1]) for i in indices)) for prompt, indices in groups.items()]
+        new = [n for n, key in enumerate(keys) if key not in self._readings]
+        contexts = [requests[list(groups.values())[n][0]].args[0] for n in new]
+        choices = [list(keys[n][1]) for n in new]
+        arguments = [[requests[i].args for i in list(groups.values())[n]] for n in new]
+        try:
+            if self._concurrent <= 1:
+                readings = self._read_sequentially(contexts, choices, arguments, disable_tqdm)
+            else:
+                readings = [
+                    reading
+                    for call in asyncio.run(self.get_batched_requests(contexts, arguments, generate=False, ctxlens=choices))
+                    for reading in call
+                ]
+        except ValueError:
+            raise
+        except Exception as error:
+            raise self._endpoint_error(error) from error
+        for n, reading in zip(new, readings, strict=True):
+            self._readings[keys[n]] = reading
+        out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
+        for key, indices in zip(keys, groups.values(), strict=True):
+            for index, answer in zip(indices, self._readings[key], strict=True):
+                out[index] = answer
+        if len(new) < len(keys):
+            eval_logger.info("lc-chat: %d of %d contexts answered from earlier in this run", len(keys) - len(new), len(keys))
+        if readings:
+            self._log_readings(readings)
+        return out
+
+    def _log_readings(self, readings: list[list[ChoiceAnswer]]) -> None:
+        answers = [answer for reading in readings for answer in reading]
+        positions = Counter(reading[0].position for reading in readings)
+        missing = sum(answer.missing for answer in answers)
+        log = eval_logger.warning if missing else eval_logger.info
+        log(
+            "lc-chat: read %d contexts (%d choices) at generated positions %s; %d choices missing from "
+            "the top %d, given the least listed token's log-probability (an upper bound)",
+            len(readings), len(answers), dict(sorted(positions.items())), missing, self.top_logprobs,
+        )
+
+    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:  # noqa: D102
+        try:
+            return super().generate_until(requests, disable_tqdm=disable_tqdm)
+        except (AssertionError, ValueError):
+            raise
+        except Exception as error:
+            raise self._endpoint_error(error) from error

@@ -1,0 +1,378 @@
+"""Cost plan: what an ``lm_eval`` run of some tasks would ask a model, counted without any model.
+
+``logic-consistency plan`` (:mod:`logic_consistency.harness_ext.plan_report` prints it) builds every
+task's requests exactly as ``lm_eval.evaluator.evaluate`` does (lm-eval's ``TaskManager`` with the
+run's ``--metadata``, ``get_sample_size`` for ``--limit``, ``build_all_requests`` with the same
+formatting flags), but with a *recorder* in place of the model:
+
+* tasks that ask the model while they build their requests (earlier stages of a
+  :class:`~logic_consistency.harness_ext.multistage.MultiStageTask`, sampled judgements, PairS merge
+  rounds) find the recorder as :func:`~logic_consistency.harness_ext.multistage.current_lm`; it
+  records each request and answers with a placeholder (empty text; a seeded random log-likelihood,
+  like lm-eval's ``dummy``). Requests that do not depend on earlier answers (a first stage, samples)
+  are therefore counted exactly; requests chosen from earlier answers (PairS rounds) are counted as
+  one simulated run with a random judge, and the task's own bounds are printed next to them;
+* a later stage's prompts are built from the earlier stage's parsed answers, which a placeholder
+  cannot give, so every document's later stage is a placeholder in the recorded run. The plan
+  replaces it with a *bound* from the stage definition: a mapping of prompts has ``len(prompts)``
+  prompts per document, a ``!function`` hook declares its count with :func:`prompts_per_document`
+  (an undeclared hook is reported as unknown, never guessed). Their prompt tokens are an estimate:
+  the document's longest first-stage prompt plus the earlier stages' generated-token bound, per
+  prompt.
+
+Prompt tokens are counted with a named tokenizer (the embedded SmolLM2 tokenizer by default: no hub
+is reachable, so any other model's count is an approximation) over distinct contexts, each context
+tokenized once, in batches. A task that exposes ``cost_plan_notes(docs) -> list[(label, value)]``
+adds its own lines (the pairwise family's full matrix against PairS). This module knows no task
+family.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from lm_eval.api.instance import Instance
+
+from logic_consistency.harness_ext import multistage
+
+#: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
+PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
+#: Name of the optional task method that adds task-specific lines to the plan.
+NOTES_METHOD = "cost_plan_notes"
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
+
+
+def prompts_per_document(count: int) -> Callable[[_Hook], _Hook]:
+    """Declare how many prompts a stage's ``prompts`` hook returns per document (the plan's bound)."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+
+    def declare(hook: _Hook) -> _Hook:
+        setattr(hook, PROMPTS_ATTRIBUTE, count)
+        return hook
+
+    return declare
+
+
+class RecordingLM:
+    """Stands in for the model while tasks build requests: records every request, answers placeholders."""
+
+    rank = 0
+    world_size = 1
+
+    def __init__(self, *, seed: int = 0, tokenizer: Any = None) -> None:
+        self.requests: list[Instance] = []
+        self._random = random.Random(seed)
+        self._tokenizer = tokenizer
+        self.tokenizer_name = getattr(tokenizer, "name_or_path", "")
+
+    def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:  # noqa: D102
+        self.requests.extend(requests)
+        return [""] * len(requests)
+
+    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:  # noqa: D102
+        self.requests.extend(requests)
+        return [(-self._random.random(), False) for _ in requests]
+
+    def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:  # noqa: D102
+        self.requests.extend(requests)
+        return [-1.0] * len(requests)
+
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """The tokenizer's chat template, as lm-eval's ``hf`` backend applies it."""
+        if self._tokenizer is None:
+            raise ValueError("--apply_chat_template needs a tokenizer with a chat template")
+        return str(self._tokenizer.apply_chat_template(
+            chat_history, tokenize=False, add_generation_prompt=add_generation_prompt,
+            continue_final_message=not add_generation_prompt,
+        ))
+
+
+@dataclass
+class Tally:
+    """Requests of one request type in one part of a task (built exactly, or a later-stage bound)."""
+
+    requests: int = 0
+    contexts: set[str] = field(default_factory=set)
+    #: Contexts whose log-likelihood continuations are not all single words (not one chat call).
+    multi_token_contexts: set[str] = field(default_factory=set)
+    #: Tokens of every request's context (a generation request is one call each).
+    request_tokens: int = 0
+    #: Tokens of the distinct contexts (what one call per context sends).
+    distinct_tokens: int = 0
+    #: Sum of ``max_gen_toks`` over generation requests.
+    generated_tokens: int = 0
+    _contexts_per_request: list[str] = field(default_factory=list, repr=False)
+
+    def add(self, request: Instance) -> None:
+        """Count one request (its tokens are counted later, in one batch per plan)."""
+        context, second = request.args[0], request.args[1] if len(request.args) > 1 else None
+        context = str(context)
+        self.requests += 1
+        self.contexts.add(context)
+        self._contexts_per_request.append(context)
+        if request.request_type == "generate_until":
+            self.generated_tokens += int((second or {}).get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
+        elif request.request_type == "loglikelihood" and not is_single_choice(str(second)):
+            self.multi_token_contexts.add(context)
+
+
+#: lm-eval's default generation length when a task sets none (``TemplateLM``'s ``max_gen_toks``).
+DEFAULT_MAX_GEN_TOKS = 256
+
+
+def is_single_choice(continuation: str) -> bool:
+    """Whether a log-likelihood continuation is one answer choice: one word once stripped (" A", "True")."""
+    stripped = continuation.strip()
+    return bool(stripped) and not any(character.isspace() for character in stripped)
+
+
+@dataclass
+class StageBound:
+    """A later stage of a multi-stage task: request bound and token estimate (answers unknown)."""
+
+    stage: str
+    request_type: str
+    requests: int | None  # None: the stage's hook declares no count
+    contexts: int | None
+    context_tokens_estimate: int | None
+    generated_tokens: int
+    #: Whether each prompt is scored on single-word choices (one ``lc-chat`` call per prompt).
+    single_choice: bool = True
+
+
+@dataclass
+class TaskPlan:
+    """Everything the plan reports for one task."""
+
+    task: str
+    documents: int
+    #: Requests asked while the task built its requests (earlier stages, samples, PairS rounds).
+    building: dict[str, Tally] = field(default_factory=dict)
+    #: The task's final requests (lm-eval's own batch), later stages of multi-stage tasks excluded.
+    final: dict[str, Tally] = field(default_factory=dict)
+    later_stages: list[StageBound] = field(default_factory=list)
+    notes: list[tuple[str, Any]] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=dict)
+    #: Requests of ``building`` that an earlier task of the plan already asked: one ``lm_eval`` run
+    #: sends them once (:func:`~logic_consistency.harness_ext.multistage.call_once`), so totals drop them.
+    repeated: dict[str, Tally] = field(default_factory=dict)
+
+
+def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """Task objects by name, as ``simple_evaluate`` loads them (``TaskManager(metadata=...)``).
+
+    The suite's own folder is indexed first, alone (about a second); lm-eval's thousands of
+    built-in task files (several seconds) only when a name is not found there.
+
+    Raises:
+        ValueError: A name is no task, group or tag lm-eval knows.
+    """
+    from lm_eval.tasks import TaskManager
+
+    from logic_consistency.harness_ext.autoload import tasks_dir
+
+    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=dict(metadata or {}))
+    if any(name not in manager.all_tasks for name in tasks):
+        manager = TaskManager(metadata=dict(metadata or {}))
+    unknown = [name for name in tasks if name not in manager.all_tasks]
+    if unknown:
+        raise ValueError(f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)")
+    return dict(manager.load(list(tasks))["tasks"])
+
+
+def load_tokenizer(name: str) -> Any:
+    """An embedded model's tokenizer by name, or a local tokenizer folder (never the hub)."""
+    from transformers import AutoTokenizer
+
+    from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
+
+    path = str(resolve(name)) if name in EMBEDDED_MODELS else name
+    try:
+        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except OSError as error:
+        raise ValueError(f"--tokenizer {name!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+                         f"nor a local tokenizer folder ({error})") from error
+
+
+def plan_tasks(
+    tasks: Sequence[str],
+    *,
+    limit: float | None = None,
+    metadata: dict[str, Any] | None = None,
+    apply_chat_template: bool = False,
+    system_instruction: str | None = None,
+    fewshot_as_multiturn: bool = False,
+    tokenizer: Any,
+    seed: int = 0,
+    timings: dict[str, float] | None = None,
+) -> list[TaskPlan]:
+    """Build every task's requests with a recorder for the model and count them (see the module docstring).
+
+    Args:
+        tasks: Task, group or tag names (``lm_eval --tasks``).
+        limit: ``--limit`` (a count, or a fraction below 1).
+        metadata: ``--metadata``.
+        apply_chat_template, system_instruction, fewshot_as_multiturn: lm-eval's formatting flags.
+        tokenizer: A transformers tokenizer, or a name for :func:`load_tokenizer` (loaded after
+            the tasks, so that a bad task name fails fast); used for the chat template and the counts.
+        seed: Seed of the recorder's random log-likelihoods (PairS simulation).
+        timings: If given, receives the seconds spent loading tasks, building requests and counting tokens.
+    """
+    from lm_eval.evaluator_utils import get_sample_size
+
+    if limit is not None and limit <= 0:
+        raise ValueError(f"--limit must be > 0, got {limit}")
+    plans: list[TaskPlan] = []
+    asked: set[tuple[str, str]] = set()
+    clock = {"start": time.perf_counter()}
+    loaded = load_tasks(tasks, metadata)
+    if isinstance(tokenizer, str):
+        tokenizer = load_tokenizer(tokenizer)
+    clock["loaded"] = time.perf_counter()
+    for name, task in loaded.items():
+        recorder = RecordingLM(seed=seed, tokenizer=tokenizer)
+        token = multistage._CURRENT_RUN.set(multistage._Run(recorder))
+        level = multistage.eval_logger.level
+        # the recorder's placeholder answers block every later stage: that warning is no news here
+        multistage.eval_logger.setLevel(logging.ERROR)
+        try:
+            task.build_all_requests(
+                limit=get_sample_size(task, limit), rank=0, world_size=1, cache_requests=False,
+                system_instruction=system_instruction, apply_chat_template=apply_chat_template,
+                fewshot_as_multiturn=fewshot_as_multiturn,
+                chat_template=recorder.apply_chat_template if apply_chat_template else None,
+                tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
+            )
+        finally:
+            multistage._CURRENT_RUN.reset(token)
+            multistage.eval_logger.setLevel(level)
+        plan = _plan_one(name, task, recorder.requests)
+        keys = [multistage._request_key(request) for request in recorder.requests]
+        plan.repeated = _tally(r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked)
+        asked.update(key for key in keys if key is not None)
+        plans.append(plan)
+    clock["built"] = time.perf_counter()
+    count_tokens(plans, tokenizer)
+    if timings is not None:
+        timings.update(load_tasks_and_tokenizer=clock["loaded"] - clock["start"],
+                       build_requests=clock["built"] - clock["loaded"], count_tokens=time.perf_counter() - clock["built"])
+    return plans
+
+
+def _tally(requests: Iterable[Instance], *, repeats: bool = False) -> dict[str, Tally]:
+    out: dict[str, Tally] = {}
+    for request in requests:
+        for _ in range(request.repeats if repeats else 1):
+            out.setdefault(request.request_type, Tally()).add(request)
+    return out
+
+
+def _plan_one(name: str, task: Any, recorded: list[Instance]) -> TaskPlan:
+    instances = list(task.instances)
+    docs = {instance.doc_id: instance.doc for instance in instances}
+    plan = TaskPlan(task=name, documents=len(docs), building=_tally(recorded))
+    if isinstance(task, multistage.MultiStageTask) and len(task.stages) > 1:
+        # the recorded run's last stage is a placeholder per document: replace it by bounds
+        plan.later_stages = _later_stage_bounds(task, len(docs))
+    else:
+        plan.final = _tally(instances, repeats=True)
+    notes = getattr(task, NOTES_METHOD, None)
+    if callable(notes):
+        plan.notes = list(notes(list(docs.values())))
+    return plan
+
+
+def _later_stage_bounds(task: Any, documents: int) -> list[StageBound]:
+    """Bounds on the stages after the first, from their definitions (see the module docstring)."""
+    bounds = []
+    for stage in task.stages[1:]:
+        per_doc = _declared_prompts(stage)
+        width = len(stage.choices) if stage.output_type == "loglikelihood" and stage.choices else 1
+        requests = None if per_doc is None else per_doc * width * documents
+        contexts = None if per_doc is None else per_doc * documents
+        generated = 0
+        if stage.output_type == "generate_until" and requests is not None:
+            generated = requests * int(stage.generation_kwargs.get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
+        # a hook's {context, continuation} prompts (no `choices`) are free continuations, not choices
+        single = stage.output_type != "loglikelihood" or (
+            bool(stage.choices) and all(is_single_choice(choice) for choice in stage.choices))
+        bounds.append(StageBound(stage.name, stage.output_type, requests, contexts, None, generated, single))
+    return bounds
+
+
+def _declared_prompts(stage: Any) -> int | None:
+    if isinstance(stage.prompts, dict) or not callable(stage.prompts):
+        return len(stage.prompts)
+    count = getattr(stage.prompts, PROMPTS_ATTRIBUTE, None)
+    return int(count) if count is not None else None
+
+
+#: Where a context may be cut for counting: after a newline that follows a visible character, when
+#: a visible character or one more newline and a visible character follow ("x\n|y", "x\n|\ny").
+#: For byte-level BPE tokenizers with GPT-2 style pre-tokenization no token spans such a cut, so a
+#: context's count is the sum over its pieces, and the pieces repeated across prompts (the article,
+#: the instructions, each option) are tokenized once. A sample check guards other tokenizers.
+_CUT = re.compile(r"(?<=\S\n)(?=\n?\S)")
+#: Contexts whose whole-text count checks the piecewise count before it is used.
+CHECK_SAMPLE = 64
+
+
+def _lengths(tokenizer: Any, texts: Sequence[str], batch_size: int) -> list[int]:
+    out: list[int] = []
+    for start in range(0, len(texts), batch_size):
+        out += [len(ids) for ids in tokenizer(list(texts[start : start + batch_size]), add_special_tokens=False)["input_ids"]]
+    return out
+
+
+def context_lengths(tokenizer: Any, texts: Sequence[str], *, batch_size: int = 1024, seed: int = 0) -> dict[str, int]:
+    """Token count of each text: piecewise (see :data:`_CUT`) when that reproduces whole-text counts
+    on a seeded sample of :data:`CHECK_SAMPLE` texts, else every text tokenized whole."""
+    sample = random.Random(seed).sample(list(texts), min(CHECK_SAMPLE, len(texts)))
+    pieces = {text: _CUT.split(text) for text in texts}
+    distinct = sorted({piece for parts in pieces.values() for piece in parts})
+    piece_length = dict(zip(distinct, _lengths(tokenizer, distinct, batch_size), strict=True))
+    counts = {text: sum(piece_length[piece] for piece in parts) for text, parts in pieces.items()}
+    exact = dict(zip(sample, _lengths(tokenizer, sample, batch_size), strict=True))
+    if any(counts[text] != length for text, length in exact.items()):
+        logging.getLogger(__name__).info("piecewise token counts differ from whole-text counts: tokenizing every context whole")
+        counts = dict(zip(texts, _lengths(tokenizer, texts, batch_size), strict=True))
+    return counts
+
+
+def count_tokens(plans: list[TaskPlan], tokenizer: Any, *, batch_size: int = 1024) -> None:
+    """Fill each plan's ``tokens``: every distinct context of the whole plan is counted once (:func:`context_lengths`)."""
+    texts = sorted({c for plan in plans for part in (plan.building, plan.final) for t in part.values() for c in t.contexts})
+    lengths = context_lengths(tokenizer, texts, batch_size=batch_size)
+    for plan in plans:
+        for part in (plan.building, plan.final, plan.repeated):
+            for tally in part.values():
+                tally.request_tokens = sum(lengths[c] for c in tally._contexts_per_request)
+                tally.distinct_tokens = sum(lengths[c] for c in tally.contexts)
+        plan.tokens = _token_totals(plan, lengths)
+
+
+def _token_totals(plan: TaskPlan, lengths: dict[str, int]) -> dict[str, int]:
+    """Prompt tokens of the task: per request, per distinct context, and the later-stage estimate."""
+    totals = {"request_tokens": 0, "distinct_context_tokens": 0, "later_stage_tokens_estimate": 0}
+    for part in (plan.building, plan.final):
+        for tally in part.values():
+            totals["request_tokens"] += tally.request_tokens
+            totals["distinct_context_tokens"] += tally.distinct_tokens
+    if plan.later_stages and plan.documents:
+        # per later prompt: the mean earlier-stage prompt plus every earlier answer of its document
+        # at its generation bound (what a later prompt quotes); an estimate, labelled as such
+        earlier = [c for tally in plan.building.values() for c in tally.contexts]
+        mean_prompt = sum(lengths[c] for c in earlier) / len(earlier) if earlier else 0.0
+        answers = sum(t.generated_tokens for t in plan.building.values()) / plan.documents
+        for bound in plan.later_stages:
+            if bound.contexts is not None:
+                bound.context_tokens_estimate = round(bound.contexts * (mean_prompt + answers))
+                totals["later_stage_tokens_estimate"] += bound.context_tokens_estimate
+    return totals

@@ -1,0 +1,89 @@
+"""Reading boards written under an older major version of the schema (see the README's migration notes).
+
+:func:`upgrade` turns a parsed document of an older major version into the current one, in memory;
+:func:`~.schema.load_document` calls it before validating, so every command (``render``, ``validate``,
+``build`` and ``ingest`` merging into an existing board) reads old boards. The file on disk is
+rewritten in the current version only by the next ``build`` or ``ingest``.
+
+1.x -> 2.0: how a model is prompted stopped being a board key. ``settings.system_instruction_sha``
+and ``settings.fewshot_as_multiturn`` move to the row's ``provenance`` (where the system instruction
+hash already was), and ``settings_id``, ``row_id`` and ``boards`` are recomputed from the smaller
+settings, so an instruct model run with its chat template and a base model run without it, split
+onto two boards by 1.x, land on one board. Should two old rows become one row (they differed only
+in few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .identity import row_id, settings_id
+
+__all__ = ["PROMPTING_SETTINGS", "upgrade"]
+
+#: 1.x settings keys that are per-row provenance since 2.0.
+PROMPTING_SETTINGS = ("system_instruction_sha", "fewshot_as_multiturn")
+
+
+def _major(document: Any) -> str | None:
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    return version.split(".", 1)[0] if isinstance(version, str) else None
+
+
+def _row_from_1(row: Any, index: int, source: str) -> Any:
+    if not (isinstance(row, dict) and isinstance(row.get("settings"), dict) and isinstance(row.get("provenance"), dict)
+            and isinstance(row.get("model"), dict) and isinstance(row.get("prompt_set"), dict)):
+        return row  # malformed: left for validation to report with its path
+    if row.get("settings_id") != settings_id(row["settings"]):
+        raise ValueError(
+            f"$.rows[{index}].settings_id: {row.get('settings_id')} is not the hash of the row's settings "
+            f"({settings_id(row['settings'])}); the settings were edited or the row is corrupt (schema 1.x)"
+        )
+    settings, provenance = row["settings"], row["provenance"]
+    for key in PROMPTING_SETTINGS:
+        value = settings.pop(key, None)
+        provenance.setdefault(key, value)
+    row["settings_id"] = settings_id(settings)
+    model = row["model"]
+    row["row_id"] = row_id(str(model.get("name")), str(model.get("revision")), str(model.get("precision")),
+                           str(row["prompt_set"].get("id")), row["settings_id"])
+    return row
+
+
+def upgrade(document: Any, source: str = "<document>") -> Any:
+    """``document`` in the current schema version (a copy if it had to change; as is otherwise).
+
+    Raises:
+        ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
+            and the row): re-keying it would hide the corruption.
+    """
+    if _major(document) != "1":
+        return document
+    from .merge import boards_of
+    from .schema import SCHEMA_VERSION
+
+    upgraded = copy.deepcopy(document)
+    upgraded["schema_version"] = SCHEMA_VERSION  # so that validation names what else is wrong, if anything
+    rows = upgraded.get("rows")
+    if not isinstance(rows, list):
+        return upgraded
+    try:
+        rows = [_row_from_1(row, index, source) for index, row in enumerate(rows)]
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
+    if not all(isinstance(row, dict) and isinstance(row.get("row_id"), str) and isinstance(row.get("measured_at"), str)
+               and isinstance(row.get("settings"), dict) for row in rows):
+        return upgraded  # validation names the malformed row
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        kept = latest.get(row["row_id"])
+        if kept is None or row["measured_at"] >= kept["measured_at"]:
+            latest[row["row_id"]] = row
+    upgraded["rows"] = sorted(latest.values(), key=lambda row: (row["settings_id"], str(row["model"].get("name")),
+                                                                row["measured_at"], row["row_id"]))
+    try:
+        upgraded["boards"] = boards_of(upgraded["rows"])
+    except (KeyError, TypeError, AttributeError):
+        return upgraded  # malformed settings: validation names them
+    return upgraded

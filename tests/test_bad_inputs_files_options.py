@@ -1,0 +1,291 @@
+"""The bad-input table, second part (issue 17): encodings and permissions of every dataset file,
+option typos, types and huge values of every family, corrupt request caches, conflicting REPAIR
+inputs. Same contract as ``tests/test_bad_inputs.py``: each case raises, and the message names the
+file, line, option or argument at fault. Inputs given twice and empty inputs are not errors: the
+tests at the end check that they are used once and said so, or warned about.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import pathlib
+import shutil
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.cli import build_parser
+from logic_consistency.common import files_or_folders
+from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
+from logic_consistency.options import LIMITS, OptionError
+from logic_consistency.tasks.pairwise.task import PairwiseOptions
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_bad_inputs import DATA_FILES, FIXTURE_DATA, PROMPTS, Case, _loader  # noqa: E402
+
+CASES: list[Case] = []
+
+
+def add(name: str, run: Callable[[Path], Any], *expect: str, error: type[BaseException] = Exception) -> None:
+    CASES.append(Case(name, run, expect, error))
+
+
+def _data(tmp: Path) -> Path:
+    root = tmp / "data"
+    if not root.exists():
+        shutil.copytree(FIXTURE_DATA, root)
+    return root
+
+
+def _cli(*argv: str) -> Any:
+    args = build_parser().parse_args(list(argv))
+    return args.run(args)
+
+
+# ------------------------------------------------------------------------------------ encodings
+def _bad_byte(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        target = _data(tmp) / relative
+        data = target.read_bytes()
+        if how == "latin-1 byte":
+            cut = data.index(b"\n", len(data) // 3) + 1  # start of a line in the middle
+            target.write_bytes(data[:cut] + b"caf\xe9 " + data[cut:])
+        elif how == "UTF-16":
+            target.write_bytes(data.decode("utf-8").encode("utf-16"))
+        elif how == "cut in a character":
+            target.write_bytes(data + "é".encode()[:1])
+        return _loader(dataset)()
+    return run
+
+
+for _dataset, _relative, _ in DATA_FILES:
+    _name = Path(_relative).name
+    add(f"encoding {_dataset} {_name} latin-1 byte", _bad_byte(_dataset, _relative, "latin-1 byte"),
+        _name, "line", "byte offset", "not valid UTF-8")
+for _dataset, _relative in [("summeval", "summeval/summeval_hub_format.jsonl"), ("advbench", "advbench/harmful_behaviors.csv"),
+                            ("triviaqa", "triviaqa/triviaqa.json")]:
+    add(f"encoding {_dataset} UTF-16 file", _bad_byte(_dataset, _relative, "UTF-16"), Path(_relative).name, "line 1")
+add("encoding delta_causal cut in a character", _bad_byte("delta_causal", "delta_causal/shuffled_test_extended.csv",
+                                                         "cut in a character"), "shuffled_test_extended.csv", "byte offset")
+
+
+# ------------------------------------------------------------------------------------ permissions
+def _unreadable(dataset: str, relative: str) -> Callable[[Path], Any]:
+    """Tests run as root, where chmod 000 does not stop reading: the open itself is made to fail."""
+
+    def run(tmp: Path) -> Any:
+        target = (_data(tmp) / relative).resolve()
+        original = pathlib.Path.open
+
+        def refusing(self: Path, *args: Any, **kwargs: Any) -> Any:
+            if self.resolve() == target:
+                raise PermissionError(13, "Permission denied", str(self))
+            return original(self, *args, **kwargs)
+
+        pathlib.Path.open = refusing  # type: ignore[method-assign]
+        try:
+            return _loader(dataset)()
+        finally:
+            pathlib.Path.open = original  # type: ignore[method-assign]
+    return run
+
+
+for _dataset, _relative, _ in DATA_FILES:
+    add(f"permission {_dataset} {Path(_relative).name}", _unreadable(_dataset, _relative), Path(_relative).name,
+        "permission denied", error=PermissionError)
+
+
+# ------------------------------------------------------------------------------------ options
+for _metadata, _message in [
+    ({"pairs_runs": 10**9}, f"pairs_runs must be at most {LIMITS['pairs_runs']:,}"),
+    ({"transitivity_samples": 10**12}, "transitivity_samples must be at most"),
+    ({"transitivity_samples": True}, "transitivity_samples"),
+    ({"pairs_runs": 1.5}, "pairs_runs"), ({"max_items": 1e9}, "max_items"), ({"ks": [3, 1e3]}, "ks"),
+    ({"ordr": "narrative"}, "'order'"), ({"n_doc": 5}, "'n_docs'"), ({"sample": 3}, "'samples'"),
+    ({"pair_runs": 3}, "'pairs_runs'"), ({"transitivity_sample": 3}, "'transitivity_samples'"),
+]:
+    add(f"pairwise metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
+        "task 't'", _message)
+
+
+def _gv(module: str, function: str = "load", **options: Any) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        import importlib
+
+        _data(tmp)
+        return getattr(importlib.import_module(f"logic_consistency.tasks.gv.{module}"), function)(**options)
+    return run
+
+
+for _module, _options, _message in [
+    ("arithmetic", {"n_docs": 10**8}, f"n_docs must be at most {LIMITS['n_docs']:,}"),
+    ("arithmetic", {"n_docs": 1e8}, "n_docs must be an integer"), ("arithmetic", {"n_docs": 0}, "n_docs"),
+    ("arithmetic", {"max_digits": 10}, "max_digits"), ("arithmetic", {"max_digits": "5"}, "max_digits"),
+    ("arithmetic", {"operations": "/"}, "operations"), ("arithmetic", {"operations": "++"}, "operations"),
+    ("arithmetic", {"seed": -1}, "seed"), ("plan_arithmetic", {"negation": "nope"}, "negation"),
+    ("plan_arithmetic", {"n_docs": 10**9}, "n_docs must be at most"), ("style_transfer", {"style_split": "trian"}, "'train'"),
+    ("triviaqa", {"n_docs": 10**7}, "n_docs must be at most"), ("harmful", {"n_docs": -5}, "n_docs"),
+    ("prompt_prioritization", {"seed": "1"}, "seed"),
+]:
+    add(f"gv {_module} {_options}", _gv(_module, **_options), _message, error=OptionError)
+
+
+def _causal(**options: Any) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        from logic_consistency.tasks.causal.hooks import load_ctp
+
+        _data(tmp)
+        return load_ctp(**options)
+    return run
+
+
+add("causal conjunction 'bcause'", _causal(conjunction="bcause"), "conjunction", "'because'", error=OptionError)
+add("causal split 'dev'", _causal(conjunction="so", split="dev"), "split", error=OptionError)
+add("causal one_per_pair 'yes'", _causal(conjunction="so", one_per_pair="yes"), "one_per_pair", error=OptionError)
+
+
+def _model_list(text: str) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        from logic_consistency.leaderboard.modellist import load_model_list
+
+        path = tmp / "models.yaml"
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return load_model_list(path)
+    return run
+
+
+add("model list metadata near miss", _model_list("metadata: {max_digit: 3}\nmodels:\n  - {name: a, model: dummy}\n"),
+    "models.yaml", "'max_digit'", "'max_digits'")
+add("model list entry metadata near miss", _model_list("models:\n  - {name: a, model: dummy, metadata: {sed: 3}}\n"),
+    "models.yaml", "'sed'", "'seed'")
+add("model list not UTF-8", _model_list(b"models:\n  - {name: caf\xe9, model: dummy}\n"),  # type: ignore[arg-type]
+    "models.yaml", "line 2", "not valid UTF-8")
+
+
+# ------------------------------------------------------------------------------------ request cache
+def _cache(content: Callable[[Path], None]) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        path = tmp / "cache_rank0.db"
+        content(path)
+        return check_request_cache(path)
+    return run
+
+
+def _truncated_db(path: Path) -> None:
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+        connection.executemany("INSERT INTO unnamed VALUES (?, ?)", [(str(i), b"x" * 3000) for i in range(200)])
+    connection.close()
+    data = path.read_bytes()
+    path.write_bytes(data[:100] + b"\x00" * 5000 + data[5100:])
+
+
+for _name, _content in [
+    ("text", lambda path: path.write_text("not a database " * 100)),
+    ("empty header", lambda path: path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 2000)),
+    ("folder", lambda path: path.mkdir()),
+    ("damaged pages", _truncated_db),
+]:
+    add(f"request cache {_name}", _cache(_content), "--use_cache", "cache_rank0.db", "delete it", error=RequestCacheError)
+
+
+# ------------------------------------------------------------------------------------ REPAIR inputs
+def _prefs(lines: list[dict[str, Any]]) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        path = tmp / "prefs.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        return _cli("repair", str(path), "--out", str(tmp / "out"))
+    return run
+
+
+ROW = {"instance_id": "q1", "item_a": "a", "item_b": "b", "winner": "a", "text_a": "first", "text_b": "second"}
+add("repair two texts for one item", _prefs([ROW, {**ROW, "item_a": "a", "item_b": "c", "text_a": "other", "text_b": "x"}]),
+    "prefs.jsonl line 2", "'a'", "two different texts")
+add("repair two contexts for one instance", _prefs([{**ROW, "context": "c1"}, {**ROW, "context": "c2"}]),
+    "prefs.jsonl line 2", "'q1'", "two different contexts")
+
+
+def _bytes_file(name: str, data: bytes, *argv: str) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        path = tmp / name
+        path.write_bytes(data)
+        return _cli(*[arg.replace("FILE", str(path)).replace("TMP", str(tmp)) for arg in argv])
+    return run
+
+
+add("repair preferences not UTF-8", _bytes_file("prefs.jsonl", b'{"instance_id": "q\xff"}\n', "repair", "FILE", "--out", "TMP/o"),
+    "prefs.jsonl line 1", "byte offset 18")
+add("causal-confusion samples not UTF-8",
+    _bytes_file("samples_logic_consistency_causal_ranking_2026-01-01T00-00-00.0.jsonl", b"\xc3(\n",
+                "causal-confusion", "FILE", "--out", "TMP/o"), "line 1", "byte offset 0")
+add("export-gv samples not UTF-8",
+    _bytes_file("samples_logic_consistency_gv_arithmetic_2026-01-01T00-00-00.0.jsonl", b"\x80\n",
+                "export-gv", "FILE", "--out", "TMP/o"), "samples_logic_consistency_gv_arithmetic", "line 1")
+add("correlate results not UTF-8", _bytes_file("results_2026-01-01T00-00-00.json", b'{"results": "\xfe"}',
+                                               "correlate", "FILE"), "results_2026-01-01T00-00-00.json", "line 1")
+
+
+# ------------------------------------------------------------------------------------ the tests
+def test_this_part_of_the_table_holds_at_least_60_cases() -> None:
+    assert len(CASES) >= 60, len(CASES)
+    assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
+
+
+@pytest.mark.parametrize("bad", CASES, ids=[c.name for c in CASES])
+def test_bad_input_is_named(bad: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(bad.error) as raised:
+        bad.run(tmp_path)
+    message = str(raised.value)
+    missing = [part for part in bad.expect if part not in message]
+    assert not missing, f"{bad.name}: {missing} not in {type(raised.value).__name__}: {message}"
+
+
+def test_a_file_given_twice_or_inside_a_given_folder_is_used_once_and_said_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    first, second = folder / "results_1.json", folder / "results_2.json"
+    first.write_text("{}")
+    second.write_text("{}")
+    (tmp_path / "link.json").symlink_to(first)
+    with caplog.at_level(logging.WARNING, logger="logic_consistency"):
+        found = files_or_folders([first, folder, first, tmp_path / "link.json"], "results_*.json")
+    assert found == [first, second]
+    assert "3 input file(s) given more than once, used once" in caplog.text and str(first) in caplog.text
+
+
+def test_empty_samples_files_are_warned_about(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    causal = tmp_path / "samples_logic_consistency_causal_ranking_2026-01-01T00-00-00.0.jsonl"
+    gv = tmp_path / "samples_logic_consistency_gv_arithmetic_2026-01-01T00-00-00.0.jsonl"
+    causal.write_text("")
+    gv.write_text("")
+    with caplog.at_level(logging.WARNING, logger="logic_consistency"):
+        _cli("causal-confusion", str(causal), "--out", str(tmp_path / "figures"))
+        _cli("export-gv", str(gv), "--out", str(tmp_path / "pairs"))
+    assert f"{causal}: no samples in this file" in caplog.text
+    assert "no parsed ranking" in caplog.text and "confusion matrix is empty" in caplog.text
+    assert f"{gv}: no samples in this file" in caplog.text
+
+
+def test_correlate_counts_a_file_given_twice_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for index in range(3):
+        results = {f"logic_consistency_summeval_para0{index + 1}": {"s_comm,none": 0.1 * index, "human_agreement,none": 0.2}}
+        path = tmp_path / f"m{index}" / f"results_2026-01-0{index + 1}T00-00-00.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"results": results, "model_name": f"m{index}", "config": {}}))
+    _cli("correlate", str(tmp_path))
+    once = capsys.readouterr().out
+    _cli("correlate", str(tmp_path), str(tmp_path / "m0"), str(tmp_path / "m0" / "results_2026-01-01T00-00-00.json"))
+    assert capsys.readouterr().out == once
