@@ -92,7 +92,8 @@ def _suite_imports(module: str, path: Path) -> set[str]:
     return {name for name in found if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
 
 
-_MODULE_NAME = re.compile(rf"{PACKAGE}(?:\.\w+)*")
+#: A dotted suite module name; the bare package name is left out (it is also the suite's logger name).
+_MODULE_NAME = re.compile(rf"{PACKAGE}(?:\.\w+)+")
 
 
 def _string_imports(tree: ast.AST) -> set[str]:

@@ -24,6 +24,7 @@ TASKS = Path(__file__).resolve().parents[2] / "tasks"
 PROMPT_KEYS = frozenset({
     "doc_to_text", "doc_to_choice", "description", "gen_prefix", "fewshot_config",
     "prompts", "paraphrases", "answer_instructions", "choices",
+    "pairwise_paraphrases", "conjunctions",  # tasks/_variants_yaml: the source of the generated variant tasks
 })
 #: Keys that hold no prompt text. Values under the first group are options or lists of metrics and
 #: are not walked; ``negation`` and ``prompt_style`` pick one of the prompts defined elsewhere.
@@ -32,6 +33,7 @@ OPAQUE_KEYS = frozenset({"metadata", "generation_kwargs", "dataset_kwargs", "agg
 OTHER_KEYS = OPAQUE_KEYS | {
     "task", "tag", "group", "include", "class", "output_type", "custom_dataset", "test_split", "target_delimiter",
     "template_id", "prompt_style", "negation", "stages", "name", "parse", "score", "version",
+    "causal_ctp",  # tasks/_variants_yaml: the conjunctions the CTP tasks are generated for
 }
 PROVENANCE_LINE = re.compile(r"^\s*#:?\s*Provenance:\s*\S", re.MULTILINE)
 #: Module-level names that hold prompt text in tasks/*.py.
