@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 from lm_eval.api.task import ConfigurableTask
@@ -36,7 +36,7 @@ def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
     return named, any(p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-class PromptedTask(ConfigurableTask):
+class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no type information
     """A ``ConfigurableTask`` that formats many prompts per document and owns extra YAML keys.
 
     Subclasses list their own top-level YAML keys in ``EXTRA_KEYS``; they are removed before
@@ -142,8 +142,8 @@ class PromptedTask(ConfigurableTask):
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:
-            return doc["__prompt__"]
-        return super().doc_to_text(doc, doc_to_text)
+            return str(doc["__prompt__"])
+        return cast(str, super().doc_to_text(doc, doc_to_text))
 
     def doc_to_target(self, doc: dict[str, Any], doc_to_target: Any = None) -> Any:  # noqa: D102
         if "__prompt__" in doc:
@@ -189,12 +189,12 @@ class PromptedTask(ConfigurableTask):
         metadata = construct_kwargs.get("metadata")
         if metadata is None:
             return (self.config.task, None, self.config.repeats)
-        return tuple(metadata)  # type: ignore[return-value]
+        return tuple(metadata)
 
     def format_prompt(self, text: str) -> str:
         """Format ``text`` as lm-eval formats a document's prompt (system prompt, chat template)."""
         render = self._render_kwargs
-        return self.fewshot_context(
+        return cast(str, self.fewshot_context(
             {"__prompt__": text},
             num_fewshot=0,
             system_instruction=render.get("system_instruction"),
@@ -202,7 +202,7 @@ class PromptedTask(ConfigurableTask):
             fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
             chat_template=render.get("chat_template"),
             gen_prefix=None,
-        )
+        ))
 
     def continuation_delimiter(self) -> str:
         """What separates a prompt from a scored continuation (nothing after a chat template)."""

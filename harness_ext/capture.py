@@ -37,7 +37,7 @@ def capture_loglikelihood_requests(
     captured: list[tuple[str, str]] = []
 
     def record(requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        captured.extend(tuple(request.args) for request in requests)  # type: ignore[misc]
+        captured.extend(tuple(request.args) for request in requests)
         return [(-1.0, False)] * len(requests)
 
     lm.loglikelihood = record

@@ -31,7 +31,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import JsonChatStr
@@ -83,7 +83,7 @@ def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
     return groups
 
 
-class ChatJudgeLM(LocalChatCompletion):
+class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships no type information
     """``local-chat-completions`` that answers one-word-choice log-likelihood requests (module doc)."""
 
     #: Tasks may check this (through ``--use_cache``'s wrapper too) to know answers are readings.
@@ -116,7 +116,7 @@ class ChatJudgeLM(LocalChatCompletion):
         **kwargs: Any,
     ) -> dict[str, Any]:
         if generate:
-            return super()._create_payload(messages, generate=True, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs)
+            return cast(dict[str, Any], super()._create_payload(messages, generate=True, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs))
         return {
             "messages": messages,
             "model": self.model,
@@ -127,7 +127,7 @@ class ChatJudgeLM(LocalChatCompletion):
             "seed": seed,
         }
 
-    def parse_logprobs(  # type: ignore[override]
+    def parse_logprobs(
         self, outputs: Any, tokens: Any = None, ctxlens: Any = None, **kwargs: Any
     ) -> list[list[ChoiceAnswer]]:
         """One reading per completion; ``ctxlens`` carries each call's choices (see ``amodel_call``)."""
@@ -187,7 +187,7 @@ class ChatJudgeLM(LocalChatCompletion):
         )
 
     # ------------------------------------------------------------------ requests
-    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:  # type: ignore[override]
+    def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """Answer one-word-choice requests from one greedy completion per distinct context."""
         if not requests:
             return []
@@ -235,7 +235,7 @@ class ChatJudgeLM(LocalChatCompletion):
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:  # noqa: D102
         try:
-            return super().generate_until(requests, disable_tqdm=disable_tqdm)
+            return cast(list[str], super().generate_until(requests, disable_tqdm=disable_tqdm))
         except (AssertionError, ValueError):
             raise
         except Exception as error:

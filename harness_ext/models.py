@@ -186,7 +186,8 @@ def _convert(model: EmbeddedModel, out_dir: Path) -> None:
 
 def manifest(path: Path) -> dict[str, Any]:
     """Read the manifest of a converted embedded model (its provenance)."""
-    return json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+    manifest: dict[str, Any] = json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+    return manifest
 
 
 try:  # lm-eval is optional for the resolver itself (``logic-consistency model-path``).
@@ -195,7 +196,7 @@ except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the di
     _HFLM = object  # type: ignore[assignment,misc]
 
 
-class EmbeddedHFLM(_HFLM):  # type: ignore[misc,valid-type]
+class EmbeddedHFLM(_HFLM):
     """The suite's ``lc-hf`` model (prefix-sharing ``HFLM``) on an embedded model: ``lc-embedded``.
 
     ``--model_args model=gemma-3-270m`` picks the model; every other argument is passed to

@@ -353,7 +353,7 @@ class MultiStageTask(PromptedTask):
         """Name of the first earlier stage whose parse failed (the later stages skip the doc)."""
         for name, record in (doc.get("stages") or {}).items():
             if "error" in record.get("parsed", {}):
-                return name
+                return str(name)
         return None
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102

@@ -121,7 +121,7 @@ def dollars(cost: dict[str, Any], price_in: float | None, price_out: float | Non
     """USD of one backend's cost at the given prices per million tokens (``None`` without prices)."""
     if price_in is None and price_out is None:
         return None
-    return (cost["prompt_tokens"] * (price_in or 0.0) + cost["generated_tokens_bound"] * (price_out or 0.0)) / 1e6
+    return float(cost["prompt_tokens"] * (price_in or 0.0) + cost["generated_tokens_bound"] * (price_out or 0.0)) / 1e6
 
 
 def as_json(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None,
@@ -284,7 +284,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency plan``."""
-    parser = subparsers.add_parser("plan", help="count the requests, tokens and API calls of a run, without a model",
+    parser: argparse.ArgumentParser = subparsers.add_parser("plan", help="count the requests, tokens and API calls of a run, without a model",
                                    description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
     parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")

@@ -43,7 +43,7 @@ import logging
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -78,7 +78,7 @@ def _as_positive_int(name: str, value: Any) -> int:
     return number
 
 
-class PrefixSharingHFLM(HFLM):
+class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type information
     """``HFLM`` whose log-likelihood scoring computes every shared prompt prefix once."""
 
     #: Cache layer types whose ``update`` rebinds (never mutates) the stored tensors.
@@ -119,7 +119,7 @@ class PrefixSharingHFLM(HFLM):
         if not self.prefix_sharing or self._fallback_reason is not None or not requests:
             if self.prefix_sharing and self._fallback_reason is not None:
                 self._log_fallback_once()
-            return super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs)
+            return cast(list[tuple[float, bool]], super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs))
 
         inputs = [self._model_input(context, continuation) for _, context, continuation in requests]
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]

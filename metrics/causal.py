@@ -42,6 +42,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import NDArray
 
 __all__ = [
@@ -209,7 +210,8 @@ def polarity_change_distances(polarities: Iterable[Hashable]) -> NDArray[np.floa
         # distance from i to j > i counts the changes k = i .. j - 1
         distances[i, i + 1 :] = np.cumsum(counted[i:])
     upper = np.triu(distances, k=1)
-    return upper + upper.T
+    out: npt.NDArray[np.float64] = upper + upper.T
+    return out
 
 
 def intra_group_clustering(polarities: Iterable[Hashable]) -> float:

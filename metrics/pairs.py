@@ -251,7 +251,7 @@ def merge_sort_bound(n_items: int) -> int:
     if n_items < 2:
         return 0
     depth = math.ceil(math.log2(n_items))
-    return n_items * depth - 2**depth + 1
+    return int(n_items * depth - 2**depth + 1)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import (
@@ -187,7 +188,8 @@ def _calibrate(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
     exactly antisymmetric in floating point, so p[i, j] and p[j, i] stay on opposite sides of
     0.5 instead of rounding onto the same side. NaN in either order gives NaN (pair missing).
     """
-    return 0.5 + (matrix - matrix.T) / 2.0
+    out: npt.NDArray[np.float64] = 0.5 + (matrix - matrix.T) / 2.0
+    return out
 
 
 def _check_ks(ks: object, n_items: int) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike, NDArray
 
 from . import _graph
@@ -48,7 +49,8 @@ def relation_graph(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> NDAr
     upper = np.triu(np.ones(matrix.shape, dtype=bool), k=1) & ~np.isnan(matrix)
     i_wins = upper & (matrix >= 0.5)
     j_wins = upper & (matrix < 0.5)
-    return i_wins | j_wins.T
+    out: npt.NDArray[np.bool_] = i_wins | j_wins.T
+    return out
 
 
 def transitivity(

@@ -34,7 +34,7 @@ Returns:
 """
 
 
-class CausalConsistency(evaluate.Metric):
+class CausalConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no type information
     """Causal epistemic consistency of self-ranked intermediates, averaged over instances."""
 
     def _info(self) -> evaluate.MetricInfo:

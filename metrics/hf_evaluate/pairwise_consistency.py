@@ -41,7 +41,7 @@ Returns:
 """
 
 
-class PairwiseConsistency(evaluate.Metric):
+class PairwiseConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate ships no type information
     """s_tran(K), s_comm, s_neg and human agreement, averaged over instances."""
 
     def _info(self) -> evaluate.MetricInfo:
