@@ -10,9 +10,13 @@ if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id 
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
     || echo "chromium could not be installed; the browser test will be skipped" >&2
 fi
-# Lint (ruff, configured in pyproject.toml) and type check (mypy) of the whole repository, then
-# the tests. The root folder is the package logic_consistency: mypy reads it through a link.
+# Lint (ruff, configured in pyproject.toml: rules incl. import order) and format check, and type
+# check (mypy) of the whole repository, strict on metrics/ and harness_ext/, then the tests. The
+# root folder is the package logic_consistency: mypy reads it through a link.
 .venv/bin/python -m ruff check .
+.venv/bin/python -m ruff format --check .
 mkdir -p .typecheck && ln -sfn .. .typecheck/logic_consistency
 .venv/bin/python -m mypy --python-executable .venv/bin/python .typecheck/logic_consistency
+.venv/bin/python -m mypy --strict --python-executable .venv/bin/python \
+  .typecheck/logic_consistency/metrics .typecheck/logic_consistency/harness_ext
 exec .venv/bin/python -m pytest "$@"
