@@ -33,9 +33,22 @@ import jsonlines
 import numpy as np
 
 __all__ = [
-    "SAMPLES_FILE", "TEMP_SUFFIX", "JsonLineError", "OutputError", "TextDecodeError", "atomic_write", "check_outputs",
-    "check_writable", "instance_rng", "jsonl_chunks", "read_jsonl", "read_samples", "read_text", "text_lines",
-    "select_item_indices", "task_of_samples_file",
+    "SAMPLES_FILE",
+    "TEMP_SUFFIX",
+    "JsonLineError",
+    "OutputError",
+    "TextDecodeError",
+    "atomic_write",
+    "check_outputs",
+    "check_writable",
+    "instance_rng",
+    "jsonl_chunks",
+    "read_jsonl",
+    "read_samples",
+    "read_text",
+    "text_lines",
+    "select_item_indices",
+    "task_of_samples_file",
 ]
 
 
@@ -263,8 +276,10 @@ class OutputError(OSError, ValueError):
 
 #: Why a write failed, by ``errno``: the words a user can act on.
 _REASONS = {
-    errno.ENOSPC: "no space left on the device (the disk is full)", errno.EDQUOT: "disk quota exceeded",
-    errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+    errno.ENOSPC: "no space left on the device (the disk is full)",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted (an immutable or append-only file or folder? see lsattr)",
 }
 
@@ -287,8 +302,13 @@ def _naming(path: Path, doing: str = "cannot write") -> Iterator[None]:
 
 def _not_regular(mode: int) -> str | None:
     """What a non-regular file is (``"a character device"``, ...), ``None`` for a regular file."""
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK,
-                       "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return None if stat.S_ISREG(mode) else "not a regular file"
@@ -429,8 +449,10 @@ def check_outputs(
             if target.is_dir():
                 raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
             if target.exists() and (other := _not_regular(target.stat().st_mode)) is not None:
-                raise ValueError(f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
-                                 f"choose another {argument}")
+                raise ValueError(
+                    f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
+                    f"choose another {argument}"
+                )
             if target.is_file():
                 with target.open("rb") as handle:
                     head = handle.read(64)
@@ -478,8 +500,9 @@ def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> Non
     while not probe_in.exists() and probe_in != probe_in.parent:  # the nearest existing ancestor
         probe_in = probe_in.parent
     with _naming(given):
-        handle = tempfile.NamedTemporaryFile(dir=probe_in, prefix=f".{target.name}.probe.", suffix=TEMP_SUFFIX,
-                                             delete=False)
+        handle = tempfile.NamedTemporaryFile(
+            dir=probe_in, prefix=f".{target.name}.probe.", suffix=TEMP_SUFFIX, delete=False
+        )
     try:
         with handle, _naming(given):
             for start in range(0, max(size, PROBE_BYTES), 1 << 16):

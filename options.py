@@ -18,8 +18,19 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 __all__ = [
-    "DEFAULT_SEED", "LIMITS", "SUITE_OPTIONS", "TYPO_CUTOFF", "OptionError", "OptionTypeError", "check_bool",
-    "check_choice", "check_int", "check_seed", "closest", "reject_near_misses", "reject_unknown",
+    "DEFAULT_SEED",
+    "LIMITS",
+    "SUITE_OPTIONS",
+    "TYPO_CUTOFF",
+    "OptionError",
+    "OptionTypeError",
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_seed",
+    "closest",
+    "reject_near_misses",
+    "reject_unknown",
 ]
 
 #: The default seed of every seeded choice (item subsets, GV randomisation r, causal display order).
@@ -28,17 +39,36 @@ DEFAULT_SEED = 1234
 #: Every run option of the suite's tasks (README's options table): the pairwise options, and the
 #: parameters of the GV, causal and pairwise dataset loaders. ``tests/test_options.py`` checks that
 #: this is the union of what the families read.
-SUITE_OPTIONS = frozenset({
-    # pairwise tasks (tasks/pairwise/task.py METADATA_KEYS)
-    "ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples",
-    "pairs_method", "pairs_beam_size", "pairs_prob_gap",  # PairS search (tasks/pairwise/pairs_search.py)
-    # pairwise loaders: SummEval, CaTeRS
-    "aspect", "min_events", "count_events", "order",
-    # GV loaders
-    "n_docs", "operations", "max_digits", "negation", "style_split",
-    # causal loaders
-    "split", "one_per_pair", "conjunction",
-})
+SUITE_OPTIONS = frozenset(
+    {
+        # pairwise tasks (tasks/pairwise/task.py METADATA_KEYS)
+        "ks",
+        "max_items",
+        "transitivity_samples",
+        "seed",
+        "calibrated",
+        "pairs_runs",
+        "samples",
+        "pairs_method",
+        "pairs_beam_size",
+        "pairs_prob_gap",  # PairS search (tasks/pairwise/pairs_search.py)
+        # pairwise loaders: SummEval, CaTeRS
+        "aspect",
+        "min_events",
+        "count_events",
+        "order",
+        # GV loaders
+        "n_docs",
+        "operations",
+        "max_digits",
+        "negation",
+        "style_split",
+        # causal loaders
+        "split",
+        "one_per_pair",
+        "conjunction",
+    }
+)
 
 #: Upper bounds of the size options (the error names option and bound). Each is far above what
 #: the papers use (PairS 100 runs, self-agreement k = 10, GV 200 documents) and keeps one run
@@ -76,8 +106,7 @@ def closest(key: str, known: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
-def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | None = None,
-                   what: str = "key") -> None:
+def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | None = None, what: str = "key") -> None:
     """Raise :class:`OptionError` naming every key not in ``known`` and the closest known ones.
 
     The message reads ``<where>: unknown key(s) ['colour']; did you mean 'color'?; allowed: [...]``.
@@ -107,12 +136,21 @@ def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: st
             continue
         near = difflib.get_close_matches(key, names, n=1, cutoff=TYPO_CUTOFF)
         if near:
-            raise OptionError(f"{_prefix(where)}unknown option {key!r}; did you mean {near[0]!r}? "
-                              f"(known options: {sorted(set(known))})")
+            raise OptionError(
+                f"{_prefix(where)}unknown option {key!r}; did you mean {near[0]!r}? "
+                f"(known options: {sorted(set(known))})"
+            )
 
 
-def check_int(value: Any, *, name: str, minimum: int | None = None, maximum: int | None = None,
-              allow_none: bool = False, where: str | None = None) -> int | None:
+def check_int(
+    value: Any,
+    *,
+    name: str,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    allow_none: bool = False,
+    where: str | None = None,
+) -> int | None:
     """``value`` if it is an int (not a bool) in ``[minimum, maximum]`` (or ``None`` when allowed).
 
     Raises:

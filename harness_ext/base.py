@@ -96,14 +96,17 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
         dataset_kwargs = config.get("dataset_kwargs") or {}
         name = getattr(loader, "__qualname__", str(loader))
         if not takes_any:
-            reject_unknown(dataset_kwargs, named, where=f"task {task!r}: dataset_kwargs of the loader {name}",
-                           what="parameter")
+            reject_unknown(
+                dataset_kwargs, named, where=f"task {task!r}: dataset_kwargs of the loader {name}", what="parameter"
+            )
         reject_near_misses(metadata, (*task_options, *named), where=f"task {task!r}: metadata")
         fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))
         if fixed:
-            raise OptionError(f"task {task!r}: {fixed} fixed by the task's dataset_kwargs "
-                              f"({ {key: dataset_kwargs[key] for key in fixed} }); it cannot be set through "
-                              "metadata or --metadata (run the task that has the value you want)")
+            raise OptionError(
+                f"task {task!r}: {fixed} fixed by the task's dataset_kwargs "
+                f"({ {key: dataset_kwargs[key] for key in fixed} }); it cannot be set through "
+                "metadata or --metadata (run the task that has the value you want)"
+            )
         return [key for key in named if key not in task_options]
 
     def call_loader(self, loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -122,8 +125,10 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
             raise type(error)(message) from error
         if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
             options = {key: value for key, value in kwargs.items() if key in loader_parameters(loader)[0]}
-            raise ValueError(f"task {self.config.task!r}: no documents with these options {options}; "
-                             "relax them (e.g. a smaller min_events)")
+            raise ValueError(
+                f"task {self.config.task!r}: no documents with these options {options}; "
+                "relax them (e.g. a smaller min_events)"
+            )
         return dataset
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -194,15 +199,18 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
     def format_prompt(self, text: str) -> str:
         """Format ``text`` as lm-eval formats a document's prompt (system prompt, chat template)."""
         render = self._render_kwargs
-        return cast(str, self.fewshot_context(
-            {"__prompt__": text},
-            num_fewshot=0,
-            system_instruction=render.get("system_instruction"),
-            apply_chat_template=bool(render.get("apply_chat_template")),
-            fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
-            chat_template=render.get("chat_template"),
-            gen_prefix=None,
-        ))
+        return cast(
+            str,
+            self.fewshot_context(
+                {"__prompt__": text},
+                num_fewshot=0,
+                system_instruction=render.get("system_instruction"),
+                apply_chat_template=bool(render.get("apply_chat_template")),
+                fewshot_as_multiturn=bool(render.get("fewshot_as_multiturn")),
+                chat_template=render.get("chat_template"),
+                gen_prefix=None,
+            ),
+        )
 
     def continuation_delimiter(self) -> str:
         """What separates a prompt from a scored continuation (nothing after a chat template)."""

@@ -58,6 +58,4 @@ def capture_loglikelihood_requests(
 
 def as_instances(pairs: list[tuple[str, str]]) -> list[Instance]:
     """Wrap ``(context, continuation)`` pairs as lm-eval log-likelihood requests."""
-    return [
-        Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i) for i, pair in enumerate(pairs)
-    ]
+    return [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i) for i, pair in enumerate(pairs)]

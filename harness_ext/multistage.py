@@ -70,6 +70,7 @@ from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_m
 
 eval_logger = logging.getLogger(__name__)
 
+
 @dataclass
 class _Run:
     """The evaluation in progress: its model object and the earlier-stage answers it has given."""
@@ -137,8 +138,11 @@ def start_build(
         )
     task.remember_formatting(build_kwargs)
     docs = ConfigurableTask.doc_iterator(
-        task, rank=build_kwargs.get("rank", 0), limit=build_kwargs.get("limit"),
-        samples=build_kwargs.get("samples"), world_size=build_kwargs.get("world_size", 1),
+        task,
+        rank=build_kwargs.get("rank", 0),
+        limit=build_kwargs.get("limit"),
+        samples=build_kwargs.get("samples"),
+        world_size=build_kwargs.get("world_size", 1),
     )
     return lm, list(docs)
 
@@ -335,8 +339,14 @@ class MultiStageTask(PromptedTask):
                 position += width
         return outputs
 
-    def _record(self, stage: Stage, doc: dict[str, Any], prompts: dict[str, Any], outputs: dict[str, Any],
-                responses: Sequence[Any] = ()) -> dict[str, Any]:
+    def _record(
+        self,
+        stage: Stage,
+        doc: dict[str, Any],
+        prompts: dict[str, Any],
+        outputs: dict[str, Any],
+        responses: Sequence[Any] = (),
+    ) -> dict[str, Any]:
         parsed: dict[str, Any] = {}
         if stage.parse is not None:
             try:
@@ -367,7 +377,9 @@ class MultiStageTask(PromptedTask):
             eval_logger.warning(
                 "[%s] %d of %d documents have an unparseable earlier-stage output; their last "
                 "stage is skipped and they are scored as unparseable",
-                self.config.task, blocked, len(self._stage_docs),
+                self.config.task,
+                blocked,
+                len(self._stage_docs),
             )
         super().build_all_requests(**kwargs)
 
@@ -438,8 +450,10 @@ class MultiStageTask(PromptedTask):
         last = self.stages[-1]
         if not self.blocked(doc):
             if self.next_stage(doc) is not last:
-                raise RuntimeError(f"task {self.config.task!r}: a document reached scoring without its "
-                                   f"{self.next_stage(doc).name!r} stage (requests built outside build_all_requests?)")
+                raise RuntimeError(
+                    f"task {self.config.task!r}: a document reached scoring without its "
+                    f"{self.next_stage(doc).name!r} stage (requests built outside build_all_requests?)"
+                )
             prompts = last.render(doc)
             outputs = self._collect(last, prompts, results)
             doc["stages"][last.name] = self._record(last, doc, prompts, outputs, results)

@@ -88,10 +88,14 @@ class RecordingLM:
         """The tokenizer's chat template, as lm-eval's ``hf`` backend applies it."""
         if self._tokenizer is None:
             raise ValueError("--apply_chat_template needs a tokenizer with a chat template")
-        return str(self._tokenizer.apply_chat_template(
-            chat_history, tokenize=False, add_generation_prompt=add_generation_prompt,
-            continue_final_message=not add_generation_prompt,
-        ))
+        return str(
+            self._tokenizer.apply_chat_template(
+                chat_history,
+                tokenize=False,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=not add_generation_prompt,
+            )
+        )
 
 
 @dataclass
@@ -183,7 +187,9 @@ def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[st
         manager = TaskManager(metadata=dict(metadata or {}))
     unknown = [name for name in tasks if name not in manager.all_tasks]
     if unknown:
-        raise ValueError(f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)")
+        raise ValueError(
+            f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)"
+        )
     return dict(manager.load(list(tasks))["tasks"])
 
 
@@ -197,8 +203,10 @@ def load_tokenizer(name: str) -> Any:
     try:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
     except OSError as error:
-        raise ValueError(f"--tokenizer {name!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
-                         f"nor a local tokenizer folder ({error})") from error
+        raise ValueError(
+            f"--tokenizer {name!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+            f"nor a local tokenizer folder ({error})"
+        ) from error
 
 
 def plan_tasks(
@@ -244,8 +252,12 @@ def plan_tasks(
         multistage.eval_logger.setLevel(logging.ERROR)
         try:
             task.build_all_requests(
-                limit=get_sample_size(task, limit), rank=0, world_size=1, cache_requests=False,
-                system_instruction=system_instruction, apply_chat_template=apply_chat_template,
+                limit=get_sample_size(task, limit),
+                rank=0,
+                world_size=1,
+                cache_requests=False,
+                system_instruction=system_instruction,
+                apply_chat_template=apply_chat_template,
                 fewshot_as_multiturn=fewshot_as_multiturn,
                 chat_template=recorder.apply_chat_template if apply_chat_template else None,
                 tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
@@ -255,14 +267,19 @@ def plan_tasks(
             multistage.eval_logger.setLevel(level)
         plan = _plan_one(name, task, recorder.requests)
         keys = [multistage._request_key(request) for request in recorder.requests]
-        plan.repeated = _tally(r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked)
+        plan.repeated = _tally(
+            r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked
+        )
         asked.update(key for key in keys if key is not None)
         plans.append(plan)
     clock["built"] = time.perf_counter()
     count_tokens(plans, tokenizer)
     if timings is not None:
-        timings.update(load_tasks_and_tokenizer=clock["loaded"] - clock["start"],
-                       build_requests=clock["built"] - clock["loaded"], count_tokens=time.perf_counter() - clock["built"])
+        timings.update(
+            load_tasks_and_tokenizer=clock["loaded"] - clock["start"],
+            build_requests=clock["built"] - clock["loaded"],
+            count_tokens=time.perf_counter() - clock["built"],
+        )
     return plans
 
 
@@ -302,7 +319,8 @@ def _later_stage_bounds(task: Any, documents: int) -> list[StageBound]:
             generated = requests * int(stage.generation_kwargs.get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
         # a hook's {context, continuation} prompts (no `choices`) are free continuations, not choices
         single = stage.output_type != "loglikelihood" or (
-            bool(stage.choices) and all(is_single_choice(choice) for choice in stage.choices))
+            bool(stage.choices) and all(is_single_choice(choice) for choice in stage.choices)
+        )
         bounds.append(StageBound(stage.name, stage.output_type, requests, contexts, None, generated, single))
     return bounds
 
@@ -327,7 +345,10 @@ CHECK_SAMPLE = 64
 def _lengths(tokenizer: Any, texts: Sequence[str], batch_size: int) -> list[int]:
     out: list[int] = []
     for start in range(0, len(texts), batch_size):
-        out += [len(ids) for ids in tokenizer(list(texts[start : start + batch_size]), add_special_tokens=False)["input_ids"]]
+        out += [
+            len(ids)
+            for ids in tokenizer(list(texts[start : start + batch_size]), add_special_tokens=False)["input_ids"]
+        ]
     return out
 
 
@@ -341,14 +362,18 @@ def context_lengths(tokenizer: Any, texts: Sequence[str], *, batch_size: int = 1
     counts = {text: sum(piece_length[piece] for piece in parts) for text, parts in pieces.items()}
     exact = dict(zip(sample, _lengths(tokenizer, sample, batch_size), strict=True))
     if any(counts[text] != length for text, length in exact.items()):
-        logging.getLogger(__name__).info("piecewise token counts differ from whole-text counts: tokenizing every context whole")
+        logging.getLogger(__name__).info(
+            "piecewise token counts differ from whole-text counts: tokenizing every context whole"
+        )
         counts = dict(zip(texts, _lengths(tokenizer, texts, batch_size), strict=True))
     return counts
 
 
 def count_tokens(plans: list[TaskPlan], tokenizer: Any, *, batch_size: int = 1024) -> None:
     """Fill each plan's ``tokens``: every distinct context of the whole plan is counted once (:func:`context_lengths`)."""
-    texts = sorted({c for plan in plans for part in (plan.building, plan.final) for t in part.values() for c in t.contexts})
+    texts = sorted(
+        {c for plan in plans for part in (plan.building, plan.final) for t in part.values() for c in t.contexts}
+    )
     lengths = context_lengths(tokenizer, texts, batch_size=batch_size)
     for plan in plans:
         for part in (plan.building, plan.final, plan.repeated):

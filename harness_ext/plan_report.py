@@ -68,7 +68,10 @@ def api_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, dict[str,
                 lc["calls"] += len(tally.contexts)
                 lc["prompt_tokens"] += tally.distinct_tokens
                 lc["generated_tokens_bound"] += len(tally.contexts) * lc_chat_max_tokens
-                chat["runnable"], chat["reason"] = False, "log-likelihood requests: chat backends have none (run the _generate twin)"
+                chat["runnable"], chat["reason"] = (
+                    False,
+                    "log-likelihood requests: chat backends have none (run the _generate twin)",
+                )
             else:
                 for row in (lc, chat):
                     row["runnable"], row["reason"] = False, f"{kind} requests are not supported on chat backends"
@@ -97,7 +100,10 @@ def _add_bound(bound: StageBound, lc: dict[str, Any], chat: dict[str, Any], lc_c
         lc["calls"] += bound.contexts
         lc["prompt_tokens"] += tokens
         lc["generated_tokens_bound"] += bound.contexts * lc_chat_max_tokens
-        chat["runnable"], chat["reason"] = False, "log-likelihood requests: chat backends have none (run the _generate twin)"
+        chat["runnable"], chat["reason"] = (
+            False,
+            "log-likelihood requests: chat backends have none (run the _generate twin)",
+        )
 
 
 def repeated_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, int]:
@@ -124,26 +130,34 @@ def dollars(cost: dict[str, Any], price_in: float | None, price_out: float | Non
     return float(cost["prompt_tokens"] * (price_in or 0.0) + cost["generated_tokens_bound"] * (price_out or 0.0)) / 1e6
 
 
-def as_json(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None,
-            tokenizer: str) -> dict[str, Any]:
+def as_json(
+    plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None, tokenizer: str
+) -> dict[str, Any]:
     """The plan as one JSON-serialisable object (``--json``)."""
     tasks = []
     for plan in plans:
         costs = api_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens)
         for cost in costs.values():
             cost["usd"] = dollars(cost, price_in, price_out)
-        tasks.append({
-            "task": plan.task,
-            "documents": plan.documents,
-            "requests": counts(plan),
-            "tokens": plan.tokens,
-            "later_stages": [vars(bound) for bound in plan.later_stages],
-            "api": costs,
-            "repeated_in_earlier_tasks": repeated_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens),
-            "notes": [[label, value] for label, value in plan.notes],
-        })
-    return {"tokenizer": tokenizer, "lc_chat_max_tokens": lc_chat_max_tokens,
-            "price_in": price_in, "price_out": price_out, "tasks": tasks}
+        tasks.append(
+            {
+                "task": plan.task,
+                "documents": plan.documents,
+                "requests": counts(plan),
+                "tokens": plan.tokens,
+                "later_stages": [vars(bound) for bound in plan.later_stages],
+                "api": costs,
+                "repeated_in_earlier_tasks": repeated_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens),
+                "notes": [[label, value] for label, value in plan.notes],
+            }
+        )
+    return {
+        "tokenizer": tokenizer,
+        "lc_chat_max_tokens": lc_chat_max_tokens,
+        "price_in": price_in,
+        "price_out": price_out,
+        "tasks": tasks,
+    }
 
 
 def _n(value: float | None, prefix: str = "") -> str:
@@ -152,12 +166,22 @@ def _n(value: float | None, prefix: str = "") -> str:
     return f"{prefix}{value:,.0f}" if not isinstance(value, float) or value >= 100 else f"{prefix}{value:,.2f}"
 
 
-def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None,
-           tokenizer: str) -> str:
+def render(
+    plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None, tokenizer: str
+) -> str:
     """The plan as a Markdown table plus notes (what ``logic-consistency plan`` prints)."""
     priced = price_in is not None or price_out is not None
-    head = ["task", "docs", "loglikelihood req / contexts", "generate req / contexts", "prompt tokens",
-            "gen tokens ≤", "lc-chat calls", "lc-chat prompt tokens", "local-chat calls"]
+    head = [
+        "task",
+        "docs",
+        "loglikelihood req / contexts",
+        "generate req / contexts",
+        "prompt tokens",
+        "gen tokens ≤",
+        "lc-chat calls",
+        "lc-chat prompt tokens",
+        "local-chat calls",
+    ]
     if priced:
         head += ["lc-chat $", "local-chat $"]
     rows, notes = [], []
@@ -170,7 +194,9 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
         ll, gen = c.get(LL, {}), c.get(GEN, {})
         later = plan.tokens.get("later_stage_tokens_estimate", 0)
         prompt = plan.tokens.get("request_tokens", 0) + later
-        gen_bound = sum(row["generated_tokens_bound"] for row in c.values()) + sum(b.generated_tokens for b in plan.later_stages)
+        gen_bound = sum(row["generated_tokens_bound"] for row in c.values()) + sum(
+            b.generated_tokens for b in plan.later_stages
+        )
         ll_cell = f"{_n(ll.get('requests', 0))} / {_n(ll.get('contexts', 0))}"
         gen_cell = f"{_n(gen.get('requests', 0))} / {_n(gen.get('contexts', 0))}"
         for bound in plan.later_stages:
@@ -179,9 +205,17 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
                 ll_cell += extra
             else:
                 gen_cell += extra
-        row = [plan.task, _n(plan.documents), ll_cell, gen_cell, ("≈" if later else "") + _n(prompt), _n(gen_bound),
-               _n(lc["calls"]) if lc["runnable"] else "refused", ("≈" if later else "") + _n(lc["prompt_tokens"]) if lc["runnable"] else "-",
-               _n(chat["calls"]) if chat["runnable"] else "not runnable"]
+        row = [
+            plan.task,
+            _n(plan.documents),
+            ll_cell,
+            gen_cell,
+            ("≈" if later else "") + _n(prompt),
+            _n(gen_bound),
+            _n(lc["calls"]) if lc["runnable"] else "refused",
+            ("≈" if later else "") + _n(lc["prompt_tokens"]) if lc["runnable"] else "-",
+            _n(chat["calls"]) if chat["runnable"] else "not runnable",
+        ]
         lc_usd, chat_usd = dollars(lc, price_in, price_out), dollars(chat, price_in, price_out)
         if priced:
             row += [_n(lc_usd, "$") if lc["runnable"] else "-", _n(chat_usd, "$") if chat["runnable"] else "-"]
@@ -194,17 +228,29 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
         if lc["runnable"]:
             totals["lc"] += lc["calls"] - again["calls"] - again["ll_calls"]
             totals["lc_tokens"] += lc["prompt_tokens"] - again["call_tokens"]
-            totals["lc_usd"] += (lc_usd or 0.0) - (dollars(
-                {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
-                price_in, price_out) or 0.0)
+            totals["lc_usd"] += (lc_usd or 0.0) - (
+                dollars(
+                    {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
+                    price_in,
+                    price_out,
+                )
+                or 0.0
+            )
         if chat["runnable"]:
             totals["chat"] += chat["calls"] - again["calls"]
-            totals["chat_usd"] += (chat_usd or 0.0) - (dollars(
-                {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
-                price_in, price_out) or 0.0)
+            totals["chat_usd"] += (chat_usd or 0.0) - (
+                dollars(
+                    {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
+                    price_in,
+                    price_out,
+                )
+                or 0.0
+            )
         if again["requests"]:
-            notes.append(f"{plan.task}: {_n(again['requests'])} of its earlier-stage requests repeat an earlier "
-                         "task's; one lm_eval run sends them once, and the total counts them once")
+            notes.append(
+                f"{plan.task}: {_n(again['requests'])} of its earlier-stage requests repeat an earlier "
+                "task's; one lm_eval run sends them once, and the total counts them once"
+            )
         for label, value in plan.notes:
             notes.append(f"{plan.task}: {label}: {_n(value) if isinstance(value, int) else value}")
         for bound in plan.later_stages:
@@ -214,20 +260,34 @@ def render(plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | 
             if not cost["runnable"]:
                 notes.append(f"{plan.task}: not runnable on {name}: {cost['reason']}")
     tokens_cell = _n(totals["tokens"]) + (f" + ≈{_n(totals['tokens_estimate'])}" if totals["tokens_estimate"] else "")
-    total_row = ["total (API columns: runnable tasks)", _n(totals["docs"]), "", "", tokens_cell, _n(totals["gen"]),
-                 _n(totals["lc"]), _n(totals["lc_tokens"]), _n(totals["chat"])]
+    total_row = [
+        "total (API columns: runnable tasks)",
+        _n(totals["docs"]),
+        "",
+        "",
+        tokens_cell,
+        _n(totals["gen"]),
+        _n(totals["lc"]),
+        _n(totals["lc_tokens"]),
+        _n(totals["chat"]),
+    ]
     if priced:
         total_row += [_n(totals["lc_usd"], "$"), _n(totals["chat_usd"], "$")]
     rows.append(total_row)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
-    lines += ["", f"Tokens: {tokenizer} tokenizer (an approximation for any other model). ≤: bound on a later "
-              "stage (its prompts need the earlier answers); ≈: estimated later-stage prompt tokens. "
-              f"lc-chat: one call per distinct single-choice context (max_tokens {lc_chat_max_tokens}) "
-              "+ one per generation. Earlier-stage requests shared by several tasks count once in the total."]
+    lines += [
+        "",
+        f"Tokens: {tokenizer} tokenizer (an approximation for any other model). ≤: bound on a later "
+        "stage (its prompts need the earlier answers); ≈: estimated later-stage prompt tokens. "
+        f"lc-chat: one call per distinct single-choice context (max_tokens {lc_chat_max_tokens}) "
+        "+ one per generation. Earlier-stage requests shared by several tasks count once in the total.",
+    ]
     if priced:
-        lines.append(f"Prices: ${price_in or 0:g} / ${price_out or 0:g} per million prompt / generated tokens; "
-                     "generated tokens at their bound.")
+        lines.append(
+            f"Prices: ${price_in or 0:g} / ${price_out or 0:g} per million prompt / generated tokens; "
+            "generated tokens at their bound."
+        )
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines)
 
@@ -242,8 +302,10 @@ def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
     from logic_consistency.harness_ext.models import EMBEDDED_MODELS
 
     if args.tokenizer not in EMBEDDED_MODELS and not Path(args.tokenizer).is_dir():
-        raise ValueError(f"--tokenizer {args.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
-                         "nor a local tokenizer folder")
+        raise ValueError(
+            f"--tokenizer {args.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+            "nor a local tokenizer folder"
+        )
     if args.lc_chat_max_tokens < 1:
         raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {args.lc_chat_max_tokens}")
     if args.metadata is None:
@@ -267,12 +329,21 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError("--tasks names no task")
     timings: dict[str, float] = {}
     plans = plan_tasks(
-        tasks, limit=args.limit, metadata=metadata, timings=timings, apply_chat_template=args.apply_chat_template,
-        system_instruction=args.system_instruction, fewshot_as_multiturn=args.fewshot_as_multiturn,
+        tasks,
+        limit=args.limit,
+        metadata=metadata,
+        timings=timings,
+        apply_chat_template=args.apply_chat_template,
+        system_instruction=args.system_instruction,
+        fewshot_as_multiturn=args.fewshot_as_multiturn,
         tokenizer=args.tokenizer,
     )
-    options = {"lc_chat_max_tokens": args.lc_chat_max_tokens, "price_in": args.price_in,
-               "price_out": args.price_out, "tokenizer": args.tokenizer}
+    options = {
+        "lc_chat_max_tokens": args.lc_chat_max_tokens,
+        "price_in": args.price_in,
+        "price_out": args.price_out,
+        "tokenizer": args.tokenizer,
+    }
     if args.json:
         print(json.dumps(as_json(plans, **options), indent=1))
     else:
@@ -284,20 +355,35 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency plan``."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("plan", help="count the requests, tokens and API calls of a run, without a model",
-                                   description=__doc__.split("\n\n")[0])
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "plan",
+        help="count the requests, tokens and API calls of a run, without a model",
+        description=__doc__.split("\n\n")[0],
+    )
     parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
     parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")
     parser.add_argument("--metadata", default=None, help="lm_eval's --metadata (a JSON object)")
-    parser.add_argument("--apply_chat_template", action="store_true", help="format prompts with the tokenizer's chat template")
+    parser.add_argument(
+        "--apply_chat_template", action="store_true", help="format prompts with the tokenizer's chat template"
+    )
     parser.add_argument("--system_instruction", default=None, help="lm_eval's --system_instruction")
     parser.add_argument("--fewshot_as_multiturn", action="store_true", help="lm_eval's --fewshot_as_multiturn")
-    parser.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
-                        help=f"embedded model name or local tokenizer folder (default {DEFAULT_TOKENIZER})")
-    parser.add_argument("--lc-chat-max-tokens", type=int, default=1, dest="lc_chat_max_tokens",
-                        help="lc-chat's max_tokens per choice call (generated-token bound; default 1)")
+    parser.add_argument(
+        "--tokenizer",
+        default=DEFAULT_TOKENIZER,
+        help=f"embedded model name or local tokenizer folder (default {DEFAULT_TOKENIZER})",
+    )
+    parser.add_argument(
+        "--lc-chat-max-tokens",
+        type=int,
+        default=1,
+        dest="lc_chat_max_tokens",
+        help="lc-chat's max_tokens per choice call (generated-token bound; default 1)",
+    )
     parser.add_argument("--price-in", type=float, default=None, dest="price_in", help="USD per million prompt tokens")
-    parser.add_argument("--price-out", type=float, default=None, dest="price_out", help="USD per million generated tokens")
+    parser.add_argument(
+        "--price-out", type=float, default=None, dest="price_out", help="USD per million generated tokens"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parser.set_defaults(run=_run)
     return parser

@@ -119,7 +119,10 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         if not self.prefix_sharing or self._fallback_reason is not None or not requests:
             if self.prefix_sharing and self._fallback_reason is not None:
                 self._log_fallback_once()
-            return cast(list[tuple[float, bool]], super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs))
+            return cast(
+                list[tuple[float, bool]],
+                super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs),
+            )
 
         inputs = [self._model_input(context, continuation) for _, context, continuation in requests]
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]
@@ -159,9 +162,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         if not context or not continuation:
             raise ValueError("log-likelihood requests need a non-empty context and continuation")
         if len(continuation) > self.max_length:
-            raise ValueError(
-                f"continuation of {len(continuation)} tokens exceeds the model's length {self.max_length}"
-            )
+            raise ValueError(f"continuation of {len(continuation)} tokens exceeds the model's length {self.max_length}")
         total = len(context) + len(continuation)
         if total > self.max_length + 1:
             eval_logger.warning(
@@ -194,8 +195,13 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             self._fallback_logged = True
 
     def _forward(
-        self, input_ids: torch.Tensor, cache: Any, keep: int | None, attention: _Rows | None = None,
-        rows: list[int] | None = None, lengths: list[int] | None = None,
+        self,
+        input_ids: torch.Tensor,
+        cache: Any,
+        keep: int | None,
+        attention: _Rows | None = None,
+        rows: list[int] | None = None,
+        lengths: list[int] | None = None,
     ) -> Any:
         """One forward pass continuing ``cache`` (``None``: from scratch), as ``HFLM._model_call``.
 
@@ -265,9 +271,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
 
     def _extend(self, parent: _Rows | None, items: list[tuple[int, PrefixGroup]]) -> _Rows:
         """Compute the caches of ``items`` (parent row, group) in one forward pass."""
-        edges = [
-            group.tokens[(0 if parent is None else parent.groups[row].length) :] for row, group in items
-        ]
+        edges = [group.tokens[(0 if parent is None else parent.groups[row].length) :] for row, group in items]
         rows = [row for row, _ in items]
         ids = _right_padded(edges, self.device)
         cache = None if parent is None else self._select(parent.cache, rows)
@@ -329,13 +333,14 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         cache_rows = [row for (row, _), _ in batch]
         width = max(len(suffix) for suffix in suffixes)
         ids = _right_padded(suffixes, self.device)
-        first_scored = min(
-            len(suffix) - max(len(requests[i][2]) for i in members)
-            for ((_, suffix), members) in batch
-        )
+        first_scored = min(len(suffix) - max(len(requests[i][2]) for i in members) for ((_, suffix), members) in batch)
         logits = self._forward(
-            ids, self._select(rows.cache, cache_rows), keep=width - first_scored, attention=rows,
-            rows=cache_rows, lengths=[len(suffix) for suffix in suffixes],
+            ids,
+            self._select(rows.cache, cache_rows),
+            keep=width - first_scored,
+            attention=rows,
+            rows=cache_rows,
+            lengths=[len(suffix) for suffix in suffixes],
         ).logits
         # Logits cover the last ``logits.shape[1]`` positions (all of them if the model ignored keep).
         offset = width - logits.shape[1]

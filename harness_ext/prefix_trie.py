@@ -121,9 +121,7 @@ def plan_prefix_groups(
         saving = (len(node.members) - 1) * (node.end - base)
         here = cached
         if len(node.members) >= 2 and node.end > base and saving >= min_shared_tokens and chain < max_cached_prefixes:
-            here = PrefixGroup(
-                length=node.end, tokens=tuples[node.members[0]][: node.end], members=len(node.members)
-            )
+            here = PrefixGroup(length=node.end, tokens=tuples[node.members[0]][: node.end], members=len(node.members))
             (cached.children if cached is not None else roots).append(here)
             chain += 1
         target = here.requests if here is not None else unshared

@@ -16,7 +16,12 @@ from pathlib import Path
 from logic_consistency.common import TEMP_SUFFIX, OutputError, atomic_write, atomic_write_json, json_chunks
 
 __all__ = [
-    "BuildLockedError", "atomic_write", "atomic_write_json", "build_lock", "held_lock_fds", "json_chunks",
+    "BuildLockedError",
+    "atomic_write",
+    "atomic_write_json",
+    "build_lock",
+    "held_lock_fds",
+    "json_chunks",
     "remove_stale_temporaries",
 ]
 
@@ -33,6 +38,7 @@ def held_lock_fds() -> tuple[int, ...]:
     than running beside it.
     """
     return tuple(sorted(_HELD))
+
 
 class BuildLockedError(ValueError):
     """Another build holds the lock of the output folder."""
@@ -60,9 +66,7 @@ def build_lock(folder: str | os.PathLike[str]) -> Iterator[Path]:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise BuildLockedError(
-                f"{lock_path}: another leaderboard build is running on this folder"
-            ) from None
+            raise BuildLockedError(f"{lock_path}: another leaderboard build is running on this folder") from None
         _HELD.add(handle.fileno())
         try:
             yield lock_path

@@ -53,13 +53,18 @@ def _metadata(text: str | None) -> dict[str, Any] | None:
 
 
 def _summary(document: dict[str, Any], path: Path) -> str:
-    return (f"{path}: {len(document['rows'])} row(s) on {len(document['boards'])} board(s), "
-            f"{len(document['failures'])} failure(s), {len(document['nights'])} night(s)")
+    return (
+        f"{path}: {len(document['rows'])} row(s) on {len(document['boards'])} board(s), "
+        f"{len(document['failures'])} failure(s), {len(document['nights'])} night(s)"
+    )
 
 
 def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
-    print(f"logic-consistency: interrupted by {signal_name} (the running lm_eval, if any, and its process "
-          "group were stopped). Build interrupted; the previous leaderboard is unchanged", file=sys.stderr)
+    print(
+        f"logic-consistency: interrupted by {signal_name} (the running lm_eval, if any, and its process "
+        "group were stopped). Build interrupted; the previous leaderboard is unchanged",
+        file=sys.stderr,
+    )
     return status
 
 
@@ -72,16 +77,30 @@ def _run_build(args: argparse.Namespace) -> int:
     if args.html:
         root = Path(args.out)
         night = check_night(args.night or today())
-        inputs = [root / LEADERBOARD_FILE, root / HISTORY_DIR / f"{night}.json", *([args.models] if args.models else [])]
+        inputs = [
+            root / LEADERBOARD_FILE,
+            root / HISTORY_DIR / f"{night}.json",
+            *([args.models] if args.models else []),
+        ]
         check_outputs([(args.html, "html")], inputs, argument="--html")
     overrides = {
-        "tasks": args.tasks, "limit": args.limit, "metadata": _metadata(args.metadata),
-        "batch_size": args.batch_size, "timeout": args.timeout,
+        "tasks": args.tasks,
+        "limit": args.limit,
+        "metadata": _metadata(args.metadata),
+        "batch_size": args.batch_size,
+        "timeout": args.timeout,
     }
     try:
         result = build(
-            args.out, model_list=args.models, overrides=overrides, only=args.only or (), night=args.night,
-            cache_dir=args.cache_dir, lm_eval=args.lm_eval, bootstrap=_bootstrap(args), progress=_progress(args),
+            args.out,
+            model_list=args.models,
+            overrides=overrides,
+            only=args.only or (),
+            night=args.night,
+            cache_dir=args.cache_dir,
+            lm_eval=args.lm_eval,
+            bootstrap=_bootstrap(args),
+            progress=_progress(args),
         )
     except KeyboardInterrupt:
         return _interrupted()
@@ -104,8 +123,14 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
     try:
         document = ingest_into(
-            args.out, args.results, night=args.night, name=args.name, revision=args.revision,
-            precision=args.precision, bootstrap=_bootstrap(args), progress=_progress(args),
+            args.out,
+            args.results,
+            night=args.night,
+            name=args.name,
+            revision=args.revision,
+            precision=args.precision,
+            bootstrap=_bootstrap(args),
+            progress=_progress(args),
         )
     except KeyboardInterrupt:
         return _interrupted()
@@ -154,13 +179,16 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "leaderboard", help="build, render and validate the leaderboard", description=__doc__.split("\n")[0]
     )
-    commands = parser.add_subparsers(dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}")
+    commands = parser.add_subparsers(
+        dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
+    )
 
     build = commands.add_parser(
-        "build", help="nightly build: run every listed model, merge into the leaderboard, keep history",
+        "build",
+        help="nightly build: run every listed model, merge into the leaderboard, keep history",
         description="Run lm_eval on every model of the model list (each in its own subprocess, reusing "
-                    "its request cache), record failures without stopping, merge into OUT/leaderboard.json "
-                    "and write OUT/history/<night>.json, atomically. Exit status 1 if a model failed.",
+        "its request cache), record failures without stopping, merge into OUT/leaderboard.json "
+        "and write OUT/history/<night>.json, atomically. Exit status 1 if a model failed.",
     )
     build.add_argument("--models", help="model list YAML (default: the shipped list of the two embedded models)")
     build.add_argument("--out", default=DEFAULT_OUT, help=f"leaderboard folder (default {DEFAULT_OUT})")
@@ -169,9 +197,13 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     settings = build.add_argument_group("run settings (override the model list)")
     settings.add_argument("--tasks", help="lm_eval --tasks (default from the list: logic_consistency)")
     settings.add_argument("--limit", type=float, help="lm_eval --limit: instances per task")
-    settings.add_argument("--metadata", help='lm_eval --metadata JSON, merged over the list\'s, e.g. \'{"max_items": 5}\'')
+    settings.add_argument(
+        "--metadata", help="lm_eval --metadata JSON, merged over the list's, e.g. '{\"max_items\": 5}'"
+    )
     settings.add_argument("--batch-size", help="lm_eval --batch_size")
-    settings.add_argument("--timeout", type=float, help="seconds per model before its run is stopped and recorded as failed")
+    settings.add_argument(
+        "--timeout", type=float, help="seconds per model before its run is stopped and recorded as failed"
+    )
     build.add_argument("--cache-dir", help="lm-eval request caches (default OUT/cache)")
     build.add_argument("--lm-eval", help="lm_eval executable (default: the one next to this Python)")
     build.add_argument("--html", help="also render the page to this file")
@@ -180,9 +212,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     build.set_defaults(run=_run_build)
 
     ingest = commands.add_parser(
-        "ingest", help="add existing lm-eval results files (with their samples) to the leaderboard",
+        "ingest",
+        help="add existing lm-eval results files (with their samples) to the leaderboard",
         description="Add results_<stamp>.json files written by lm_eval --output_path ... --log_samples "
-                    "(or folders containing them) to OUT/leaderboard.json and OUT/history/<night>.json.",
+        "(or folders containing them) to OUT/leaderboard.json and OUT/history/<night>.json.",
     )
     ingest.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
     ingest.add_argument("--out", default=DEFAULT_OUT, help=f"leaderboard folder (default {DEFAULT_OUT})")
@@ -195,8 +228,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     ingest.set_defaults(run=_run_ingest)
 
     render = commands.add_parser("render", help="write the static HTML page of a leaderboard")
-    render.add_argument("leaderboard", nargs="?", default=f"{DEFAULT_OUT}/leaderboard.json",
-                        help=f"leaderboard.json or its folder (default {DEFAULT_OUT}/leaderboard.json)")
+    render.add_argument(
+        "leaderboard",
+        nargs="?",
+        default=f"{DEFAULT_OUT}/leaderboard.json",
+        help=f"leaderboard.json or its folder (default {DEFAULT_OUT}/leaderboard.json)",
+    )
     render.add_argument("--out", help="HTML file (default: index.html next to the leaderboard)")
     render.add_argument("--title", default="logic-consistency leaderboard", help="page title")
     render.set_defaults(run=_run_render)

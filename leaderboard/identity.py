@@ -37,6 +37,5 @@ def settings_id(settings: Mapping[str, Any]) -> str:
 def row_id(name: str, revision: str, precision: str, prompt_set: str, settings: str) -> str:
     """The id of a row: one per (model, revision, precision, prompt-template set) on each board."""
     return short_id(
-        {"name": name, "revision": revision, "precision": precision, "prompt_set": prompt_set,
-         "settings_id": settings}
+        {"name": name, "revision": revision, "precision": precision, "prompt_set": prompt_set, "settings_id": settings}
     )

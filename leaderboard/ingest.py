@@ -25,22 +25,41 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from logic_consistency import __version__ as SUITE_VERSION
-from logic_consistency.tasks.reports import metric_display, report_hooks
 from tqdm.auto import tqdm
 
-from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings, group_interval, group_statistic, interval
+from logic_consistency import __version__ as SUITE_VERSION
+from logic_consistency.tasks.reports import metric_display, report_hooks
+
 from .identity import row_id, settings_id, short_id
+from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings, group_interval, group_statistic, interval
 from .modelid import ModelIdentity, identify
 from .provenance import (
-    config_hash, iso_utc, n_samples, number, prompt_hash, provenance, raw_task_config, run_settings, task_config,
+    config_hash,
+    iso_utc,
+    n_samples,
+    number,
+    prompt_hash,
+    provenance,
+    raw_task_config,
+    run_settings,
+    task_config,
     task_version,
 )
 from .results import RunOutput, metric_keys, metric_values, read_run
 
 __all__ = [
-    "DEFAULT_BOOTSTRAP", "BootstrapSettings", "build_row", "config_hash", "group_statistic", "identity_from_results", "ingest_results",
-    "is_count", "iso_utc", "leaf_tasks", "prompt_hash", "task_config",
+    "DEFAULT_BOOTSTRAP",
+    "BootstrapSettings",
+    "build_row",
+    "config_hash",
+    "group_statistic",
+    "identity_from_results",
+    "ingest_results",
+    "is_count",
+    "iso_utc",
+    "leaf_tasks",
+    "prompt_hash",
+    "task_config",
 ]
 
 #: Name prefixes of count metrics (lm-eval aggregation: the sum over documents) that no family
@@ -63,8 +82,7 @@ def _display(metric: str, filter_name: str) -> str:
     return metric if filter_name == "none" else f"{metric},{filter_name}"
 
 
-def _mismatch(run: RunOutput, task: str, key: str, official: float, what: str, value: float,
-              n: int) -> ValueError:
+def _mismatch(run: RunOutput, task: str, key: str, official: float, what: str, value: float, n: int) -> ValueError:
     return ValueError(
         f"{run.results_path}: field 'results.{task}.{key}' is {official!r}, but the {what} over "
         f"{n} record(s) of {run.samples_paths[task].name} is {value!r}: the samples file does not "
@@ -89,7 +107,10 @@ def _higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
 
 
 def _task_entry(
-    run: RunOutput, task: str, bootstrap: BootstrapSettings, values_out: dict[str, np.ndarray],
+    run: RunOutput,
+    task: str,
+    bootstrap: BootstrapSettings,
+    values_out: dict[str, np.ndarray],
     progress: Any,
 ) -> dict[str, Any]:
     """The row entry of one leaf task; fills ``values_out[metric]`` with its per-instance values."""
@@ -155,8 +176,12 @@ def leaf_tasks(group: str, groups: Mapping[str, list[str]]) -> list[str]:
 
 
 def _group_entry(
-    run: RunOutput, group: str, entries: Mapping[str, dict[str, Any]],
-    values: Mapping[str, Mapping[str, np.ndarray]], bootstrap: BootstrapSettings, progress: Any,
+    run: RunOutput,
+    group: str,
+    entries: Mapping[str, dict[str, Any]],
+    values: Mapping[str, Mapping[str, np.ndarray]],
+    bootstrap: BootstrapSettings,
+    progress: Any,
 ) -> dict[str, Any]:
     results = run.results["results"][group]
     leaves = [task for task in leaf_tasks(group, run.groups) if task in entries]
@@ -228,8 +253,9 @@ def build_row(
     """
     entries: dict[str, dict[str, Any]] = {}
     values: dict[str, dict[str, np.ndarray]] = {}
-    with tqdm(total=_progress_total(run), desc=f"bootstrap {identity.name}", unit="metric",
-              disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=_progress_total(run), desc=f"bootstrap {identity.name}", unit="metric", disable=not progress, leave=False
+    ) as bar:
         for task in run.tasks:
             values[task] = {}
             entries[task] = _task_entry(run, task, bootstrap, values[task], bar)
@@ -310,5 +336,4 @@ def ingest_results(
     run = read_run(Path(results_path))
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
-    return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version,
-                     progress=progress)
+    return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)

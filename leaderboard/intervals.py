@@ -25,7 +25,12 @@ from scipy import stats
 from logic_consistency.metrics import bootstrap_ci
 
 __all__ = [
-    "DEFAULT_BOOTSTRAP", "GROUP_METHOD", "BootstrapSettings", "group_interval", "group_statistic", "interval",
+    "DEFAULT_BOOTSTRAP",
+    "GROUP_METHOD",
+    "BootstrapSettings",
+    "group_interval",
+    "group_statistic",
+    "interval",
 ]
 
 GROUP_METHOD = (
@@ -48,8 +53,12 @@ class BootstrapSettings:
 
     def as_json(self) -> dict[str, Any]:
         """The ``bootstrap`` object of a leaderboard document."""
-        return {"confidence": self.confidence, "n_resamples": self.n_resamples, "seed": self.seed,
-                "method": GROUP_METHOD}
+        return {
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "method": GROUP_METHOD,
+        }
 
 
 #: The default interval parameters.
@@ -66,9 +75,7 @@ def interval(values: np.ndarray, bootstrap: BootstrapSettings) -> list[float] | 
     return [low, high]
 
 
-def group_statistic(
-    values: np.ndarray, task_of: np.ndarray, task_weights: np.ndarray
-) -> Callable[..., np.ndarray]:
+def group_statistic(values: np.ndarray, task_of: np.ndarray, task_weights: np.ndarray) -> Callable[..., np.ndarray]:
     """The group score as a statistic of resampled instance *indices*.
 
     lm-eval's group score is a weighted mean of its leaf tasks' means. Given resampled indices into
@@ -116,8 +123,9 @@ def group_interval(
     sizes = np.array([size for _, size in per_task], dtype=float)
     if math.isclose(float(means.mean()), official, rel_tol=1e-9, abs_tol=1e-9):
         weights = np.full(len(per_task), 1.0 / len(per_task))
-    elif sizes.sum() > 0 and math.isclose(float((sizes * means).sum() / sizes.sum()), official,
-                                          rel_tol=1e-9, abs_tol=1e-9):
+    elif sizes.sum() > 0 and math.isclose(
+        float((sizes * means).sum() / sizes.sum()), official, rel_tol=1e-9, abs_tol=1e-9
+    ):
         weights = sizes / sizes.sum()
     else:
         return None
@@ -141,8 +149,14 @@ def group_interval(
         return statistic(np.concatenate(resampled, axis=axis), axis=axis)
 
     result = stats.bootstrap(
-        samples, stratified, n_resamples=bootstrap.n_resamples, batch=max(1, _BLOCK_VALUES // values.size),
-        vectorized=True, paired=False, confidence_level=bootstrap.confidence, method="percentile",
+        samples,
+        stratified,
+        n_resamples=bootstrap.n_resamples,
+        batch=max(1, _BLOCK_VALUES // values.size),
+        vectorized=True,
+        paired=False,
+        confidence_level=bootstrap.confidence,
+        method="percentile",
         rng=np.random.default_rng(bootstrap.seed),
     )
     low, high = (float(bound) for bound in result.confidence_interval)

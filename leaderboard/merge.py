@@ -61,8 +61,12 @@ def boards_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         board = boards.setdefault(
             row["settings_id"],
-            {"settings_id": row["settings_id"], "label": board_label(row["settings"], row["settings_id"]),
-             "n_rows": 0, "latest": row["measured_at"]},
+            {
+                "settings_id": row["settings_id"],
+                "label": board_label(row["settings"], row["settings_id"]),
+                "n_rows": 0,
+                "latest": row["measured_at"],
+            },
         )
         board["n_rows"] += 1
         board["latest"] = max(board["latest"], row["measured_at"])
@@ -105,8 +109,9 @@ def make_document(
     row_list = _sorted_rows(by_id.values())
     nights = []
     if night is not None:
-        nights.append({"night": night, "rows": len(row_list), "failures": len(latest_failures),
-                       "history_file": history_file})
+        nights.append(
+            {"night": night, "rows": len(row_list), "failures": len(latest_failures), "history_file": history_file}
+        )
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": kind,
@@ -160,18 +165,21 @@ def merge_documents(
         name = row["model"]["name"]
         latest_measured[name] = max(latest_measured.get(name, ""), row["measured_at"])
     failures = [
-        failure for failure in [*current["failures"], *incoming["failures"]]
+        failure
+        for failure in [*current["failures"], *incoming["failures"]]
         if failure["failed_at"] > latest_measured.get(failure["name"], "")
     ]
     nights = {entry["night"]: entry for entry in current["nights"]}
     nights.update({entry["night"]: entry for entry in incoming["nights"]})
-    document = make_document(kind, rows.values(), failures, bootstrap=_bootstrap_of(incoming),
-                             generated_at=generated_at)
+    document = make_document(
+        kind, rows.values(), failures, bootstrap=_bootstrap_of(incoming), generated_at=generated_at
+    )
     document["nights"] = [copy.deepcopy(nights[night]) for night in sorted(nights)]
     return document
 
 
 def _bootstrap_of(document: Mapping[str, Any]) -> BootstrapSettings:
     bootstrap = document["bootstrap"]
-    return BootstrapSettings(confidence=bootstrap["confidence"], n_resamples=bootstrap["n_resamples"],
-                             seed=bootstrap["seed"])
+    return BootstrapSettings(
+        confidence=bootstrap["confidence"], n_resamples=bootstrap["n_resamples"], seed=bootstrap["seed"]
+    )

@@ -32,8 +32,13 @@ def _major(document: Any) -> str | None:
 
 
 def _row_from_1(row: Any, index: int, source: str) -> Any:
-    if not (isinstance(row, dict) and isinstance(row.get("settings"), dict) and isinstance(row.get("provenance"), dict)
-            and isinstance(row.get("model"), dict) and isinstance(row.get("prompt_set"), dict)):
+    if not (
+        isinstance(row, dict)
+        and isinstance(row.get("settings"), dict)
+        and isinstance(row.get("provenance"), dict)
+        and isinstance(row.get("model"), dict)
+        and isinstance(row.get("prompt_set"), dict)
+    ):
         return row  # malformed: left for validation to report with its path
     if row.get("settings_id") != settings_id(row["settings"]):
         raise ValueError(
@@ -46,8 +51,13 @@ def _row_from_1(row: Any, index: int, source: str) -> Any:
         provenance.setdefault(key, value)
     row["settings_id"] = settings_id(settings)
     model = row["model"]
-    row["row_id"] = row_id(str(model.get("name")), str(model.get("revision")), str(model.get("precision")),
-                           str(row["prompt_set"].get("id")), row["settings_id"])
+    row["row_id"] = row_id(
+        str(model.get("name")),
+        str(model.get("revision")),
+        str(model.get("precision")),
+        str(row["prompt_set"].get("id")),
+        row["settings_id"],
+    )
     return row
 
 
@@ -72,16 +82,23 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         rows = [_row_from_1(row, index, source) for index, row in enumerate(rows)]
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None
-    if not all(isinstance(row, dict) and isinstance(row.get("row_id"), str) and isinstance(row.get("measured_at"), str)
-               and isinstance(row.get("settings"), dict) for row in rows):
+    if not all(
+        isinstance(row, dict)
+        and isinstance(row.get("row_id"), str)
+        and isinstance(row.get("measured_at"), str)
+        and isinstance(row.get("settings"), dict)
+        for row in rows
+    ):
         return upgraded  # validation names the malformed row
     latest: dict[str, dict[str, Any]] = {}
     for row in rows:
         kept = latest.get(row["row_id"])
         if kept is None or row["measured_at"] >= kept["measured_at"]:
             latest[row["row_id"]] = row
-    upgraded["rows"] = sorted(latest.values(), key=lambda row: (row["settings_id"], str(row["model"].get("name")),
-                                                                row["measured_at"], row["row_id"]))
+    upgraded["rows"] = sorted(
+        latest.values(),
+        key=lambda row: (row["settings_id"], str(row["model"].get("name")), row["measured_at"], row["row_id"]),
+    )
     try:
         upgraded["boards"] = boards_of(upgraded["rows"])
     except (KeyError, TypeError, AttributeError):

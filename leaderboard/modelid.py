@@ -166,6 +166,10 @@ def identify(
     if not precision:
         precision = args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto")
     return ModelIdentity(
-        name=name, backend=backend, model_args=args_text, revision=found,
-        revision_source=source, precision=precision,
+        name=name,
+        backend=backend,
+        model_args=args_text,
+        revision=found,
+        revision_source=source,
+        precision=precision,
     )

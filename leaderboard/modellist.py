@@ -48,8 +48,20 @@ ENTRY_KEYS = frozenset(
 )
 TOP_KEYS = frozenset({"models", *SETTING_KEYS})
 #: ``lm_eval`` options the build sets itself; ``extra_args`` may not repeat them (the last one would win).
-BUILD_OPTIONS = frozenset({"--model", "--model_args", "--tasks", "--batch_size", "--limit", "--metadata",
-                           "--apply_chat_template", "--output_path", "--log_samples", "--use_cache"})
+BUILD_OPTIONS = frozenset(
+    {
+        "--model",
+        "--model_args",
+        "--tasks",
+        "--batch_size",
+        "--limit",
+        "--metadata",
+        "--apply_chat_template",
+        "--output_path",
+        "--log_samples",
+        "--use_cache",
+    }
+)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -61,9 +73,15 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         if repeated:
             raise yaml.constructor.ConstructorError(None, None, f"key(s) {repeated} given twice", node.start_mark)
         return super().construct_mapping(node, deep=deep)
+
+
 DEFAULTS: dict[str, Any] = {
-    "tasks": "logic_consistency", "limit": None, "metadata": {}, "batch_size": None,
-    "apply_chat_template": False, "timeout": None,
+    "tasks": "logic_consistency",
+    "limit": None,
+    "metadata": {},
+    "batch_size": None,
+    "apply_chat_template": False,
+    "timeout": None,
 }
 
 
@@ -156,7 +174,9 @@ def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | Non
     return value
 
 
-def _entry(raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[str, Any], source: Path) -> ModelSpec | None:
+def _entry(
+    raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[str, Any], source: Path
+) -> ModelSpec | None:
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
@@ -188,7 +208,9 @@ def _entry(raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[s
     if taken:
         raise ValueError(f"{where}: 'extra_args' may not set {taken}: the build sets them (use the entry's keys)")
     env = raw.get("env", {})
-    if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()):
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
+    ):
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to values, got {env!r}")
     return ModelSpec(
         name=raw["name"].strip(),
@@ -242,8 +264,7 @@ def load_model_list(
         if key in data:
             shared[key] = _check_setting(key, data[key], str(source))
     checked_overrides = {
-        key: _check_setting(key, value, "command line")
-        for key, value in (overrides or {}).items() if value is not None
+        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
     }
     models = data.get("models")
     if not isinstance(models, list) or not models:
@@ -251,8 +272,9 @@ def load_model_list(
     specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
     enabled = [spec for spec in specs if spec is not None]
     if not enabled:
-        raise ValueError(f"{source}: no enabled model (all {len(specs)} entries have 'enabled: false'); "
-                         "nothing to build")
+        raise ValueError(
+            f"{source}: no enabled model (all {len(specs)} entries have 'enabled: false'); nothing to build"
+        )
     names = [spec.name for spec in enabled]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

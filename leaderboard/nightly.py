@@ -47,12 +47,27 @@ from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
 from .modellist import load_model_list
 from .runner import (
-    RUNS_DIR, RunOutcome, embedded_sha_subprocess, default_lm_eval, lm_eval_command, run_logged, run_model,
+    RUNS_DIR,
+    RunOutcome,
+    default_lm_eval,
+    embedded_sha_subprocess,
+    lm_eval_command,
+    run_logged,
+    run_model,
 )
 from .schema import load_document, validate
 
 __all__ = [
-    "BuildResult", "BuildStopped", "build", "check_night", "commit", "ingest_into", "lm_eval_command", "run_logged", "run_model", "today",
+    "BuildResult",
+    "BuildStopped",
+    "build",
+    "check_night",
+    "commit",
+    "ingest_into",
+    "lm_eval_command",
+    "run_logged",
+    "run_model",
+    "today",
 ]
 
 LEADERBOARD_FILE = "leaderboard.json"
@@ -142,8 +157,9 @@ def commit(
     tonight = make_document("night", rows, failures, night=night, bootstrap=bootstrap)
     if history_path.exists():
         tonight = merge_documents(load_document(history_path), tonight, kind="night")
-    tonight["nights"] = [{"night": night, "rows": len(tonight["rows"]), "failures": len(tonight["failures"]),
-                          "history_file": None}]
+    tonight["nights"] = [
+        {"night": night, "rows": len(tonight["rows"]), "failures": len(tonight["failures"]), "history_file": None}
+    ]
     incoming = copy.deepcopy(tonight)
     incoming["nights"][0]["history_file"] = f"{HISTORY_DIR}/{night}.json"
     merged = merge_documents(current, incoming, kind="leaderboard")
@@ -218,8 +234,11 @@ def build(
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
     # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
     # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
-    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
-                  [model_list] if model_list is not None else [], argument="--out")
+    check_outputs(
+        [(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
+        [model_list] if model_list is not None else [],
+        argument="--out",
+    )
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
     executable = lm_eval or default_lm_eval()
@@ -240,8 +259,16 @@ def build(
                         last[0] = now
                         bar.set_postfix_str(f"{name}: {line.strip()[-60:]}", refresh=True)
 
-                outcome = run_model(spec, night=night, out=root, cache_dir=caches, lm_eval=executable,
-                                    bootstrap=bootstrap, embedded_sha=embedded_sha, on_output=show)
+                outcome = run_model(
+                    spec,
+                    night=night,
+                    out=root,
+                    cache_dir=caches,
+                    lm_eval=executable,
+                    bootstrap=bootstrap,
+                    embedded_sha=embedded_sha,
+                    on_output=show,
+                )
                 outcomes.append(outcome)
                 status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")
@@ -250,8 +277,11 @@ def build(
         try:
             document = commit(root, night, rows, failures, bootstrap=bootstrap)
         except OutputError as error:
-            raise OutputError(f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "
-                              "`leaderboard ingest` once the board can be written)", error.errno) from None
+            raise OutputError(
+                f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "
+                "`leaderboard ingest` once the board can be written)",
+                error.errno,
+            ) from None
     return BuildResult(document, outcomes)
 
 
@@ -275,11 +305,19 @@ def ingest_into(
     root = Path(out)
     night = check_night(night or today())
     files = files_or_folders(results_paths, RESULTS_PATTERN)
-    check_outputs([(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files,
-                  argument="--out")
+    check_outputs(
+        [(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files, argument="--out"
+    )
     rows = [
-        ingest_results(path, name=name, revision=revision, precision=precision, night=night,
-                       bootstrap=bootstrap, progress=bool(progress))
+        ingest_results(
+            path,
+            name=name,
+            revision=revision,
+            precision=precision,
+            night=night,
+            bootstrap=bootstrap,
+            progress=bool(progress),
+        )
         for path in tqdm(files, desc="ingest", unit="file", disable=_disable(progress))
     ]
     with build_lock(root):

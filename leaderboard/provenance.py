@@ -14,19 +14,35 @@ from .identity import sha256_hex
 from .results import RunOutput
 
 __all__ = [
-    "NOT_OPTIONS", "PROMPT_KEYS", "SEED_KEYS", "config_hash", "iso_utc", "n_samples", "number", "prompt_hash",
-    "provenance", "raw_task_config", "run_settings", "task_config", "task_version",
+    "NOT_OPTIONS",
+    "PROMPT_KEYS",
+    "SEED_KEYS",
+    "config_hash",
+    "iso_utc",
+    "n_samples",
+    "number",
+    "prompt_hash",
+    "provenance",
+    "raw_task_config",
+    "run_settings",
+    "task_config",
+    "task_version",
 ]
 
 #: ``configs[task].metadata`` keys that are not run options: bookkeeping or prompt text.
 NOT_OPTIONS = frozenset({"version", "config_source", "prompt_config", "stages_config"})
 #: Task config keys that make up the prompt-template set (with the prompt metadata above).
 PROMPT_KEYS = (
-    "description", "doc_to_text", "doc_to_target", "doc_to_choice", "target_delimiter",
-    "fewshot_delimiter", "gen_prefix", "fewshot_config",
+    "description",
+    "doc_to_text",
+    "doc_to_target",
+    "doc_to_choice",
+    "target_delimiter",
+    "fewshot_delimiter",
+    "gen_prefix",
+    "fewshot_config",
 )
 SEED_KEYS = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
-
 
 
 def iso_utc(timestamp: float) -> str:
@@ -89,7 +105,8 @@ def task_config(run: RunOutput, task: str) -> dict[str, Any]:
         raise ValueError(f"{run.results_path}: field 'configs.{task}.metadata' must be an object")
     model_args = _model_args(run)
     config["metadata"] = {
-        key: value for key, value in metadata.items()
+        key: value
+        for key, value in metadata.items()
         if key != "config_source"
         and (key in SUITE_OPTIONS or not (key in model_args and _same_text(value, model_args[key])))
     }
@@ -138,8 +155,10 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
         "lm_eval_version": _string(run.results.get("lm_eval_version")),
         "limit": limit,
         "gen_kwargs": config.get("gen_kwargs"),
-        "seeds": {key: value if isinstance(value, int) and not isinstance(value, bool) else None
-                  for key, value in seeds.items()},
+        "seeds": {
+            key: value if isinstance(value, int) and not isinstance(value, bool) else None
+            for key, value in seeds.items()
+        },
         "tasks": tasks,
     }
 

@@ -34,6 +34,7 @@ __all__ = ["embed_json", "metric_info", "render_file", "render_html"]
 #: closes it with the provenance panel and the wiring). Each part alone is not a complete script.
 PAGE_SCRIPTS = ("page.js", "page_table.js", "page_charts.js", "page_main.js")
 
+
 def metric_info(name: str) -> dict[str, Any]:
     """Display information of a metric name: what its family declared, neutral defaults otherwise.
 
@@ -42,8 +43,13 @@ def metric_info(name: str) -> dict[str, Any]:
     """
     base = name.split(",", 1)[0]
     info = metric_display(base) or {
-        "label": base, "description": base, "range": [0, 1], "higher_is_better": True, "radar": False,
-        "order": 100, "count": is_count(base),
+        "label": base,
+        "description": base,
+        "range": [0, 1],
+        "higher_is_better": True,
+        "radar": False,
+        "order": 100,
+        "count": is_count(base),
     }
     if base != name:  # a non-default lm-eval filter
         info["label"] = f"{info['label']} [{name.split(',', 1)[1]}]"

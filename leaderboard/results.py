@@ -83,6 +83,7 @@ def _read_samples(path: Path) -> list[dict[str, Any]]:
         lines.append(record)
     return lines
 
+
 def _check_structure(path: Path, results: Any) -> dict[str, Any]:
     if not isinstance(results, dict):
         raise ValueError(f"{path}: expected a JSON object at the top level, got {type(results).__name__}")
@@ -150,9 +151,7 @@ def metric_keys(task_results: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def metric_values(
-    lines: list[dict[str, Any]], metric: str, filter_name: str, source: Path
-) -> list[float]:
+def metric_values(lines: list[dict[str, Any]], metric: str, filter_name: str, source: Path) -> list[float]:
     """The per-document values of ``metric`` under ``filter_name`` (documents lacking it skipped).
 
     Raises:

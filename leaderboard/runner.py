@@ -30,8 +30,8 @@ from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 
 from .atomic import held_lock_fds
-from .ingest import BootstrapSettings, ingest_results, iso_utc
 from .identity import sha256_hex
+from .ingest import BootstrapSettings, ingest_results, iso_utc
 from .modelid import ModelIdentity, identify, parse_model_args, slug
 from .modellist import ModelSpec
 
@@ -151,8 +151,12 @@ def run_logged(
         log.write(f"\n=== {iso_utc(time.time())} $ {' '.join(command)}\n".encode())
         log.flush()
         process = subprocess.Popen(
-            list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env or os.environ),
-            start_new_session=True, pass_fds=held_lock_fds(),
+            list(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env or os.environ),
+            start_new_session=True,
+            pass_fds=held_lock_fds(),
             preexec_fn=_death_signal_setter(),
         )
 
@@ -170,8 +174,10 @@ def run_logged(
                     on_output(last[-1])
 
         assert process.stdout is not None and process.stderr is not None
-        threads = [threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
-                   threading.Thread(target=pump, args=(process.stderr, True), daemon=True)]
+        threads = [
+            threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
+            threading.Thread(target=pump, args=(process.stderr, True), daemon=True),
+        ]
         for thread in threads:
             thread.start()
         timed_out = False
@@ -196,7 +202,8 @@ def embedded_sha_subprocess(name: str) -> str:
 
     completed = subprocess.run(
         [sys.executable, "-m", "logic_consistency.harness_ext.models", name],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if completed.returncode != 0:
         tail = "\n".join(completed.stderr.strip().splitlines()[-5:])
@@ -217,8 +224,15 @@ class RunOutcome:
     log_file: Path
 
 
-def _failure(spec: ModelSpec, night: str, message: str, *, returncode: int | None = None,
-             stderr_tail: str = "", log_file: Path | None = None) -> dict[str, Any]:
+def _failure(
+    spec: ModelSpec,
+    night: str,
+    message: str,
+    *,
+    returncode: int | None = None,
+    stderr_tail: str = "",
+    log_file: Path | None = None,
+) -> dict[str, Any]:
     return {
         "name": spec.name,
         "backend": spec.backend,
@@ -233,11 +247,24 @@ def _failure(spec: ModelSpec, night: str, message: str, *, returncode: int | Non
 #: ``--model_args`` keys that change how fast or where a model runs, never its answers: left out of
 #: the cache key so that e.g. a new batch size still reuses the cache. Every other key is in it (an
 #: unknown key starts a fresh cache rather than risk answers of another model).
-NEUTRAL_MODEL_ARGS = frozenset({
-    "batch_size", "max_batch_size", "device", "device_map", "parallelize", "num_concurrent", "max_retries",
-    "timeout", "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size", "swap_space",
-    "verbose", "logits_cache",
-})
+NEUTRAL_MODEL_ARGS = frozenset(
+    {
+        "batch_size",
+        "max_batch_size",
+        "device",
+        "device_map",
+        "parallelize",
+        "num_concurrent",
+        "max_retries",
+        "timeout",
+        "gpu_memory_utilization",
+        "tensor_parallel_size",
+        "data_parallel_size",
+        "swap_space",
+        "verbose",
+        "logits_cache",
+    }
+)
 
 
 def cache_key(identity: ModelIdentity) -> str:
@@ -249,8 +276,14 @@ def cache_key(identity: ModelIdentity) -> str:
     they are part of every request's text.)
     """
     args = {key: value for key, value in parse_model_args(identity.model_args).items() if key not in NEUTRAL_MODEL_ARGS}
-    return sha256_hex({"backend": identity.backend, "revision": identity.revision,
-                       "precision": identity.precision, "model_args": args})
+    return sha256_hex(
+        {
+            "backend": identity.backend,
+            "revision": identity.revision,
+            "precision": identity.precision,
+            "model_args": args,
+        }
+    )
 
 
 def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
@@ -296,28 +329,45 @@ def run_model(
         return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
 
     try:
-        identity = identify(spec.backend, spec.model_args, name=spec.name, revision=spec.revision,
-                            precision=spec.precision, embedded_sha=embedded_sha)
+        identity = identify(
+            spec.backend,
+            spec.model_args,
+            name=spec.name,
+            revision=spec.revision,
+            precision=spec.precision,
+            embedded_sha=embedded_sha,
+        )
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
         return failed(f"cannot identify the model: {error}")
-    command = lm_eval_command(spec, lm_eval=lm_eval, output_path=run_dir,
-                              cache_path=cache_dir / cache_name(spec, identity))
+    command = lm_eval_command(
+        spec, lm_eval=lm_eval, output_path=run_dir, cache_path=cache_dir / cache_name(spec, identity)
+    )
     before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
     try:
-        process = run_logged(command, log_file=log_file, env={**os.environ, **spec.env},
-                             timeout=spec.timeout, on_output=on_output)
+        process = run_logged(
+            command, log_file=log_file, env={**os.environ, **spec.env}, timeout=spec.timeout, on_output=on_output
+        )
     except OSError as error:
         return failed(f"cannot start {command[0]}: {error}")
     if process.timed_out:
         return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
     if process.returncode != 0:
-        return failed(_known_error(process.stderr_tail) or f"lm_eval exited with status {process.returncode}",
-                      returncode=process.returncode, stderr_tail=process.stderr_tail)
-    written = [path for path in find_files(run_dir, RESULTS_PATTERN)
-               if path not in before or path.stat().st_mtime > before[path]]
+        return failed(
+            _known_error(process.stderr_tail) or f"lm_eval exited with status {process.returncode}",
+            returncode=process.returncode,
+            stderr_tail=process.stderr_tail,
+        )
+    written = [
+        path
+        for path in find_files(run_dir, RESULTS_PATTERN)
+        if path not in before or path.stat().st_mtime > before[path]
+    ]
     if not written:
-        return failed(f"lm_eval exited 0 but wrote no results_*.json under {run_dir}",
-                      returncode=0, stderr_tail=process.stderr_tail)
+        return failed(
+            f"lm_eval exited 0 but wrote no results_*.json under {run_dir}",
+            returncode=0,
+            stderr_tail=process.stderr_tail,
+        )
     newest = max(written, key=lambda path: path.stat().st_mtime)
     try:
         row = ingest_results(newest, identity=identity, night=night, bootstrap=bootstrap)

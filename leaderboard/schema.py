@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+
 from logic_consistency.tasks.reports import declared_ranges
 
 from .identity import settings_id
@@ -147,10 +148,15 @@ def validate(document: Any, source: str | os.PathLike[str] = "<document>") -> No
     """
     validator = jsonschema.Draft202012Validator(load_schema())
     errors = sorted(validator.iter_errors(document), key=lambda error: list(error.absolute_path))
-    problems = [f"{_path(path)}: NaN or infinite number{_row_label(document, path)}; scores must be finite"
-                for path in _non_finite(document)]
-    problems += [f"{_path(error.absolute_path)}: {error.message}{_row_label(document, error.absolute_path)}"
-                 for error in errors if not _is_non_finite(error.instance)]
+    problems = [
+        f"{_path(path)}: NaN or infinite number{_row_label(document, path)}; scores must be finite"
+        for path in _non_finite(document)
+    ]
+    problems += [
+        f"{_path(error.absolute_path)}: {error.message}{_row_label(document, error.absolute_path)}"
+        for error in errors
+        if not _is_non_finite(error.instance)
+    ]
     if not problems and isinstance(document, dict):
         problems = _semantic_problems(document)
     if problems:

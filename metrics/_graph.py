@@ -272,9 +272,7 @@ def count_acyclic_distinct_samples(
     return acyclic, m
 
 
-def count_acyclic_samples(
-    wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator
-) -> int:
+def count_acyclic_samples(wins: NDArray[np.bool_], k: int, samples: int, rng: np.random.Generator) -> int:
     """Draw ``samples`` uniform random K-subsets independently; count the acyclic ones.
 
     Each draw takes the K smallest of N i.i.d. uniform keys (a uniform K-subset); the draws are
@@ -318,7 +316,6 @@ def transitivity_by_cycle_search(wins: ArrayLike, k: int = 3) -> float:
     k = check_k(k, n_items)
     rows = graph.tolist()
     acyclic = sum(
-        not _dfs_has_cycle(induced_adjacency(rows, subset))
-        for subset in itertools.combinations(range(n_items), k)
+        not _dfs_has_cycle(induced_adjacency(rows, subset)) for subset in itertools.combinations(range(n_items), k)
     )
     return acyclic / math.comb(n_items, k)

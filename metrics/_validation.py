@@ -49,8 +49,7 @@ def check_k(k: object, n_items: int, name: str = "k") -> int:
     k_int = check_int(k, name, minimum=3)
     if k_int > n_items:
         raise ValueError(
-            f"{name} must be <= the number of items N = {n_items} (got {k_int}): "
-            "a K-subset needs K distinct items"
+            f"{name} must be <= the number of items N = {n_items} (got {k_int}): a K-subset needs K distinct items"
         )
     return k_int
 
@@ -107,8 +106,7 @@ def validate_prefs(prefs: ArrayLike, name: str, nan_policy: NanPolicy) -> NDArra
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ValueError(
-            f"{name} must hold probabilities in [0, 1] off the diagonal; "
-            f"found {array[i, j]!r} at ({i}, {j})"
+            f"{name} must hold probabilities in [0, 1] off the diagonal; found {array[i, j]!r} at ({i}, {j})"
         )
     return array
 
@@ -122,8 +120,7 @@ def validate_human_scores(human_scores: ArrayLike, n_items: int) -> NDArray[np.f
         raise ValueError(f"human_scores must be 1-D, got {array.ndim}-D shape {array.shape}")
     if array.shape[0] != n_items:
         raise ValueError(
-            f"human_scores must have one score per item: length {array.shape[0]} "
-            f"but prefs has N = {n_items} items"
+            f"human_scores must have one score per item: length {array.shape[0]} but prefs has N = {n_items} items"
         )
     array = array.astype(np.float64)
     if not np.isfinite(array).all():
@@ -148,8 +145,7 @@ def validate_wins(wins: ArrayLike, name: str = "wins") -> NDArray[np.bool_]:
     if array.dtype.kind != "b":
         if np.isnan(array.astype(np.float64)).any():
             raise ValueError(
-                f"{name} contains NaN; express a missing judgement by leaving both "
-                f"{name}[i, j] and {name}[j, i] False"
+                f"{name} contains NaN; express a missing judgement by leaving both {name}[i, j] and {name}[j, i] False"
             )
         if not np.isin(array, (0, 1)).all():
             raise ValueError(f"{name} must be boolean (only 0/1 or False/True values)")
@@ -157,9 +153,7 @@ def validate_wins(wins: ArrayLike, name: str = "wins") -> NDArray[np.bool_]:
     if np.diagonal(array).any():
         raise ValueError(f"{name} must have a False diagonal (an item cannot beat itself)")
     if not array.any():
-        raise UndefinedMetricError(
-            f"{name} has no edges (no judgement at all); transitivity is undefined"
-        )
+        raise UndefinedMetricError(f"{name} has no edges (no judgement at all); transitivity is undefined")
     return array
 
 

@@ -77,8 +77,7 @@ def bootstrap_ci(
         probe = np.asarray(statistic(data[None, :], axis=1), dtype=np.float64)
     except (TypeError, ValueError) as error:
         raise ValueError(
-            f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 "
-            f"failed: {error}"
+            f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 failed: {error}"
         ) from error
     if probe.shape != (1,):
         raise ValueError(

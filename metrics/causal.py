@@ -73,13 +73,11 @@ def _as_label(value: Any, name: str, position: int) -> int:
         label = operator.index(value)
     except TypeError:
         raise ValueError(
-            f"{name}[{position}] = {value!r} is an unknown label: labels are the integers "
-            f"{list(CAUSAL_LABELS)}"
+            f"{name}[{position}] = {value!r} is an unknown label: labels are the integers {list(CAUSAL_LABELS)}"
         ) from None
     if label not in CAUSAL_LABELS:
         raise ValueError(
-            f"{name}[{position}] = {label} is an unknown label: labels are the integers "
-            f"{list(CAUSAL_LABELS)}"
+            f"{name}[{position}] = {label} is an unknown label: labels are the integers {list(CAUSAL_LABELS)}"
         )
     return int(label)
 
@@ -100,8 +98,7 @@ def validate_ranked_labels(ranked_labels: Any, name: str = "ranked_labels") -> l
     """
     if isinstance(ranked_labels, (str, bytes)) or not isinstance(ranked_labels, (Sequence, np.ndarray)):
         raise ValueError(
-            f"{name} must be a sequence of the 10 labels {list(CAUSAL_LABELS)}, "
-            f"got {type(ranked_labels).__name__}"
+            f"{name} must be a sequence of the 10 labels {list(CAUSAL_LABELS)}, got {type(ranked_labels).__name__}"
         )
     if isinstance(ranked_labels, np.ndarray) and ranked_labels.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {ranked_labels.shape}")

@@ -130,9 +130,13 @@ def _beam_merge(left_run: list[int], right_run: list[int], *, beam_size: int, pr
                         continue  # pruned: against a confident judgement
                     score = score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
                 if from_left and path.n_left < len(left_run):
-                    candidates.append(_Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left])))
+                    candidates.append(
+                        _Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left]))
+                    )
                 elif not from_left and path.n_right < len(right_run):
-                    candidates.append(_Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right])))
+                    candidates.append(
+                        _Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right]))
+                    )
         candidates.sort(key=lambda path: path.score, reverse=True)  # stable, as the authors' list.sort
         beam = candidates[:beam_size]
     return list(beam[0].emitted)
@@ -228,8 +232,10 @@ def pairs_order(
     if initial_order is not None:
         given = np.asarray(initial_order)
         if given.ndim != 1 or given.dtype.kind not in "iu" or sorted(given.tolist()) != order:
-            raise ValueError(f"initial_order must be a permutation of 0..{n_items - 1} (prefs has N = {n_items} "
-                             f"items), got {initial_order!r}")
+            raise ValueError(
+                f"initial_order must be a permutation of 0..{n_items - 1} (prefs has N = {n_items} "
+                f"items), got {initial_order!r}"
+            )
         order = given.tolist()
 
     def lookup(a: int, b: int) -> float:
@@ -298,7 +304,9 @@ class PairsSorter:
         self.memo: dict[tuple[int, int], float] = {} if memo is None else memo
         rng = np.random.default_rng(seed)
         orders = [rng.permutation(self.n_items).tolist() for _ in range(self.runs)]
-        self._sorts = [merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap) for order in orders]
+        self._sorts = [
+            merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap) for order in orders
+        ]
         self._pending: list[_Pairs | None] = [None] * self.runs
         self._results: list[list[int] | None] = [None] * self.runs
         self.counts = [0] * self.runs
@@ -321,8 +329,9 @@ class PairsSorter:
                 p in self.memo for pair in batch for p in self._needed(*pair)
             ):
                 self.counts[r] += len(batch)
-                self._advance(r, [_comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated)
-                                  for a, b in batch])
+                self._advance(
+                    r, [_comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated) for a, b in batch]
+                )
         return sorted(
             {p for batch in self._pending if batch is not None for pair in batch for p in self._needed(*pair)}
             - self.memo.keys()
@@ -412,8 +421,16 @@ def pairs_rank(
         raise ValueError(f"human_scores must be {n_items} finite numbers, got shape {human.shape}")
     if np.ptp(human) == 0:
         raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
-    sorter = PairsSorter(n_items, calibrated=calibrated, runs=runs, seed=seed, memo=memo, method=method,
-                         beam_size=beam_size, prob_gap=prob_gap)
+    sorter = PairsSorter(
+        n_items,
+        calibrated=calibrated,
+        runs=runs,
+        seed=seed,
+        memo=memo,
+        method=method,
+        beam_size=beam_size,
+        prob_gap=prob_gap,
+    )
     rounds = asked = 0
     while wanted := sorter.wanted():
         sorter.feed(wanted, list(judge(wanted)))

@@ -68,14 +68,10 @@ def commutativity(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float
     forward, backward = matrix[rows, cols], matrix[cols, rows]
     valid = ~(np.isnan(forward) | np.isnan(backward))
     agree = (forward >= 0.5) == (backward < 0.5)
-    return _fraction(
-        agree, valid, "commutativity is undefined: every pair has a missing judgement in prefs"
-    )
+    return _fraction(agree, valid, "commutativity is undefined: every pair has a missing judgement in prefs")
 
 
-def negation_invariance(
-    prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: NanPolicy = "raise"
-) -> float:
+def negation_invariance(prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
     """Negation invariance s_neg: how often the negated question flips the answer correctly.
 
     Paper eq. 3: s_neg = 1 / (N (N - 1)) * sum_{i != j} 1(F_neg(x_i, x_j) = not F(x_i, x_j)).
@@ -99,9 +95,7 @@ def negation_invariance(
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     negated = validate_prefs(neg_prefs, "neg_prefs", nan_policy)
     if negated.shape != matrix.shape:
-        raise ValueError(
-            f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}"
-        )
+        raise ValueError(f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}")
     valid = _off_diagonal(matrix.shape[0]) & ~(np.isnan(matrix) | np.isnan(negated))
     flipped = (matrix >= 0.5) != (negated >= 0.5)
     return _fraction(
@@ -176,8 +170,7 @@ def human_agreement(
     return _fraction(
         correct,
         untied & judged,
-        "human agreement is undefined: every pair with distinct human_scores has a missing "
-        "judgement in prefs",
+        "human agreement is undefined: every pair with distinct human_scores has a missing judgement in prefs",
     )
 
 
@@ -261,9 +254,7 @@ def pairwise_consistency(
     n_items = matrix.shape[0]
     negated = None if neg_prefs is None else validate_prefs(neg_prefs, "neg_prefs", nan_policy)
     if negated is not None and negated.shape != matrix.shape:
-        raise ValueError(
-            f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}"
-        )
+        raise ValueError(f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}")
     scores = None if human_scores is None else validate_human_scores(human_scores, n_items)
     k_values = _check_ks(ks, n_items)
     if samples is not None:
@@ -296,7 +287,5 @@ def pairwise_consistency(
     if negated is not None:
         result["s_neg"] = guarded(negation_invariance, matrix, negated, nan_policy=nan_policy)
     if scores is not None:
-        result["human_agreement"] = guarded(
-            human_agreement, matrix, scores, nan_policy=nan_policy, ties=human_ties
-        )
+        result["human_agreement"] = guarded(human_agreement, matrix, scores, nan_policy=nan_policy, ties=human_ties)
     return result

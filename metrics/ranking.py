@@ -138,9 +138,7 @@ def elo_ratings(
 BT_DECIMALS = 6
 
 
-def bradley_terry(
-    winners: ArrayLike, losers: ArrayLike, n_items: int, *, alpha: float = 0.01
-) -> NDArray[np.float64]:
+def bradley_terry(winners: ArrayLike, losers: ArrayLike, n_items: int, *, alpha: float = 0.01) -> NDArray[np.float64]:
     """Bradley-Terry log-strengths by maximum likelihood (Bradley & Terry, 1952).
 
     Model: P(i beats j) = exp(theta_i) / (exp(theta_i) + exp(theta_j)). Fitted with the
@@ -198,9 +196,7 @@ def rank_scores(
     raise ValueError(f"method must be one of {RANKING_METHODS}, got {method!r}")
 
 
-def ranking_spearman(
-    scores: ArrayLike, human_scores: ArrayLike, *, nan_policy: NanPolicy = "raise"
-) -> float:
+def ranking_spearman(scores: ArrayLike, human_scores: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
     """Spearman's rank correlation between estimated scores and human scores (scipy.stats).
 
     rho = Pearson correlation of the (average-tie) ranks, as ``scipy.stats.spearmanr``; the
@@ -222,9 +218,7 @@ def ranking_spearman(
     estimate = np.asarray(scores, dtype=np.float64)
     human = np.asarray(human_scores, dtype=np.float64)
     if estimate.ndim != 1 or estimate.shape != human.shape:
-        raise ValueError(
-            f"scores and human_scores must be 1-D of equal length, got {estimate.shape} and {human.shape}"
-        )
+        raise ValueError(f"scores and human_scores must be 1-D of equal length, got {estimate.shape} and {human.shape}")
     if not np.isfinite(human).all():
         raise ValueError("human_scores must be finite")
     keep = ~np.isnan(estimate)

@@ -74,12 +74,30 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(_gguf()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--model_alias",
+        "smollm2",
+    ]
     # OpenMP threads that sleep rather than spin while waiting (see tests/harness_ext/conftest.py)
-    process = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                               env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
-                               preexec_fn=_die_with_parent(), start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+        preexec_fn=_die_with_parent(),
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(400):
         if process.poll() is not None:
@@ -93,9 +111,24 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def run_lm_eval(model: str, model_args: str, args: argparse.Namespace, out: Path, *extra: str) -> tuple[float, str]:
-    command = [str(BIN / "lm_eval"), "--model", model, "--model_args", model_args, "--tasks", args.tasks,
-               "--limit", str(args.limit), "--metadata", json.dumps({"max_items": args.max_items}),
-               "--apply_chat_template", "--output_path", str(out), "--log_samples", *extra]
+    command = [
+        str(BIN / "lm_eval"),
+        "--model",
+        model,
+        "--model_args",
+        model_args,
+        "--tasks",
+        args.tasks,
+        "--limit",
+        str(args.limit),
+        "--metadata",
+        json.dumps({"max_items": args.max_items}),
+        "--apply_chat_template",
+        "--output_path",
+        str(out),
+        "--log_samples",
+        *extra,
+    ]
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed")}
     start = time.perf_counter()
     run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, preexec_fn=_die_with_parent())
@@ -124,12 +157,15 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         # the quick start's command: batch size 8
-        embedded_s, _ = run_lm_eval("lc-embedded", "model=smollm2-135m-instruct", args, work / "embedded",
-                                    "--batch_size", "8")
+        embedded_s, _ = run_lm_eval(
+            "lc-embedded", "model=smollm2-135m-instruct", args, work / "embedded", "--batch_size", "8"
+        )
         process, url = start_server(work / "server.log")
         try:
-            chat_args = (f"base_url={url},model=smollm2,top_logprobs={args.top_logprobs},"
-                         f"max_tokens={args.max_tokens},num_concurrent={args.num_concurrent}")
+            chat_args = (
+                f"base_url={url},model=smollm2,top_logprobs={args.top_logprobs},"
+                f"max_tokens={args.max_tokens},num_concurrent={args.num_concurrent}"
+            )
             chat_s, chat_log = run_lm_eval("lc-chat", chat_args, args, work / "chat")
         finally:
             os.killpg(process.pid, signal.SIGTERM)
@@ -138,21 +174,33 @@ def main(argv: list[str] | None = None) -> None:
     if embedded.keys() != chat.keys():
         raise RuntimeError("the two runs asked different judgements")
     agree = sum(embedded[key][0] == chat[key][0] for key in embedded)
-    reads = [re.search(r"read (\d+) contexts \((\d+) choices\) at generated positions (\{.*?\}); (\d+) choices missing", line)
-             for line in chat_log.splitlines() if "lc-chat: read" in line]
+    reads = [
+        re.search(
+            r"read (\d+) contexts \((\d+) choices\) at generated positions (\{.*?\}); (\d+) choices missing", line
+        )
+        for line in chat_log.splitlines()
+        if "lc-chat: read" in line
+    ]
     choices = sum(int(m.group(2)) for m in reads if m)
     missing = sum(int(m.group(4)) for m in reads if m)
     positions: Counter[int] = Counter()
     for m in reads:
         if m:
             positions.update({int(k): int(v) for k, v in ast.literal_eval(m.group(3)).items()})
-    print(f"judgements: {len(embedded)} ({args.tasks}, --limit {args.limit}, max_items {args.max_items}, "
-          f"top_logprobs {args.top_logprobs}, max_tokens {args.max_tokens})")
-    print(f"agreement of preferred letters, lc-chat vs lc-embedded: {agree}/{len(embedded)} = {agree / len(embedded):.1%}")
+    print(
+        f"judgements: {len(embedded)} ({args.tasks}, --limit {args.limit}, max_items {args.max_items}, "
+        f"top_logprobs {args.top_logprobs}, max_tokens {args.max_tokens})"
+    )
+    print(
+        f"agreement of preferred letters, lc-chat vs lc-embedded: {agree}/{len(embedded)} = {agree / len(embedded):.1%}"
+    )
     print(f"choices missing from the top {args.top_logprobs}: {missing}/{choices} = {missing / max(choices, 1):.1%}")
     print(f"generated positions read (position: contexts): {dict(sorted(positions.items()))}")
-    print(f"wall time: lc-embedded {embedded_s:.1f} s, lc-chat (llama.cpp server) {chat_s:.1f} s, "
-          f"ratio lc-chat / lc-embedded {chat_s / embedded_s:.2f}x")
+    print(
+        f"wall time: lc-embedded {embedded_s:.1f} s, lc-chat (llama.cpp server) {chat_s:.1f} s, "
+        f"ratio lc-chat / lc-embedded {chat_s / embedded_s:.2f}x"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -40,20 +40,30 @@ def main() -> None:
     from lm_eval.tasks import TaskManager
 
     print(f"{TASK}, --limit {args.limit}, pairs_runs {args.runs}, lm-eval dummy model")
-    print("| search | comparisons / run | prompts / calibrated run | model calls / instance | rounds / instance "
-          "| batched model calls | s |")
+    print(
+        "| search | comparisons / run | prompts / calibrated run | model calls / instance | rounds / instance "
+        "| batched model calls | s |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, metadata in SEARCHES:
         start = time.perf_counter()
-        out = simple_evaluate(model="dummy", tasks=[TASK], limit=args.limit, log_samples=True,
-                              task_manager=TaskManager(metadata={"pairs_runs": args.runs, **metadata}))
+        out = simple_evaluate(
+            model="dummy",
+            tasks=[TASK],
+            limit=args.limit,
+            log_samples=True,
+            task_manager=TaskManager(metadata={"pairs_runs": args.runs, **metadata}),
+        )
         records = [sample["doc"]["pairs"] for sample in out["samples"][TASK]]
         raw = statistics.mean(statistics.mean(r["comparisons"]["raw"]) for r in records)
         calibrated = statistics.mean(2 * statistics.mean(r["comparisons"]["calibrated"]) for r in records)
         calls = statistics.mean(r["model_calls"] for r in records)
         rounds = statistics.mean(r["rounds"] for r in records)
-        print(f"| {name} | {raw:.1f} | {calibrated:.1f} | {calls:.1f} | {rounds:.1f} | {max(r['rounds'] for r in records)} "
-              f"| {time.perf_counter() - start:.0f} |", flush=True)
+        print(
+            f"| {name} | {raw:.1f} | {calibrated:.1f} | {calls:.1f} | {rounds:.1f} | {max(r['rounds'] for r in records)} "
+            f"| {time.perf_counter() - start:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

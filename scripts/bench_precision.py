@@ -43,7 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="smollm2-135m-instruct", help=f"embedded model name, or {TINY}")
     parser.add_argument("--dtypes", nargs="+", choices=DTYPES, default=["bfloat16", "float16"])
     parser.add_argument("--batch-size", type=int, default=8, help="the larger batch size (the other is 1)")
-    parser.add_argument("--tasks", nargs="+", default=["logic_consistency_pairwise"], help="quick start: the pairwise group")
+    parser.add_argument(
+        "--tasks", nargs="+", default=["logic_consistency_pairwise"], help="quick start: the pairwise group"
+    )
     parser.add_argument("--limit", type=int, default=3, help="instances per task (quick start: 3)")
     parser.add_argument("--max-items", type=int, default=5, help="items per instance (quick start: 5)")
     parser.add_argument("--prompts", type=int, default=None, help="seeded sample of prompts (default: all)")
@@ -70,8 +72,14 @@ def tiny_random_llama(folder: str, *, seed: int = 0) -> str:
     tokenizer = AutoTokenizer.from_pretrained(str(resolve("smollm2-135m-instruct")))
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=16, num_hidden_layers=2, max_position_embeddings=4096,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        num_hidden_layers=2,
+        max_position_embeddings=4096,
         initializer_range=0.2,
     )
     LlamaForCausalLM(config).save_pretrained(folder)
@@ -95,7 +103,10 @@ def capture(lm: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
     from logic_consistency.harness_ext.capture import capture_loglikelihood_requests
 
     pairs = capture_loglikelihood_requests(
-        lm, tasks=args.tasks, limit=args.limit, metadata={"max_items": args.max_items},
+        lm,
+        tasks=args.tasks,
+        limit=args.limit,
+        metadata={"max_items": args.max_items},
         apply_chat_template=lm.tokenizer.chat_template is not None,
     )
     pairs = sorted(set(pairs))  # the same prompt may recur across variants: score it once
@@ -135,18 +146,27 @@ def compare(pairs: list[tuple[str, str]], a: list[float], b: list[float]) -> dic
     flips = [context for context in pb if pa[context][0] != pb[context][0]]
     wide = [context for context in pb if pb[context][1] > worst]
     return {
-        "max": worst, "mean": sum(deltas) / len(deltas), "prompts": len(pb), "flips": len(flips),
-        "wide": len(wide), "wide_flips": sum(context in flips for context in wide),
+        "max": worst,
+        "mean": sum(deltas) / len(deltas),
+        "prompts": len(pb),
+        "flips": len(flips),
+        "wide": len(wide),
+        "wide_flips": sum(context in flips for context in wide),
         "ties": sum(pb[context][1] == 0.0 for context in pb),
     }
 
 
 def _table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
-    print(f"\n{'dtype':9} {'comparison':22} {'max|d|':>8} {'mean|d|':>8} {'flips':>9} "
-          f"{'flips where margin > max|d|':>28} {'ties in 2nd':>11}")
+    print(
+        f"\n{'dtype':9} {'comparison':22} {'max|d|':>8} {'mean|d|':>8} {'flips':>9} "
+        f"{'flips where margin > max|d|':>28} {'ties in 2nd':>11}"
+    )
     for dtype, label, c in rows:
-        print(f"{dtype:9} {label:22} {c['max']:8.4f} {c['mean']:8.4f} {c['flips']:4d}/{c['prompts']:<4d} "
-              f"{c['wide_flips']:>21d}/{c['wide']:<6d} {c['ties']:>11d}", flush=True)
+        print(
+            f"{dtype:9} {label:22} {c['max']:8.4f} {c['mean']:8.4f} {c['flips']:4d}/{c['prompts']:<4d} "
+            f"{c['wide_flips']:>21d}/{c['wide']:<6d} {c['ties']:>11d}",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,14 +183,20 @@ def main(argv: list[str] | None = None) -> None:
         pairs = capture(lm, args)
         weights = {name: tensor.clone() for name, tensor in lm.model.state_dict().items()}
         n_prompts = len({context for context, _ in pairs})
-        print(f"model {args.model}: {len(pairs)} requests, {n_prompts} prompts; torch {torch.__version__}, "
-              f"{torch.get_num_threads()} threads", flush=True)
+        print(
+            f"model {args.model}: {len(pairs)} requests, {n_prompts} prompts; torch {torch.__version__}, "
+            f"{torch.get_num_threads()} threads",
+            flush=True,
+        )
         started = time.perf_counter()
         reference = score(lm, pairs, prefix_sharing=True, batch_size=args.batch_size)
         print(f"float32 reference (lc-hf) {time.perf_counter() - started:.0f} s", flush=True)
         margins = sorted(preferences(pairs, reference)[c][1] for c in preferences(pairs, reference))
-        print(f"float32 margins |lp(A) - lp(B)|: min {margins[0]:.4f}, median {margins[len(margins) // 2]:.4f}, "
-              f"{sum(m < 0.1 for m in margins)} of {len(margins)} below 0.1", flush=True)
+        print(
+            f"float32 margins |lp(A) - lp(B)|: min {margins[0]:.4f}, median {margins[len(margins) // 2]:.4f}, "
+            f"{sum(m < 0.1 for m in margins)} of {len(margins)} below 0.1",
+            flush=True,
+        )
         for dtype in args.dtypes:
             rows = []
             lm.model.to(torch.float32)

@@ -68,8 +68,11 @@ def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str
     chat = lm.tokenizer.chat_template is not None
     if case == "quickstart":
         return capture_loglikelihood_requests(
-            lm, tasks=["logic_consistency_pairwise"], limit=args.limit,
-            metadata={"max_items": args.max_items}, apply_chat_template=chat,
+            lm,
+            tasks=["logic_consistency_pairwise"],
+            limit=args.limit,
+            metadata={"max_items": args.max_items},
+            apply_chat_template=chat,
         )
     return capture_loglikelihood_requests(
         lm, tasks=["logic_consistency_summeval"], limit=1, metadata={"max_items": 16}, apply_chat_template=chat

@@ -56,12 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     wins = random_tournament(args.n, args.seed)
     n, k = args.n, args.k
     exact_time, exact = best_time(lambda: transitivity(wins, k), args.repeats)
-    reference_time, reference = best_time(
-        lambda: transitivity_by_cycle_search(wins, k), args.repeats
-    )
-    sampled_time, sampled = best_time(
-        lambda: transitivity(wins, k, samples=args.samples, seed=args.seed), args.repeats
-    )
+    reference_time, reference = best_time(lambda: transitivity_by_cycle_search(wins, k), args.repeats)
+    sampled_time, sampled = best_time(lambda: transitivity(wins, k, samples=args.samples, seed=args.seed), args.repeats)
 
     equal = exact == reference
     print(

@@ -74,8 +74,12 @@ def main() -> None:
     for key, table, initial_order in tests.reference_cases():
         _, _, calibrated, method, beam_size, prob_gap = key
         params = {
-            "model": TableModel(table, ranking.CompareResultObject), "calibrate": calibrated, "api_call": 0,
-            "with_input": False, "beam_size": beam_size, "prob_gap": prob_gap,
+            "model": TableModel(table, ranking.CompareResultObject),
+            "calibrate": calibrated,
+            "api_call": 0,
+            "with_input": False,
+            "beam_size": beam_size,
+            "prob_gap": prob_gap,
         }
         # the authors sort the list they are given: item k of it is initial_order[k]
         output = [str(item) for item in initial_order]

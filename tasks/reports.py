@@ -82,8 +82,12 @@ class MetricDisplay:
             "count": self.count,
         }
         if self.series:
-            info.update(series=self.series, series_title=self.series_title or self.label, series_value=value,
-                        series_axis=self.series_axis or self.series)
+            info.update(
+                series=self.series,
+                series_title=self.series_title or self.label,
+                series_value=value,
+                series_axis=self.series_axis or self.series,
+            )
         return info
 
 

@@ -37,6 +37,7 @@ def case(name: str, *expect: str, error: type[BaseException] = Exception) -> Cal
     def register(function: Callable[[Path], Any]) -> Callable[[Path], Any]:
         CASES.append((name, function, expect, error))
         return function
+
     return register
 
 
@@ -56,6 +57,7 @@ def _refuse(code: int, path: Path | None = None) -> Callable[..., Any]:
         if (path is None or str(target) == str(path)) and flags & (os.O_WRONLY | os.O_RDWR):
             raise OSError(code, os.strerror(code), str(target))
         return real_open(target, flags, *args, **kwargs)
+
     return refuse
 
 
@@ -109,13 +111,25 @@ def _(tmp: Path) -> Any:
 
 
 # ------------------------------------------------------------------------------------ the file system refuses
-for _code, _words in [(errno.ENOSPC, "disk is full"), (errno.EROFS, "read-only file system"),
-                      (errno.EACCES, "permission denied"), (errno.EPERM, "immutable")]:
+for _code, _words in [
+    (errno.ENOSPC, "disk is full"),
+    (errno.EROFS, "read-only file system"),
+    (errno.EACCES, "permission denied"),
+    (errno.EPERM, "immutable"),
+]:
+
     def _replace_refused(tmp: Path, code: int = _code) -> Any:
         with mock.patch("os.replace", side_effect=OSError(code, os.strerror(code))):
             return atomic_write_json(tmp / "out" / "report.json", {"a": 1})
-    CASES.append((f"write refused at rename ({errno.errorcode[_code]})", _replace_refused,
-                  ("cannot write", "report.json", _words), OutputError))
+
+    CASES.append(
+        (
+            f"write refused at rename ({errno.errorcode[_code]})",
+            _replace_refused,
+            ("cannot write", "report.json", _words),
+            OutputError,
+        )
+    )
 
     def _render_refused(tmp: Path, code: int = _code) -> Any:
         board = _board(tmp)
@@ -123,8 +137,15 @@ for _code, _words in [(errno.ENOSPC, "disk is full"), (errno.EROFS, "read-only f
         page.write_text("<!DOCTYPE html>")
         with mock.patch("os.open", side_effect=_refuse(code, page)):
             return _cli("leaderboard", "render", str(board), "--out", str(page))
-    CASES.append((f"render onto a refused page ({errno.errorcode[_code]})", _render_refused,
-                  ("cannot write", "index.html", _words), OutputError))
+
+    CASES.append(
+        (
+            f"render onto a refused page ({errno.errorcode[_code]})",
+            _render_refused,
+            ("cannot write", "index.html", _words),
+            OutputError,
+        )
+    )
 
 
 @case("disk full while writing", "cannot write", "big.json", "no space left", error=OutputError)
@@ -151,21 +172,33 @@ def _fake(tmp: Path) -> tuple[Path, Path, Path]:
     return fake, models, mark
 
 
-@case("build onto an immutable board, before any model runs", "cannot write", "leaderboard.json",
-      "operation not permitted", error=OutputError)
+@case(
+    "build onto an immutable board, before any model runs",
+    "cannot write",
+    "leaderboard.json",
+    "operation not permitted",
+    error=OutputError,
+)
 def _(tmp: Path) -> Any:
     fake, models, mark = _fake(tmp)
     board = _board(tmp)
     try:
         with mock.patch("os.open", side_effect=_refuse(errno.EPERM, board)):
-            return build(board.parent, model_list=models, night="2026-01-02", lm_eval=str(fake), progress=False,
-                         log=lambda _: None)
+            return build(
+                board.parent,
+                model_list=models,
+                night="2026-01-02",
+                lm_eval=str(fake),
+                progress=False,
+                log=lambda _: None,
+            )
     finally:
         assert not mark.exists(), "a model ran before the unwritable board was found"
 
 
-@case("build with a read-only runs folder, before any model runs", "cannot write", "runs", "read-only",
-      error=OutputError)
+@case(
+    "build with a read-only runs folder, before any model runs", "cannot write", "runs", "read-only", error=OutputError
+)
 def _(tmp: Path) -> Any:
     fake, models, mark = _fake(tmp)
     (tmp / "lb" / "runs").mkdir(parents=True)
@@ -175,10 +208,12 @@ def _(tmp: Path) -> Any:
         if Path(folder).name == "runs":
             raise OSError(errno.EROFS, "Read-only file system")
         return real(folder, *args)
+
     try:
         with mock.patch("tempfile._mkstemp_inner", side_effect=refuse):
-            return build(tmp / "lb", model_list=models, night="2026-01-02", lm_eval=str(fake), progress=False,
-                         log=lambda _: None)
+            return build(
+                tmp / "lb", model_list=models, night="2026-01-02", lm_eval=str(fake), progress=False, log=lambda _: None
+            )
     finally:
         assert not mark.exists()
 
@@ -199,25 +234,45 @@ def _caches(tmp: Path, entries: list[str]) -> list[str]:
     fake.chmod(0o755)
     for day, entry in enumerate(entries, start=1):
         (tmp / "models.yaml").write_text(f"models:\n  - {entry}\n", encoding="utf-8")
-        build(tmp / "lb", model_list=tmp / "models.yaml", night=f"2026-01-{day:02d}", lm_eval=str(fake),
-              progress=False, log=lambda _: None)
+        build(
+            tmp / "lb",
+            model_list=tmp / "models.yaml",
+            night=f"2026-01-{day:02d}",
+            lm_eval=str(fake),
+            progress=False,
+            log=lambda _: None,
+        )
     return log.read_text(encoding="utf-8").splitlines()
 
 
-@case("cache of two revisions with a common 16-character prefix", "release-2024-01-a-", "release-2024-01-b-",
-      error=Observed)
+@case(
+    "cache of two revisions with a common 16-character prefix",
+    "release-2024-01-a-",
+    "release-2024-01-b-",
+    error=Observed,
+)
 def _(tmp: Path) -> Any:
-    a, b = _caches(tmp, ["{name: m, model: hf, model_args: 'pretrained=o/m,revision=release-2024-01-a'}",
-                         "{name: m, model: hf, model_args: 'pretrained=o/m,revision=release-2024-01-b'}"])
+    a, b = _caches(
+        tmp,
+        [
+            "{name: m, model: hf, model_args: 'pretrained=o/m,revision=release-2024-01-a'}",
+            "{name: m, model: hf, model_args: 'pretrained=o/m,revision=release-2024-01-b'}",
+        ],
+    )
     if a != b:
         raise Observed(f"{Path(a).name} | {Path(b).name}")
 
 
 @case("cache of another precision", "different caches", error=Observed)
 def _(tmp: Path) -> Any:
-    a, b, again = _caches(tmp, ["{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=float32'}",
-                                "{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=bfloat16'}",
-                                "{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=float32'}"])
+    a, b, again = _caches(
+        tmp,
+        [
+            "{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=float32'}",
+            "{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=bfloat16'}",
+            "{name: m, model: hf, model_args: 'pretrained=o/m,revision=r1,dtype=float32'}",
+        ],
+    )
     if a != b and a == again:
         raise Observed("different caches, and the same one again for the same identity")
 
@@ -297,24 +352,55 @@ def _(tmp: Path) -> Any:
 
 for _option in ("--timeout", "--limit"):
     for _value in ("nan", "inf"):
+
         def _non_finite(tmp: Path, option: str = _option, value: str = _value) -> Any:
             (tmp / "models.yaml").write_text("models:\n  - {name: m, model: m}\n", encoding="utf-8")
-            return _cli("leaderboard", "build", "--models", str(tmp / "models.yaml"), "--out", str(tmp / "lb"),
-                        option, value, "--lm-eval", "/bin/true", "--no-progress")
-        CASES.append((f"build {_option} {_value}", _non_finite, (_option.strip("-"), _value),
-                      ValueError))
+            return _cli(
+                "leaderboard",
+                "build",
+                "--models",
+                str(tmp / "models.yaml"),
+                "--out",
+                str(tmp / "lb"),
+                option,
+                value,
+                "--lm-eval",
+                "/bin/true",
+                "--no-progress",
+            )
+
+        CASES.append((f"build {_option} {_value}", _non_finite, (_option.strip("-"), _value), ValueError))
 
 
 for _label, _text, _expect in [
-    ("model list: a key given twice", "models:\n  - {name: a, name: b, model: m}\n", ("models.yaml", "['name']", "twice")),
-    ("model list: env value a mapping", "models:\n  - {name: m, model: m, env: {A: {b: 1}}}\n", ("models.yaml", "'env'")),
-    ("model list: extra_args setting --output_path", "models:\n  - {name: m, model: m, extra_args: [--output_path, x]}\n",
-     ("models.yaml", "extra_args", "--output_path")),
-    ("model list: batch_size empty", "models:\n  - {name: m, model: m, batch_size: ''}\n", ("models.yaml", "batch_size")),
+    (
+        "model list: a key given twice",
+        "models:\n  - {name: a, name: b, model: m}\n",
+        ("models.yaml", "['name']", "twice"),
+    ),
+    (
+        "model list: env value a mapping",
+        "models:\n  - {name: m, model: m, env: {A: {b: 1}}}\n",
+        ("models.yaml", "'env'"),
+    ),
+    (
+        "model list: extra_args setting --output_path",
+        "models:\n  - {name: m, model: m, extra_args: [--output_path, x]}\n",
+        ("models.yaml", "extra_args", "--output_path"),
+    ),
+    (
+        "model list: batch_size empty",
+        "models:\n  - {name: m, model: m, batch_size: ''}\n",
+        ("models.yaml", "batch_size"),
+    ),
 ]:
+
     def _bad_list(tmp: Path, text: str = _text) -> Any:
         (tmp / "models.yaml").write_text(text, encoding="utf-8")
-        return build(tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False)
+        return build(
+            tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False
+        )
+
     CASES.append((_label, _bad_list, _expect, ValueError))
 
 

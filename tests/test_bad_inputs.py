@@ -52,6 +52,7 @@ def case(name: str, expect: str | tuple[str, ...], error: type[BaseException] = 
     def register(function: Callable[[Path], Any]) -> Callable[[Path], Any]:
         CASES.append(Case(name, function, (expect,) if isinstance(expect, str) else expect, error))
         return function
+
     return register
 
 
@@ -107,8 +108,9 @@ def _corrupt(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
         elif how == "truncated":
             target.write_text(text[: len(text) // 2 - 7], encoding="utf-8")
         elif how == "garbage line":
-            target.write_text(text + "\x00{not a record\"\t\n", encoding="utf-8")
+            target.write_text(text + '\x00{not a record"\t\n', encoding="utf-8")
         return _loader(dataset)()
+
     return run
 
 
@@ -175,40 +177,65 @@ def _(tmp: Path) -> Any:
 
 
 for _dataset, _option, _value, _message in [
-    ("summeval", "max_items", 1, "max_items"), ("summeval", "max_items", "5", "max_items"),
-    ("summeval", "seed", -1, "seed"), ("summeval", "seed", 1.5, "seed"), ("summeval", "aspect", "colour", "aspect"),
-    ("caters", "min_events", 1, "min_events"), ("caters", "count_events", "some", "count_events"),
-    ("caters", "order", "random", "order"), ("noveleval", "max_items", True, "max_items"),
-    ("delta_causal", "split", "dev", "split"), ("delta_causal", "seed", "7", "seed"),
+    ("summeval", "max_items", 1, "max_items"),
+    ("summeval", "max_items", "5", "max_items"),
+    ("summeval", "seed", -1, "seed"),
+    ("summeval", "seed", 1.5, "seed"),
+    ("summeval", "aspect", "colour", "aspect"),
+    ("caters", "min_events", 1, "min_events"),
+    ("caters", "count_events", "some", "count_events"),
+    ("caters", "order", "random", "order"),
+    ("noveleval", "max_items", True, "max_items"),
+    ("delta_causal", "split", "dev", "split"),
+    ("delta_causal", "seed", "7", "seed"),
 ]:
+
     def _run(tmp: Path, dataset: str = _dataset, option: str = _option, value: Any = _value) -> Any:
         _data(tmp)
         return _loader(dataset)(**{option: value})
+
     add(f"option {_dataset} {_option}={_value!r}", _run, _message)
 
 
 # ------------------------------------------------------------------------------------ task options
-PROMPTS = {"prompts": {"normal": "{{context}}", "negated": "not {{context}}"},
-           "answer_instructions": {"direct": "Answer A or B."}}
+PROMPTS = {
+    "prompts": {"normal": "{{context}}", "negated": "not {{context}}"},
+    "answer_instructions": {"direct": "Answer A or B."},
+}
 
 for _metadata, _message in [
-    ({"ks": 3}, "metadata.ks"), ({"ks": [2]}, "metadata.ks"), ({"ks": []}, "metadata.ks"), ({"ks": "35"}, "metadata.ks"),
-    ({"ks": [3, True]}, "metadata.ks"), ({"calibrated": "false"}, "metadata.calibrated"),
-    ({"calibrated": 1}, "metadata.calibrated"), ({"seed": -3}, "metadata.seed"), ({"seed": "1"}, "metadata.seed"),
-    ({"max_items": 2}, "metadata.max_items"), ({"max_items": "10"}, "metadata.max_items"),
+    ({"ks": 3}, "metadata.ks"),
+    ({"ks": [2]}, "metadata.ks"),
+    ({"ks": []}, "metadata.ks"),
+    ({"ks": "35"}, "metadata.ks"),
+    ({"ks": [3, True]}, "metadata.ks"),
+    ({"calibrated": "false"}, "metadata.calibrated"),
+    ({"calibrated": 1}, "metadata.calibrated"),
+    ({"seed": -3}, "metadata.seed"),
+    ({"seed": "1"}, "metadata.seed"),
+    ({"max_items": 2}, "metadata.max_items"),
+    ({"max_items": "10"}, "metadata.max_items"),
     ({"transitivity_samples": 0}, "metadata.transitivity_samples"),
     ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
-    ({"pairs_runs": -1}, "metadata.pairs_runs"), ({"pairs_runs": True}, "metadata.pairs_runs"),
-    ({"max_itemz": 5}, "'max_items'"), ({"calibrate": True}, "'calibrated'"), ({"seeds": 1}, "'seed'"),
-    ({"pairs_method": "beem"}, "metadata.pairs_method"), ({"pairs_metod": "beam"}, "'pairs_method'"),
+    ({"pairs_runs": -1}, "metadata.pairs_runs"),
+    ({"pairs_runs": True}, "metadata.pairs_runs"),
+    ({"max_itemz": 5}, "'max_items'"),
+    ({"calibrate": True}, "'calibrated'"),
+    ({"seeds": 1}, "'seed'"),
+    ({"pairs_method": "beem"}, "metadata.pairs_method"),
+    ({"pairs_metod": "beam"}, "'pairs_method'"),
     ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
     ({"pairs_method": "beam", "pairs_beam_size": 0}, "metadata.pairs_beam_size"),
     ({"pairs_method": "beam", "pairs_beam_size": 2.5}, "metadata.pairs_beam_size"),
     ({"pairs_method": "beam", "pairs_prob_gap": 0.7}, "metadata.pairs_prob_gap"),
     ({"pairs_method": "beam", "pairs_prob_gap": "0.1"}, "metadata.pairs_prob_gap"),
 ]:
-    add(f"task metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
-        "task 't'", _message)
+    add(
+        f"task metadata {_metadata}",
+        lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
+        "task 't'",
+        _message,
+    )
 
 for _prompt_config, _message in [
     ({**PROMPTS, "prompts": {"normal": "{{ unclosed"}}, "prompts.normal"),
@@ -218,24 +245,40 @@ for _prompt_config, _message in [
     ({**PROMPTS, "choices": ["A"]}, "choices"),
     ({**PROMPTS, "template_id": 3, "paraphrases": [PROMPTS["prompts"]]}, "template_id"),
 ]:
-    add(f"task prompts {sorted(_prompt_config)} {_message}",
-        lambda tmp, pc=_prompt_config: PairwiseOptions.from_config(pc, {}, task="t"), "task 't'", _message)
+    add(
+        f"task prompts {sorted(_prompt_config)} {_message}",
+        lambda tmp, pc=_prompt_config: PairwiseOptions.from_config(pc, {}, task="t"),
+        "task 't'",
+        _message,
+    )
 
 for _limit in (0, -1, -480):
-    add(f"--limit {_limit}",
+    add(
+        f"--limit {_limit}",
         lambda tmp, limit=_limit: PromptedTask.remember_formatting(
-            SimpleNamespace(config=SimpleNamespace(task="logic_consistency_summeval")), {"limit": limit}),  # type: ignore[arg-type]
-        "--limit", "logic_consistency_summeval")
+            SimpleNamespace(config=SimpleNamespace(task="logic_consistency_summeval")), {"limit": limit}
+        ),  # type: ignore[arg-type]
+        "--limit",
+        "logic_consistency_summeval",
+    )
 
-add("options unknown key suggests the closest", lambda tmp: reject_unknown(["max_itemz"], ["max_items", "seed"],
-                                                                            where="--metadata"),
-    "max_itemz", "'max_items'", "--metadata")
+add(
+    "options unknown key suggests the closest",
+    lambda tmp: reject_unknown(["max_itemz"], ["max_items", "seed"], where="--metadata"),
+    "max_itemz",
+    "'max_items'",
+    "--metadata",
+)
 add("options int given a bool", lambda tmp: check_int(True, name="n_docs"), "n_docs")
 add("options int below minimum", lambda tmp: check_int(0, name="n_docs", minimum=1), "n_docs", "at least 1")
 add("options seed negative", lambda tmp: check_seed(-1), "seed")
 add("options bool given 'yes'", lambda tmp: check_bool("yes", name="calibrated"), "calibrated")
-add("options choice typo", lambda tmp: check_choice("coherance", ["coherence", "fluency"], name="aspect"),
-    "aspect", "'coherence'")
+add(
+    "options choice typo",
+    lambda tmp: check_choice("coherance", ["coherence", "fluency"], name="aspect"),
+    "aspect",
+    "'coherence'",
+)
 
 
 # ------------------------------------------------------------------------------------ metric API
@@ -274,8 +317,11 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("pairwise_consistency ks int", lambda: m.pairwise_consistency(P, ks=3), "ks"),  # type: ignore[arg-type]
     ("pairwise_consistency ks 2", lambda: m.pairwise_consistency(P, ks=[2]), "ks"),
     ("pairwise_consistency ks > N", lambda: m.pairwise_consistency(P, ks=[5]), "ks"),
-    ("pairwise_consistency calibrated str", lambda: m.pairwise_consistency(P, ks=[3], calibrated="false"),  # type: ignore[arg-type]
-     "calibrated"),
+    (
+        "pairwise_consistency calibrated str",
+        lambda: m.pairwise_consistency(P, ks=[3], calibrated="false"),  # type: ignore[arg-type]
+        "calibrated",
+    ),
     ("pairwise_consistency samples 0", lambda: m.pairwise_consistency(P, ks=[3], samples=0), "samples"),
     ("pairwise_consistency seed -1", lambda: m.pairwise_consistency(P, ks=[3], seed=-1), "seed"),
     ("pairwise_consistency seed 1.5", lambda: m.pairwise_consistency(P, ks=[3], seed=1.5), "seed"),  # type: ignore[arg-type]
@@ -308,8 +354,11 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("transitivity probabilities", lambda: m.transitivity(np.full((3, 3), 0.7), k=3), "wins"),
     ("transitivity no edges", lambda: m.transitivity(np.zeros((3, 3), dtype=bool), k=3), "wins"),
     ("transitivity_by_cycle_search k 1", lambda: m.transitivity_by_cycle_search(W, k=1), "k"),
-    ("transitivity_by_cycle_search not square", lambda: m.transitivity_by_cycle_search(np.zeros((3, 2), dtype=bool)),
-     "square"),
+    (
+        "transitivity_by_cycle_search not square",
+        lambda: m.transitivity_by_cycle_search(np.zeros((3, 2), dtype=bool)),
+        "square",
+    ),
 ]
 for _name, _call, _message in METRIC_ABUSE:
     add(f"metric {_name}", lambda tmp, call=_call: call(), _message)
@@ -331,15 +380,28 @@ def _metric(document: dict[str, Any], task: str, name: str) -> dict[str, Any]:
 
 
 BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]] = [
-    ("score 7.5", lambda d: _metric(d, "logic_consistency_summeval", "s_comm").update(score=7.5),
-     ("s_comm", "logic_consistency_summeval", "maximum")),
-    ("score NaN", lambda d: _metric(d, "logic_consistency_summeval", "s_tran_3").update(score=math.nan),
-     ("s_tran_3", "NaN")),
-    ("score Infinity", lambda d: _metric(d, "logic_consistency_causal", "cgp").update(score=math.inf), ("cgp", "NaN or infinite")),
+    (
+        "score 7.5",
+        lambda d: _metric(d, "logic_consistency_summeval", "s_comm").update(score=7.5),
+        ("s_comm", "logic_consistency_summeval", "maximum"),
+    ),
+    (
+        "score NaN",
+        lambda d: _metric(d, "logic_consistency_summeval", "s_tran_3").update(score=math.nan),
+        ("s_tran_3", "NaN"),
+    ),
+    (
+        "score Infinity",
+        lambda d: _metric(d, "logic_consistency_causal", "cgp").update(score=math.inf),
+        ("cgp", "NaN or infinite"),
+    ),
     ("tau -2", lambda d: _metric(d, "logic_consistency_causal", "tau_all").update(score=-2), ("tau_all", "minimum")),
     ("ci95 reversed", lambda d: _metric(d, "logic_consistency_causal", "tau_all").update(ci95=[0.5, 0.1]), ("ci95",)),
-    ("count negative", lambda d: d["rows"][0]["tasks"]["logic_consistency_causal"]["counts"]["unparseable_judgement"]
-     .update(total=-1), ("unparseable_judgement", "total")),
+    (
+        "count negative",
+        lambda d: d["rows"][0]["tasks"]["logic_consistency_causal"]["counts"]["unparseable_judgement"].update(total=-1),
+        ("unparseable_judgement", "total"),
+    ),
     ("score a string", lambda d: _metric(d, "logic_consistency_causal", "cgp").update(score="0.5"), ("cgp", "score")),
     ("missing rows", lambda d: d.pop("rows"), ("rows",)),
     ("settings edited", lambda d: d["rows"][0]["settings"].update(limit=99.0), ("settings_id",)),
@@ -348,7 +410,12 @@ BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]]
     ("model name empty", lambda d: d["rows"][0]["model"].update(name=""), ("model", "name")),
 ]
 for _name, _edit, _expect in BOARD_EDITS:
-    add(f"board validate: {_name}", lambda tmp, edit=_edit: load_document(_board(tmp, edit)), "leaderboard.json", *_expect)
+    add(
+        f"board validate: {_name}",
+        lambda tmp, edit=_edit: load_document(_board(tmp, edit)),
+        "leaderboard.json",
+        *_expect,
+    )
 
 
 @case("board not JSON", ("leaderboard.json", "not valid JSON", "line 1"))
@@ -429,6 +496,7 @@ for _argv, _message in [
     (("plan", "--tasks", "logic_consistency_summeval", "--limit", "0"), "--limit"),
     (("plan", "--tasks", "logic_consistency_summeval", "--tokenizer", "no/such/tokenizer"), "no/such/tokenizer"),
 ]:
+
     def _run_cli(tmp: Path, argv: tuple[str, ...] = _argv) -> Any:
         import os
 
@@ -438,6 +506,7 @@ for _argv, _message in [
             return _cli(*argv)
         finally:
             os.chdir(here)
+
     add(f"command {' '.join(_argv)}", _run_cli, _message)
 
 
@@ -466,8 +535,9 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     models = tmp / "models.yaml"
     models.write_text("models:\n  - {name: a, model: dummy, timeot: 5}\n", encoding="utf-8")
-    return build(tmp / "board", model_list=models, night="2026-01-01", lm_eval="/bin/false", progress=False,
-                 log=lambda _: None)
+    return build(
+        tmp / "board", model_list=models, night="2026-01-01", lm_eval="/bin/false", progress=False, log=lambda _: None
+    )
 
 
 @case("build of a corrupt board fails before any model runs", ("leaderboard.json", "s_comm"))
@@ -475,8 +545,9 @@ def _(tmp: Path) -> Any:
     board = _board(tmp, lambda d: _metric(d, "logic_consistency_summeval", "s_comm").update(score=7.5))
     models = tmp / "models.yaml"
     models.write_text("models:\n  - {name: a, model: dummy}\n", encoding="utf-8")
-    return build(board.parent, model_list=models, night="2026-01-01", lm_eval="/bin/false", progress=False,
-                 log=lambda _: None)
+    return build(
+        board.parent, model_list=models, night="2026-01-01", lm_eval="/bin/false", progress=False, log=lambda _: None
+    )
 
 
 class _FailedBuild(Exception):
@@ -487,16 +558,19 @@ for _model, _script, _message in [
     ("crash", "import sys; print('RuntimeError: CUDA out of memory', file=sys.stderr); sys.exit(3)", "status 3"),
     ("silent", "pass", "wrote no results_*.json"),
 ]:
+
     def _failing_build(tmp: Path, model: str = _model, script: str = _script) -> Any:
         fake = tmp / "fake_lm_eval"
         fake.write_text(f"#!{sys.executable}\n{script}\n", encoding="utf-8")
         fake.chmod(0o755)
         models = tmp / "models.yaml"
         models.write_text(f"models:\n  - {{name: {model}, model: {model}}}\n", encoding="utf-8")
-        result = build(tmp / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False,
-                       log=lambda _: None)
+        result = build(
+            tmp / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
+        )
         failure = result.document["failures"][0]
         raise _FailedBuild(f"{failure['name']}: {failure['error']['message']}")
+
     add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
 
 
@@ -521,10 +595,20 @@ def _chat_requests(context: Any, continuation: str, task: str = "logic_consisten
 add("lc-chat top_logprobs above 20", lambda _: _chat_judge(top_logprobs=50), "top_logprobs", "50", error=ValueError)
 add("lc-chat max_tokens 0", lambda _: _chat_judge(max_tokens=0), "max_tokens", error=ValueError)
 add("lc-chat without base_url", lambda _: _chat_judge(base_url=None), "base_url", error=ValueError)
-add("lc-chat multi-word continuation", lambda _: _chat_requests(None, " the ground gets wet"),
-    "logic_consistency_causal_ctp_so", "the ground gets wet", error=ValueError)
-add("lc-chat plain-text context", lambda _: _chat_requests("plain prompt", " A", "logic_consistency_caters"),
-    "logic_consistency_caters", "--apply_chat_template", error=ValueError)
+add(
+    "lc-chat multi-word continuation",
+    lambda _: _chat_requests(None, " the ground gets wet"),
+    "logic_consistency_causal_ctp_so",
+    "the ground gets wet",
+    error=ValueError,
+)
+add(
+    "lc-chat plain-text context",
+    lambda _: _chat_requests("plain prompt", " A", "logic_consistency_caters"),
+    "logic_consistency_caters",
+    "--apply_chat_template",
+    error=ValueError,
+)
 
 
 # ------------------------------------------------------------------------------------ outputs, cache, board

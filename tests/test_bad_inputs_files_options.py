@@ -60,18 +60,32 @@ def _bad_byte(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
         elif how == "cut in a character":
             target.write_bytes(data + "é".encode()[:1])
         return _loader(dataset)()
+
     return run
 
 
 for _dataset, _relative, _ in DATA_FILES:
     _name = Path(_relative).name
-    add(f"encoding {_dataset} {_name} latin-1 byte", _bad_byte(_dataset, _relative, "latin-1 byte"),
-        _name, "line", "byte offset", "not valid UTF-8")
-for _dataset, _relative in [("summeval", "summeval/summeval_hub_format.jsonl"), ("advbench", "advbench/harmful_behaviors.csv"),
-                            ("triviaqa", "triviaqa/triviaqa.json")]:
+    add(
+        f"encoding {_dataset} {_name} latin-1 byte",
+        _bad_byte(_dataset, _relative, "latin-1 byte"),
+        _name,
+        "line",
+        "byte offset",
+        "not valid UTF-8",
+    )
+for _dataset, _relative in [
+    ("summeval", "summeval/summeval_hub_format.jsonl"),
+    ("advbench", "advbench/harmful_behaviors.csv"),
+    ("triviaqa", "triviaqa/triviaqa.json"),
+]:
     add(f"encoding {_dataset} UTF-16 file", _bad_byte(_dataset, _relative, "UTF-16"), Path(_relative).name, "line 1")
-add("encoding delta_causal cut in a character", _bad_byte("delta_causal", "delta_causal/shuffled_test_extended.csv",
-                                                         "cut in a character"), "shuffled_test_extended.csv", "byte offset")
+add(
+    "encoding delta_causal cut in a character",
+    _bad_byte("delta_causal", "delta_causal/shuffled_test_extended.csv", "cut in a character"),
+    "shuffled_test_extended.csv",
+    "byte offset",
+)
 
 
 # ------------------------------------------------------------------------------------ permissions
@@ -92,12 +106,18 @@ def _unreadable(dataset: str, relative: str) -> Callable[[Path], Any]:
             return _loader(dataset)()
         finally:
             pathlib.Path.open = original  # type: ignore[method-assign]
+
     return run
 
 
 for _dataset, _relative, _ in DATA_FILES:
-    add(f"permission {_dataset} {Path(_relative).name}", _unreadable(_dataset, _relative), Path(_relative).name,
-        "permission denied", error=PermissionError)
+    add(
+        f"permission {_dataset} {Path(_relative).name}",
+        _unreadable(_dataset, _relative),
+        Path(_relative).name,
+        "permission denied",
+        error=PermissionError,
+    )
 
 
 # ------------------------------------------------------------------------------------ options
@@ -105,12 +125,21 @@ for _metadata, _message in [
     ({"pairs_runs": 10**9}, f"pairs_runs must be at most {LIMITS['pairs_runs']:,}"),
     ({"transitivity_samples": 10**12}, "transitivity_samples must be at most"),
     ({"transitivity_samples": True}, "transitivity_samples"),
-    ({"pairs_runs": 1.5}, "pairs_runs"), ({"max_items": 1e9}, "max_items"), ({"ks": [3, 1e3]}, "ks"),
-    ({"ordr": "narrative"}, "'order'"), ({"n_doc": 5}, "'n_docs'"), ({"sample": 3}, "'samples'"),
-    ({"pair_runs": 3}, "'pairs_runs'"), ({"transitivity_sample": 3}, "'transitivity_samples'"),
+    ({"pairs_runs": 1.5}, "pairs_runs"),
+    ({"max_items": 1e9}, "max_items"),
+    ({"ks": [3, 1e3]}, "ks"),
+    ({"ordr": "narrative"}, "'order'"),
+    ({"n_doc": 5}, "'n_docs'"),
+    ({"sample": 3}, "'samples'"),
+    ({"pair_runs": 3}, "'pairs_runs'"),
+    ({"transitivity_sample": 3}, "'transitivity_samples'"),
 ]:
-    add(f"pairwise metadata {_metadata}", lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
-        "task 't'", _message)
+    add(
+        f"pairwise metadata {_metadata}",
+        lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
+        "task 't'",
+        _message,
+    )
 
 
 def _gv(module: str, function: str = "load", **options: Any) -> Callable[[Path], Any]:
@@ -119,17 +148,24 @@ def _gv(module: str, function: str = "load", **options: Any) -> Callable[[Path],
 
         _data(tmp)
         return getattr(importlib.import_module(f"logic_consistency.tasks.gv.{module}"), function)(**options)
+
     return run
 
 
 for _module, _options, _message in [
     ("arithmetic", {"n_docs": 10**8}, f"n_docs must be at most {LIMITS['n_docs']:,}"),
-    ("arithmetic", {"n_docs": 1e8}, "n_docs must be an integer"), ("arithmetic", {"n_docs": 0}, "n_docs"),
-    ("arithmetic", {"max_digits": 10}, "max_digits"), ("arithmetic", {"max_digits": "5"}, "max_digits"),
-    ("arithmetic", {"operations": "/"}, "operations"), ("arithmetic", {"operations": "++"}, "operations"),
-    ("arithmetic", {"seed": -1}, "seed"), ("plan_arithmetic", {"negation": "nope"}, "negation"),
-    ("plan_arithmetic", {"n_docs": 10**9}, "n_docs must be at most"), ("style_transfer", {"style_split": "trian"}, "'train'"),
-    ("triviaqa", {"n_docs": 10**7}, "n_docs must be at most"), ("harmful", {"n_docs": -5}, "n_docs"),
+    ("arithmetic", {"n_docs": 1e8}, "n_docs must be an integer"),
+    ("arithmetic", {"n_docs": 0}, "n_docs"),
+    ("arithmetic", {"max_digits": 10}, "max_digits"),
+    ("arithmetic", {"max_digits": "5"}, "max_digits"),
+    ("arithmetic", {"operations": "/"}, "operations"),
+    ("arithmetic", {"operations": "++"}, "operations"),
+    ("arithmetic", {"seed": -1}, "seed"),
+    ("plan_arithmetic", {"negation": "nope"}, "negation"),
+    ("plan_arithmetic", {"n_docs": 10**9}, "n_docs must be at most"),
+    ("style_transfer", {"style_split": "trian"}, "'train'"),
+    ("triviaqa", {"n_docs": 10**7}, "n_docs must be at most"),
+    ("harmful", {"n_docs": -5}, "n_docs"),
     ("prompt_prioritization", {"seed": "1"}, "seed"),
 ]:
     add(f"gv {_module} {_options}", _gv(_module, **_options), _message, error=OptionError)
@@ -141,6 +177,7 @@ def _causal(**options: Any) -> Callable[[Path], Any]:
 
         _data(tmp)
         return load_ctp(**options)
+
     return run
 
 
@@ -159,15 +196,31 @@ def _model_list(text: str) -> Callable[[Path], Any]:
         else:
             path.write_text(text, encoding="utf-8")
         return load_model_list(path)
+
     return run
 
 
-add("model list metadata near miss", _model_list("metadata: {max_digit: 3}\nmodels:\n  - {name: a, model: dummy}\n"),
-    "models.yaml", "'max_digit'", "'max_digits'")
-add("model list entry metadata near miss", _model_list("models:\n  - {name: a, model: dummy, metadata: {sed: 3}}\n"),
-    "models.yaml", "'sed'", "'seed'")
-add("model list not UTF-8", _model_list(b"models:\n  - {name: caf\xe9, model: dummy}\n"),  # type: ignore[arg-type]
-    "models.yaml", "line 2", "not valid UTF-8")
+add(
+    "model list metadata near miss",
+    _model_list("metadata: {max_digit: 3}\nmodels:\n  - {name: a, model: dummy}\n"),
+    "models.yaml",
+    "'max_digit'",
+    "'max_digits'",
+)
+add(
+    "model list entry metadata near miss",
+    _model_list("models:\n  - {name: a, model: dummy, metadata: {sed: 3}}\n"),
+    "models.yaml",
+    "'sed'",
+    "'seed'",
+)
+add(
+    "model list not UTF-8",
+    _model_list(b"models:\n  - {name: caf\xe9, model: dummy}\n"),  # type: ignore[arg-type]
+    "models.yaml",
+    "line 2",
+    "not valid UTF-8",
+)
 
 
 # ------------------------------------------------------------------------------------ request cache
@@ -176,6 +229,7 @@ def _cache(content: Callable[[Path], None]) -> Callable[[Path], Any]:
         path = tmp / "cache_rank0.db"
         content(path)
         return check_request_cache(path)
+
     return run
 
 
@@ -194,7 +248,14 @@ for _name, _content in [
     ("folder", lambda path: path.mkdir()),
     ("damaged pages", _truncated_db),
 ]:
-    add(f"request cache {_name}", _cache(_content), "--use_cache", "cache_rank0.db", "delete it", error=RequestCacheError)
+    add(
+        f"request cache {_name}",
+        _cache(_content),
+        "--use_cache",
+        "cache_rank0.db",
+        "delete it",
+        error=RequestCacheError,
+    )
 
 
 # ------------------------------------------------------------------------------------ REPAIR inputs
@@ -203,14 +264,25 @@ def _prefs(lines: list[dict[str, Any]]) -> Callable[[Path], Any]:
         path = tmp / "prefs.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         return _cli("repair", str(path), "--out", str(tmp / "out"))
+
     return run
 
 
 ROW = {"instance_id": "q1", "item_a": "a", "item_b": "b", "winner": "a", "text_a": "first", "text_b": "second"}
-add("repair two texts for one item", _prefs([ROW, {**ROW, "item_a": "a", "item_b": "c", "text_a": "other", "text_b": "x"}]),
-    "prefs.jsonl line 2", "'a'", "two different texts")
-add("repair two contexts for one instance", _prefs([{**ROW, "context": "c1"}, {**ROW, "context": "c2"}]),
-    "prefs.jsonl line 2", "'q1'", "two different contexts")
+add(
+    "repair two texts for one item",
+    _prefs([ROW, {**ROW, "item_a": "a", "item_b": "c", "text_a": "other", "text_b": "x"}]),
+    "prefs.jsonl line 2",
+    "'a'",
+    "two different texts",
+)
+add(
+    "repair two contexts for one instance",
+    _prefs([{**ROW, "context": "c1"}, {**ROW, "context": "c2"}]),
+    "prefs.jsonl line 2",
+    "'q1'",
+    "two different contexts",
+)
 
 
 def _bytes_file(name: str, data: bytes, *argv: str) -> Callable[[Path], Any]:
@@ -218,19 +290,48 @@ def _bytes_file(name: str, data: bytes, *argv: str) -> Callable[[Path], Any]:
         path = tmp / name
         path.write_bytes(data)
         return _cli(*[arg.replace("FILE", str(path)).replace("TMP", str(tmp)) for arg in argv])
+
     return run
 
 
-add("repair preferences not UTF-8", _bytes_file("prefs.jsonl", b'{"instance_id": "q\xff"}\n', "repair", "FILE", "--out", "TMP/o"),
-    "prefs.jsonl line 1", "byte offset 18")
-add("causal-confusion samples not UTF-8",
-    _bytes_file("samples_logic_consistency_causal_ranking_2026-01-01T00-00-00.0.jsonl", b"\xc3(\n",
-                "causal-confusion", "FILE", "--out", "TMP/o"), "line 1", "byte offset 0")
-add("export-gv samples not UTF-8",
-    _bytes_file("samples_logic_consistency_gv_arithmetic_2026-01-01T00-00-00.0.jsonl", b"\x80\n",
-                "export-gv", "FILE", "--out", "TMP/o"), "samples_logic_consistency_gv_arithmetic", "line 1")
-add("correlate results not UTF-8", _bytes_file("results_2026-01-01T00-00-00.json", b'{"results": "\xfe"}',
-                                               "correlate", "FILE"), "results_2026-01-01T00-00-00.json", "line 1")
+add(
+    "repair preferences not UTF-8",
+    _bytes_file("prefs.jsonl", b'{"instance_id": "q\xff"}\n', "repair", "FILE", "--out", "TMP/o"),
+    "prefs.jsonl line 1",
+    "byte offset 18",
+)
+add(
+    "causal-confusion samples not UTF-8",
+    _bytes_file(
+        "samples_logic_consistency_causal_ranking_2026-01-01T00-00-00.0.jsonl",
+        b"\xc3(\n",
+        "causal-confusion",
+        "FILE",
+        "--out",
+        "TMP/o",
+    ),
+    "line 1",
+    "byte offset 0",
+)
+add(
+    "export-gv samples not UTF-8",
+    _bytes_file(
+        "samples_logic_consistency_gv_arithmetic_2026-01-01T00-00-00.0.jsonl",
+        b"\x80\n",
+        "export-gv",
+        "FILE",
+        "--out",
+        "TMP/o",
+    ),
+    "samples_logic_consistency_gv_arithmetic",
+    "line 1",
+)
+add(
+    "correlate results not UTF-8",
+    _bytes_file("results_2026-01-01T00-00-00.json", b'{"results": "\xfe"}', "correlate", "FILE"),
+    "results_2026-01-01T00-00-00.json",
+    "line 1",
+)
 
 
 # ------------------------------------------------------------------------------------ the tests
@@ -281,7 +382,9 @@ def test_empty_samples_files_are_warned_about(tmp_path: Path, caplog: pytest.Log
 
 def test_correlate_counts_a_file_given_twice_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for index in range(3):
-        results = {f"logic_consistency_summeval_para0{index + 1}": {"s_comm,none": 0.1 * index, "human_agreement,none": 0.2}}
+        results = {
+            f"logic_consistency_summeval_para0{index + 1}": {"s_comm,none": 0.1 * index, "human_agreement,none": 0.2}
+        }
         path = tmp_path / f"m{index}" / f"results_2026-01-0{index + 1}T00-00-00.json"
         path.parent.mkdir()
         path.write_text(json.dumps({"results": results, "model_name": f"m{index}", "config": {}}))

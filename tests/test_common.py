@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.common import (
-    RESULTS_PATTERN, JsonLineError, atomic_write, files_or_folders, jsonl_chunks, read_jsonl, read_samples,
+    RESULTS_PATTERN,
+    JsonLineError,
+    atomic_write,
+    files_or_folders,
+    jsonl_chunks,
+    read_jsonl,
+    read_samples,
     select_item_indices,
 )
 

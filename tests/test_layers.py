@@ -51,8 +51,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 
 
 def _modules() -> list[tuple[str, Path]]:
-    out = [(f"{PACKAGE}", ROOT / "__init__.py"), (f"{PACKAGE}.common", ROOT / "common.py"),
-           (f"{PACKAGE}.cli", ROOT / "cli.py"), (f"{PACKAGE}.options", ROOT / "options.py")]
+    out = [
+        (f"{PACKAGE}", ROOT / "__init__.py"),
+        (f"{PACKAGE}.common", ROOT / "common.py"),
+        (f"{PACKAGE}.cli", ROOT / "cli.py"),
+        (f"{PACKAGE}.options", ROOT / "options.py"),
+    ]
     for folder in LAYER_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -135,7 +139,7 @@ def _allowed(importer: str, imported: str) -> bool:
         return True
     if imported == PACKAGE or imported == f"{PACKAGE}.__version__":  # only the version lives there
         return "root" in ALLOWED[layer]
-    relative = imported[len(PACKAGE) + 1:]
+    relative = imported[len(PACKAGE) + 1 :]
     return any(relative == prefix or relative.startswith(f"{prefix}.") for prefix in ALLOWED[layer])
 
 

@@ -5,13 +5,22 @@ from __future__ import annotations
 import pytest
 
 from logic_consistency.options import (
-    DEFAULT_SEED, OptionError, OptionTypeError, check_bool, check_choice, check_int, check_seed, closest,
+    DEFAULT_SEED,
+    OptionError,
+    OptionTypeError,
+    check_bool,
+    check_choice,
+    check_int,
+    check_seed,
+    closest,
     reject_unknown,
 )
 
 
 def test_unknown_key_suggests_the_closest_known_key() -> None:
-    with pytest.raises(OptionError, match=r"task 't': unknown key\(s\) \['max_itmes'\]; did you mean 'max_itmes' -> 'max_items'\?"):
+    with pytest.raises(
+        OptionError, match=r"task 't': unknown key\(s\) \['max_itmes'\]; did you mean 'max_itmes' -> 'max_items'\?"
+    ):
         reject_unknown({"max_itmes": 3, "seed": 1}, {"max_items", "seed", "ks"}, where="task 't'")
     with pytest.raises(OptionError, match=r"unknown key\(s\) \['zzz'\]; allowed: \['a', 'b'\]"):
         reject_unknown(["zzz"], {"a", "b"})
@@ -48,7 +57,9 @@ def test_seed_bool_choice() -> None:
 def test_near_misses_of_any_suite_option_are_errors_other_keys_pass() -> None:
     from logic_consistency.options import SUITE_OPTIONS, TYPO_CUTOFF, reject_near_misses
 
-    reject_near_misses({"pretrained": "x", "dtype": "float32", "n_docs": 5, "max_images": 2}, ["max_items"], where="task 't'")
+    reject_near_misses(
+        {"pretrained": "x", "dtype": "float32", "n_docs": 5, "max_images": 2}, ["max_items"], where="task 't'"
+    )
     with pytest.raises(OptionError, match=r"task 't': unknown option 'n_doc'; did you mean 'n_docs'\?"):
         reject_near_misses({"n_doc": 5}, ["max_items"], where="task 't'")  # another family's option
     with pytest.raises(OptionError, match="did you mean 'max_digits'"):

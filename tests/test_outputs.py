@@ -33,19 +33,24 @@ def test_render_refuses_to_write_over_its_board(board: Path, capsys: pytest.Capt
     assert board.read_bytes() == before
 
 
-def test_render_sees_through_symlinks_and_dotdot(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_render_sees_through_symlinks_and_dotdot(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     link = tmp_path / "link.json"
     link.symlink_to(board)
     before = board.read_bytes()
     status, err = _run(capsys, "leaderboard", "render", str(board), "--out", str(link))
     assert status == 2 and "over the input" in err
-    status, err = _run(capsys, "leaderboard", "render", str(board), "--out", str(board.parent / ".." / "lb" / board.name))
+    status, err = _run(
+        capsys, "leaderboard", "render", str(board), "--out", str(board.parent / ".." / "lb" / board.name)
+    )
     assert status == 2 and "over the input" in err
     assert board.read_bytes() == before
 
 
-def test_render_refuses_an_existing_file_of_another_kind(board: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_render_refuses_an_existing_file_of_another_kind(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     other = tmp_path / "notes.txt"
     other.write_text("my notes\n")
     status, err = _run(capsys, "leaderboard", "render", str(board), "--out", str(other))
@@ -70,8 +75,18 @@ def test_render_replaces_its_own_earlier_page(board: Path, tmp_path: Path, capsy
 
 def test_build_html_may_not_be_the_board(board: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = board.read_bytes()
-    status, err = _run(capsys, "leaderboard", "build", "--out", str(board.parent), "--html", str(board),
-                       "--night", "2026-01-01", "--no-progress")
+    status, err = _run(
+        capsys,
+        "leaderboard",
+        "build",
+        "--out",
+        str(board.parent),
+        "--html",
+        str(board),
+        "--night",
+        "2026-01-01",
+        "--no-progress",
+    )
     assert status == 2 and "--html" in err and "over the input" in err
     assert board.read_bytes() == before
 
@@ -92,8 +107,9 @@ def test_out_folder_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.parametrize("command", ["export-gv", "causal-confusion"])
-def test_samples_commands_refuse_to_overwrite_an_input(command: str, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_samples_commands_refuse_to_overwrite_an_input(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if command == "export-gv":
         name = "gv_pairs_consistent.jsonl"
     else:

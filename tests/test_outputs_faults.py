@@ -75,8 +75,9 @@ def _immutable(path: Path) -> Iterator[Path]:
 # ----------------------------------------------------------------------------- what is written over
 
 
-def test_a_symlink_is_written_through_to_its_target(board: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_symlink_is_written_through_to_its_target(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "www" / "page.html"
     target.parent.mkdir()
     target.write_text("<!DOCTYPE html><p>old</p>")
@@ -89,8 +90,9 @@ def test_a_symlink_is_written_through_to_its_target(board: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize("kind", ["character device", "named pipe"])
-def test_devices_and_pipes_are_refused(kind: str, board: Path, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_devices_and_pipes_are_refused(
+    kind: str, board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if kind == "named pipe":
         out = tmp_path / "fifo.html"
         os.mkfifo(out)
@@ -125,11 +127,19 @@ def test_an_existing_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_pat
 # ----------------------------------------------------------------------------- refusals of the file system
 
 
-@pytest.mark.parametrize(("code", "words"), [(errno.ENOSPC, "disk is full"), (errno.EROFS, "read-only file system"),
-                                             (errno.EACCES, "permission denied"), (errno.EPERM, "immutable")])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (errno.ENOSPC, "disk is full"),
+        (errno.EROFS, "read-only file system"),
+        (errno.EACCES, "permission denied"),
+        (errno.EPERM, "immutable"),
+    ],
+)
 @pytest.mark.parametrize("step", ["replace", "fsync"])
-def test_a_refused_write_names_the_path_and_keeps_the_old_file(code: int, words: str, step: str, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_write_names_the_path_and_keeps_the_old_file(
+    code: int, words: str, step: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "report.json"
     out.write_text('{"old": true}')
 
@@ -169,7 +179,10 @@ def test_a_full_disk(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
         # the probe finds it before any work ...
         status, err = _run(capsys, "leaderboard", "render", str(board), "--out", str(page))
         assert status == OUTPUT_ERROR_STATUS
-        assert _one_line(err) == f"logic-consistency: error: cannot write {page}: no space left on the device (the disk is full)"
+        assert (
+            _one_line(err)
+            == f"logic-consistency: error: cannot write {page}: no space left on the device (the disk is full)"
+        )
         # ... and the writer when the disk fills up meanwhile: the old page stays, no temporary file is left
         with pytest.raises(OutputError, match=f"cannot write {page}: no space left"):
             atomic_write(page, [bytes(64 * 1024)])
@@ -219,31 +232,58 @@ def _fake(tmp_path: Path) -> tuple[Path, Path, Path]:
     return fake, models, mark
 
 
-def test_an_unwritable_board_stops_the_build_before_any_model_runs(board: Path, tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unwritable_board_stops_the_build_before_any_model_runs(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake, models, mark = _fake(tmp_path)
     before = board.read_bytes()
     with _immutable(board):
-        status, err = _run(capsys, "leaderboard", "build", "--models", str(models), "--out", str(board.parent),
-                           "--lm-eval", str(fake), "--night", "2026-01-02", "--no-progress")
+        status, err = _run(
+            capsys,
+            "leaderboard",
+            "build",
+            "--models",
+            str(models),
+            "--out",
+            str(board.parent),
+            "--lm-eval",
+            str(fake),
+            "--night",
+            "2026-01-02",
+            "--no-progress",
+        )
     assert status == OUTPUT_ERROR_STATUS and status != 1
     assert f"cannot write {board}: operation not permitted" in _one_line(err)
     assert not mark.exists() and board.read_bytes() == before
 
 
-def test_an_unwritable_runs_folder_stops_the_build_before_any_model_runs(board: Path, tmp_path: Path,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unwritable_runs_folder_stops_the_build_before_any_model_runs(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake, models, mark = _fake(tmp_path)
     (board.parent / "runs").mkdir()
     with _immutable(board.parent / "runs"):
-        status, err = _run(capsys, "leaderboard", "build", "--models", str(models), "--out", str(board.parent),
-                           "--lm-eval", str(fake), "--night", "2026-01-02", "--no-progress")
+        status, err = _run(
+            capsys,
+            "leaderboard",
+            "build",
+            "--models",
+            str(models),
+            "--out",
+            str(board.parent),
+            "--lm-eval",
+            str(fake),
+            "--night",
+            "2026-01-02",
+            "--no-progress",
+        )
     assert status == OUTPUT_ERROR_STATUS and f"cannot write {board.parent / 'runs'}" in _one_line(err)
     assert not mark.exists()
 
 
-def test_a_disk_that_fills_during_the_build_keeps_the_runs(board: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_disk_that_fills_during_the_build_keeps_the_runs(
+    board: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake, models, mark = _fake(tmp_path)
     before = board.read_bytes()
 
@@ -253,15 +293,18 @@ def test_a_disk_that_fills_during_the_build_keeps_the_runs(board: Path, tmp_path
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: full() if mark.exists() else real_fsync(fd))
     with pytest.raises(OutputError, match=r"cannot write .*history/2026-01-02\.json: no space left.*runs are kept in "):
-        build(board.parent, model_list=models, night="2026-01-02", lm_eval=str(fake), progress=False, log=lambda _: None)
+        build(
+            board.parent, model_list=models, night="2026-01-02", lm_eval=str(fake), progress=False, log=lambda _: None
+        )
     assert mark.exists() and board.read_bytes() == before
 
 
 def test_a_build_with_no_enabled_model_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: a, model: hf, enabled: false}\n  - {name: b, model: hf, enabled: false}\n")
-    status, err = _run(capsys, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "lb"),
-                       "--no-progress")
+    status, err = _run(
+        capsys, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "lb"), "--no-progress"
+    )
     assert status == 2 and f"{models}: no enabled model" in _one_line(err)
     assert not (tmp_path / "lb").exists()
 
@@ -271,17 +314,33 @@ def test_check_writable_of_a_folder_to_be(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # nothing created, the probe removed
 
 
-def test_an_output_ending_in_a_slash_names_a_folder(board: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_output_ending_in_a_slash_names_a_folder(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, err = _run(capsys, "leaderboard", "render", str(board), "--out", f"{tmp_path / 'pages'}/")
     assert status == 2 and "it names a folder" in _one_line(err)
     assert not (tmp_path / "pages").exists()  # not a file named "pages"
 
 
-def test_a_cache_folder_that_is_a_file_is_refused_before_any_model_runs(board: Path, tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cache_folder_that_is_a_file_is_refused_before_any_model_runs(
+    board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake, models, mark = _fake(tmp_path)
-    status, err = _run(capsys, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "lb2"),
-                       "--cache-dir", str(board), "--lm-eval", str(fake), "--night", "2026-01-02", "--no-progress")
+    status, err = _run(
+        capsys,
+        "leaderboard",
+        "build",
+        "--models",
+        str(models),
+        "--out",
+        str(tmp_path / "lb2"),
+        "--cache-dir",
+        str(board),
+        "--lm-eval",
+        str(fake),
+        "--night",
+        "2026-01-02",
+        "--no-progress",
+    )
     assert status == 2 and f"cannot write into {board}: it is a file, not a folder" in _one_line(err)
     assert not mark.exists()

@@ -77,8 +77,14 @@ class PairwiseConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate sh
             negated = None if neg_predictions is None else np.asarray(neg_predictions[index], dtype=float)
             instance_ks = tuple(k for k in ks if k <= matrix.shape[0])
             scores = pairwise_consistency(
-                matrix, negated, np.asarray(human, dtype=float), ks=instance_ks, calibrated=calibrated,
-                samples=samples, seed=seed, nan_policy="omit",
+                matrix,
+                negated,
+                np.asarray(human, dtype=float),
+                ks=instance_ks,
+                calibrated=calibrated,
+                samples=samples,
+                seed=seed,
+                nan_policy="omit",
             )
             for name, value in scores.items():
                 if name != "n_items" and value is not None:

@@ -141,7 +141,11 @@ def parse_ranking_output(doc: Mapping[str, Any], outputs: Mapping[str, str]) -> 
 
 # ----------------------------------------------------------------------------- stage 2: CTP
 def load_ctp(
-    *, conjunction: str | None = None, split: str = "test", one_per_pair: bool = False, seed: int = DEFAULT_SEED,
+    *,
+    conjunction: str | None = None,
+    split: str = "test",
+    one_per_pair: bool = False,
+    seed: int = DEFAULT_SEED,
     **kwargs: Any,
 ) -> datasets.DatasetDict:
     """δ-CAUSAL documents with a ``conjunction`` field for the CTP ranking (``custom_dataset``).

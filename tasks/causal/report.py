@@ -29,7 +29,12 @@ from typing import Any
 import numpy as np
 
 from logic_consistency.common import (
-    atomic_write, atomic_write_json, check_outputs, files_or_folders, read_samples, task_of_samples_file,
+    atomic_write,
+    atomic_write_json,
+    check_outputs,
+    files_or_folders,
+    read_samples,
+    task_of_samples_file,
 )
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.tasks.reports import ReportHook, register_report
@@ -144,8 +149,9 @@ def _plot(percent: np.ndarray, title: str) -> bytes:
             value = percent[row, col]
             if np.isnan(value):
                 continue
-            axes.text(col, row, f"{value:.0f}", ha="center", va="center", fontsize=8,
-                      color="white" if value > 55 else "black")
+            axes.text(
+                col, row, f"{value:.0f}", ha="center", va="center", fontsize=8, color="white" if value > 55 else "black"
+            )
     figure.colorbar(image, ax=axes, label="% of the row's intermediates")
     figure.tight_layout()
     buffer = io.BytesIO()
@@ -175,7 +181,9 @@ def _report_data(rankings: TaskRankings) -> tuple[dict[str, Any], np.ndarray]:
     return data, percent
 
 
-def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> dict[str, dict[str, Path]]:
+def confusion_report(
+    samples_paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]
+) -> dict[str, dict[str, Path]]:
     """Write the Figure 4 confusion matrix (JSON and PNG) of every task found in ``samples_paths``.
 
     Files of the same task (e.g. several ranks or runs) are pooled.
@@ -201,11 +209,22 @@ def confusion_report(samples_paths: Iterable[str | os.PathLike[str]], out_dir: s
         read_rankings(path, tasks.setdefault(name, TaskRankings(task=name)))
     for name, rankings in tasks.items():
         if not rankings.rankings:
-            logger.warning("%s: no parsed ranking in %s (%d samples); the confusion matrix is empty and its "
-                           "percentages null", name, ", ".join(rankings.files), rankings.n_samples)
+            logger.warning(
+                "%s: no parsed ranking in %s (%d samples); the confusion matrix is empty and its percentages null",
+                name,
+                ", ".join(rankings.files),
+                rankings.n_samples,
+            )
     out = Path(out_dir)
-    check_outputs([(out / f"confusion_{name}.{suffix}", "png" if suffix == "png" else "json")
-                   for name in tasks for suffix in ("json", "png")], paths, argument="--out")
+    check_outputs(
+        [
+            (out / f"confusion_{name}.{suffix}", "png" if suffix == "png" else "json")
+            for name in tasks
+            for suffix in ("json", "png")
+        ],
+        paths,
+        argument="--out",
+    )
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, dict[str, Path]] = {}
     for name, rankings in tasks.items():
@@ -237,8 +256,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
         description=__doc__.split("\n")[0],
     )
-    parser.add_argument("samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples), "
-                        "or folders holding them; a file given twice is read once")
+    parser.add_argument(
+        "samples",
+        nargs="+",
+        help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples), "
+        "or folders holding them; a file given twice is read once",
+    )
     parser.add_argument("--out", default=".", help="output folder (default: the current folder)")
     parser.set_defaults(run=_run)
     return parser

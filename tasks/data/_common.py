@@ -81,7 +81,9 @@ def delimited_records(reader: Any, *, source: str, kind: str = "CSV") -> Iterato
         except StopIteration:
             return
         except csv.Error as error:
-            raise DatasetFormatError(source, f"line {reader.line_num}", None, f"is not valid {kind} ({error})") from None
+            raise DatasetFormatError(
+                source, f"line {reader.line_num}", None, f"is not valid {kind} ({error})"
+            ) from None
         first, previous_end = previous_end + 1, reader.line_num
         yield first, previous_end, fields
 
@@ -104,9 +106,7 @@ def require_records(records: Any, *, source: str, what: str, header: bool = Fals
     return records
 
 
-def require_str(
-    value: Any, *, source: str, location: str, field: str, allow_empty: bool = False
-) -> str:
+def require_str(value: Any, *, source: str, location: str, field: str, allow_empty: bool = False) -> str:
     """Return ``value`` if it is a (non-blank) string, else raise :class:`DatasetFormatError`."""
     if not isinstance(value, str):
         raise DatasetFormatError(source, location, field, f"must be a string, got {type(value).__name__}")
@@ -115,16 +115,12 @@ def require_str(
     return value
 
 
-def require_str_list(
-    value: Any, *, source: str, location: str, field: str, min_length: int = 0
-) -> list[str]:
+def require_str_list(value: Any, *, source: str, location: str, field: str, min_length: int = 0) -> list[str]:
     """Return ``value`` if it is a list of non-blank strings with at least ``min_length`` entries."""
     if not isinstance(value, (list, tuple)):
         raise DatasetFormatError(source, location, field, f"must be a list, got {type(value).__name__}")
     if len(value) < min_length:
-        raise DatasetFormatError(
-            source, location, field, f"has {len(value)} values, expected at least {min_length}"
-        )
+        raise DatasetFormatError(source, location, field, f"has {len(value)} values, expected at least {min_length}")
     for index, entry in enumerate(value):
         if not isinstance(entry, str) or not entry.strip():
             raise DatasetFormatError(
@@ -133,9 +129,7 @@ def require_str_list(
     return list(value)
 
 
-def require_score(
-    value: Any, *, source: str, location: str, field: str, low: float, high: float
-) -> float:
+def require_score(value: Any, *, source: str, location: str, field: str, low: float, high: float) -> float:
     """Return ``value`` as a float if it is a finite number in ``[low, high]``."""
     # bool is an int subclass; a stray true/false in a score column is a format error, not 1/0.
     if isinstance(value, bool) or not isinstance(value, (int, float)):

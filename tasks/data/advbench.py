@@ -15,9 +15,9 @@ read with :mod:`csv` (goals and targets are quoted when they contain commas).
 from __future__ import annotations
 
 import csv
+from contextlib import closing
 from pathlib import Path
 from typing import Any
-from contextlib import closing
 
 import datasets
 

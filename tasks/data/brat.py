@@ -12,9 +12,9 @@ and events make instances, and in which order, is decided in :mod:`.caters`.
 from __future__ import annotations
 
 import re
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from contextlib import closing
 
 from logic_consistency.common import read_text, text_lines
 
@@ -141,9 +141,7 @@ def _parse_span(fields: list[str], *, source: str, location: str, text: str, num
         raise DatasetFormatError(source, location, "type", f"is {kind!r}, expected 'Event'")
     if not _OFFSETS.fullmatch(offsets):
         raise DatasetFormatError(source, location, "offsets", f"{offsets!r} is not '<start> <end>[;<start> <end>...]'")
-    fragments = tuple(
-        (int(start), int(end)) for start, end in (piece.split(" ") for piece in offsets.split(";"))
-    )
+    fragments = tuple((int(start), int(end)) for start, end in (piece.split(" ") for piece in offsets.split(";")))
     previous_end = 0
     for start, end in fragments:
         if not start < end <= len(text):
@@ -175,9 +173,9 @@ def _parse_relation(fields: list[str], *, source: str, location: str, number: in
     args = []
     for name, value in (("Arg1", arg1), ("Arg2", arg2)):
         prefix = f"{name}:"
-        if not value.startswith(prefix) or not _SPAN_ID.fullmatch(value[len(prefix):]):
+        if not value.startswith(prefix) or not _SPAN_ID.fullmatch(value[len(prefix) :]):
             raise DatasetFormatError(source, location, name, f"is {value!r}, expected '{prefix}T<n>'")
-        args.append(value[len(prefix):])
+        args.append(value[len(prefix) :])
     return Relation(fields[0], kind, args[0], args[1], number)
 
 
@@ -212,7 +210,9 @@ def _parse_ann(ann_path: Path, text: str) -> tuple[dict[str, Event], list[Relati
     for relation in relations:
         for name, arg in (("Arg1", relation.arg1), ("Arg2", relation.arg2)):
             if arg not in events:
-                raise DatasetFormatError(source, f"line {relation.line}", name, f"refers to {arg}, which is not defined")
+                raise DatasetFormatError(
+                    source, f"line {relation.line}", name, f"refers to {arg}, which is not defined"
+                )
     return events, relations
 
 
@@ -226,13 +226,17 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
     # newline="" keeps the characters exactly as stored: brat offsets count them that way.
     text = read_text(txt_path, strip_bom=False)
     if not text.strip() and read_text(ann_path).strip():
-        raise DatasetFormatError(str(txt_path), None, None, f"is empty: no story text for the annotations of {ann_path}")
+        raise DatasetFormatError(
+            str(txt_path), None, None, f"is empty: no story text for the annotations of {ann_path}"
+        )
     events, relations = _parse_ann(ann_path, text)
     regions = _story_regions(text)
     source = str(ann_path)
     if regions and not events:
         raise DatasetFormatError(
-            source, None, None,
+            source,
+            None,
+            None,
             f"holds no event annotations for the {len(regions)} stories of {txt_path} (an emptied or truncated .ann file?)",
         )
 
@@ -243,7 +247,10 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
             raise DatasetFormatError(source, f"line {event.line}", "offsets", f"start {event.start} is in no story")
         if event.end > regions[index][1]:
             raise DatasetFormatError(
-                source, f"line {event.line}", "offsets", f"span {event.start}-{event.end} crosses the end of story {index}"
+                source,
+                f"line {event.line}",
+                "offsets",
+                f"span {event.start}-{event.end} crosses the end of story {index}",
             )
         story_of[event.span_id] = index
     for relation in relations:

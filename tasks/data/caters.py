@@ -86,7 +86,6 @@ import datasets
 from logic_consistency.options import DEFAULT_SEED, check_choice, check_int
 
 from . import _source
-from .brat import BEFORE_RELATIONS, RELATION_TYPES, Event, Relation, Story, parse_document
 from ._common import (
     DatasetFormatError,
     apply_cap,
@@ -95,6 +94,7 @@ from ._common import (
     make_dataset_dict,
     pairwise_features,
 )
+from .brat import BEFORE_RELATIONS, RELATION_TYPES, Event, Relation, Story, parse_document
 
 __all__ = [
     "BASE_URL",
@@ -128,6 +128,7 @@ DOCUMENTS: tuple[tuple[str, str], ...] = (
 
 ORDERS: tuple[str, ...] = ("narrative", "annotated")
 COUNT_EVENTS: tuple[str, ...] = ("all", "temporal", "before")
+
 
 def read_stories(paths: dict[str, Path]) -> list[Story]:
     """Parse every document of :data:`DOCUMENTS`, given ``relative path -> local path``."""
@@ -313,7 +314,7 @@ def order_disagreements(story: Story) -> tuple[int, int]:
     disagreeing = sum(
         annotated[earlier] > annotated[later]
         for position, earlier in enumerate(narrative)
-        for later in narrative[position + 1:]
+        for later in narrative[position + 1 :]
     )
     return disagreeing, len(narrative) * (len(narrative) - 1) // 2
 
@@ -338,7 +339,11 @@ def _log_order_disagreements(stories: Sequence[Story], order: str) -> None:
     logger.info(
         "CaTeRS: human order = %s; annotated (BEFORE-type relations) and narrative order disagree on "
         "%d of %d event pairs (%.1f%%) of the %d kept stories%s",
-        order, disagreeing, total, 100 * share, len(stories),
+        order,
+        disagreeing,
+        total,
+        100 * share,
+        len(stories),
         f"; annotated order undefined (cyclic BEFORE relations) for {cyclic}" if cyclic else "",
     )
 
@@ -405,7 +410,12 @@ def load(
         logger.warning(
             "CaTeRS: %d stories have no annotated events and are dropped (first: %s story %d); "
             "%d of %d stories kept with at least %d %s events",
-            len(unannotated), unannotated[0].ann_path, unannotated[0].index, len(kept), len(stories), min_events,
+            len(unannotated),
+            unannotated[0].ann_path,
+            unannotated[0].index,
+            len(kept),
+            len(stories),
+            min_events,
             count_events,
         )
     _log_order_disagreements(kept, order)

@@ -31,18 +31,24 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
-from contextlib import closing
 
 import datasets
 
-from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
 from logic_consistency.common import text_lines
+from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
 
 from . import _source
 from ._common import (
-    DatasetFormatError, check_options, delimited_records, instance_rng, make_dataset_dict, require_records, require_str,
+    DatasetFormatError,
+    check_options,
+    delimited_records,
+    instance_rng,
+    make_dataset_dict,
+    require_records,
+    require_str,
 )
 
 __all__ = ["BASE_URL", "COMMIT", "FEATURES", "SPLIT_FILES", "N_INTERMEDIATES", "load", "read_rows"]
@@ -145,7 +151,10 @@ def read_rows(path: Path) -> list[dict[str, str]]:
             row: dict[str, str] = {}
             for column, field in _COLUMNS.items():
                 value = require_str(
-                    record[column], source=source, location=location, field=column,
+                    record[column],
+                    source=source,
+                    location=location,
+                    field=column,
                     allow_empty=column not in _REQUIRED_TEXT,
                 )
                 row[field] = value.strip()
@@ -163,7 +172,9 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 def display_order(seed: int, document_id: str) -> list[int]:
     """The seeded per-document order in which the ranking prompt shows the ten intermediates."""
-    return [int(index) for index in instance_rng(seed, document_id, "ranking_display_order").permutation(N_INTERMEDIATES)]
+    return [
+        int(index) for index in instance_rng(seed, document_id, "ranking_display_order").permutation(N_INTERMEDIATES)
+    ]
 
 
 def load(

@@ -23,25 +23,25 @@ quotes doubled, and one passage contains tab characters inside its quotes), so t
 from __future__ import annotations
 
 import csv
+from contextlib import closing
 from pathlib import Path
 from typing import Any
-from contextlib import closing
 
 import datasets
 
-from logic_consistency.options import DEFAULT_SEED
 from logic_consistency.common import text_lines
+from logic_consistency.options import DEFAULT_SEED
 
 from . import _source
 from ._common import (
     DatasetFormatError,
-    require_records,
     apply_cap,
     check_options,
     delimited_records,
     make_dataset_dict,
     pairwise_features,
     require_int,
+    require_records,
     require_str,
 )
 
@@ -80,9 +80,7 @@ def _read_tsv_pairs(path: Path, key_field: str, value_field: str) -> dict[str, s
     return require_records(out, source=source, what=f"{key_field}/{value_field} records")
 
 
-def _read_qrels(
-    path: Path, queries: dict[str, str], corpus: dict[str, str]
-) -> dict[str, list[tuple[str, int]]]:
+def _read_qrels(path: Path, queries: dict[str, str], corpus: dict[str, str]) -> dict[str, list[tuple[str, int]]]:
     """Read TREC qrels (``qid iteration docid rel``) into ``qid -> [(docid, rel), ...]`` in file order."""
     source = str(path)
     judged: dict[str, list[tuple[str, int]]] = {}

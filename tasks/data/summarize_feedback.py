@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from contextlib import closing
 
 from logic_consistency.common import text_lines
 
@@ -78,7 +78,9 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
     for index, summary in enumerate(summaries):
         if not isinstance(summary, Mapping):
             raise DatasetFormatError(source, location, f"summaries[{index}]", "must be an object")
-        texts.append(require_str(summary.get("text"), source=source, location=location, field=f"summaries[{index}].text"))
+        texts.append(
+            require_str(summary.get("text"), source=source, location=location, field=f"summaries[{index}].text")
+        )
     choice = record.get("choice")
     if isinstance(choice, bool) or choice not in (0, 1):
         raise DatasetFormatError(source, location, "choice", f"must be 0 or 1, got {choice!r:.40}")
@@ -86,8 +88,13 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
     if ids[0] == ids[1]:
         raise DatasetFormatError(source, location, "summaries", "compares a summary with itself")
     return FeedbackComparison(
-        instance_id=instance_id, context=context, item_a=ids[0], item_b=ids[1],
-        text_a=texts[0], text_b=texts[1], winner=ids[choice],
+        instance_id=instance_id,
+        context=context,
+        item_a=ids[0],
+        item_b=ids[1],
+        text_a=texts[0],
+        text_b=texts[1],
+        winner=ids[choice],
     )
 
 
@@ -99,7 +106,9 @@ def _read_jsonl(path: Path) -> Iterator[FeedbackComparison]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise DatasetFormatError(str(path), f"line {number}", None, f"is not valid JSON ({error.msg})") from None
+                raise DatasetFormatError(
+                    str(path), f"line {number}", None, f"is not valid JSON ({error.msg})"
+                ) from None
             if not isinstance(record, dict):
                 raise DatasetFormatError(str(path), f"line {number}", None, "must be a JSON object")
             yield parse_record(record, source=str(path), location=f"line {number}")

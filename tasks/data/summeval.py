@@ -33,11 +33,11 @@ from logic_consistency.options import DEFAULT_SEED, check_choice
 from . import _source
 from ._common import (
     DatasetFormatError,
-    require_records,
     apply_cap,
     check_options,
     make_dataset_dict,
     pairwise_features,
+    require_records,
     require_score,
     require_str,
     require_str_list,

@@ -36,8 +36,8 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import OptionError
 
 from .common import (
@@ -58,17 +58,27 @@ TASK = "arithmetic"
 #: Provenance: "+", "-" and "less than" phrasings follow Table 13 / Appendix G's examples; "plus",
 #: "minus", "more than", "*" and "times" are the suite's own.
 FORMS_BY_OPERATION: dict[str, tuple[tuple[str, Callable[[int, int], int]], ...]] = {
-    "+": (("What is {a} + {b}?", lambda a, b: a + b), ("What is {a} plus {b}?", lambda a, b: a + b),
-          ("What is {a} more than {b}?", lambda a, b: b + a)),
-    "-": (("What is {a} - {b}?", lambda a, b: a - b), ("What is {a} minus {b}?", lambda a, b: a - b),
-          ("What is {a} less than {b}?", lambda a, b: b - a)),
+    "+": (
+        ("What is {a} + {b}?", lambda a, b: a + b),
+        ("What is {a} plus {b}?", lambda a, b: a + b),
+        ("What is {a} more than {b}?", lambda a, b: b + a),
+    ),
+    "-": (
+        ("What is {a} - {b}?", lambda a, b: a - b),
+        ("What is {a} minus {b}?", lambda a, b: a - b),
+        ("What is {a} less than {b}?", lambda a, b: b - a),
+    ),
     "*": (("What is {a} * {b}?", lambda a, b: a * b), ("What is {a} times {b}?", lambda a, b: a * b)),
 }
 #: The + / - forms in the order of the suite's first release (their draws, hence the documents of
 #: ``operations: "+-"``, are unchanged); multiplication forms follow.
 FORMS: tuple[tuple[str, Callable[[int, int], int]], ...] = (
-    FORMS_BY_OPERATION["+"][0], FORMS_BY_OPERATION["-"][0], FORMS_BY_OPERATION["+"][1],
-    FORMS_BY_OPERATION["-"][1], FORMS_BY_OPERATION["+"][2], FORMS_BY_OPERATION["-"][2],
+    FORMS_BY_OPERATION["+"][0],
+    FORMS_BY_OPERATION["-"][0],
+    FORMS_BY_OPERATION["+"][1],
+    FORMS_BY_OPERATION["-"][1],
+    FORMS_BY_OPERATION["+"][2],
+    FORMS_BY_OPERATION["-"][2],
     *FORMS_BY_OPERATION["*"],
 )
 MAX_DIGITS = 5
@@ -101,7 +111,9 @@ def check_operations(operations: Any) -> str:
         or len(set(operations)) != len(operations)
         or not set(operations) <= set(FORMS_BY_OPERATION)
     ):
-        raise OptionError(f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}")
+        raise OptionError(
+            f"operations must be a non-empty string of distinct characters from '+-*', got {operations!r}"
+        )
     return operations
 
 

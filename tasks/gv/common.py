@@ -81,8 +81,7 @@ def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None:
     The bound keeps a typo such as ``1e8`` from generating documents for hours before ``--limit``
     applies (lm-eval cuts the documents after the loader has made them all).
     """
-    return options.check_int(n_docs, name="n_docs", minimum=1, maximum=options.LIMITS["n_docs"],
-                             allow_none=allow_none)
+    return options.check_int(n_docs, name="n_docs", minimum=1, maximum=options.LIMITS["n_docs"], allow_none=allow_none)
 
 
 def draw_r(seed: int, doc_id: str) -> int:

@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import (
-    atomic_write, check_outputs, files_or_folders, jsonl_chunks, read_samples, task_of_samples_file,
+    atomic_write,
+    check_outputs,
+    files_or_folders,
+    jsonl_chunks,
+    read_samples,
+    task_of_samples_file,
 )
 
 from .common import GENERATOR, PROMPT, VALIDATOR

@@ -103,9 +103,7 @@ def format_number(value: int | Fraction) -> str:
 _DOUBLE_PIPE = re.compile(r"\s*\|\|\s*")
 _DELIMITER_ECHO = re.compile(r"\(?\s*\bdelimited\s+by\s+\|\|\s*\)?\s*:?", re.IGNORECASE)
 _FIRST_LABEL = re.compile(r"(?<![a-z])(?:correct|right|true)\s+answer\s*[:\-–]\s*([^\n|]+)", re.IGNORECASE)
-_SECOND_LABEL = re.compile(
-    r"(?:incorrect|wrong|misleading|false)\s+answer\s*[:\-–]\s*([^\n|]+)", re.IGNORECASE
-)
+_SECOND_LABEL = re.compile(r"(?:incorrect|wrong|misleading|false)\s+answer\s*[:\-–]\s*([^\n|]+)", re.IGNORECASE)
 
 
 def split_two_answers(text: str) -> tuple[str, str]:

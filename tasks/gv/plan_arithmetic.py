@@ -41,8 +41,8 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import check_choice
 
 from .common import (
@@ -103,7 +103,9 @@ COT_EXAMPLE_INCORRECT = (
 # Provenance: the suite's own closing line for the r = +1 chain-of-thought prompt: the task's own
 # question followed by "Thoughts:" so the model continues with Appendix G's reasoning format.
 COT_GENERATOR_CORRECT = (
-    COT_EXAMPLE_CORRECT + "Consider the identity: {identity}\n" + _QUESTION
+    COT_EXAMPLE_CORRECT
+    + "Consider the identity: {identity}\n"
+    + _QUESTION
     + "so the right hand side equals {target}?\nThoughts:"
 )
 # Provenance: Appendix G's incorrect-answer example followed by the instance in the same (Appendix G) form.
@@ -168,7 +170,9 @@ def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", *
     return make_docs(TASK, rows, seed)
 
 
-def load_cot(*, n_docs: int = 200, seed: int = 1234, negation: str = "constraint", **kwargs: Any) -> datasets.DatasetDict:
+def load_cot(
+    *, n_docs: int = 200, seed: int = 1234, negation: str = "constraint", **kwargs: Any
+) -> datasets.DatasetDict:
     """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's r = -1 form by default."""
     return load(n_docs=n_docs, seed=seed, negation=negation, **kwargs)
 
@@ -181,7 +185,9 @@ def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
     """Stage ``generator`` prompt: "equals" for ``r = +1``; for ``r = -1`` "not equals" or Appendix G's constraint."""
     if doc["r"] == -1 and doc.get("negation") == "constraint":
         return {PROMPT: CONSTRAINT_TEMPLATE.format(identity=_identity(doc), rhs=doc["rhs"], target=doc["target"])}
-    return {PROMPT: GENERATOR_TEMPLATE.format(identity=_identity(doc), relation=RELATIONS[doc["r"]], target=doc["target"])}
+    return {
+        PROMPT: GENERATOR_TEMPLATE.format(identity=_identity(doc), relation=RELATIONS[doc["r"]], target=doc["target"])
+    }
 
 
 def spaced(numbers: list[int]) -> str:
@@ -196,8 +202,10 @@ def cot_generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
         return {PROMPT: COT_GENERATOR_CORRECT.format(identity=identity, target=doc["target"])}
     if doc.get("negation") == "constraint":
         return {PROMPT: COT_GENERATOR_INCORRECT.format(identity=identity, rhs=doc["rhs"], target=doc["target"])}
-    return {PROMPT: COT_EXAMPLE_INCORRECT + GENERATOR_TEMPLATE.format(
-        identity=identity, relation=RELATIONS[-1], target=doc["target"])}
+    return {
+        PROMPT: COT_EXAMPLE_INCORRECT
+        + GENERATOR_TEMPLATE.format(identity=identity, relation=RELATIONS[-1], target=doc["target"])
+    }
 
 
 def _from_change(text: str, numbers: list[int]) -> list[int] | None:

@@ -40,13 +40,21 @@ _CONFLICTING: tuple[tuple[str, str, str], ...] = (
     ("a teacher who bans phones in class", "using smartphones during lessons", "a smartphone marketing manager"),
     ("an animal rights activist", "wearing fur coats", "a fur fashion designer"),
     ("a marine biologist who protects coral reefs", "bottom trawling", "an industrial trawler captain"),
-    ("a personal finance coach who preaches saving", "spending your whole salary on luxury items", "a luxury brand marketer"),
+    (
+        "a personal finance coach who preaches saving",
+        "spending your whole salary on luxury items",
+        "a luxury brand marketer",
+    ),
     ("an organic farmer", "spraying crops with synthetic pesticides", "a pesticide sales representative"),
     ("a public transport advocate", "driving alone to work every day", "a car dealership owner"),
     ("a campaigner against noise pollution", "loud petrol leaf blowers", "a leaf-blower manufacturer"),
     ("a nutritionist who fights sugary drinks", "drinking soda with every meal", "a soft-drink company executive"),
     ("a forest conservationist", "clear-cutting old-growth forests", "a logging company owner"),
-    ("a researcher who worries about children's screen time", "giving toddlers tablets", "a developer of apps for toddlers"),
+    (
+        "a researcher who worries about children's screen time",
+        "giving toddlers tablets",
+        "a developer of apps for toddlers",
+    ),
     ("a privacy advocate", "sharing all your personal data online", "a data broker"),
 )
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import datasets
 
+from logic_consistency.harness_ext.plan import prompts_per_document
+
 from .common import (
     A_OR_B,
     GENERATOR,
@@ -31,7 +33,6 @@ from .common import (
 )
 from .parsing import clean_free_text
 from .prioritization_inputs import ITEMS
-from logic_consistency.harness_ext.plan import prompts_per_document
 
 TASK = "prompt_prioritization"
 # Provenance: Table 13 (prompt prioritization generator), verbatim.

@@ -20,8 +20,8 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.common import instance_rng
+from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import check_choice
 
 from .common import (

@@ -36,9 +36,9 @@ from logic_consistency.tasks.data import triviaqa as triviaqa_data
 
 from .common import (
     A_OR_B,
-    TRUE_FALSE,
     GENERATOR,
     PROMPT,
+    TRUE_FALSE,
     check_n_docs,
     check_seed,
     make_docs,
@@ -137,7 +137,10 @@ def _validator_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
 
 
 def _true_false_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
-    correct_right, misleading_right = matches(parsed["correct"], doc["aliases"]), matches(parsed["misleading"], doc["aliases"])
+    correct_right, misleading_right = (
+        matches(parsed["correct"], doc["aliases"]),
+        matches(parsed["misleading"], doc["aliases"]),
+    )
     if correct_right == misleading_right:
         return None
     shown_right = correct_right if doc["r"] == 1 else misleading_right

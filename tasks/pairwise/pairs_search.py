@@ -41,13 +41,16 @@ class PairsSearch:
     @classmethod
     def from_metadata(cls, metadata: dict[str, Any], *, where: str) -> PairsSearch:
         """Read and check the three options; errors name ``where`` and the key."""
-        method = check_choice(metadata.get("pairs_method", "greedy"), METHODS, name="metadata.pairs_method",
-                              where=where)
+        method = check_choice(
+            metadata.get("pairs_method", "greedy"), METHODS, name="metadata.pairs_method", where=where
+        )
         if method == "greedy" and (beam_keys := [key for key in PAIRS_SEARCH_KEYS[1:] if key in metadata]):
-            raise OptionError(f"{where}: metadata.{beam_keys[0]} applies to pairs_method 'beam' only, "
-                              "and pairs_method is 'greedy'")
-        beam_size = check_int(metadata.get("pairs_beam_size", 1), name="metadata.pairs_beam_size", minimum=1,
-                              where=where)
+            raise OptionError(
+                f"{where}: metadata.{beam_keys[0]} applies to pairs_method 'beam' only, and pairs_method is 'greedy'"
+            )
+        beam_size = check_int(
+            metadata.get("pairs_beam_size", 1), name="metadata.pairs_beam_size", minimum=1, where=where
+        )
         prob_gap = metadata.get("pairs_prob_gap", 0.1)
         if isinstance(prob_gap, bool) or not isinstance(prob_gap, (int, float)):
             raise OptionTypeError(f"{where}: metadata.pairs_prob_gap must be a number in [0, 0.5], got {prob_gap!r}")

@@ -41,10 +41,10 @@ from lm_eval.api.metrics import mean
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.multistage import call_once, start_build
-from logic_consistency.tasks.pairwise.cost import pairs_notes
-from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
+from logic_consistency.tasks.pairwise.cost import pairs_notes
+from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 
 eval_logger = logging.getLogger(__name__)
 
@@ -69,8 +69,10 @@ class PairsRankingTask(PairwiseConsistencyTask):
             raise ValueError(f"task {task!r}: PairS needs probabilities; use output_type: loglikelihood")
         if self.options.pairs_runs < 1:
             raise ValueError(f"task {task!r}: metadata.pairs_runs must be >= 1 for a PairS task")
-        self.declare_metrics({name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
-                             | {MISSING_METRIC: (total, False)})  # on choice-reading backends (lc-chat)
+        self.declare_metrics(
+            {name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
+            | {MISSING_METRIC: (total, False)}
+        )  # on choice-reading backends (lc-chat)
         self._docs: dict[int, dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:  # noqa: D102
@@ -91,8 +93,14 @@ class PairsRankingTask(PairwiseConsistencyTask):
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(n, calibrated=calibrated, runs=self.options.pairs_runs, seed=self.options.seed, memo=memo,
-                                  **self.options.pairs_search.kwargs())
+                name: PairsSorter(
+                    n,
+                    calibrated=calibrated,
+                    runs=self.options.pairs_runs,
+                    seed=self.options.seed,
+                    memo=memo,
+                    **self.options.pairs_search.kwargs(),
+                )
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
             states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
@@ -113,14 +121,23 @@ class PairsRankingTask(PairwiseConsistencyTask):
                 doc = states[doc_id]["doc"]
                 context = self.format_prompt(self.render("normal", doc, i, j))
                 for choice in self.options.choices:
-                    requests.append(Instance("loglikelihood", doc, (context, f"{delimiter}{choice}"), len(requests),
-                                             (self.config.task, doc_id, 1)))
+                    requests.append(
+                        Instance(
+                            "loglikelihood",
+                            doc,
+                            (context, f"{delimiter}{choice}"),
+                            len(requests),
+                            (self.config.task, doc_id, 1),
+                        )
+                    )
             eval_logger.info("[%s] PairS round %d: %d comparisons", self.config.task, round_number, len(batch))
             responses = call_once(lm, "loglikelihood", requests)
             for k, (doc_id, pair) in enumerate(batch):
                 if (missing := count_missing(responses[2 * k : 2 * k + 2])) is not None:
                     states[doc_id]["missing"] = (states[doc_id]["missing"] or 0) + missing
-                states[doc_id]["memo"][pair] = self._probability(states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2])
+                states[doc_id]["memo"][pair] = self._probability(
+                    states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2]
+                )
         self._docs = {}
         for doc_id, state in states.items():
             doc, n = state["doc"], len(state["doc"]["items"])
@@ -149,7 +166,11 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request: the comparisons were asked in the merge rounds."""
-        return [Instance("loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, self.request_metadata(kwargs))]
+        return [
+            Instance(
+                "loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, self.request_metadata(kwargs)
+            )
+        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""
@@ -167,7 +188,12 @@ class PairsRankingTask(PairwiseConsistencyTask):
         if record.get(MISSING_METRIC) is not None:
             out[MISSING_METRIC] = record[MISSING_METRIC]
         if "undefined" in record:
-            eval_logger.warning("[%s] PairS Spearman undefined for %s: %s", self.config.task, doc.get("instance_id"), record["undefined"])
+            eval_logger.warning(
+                "[%s] PairS Spearman undefined for %s: %s",
+                self.config.task,
+                doc.get("instance_id"),
+                record["undefined"],
+            )
         else:
             out["pairs_spearman"] = record["spearman_raw"]
             out["pairs_spearman_calibrated"] = record["spearman_calibrated"]

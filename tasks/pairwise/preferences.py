@@ -16,7 +16,12 @@ from typing import Any
 from logic_consistency.common import read_samples
 
 __all__ = [
-    "Comparison", "Instance", "PreferenceSet", "from_loader", "from_samples", "from_summarize_feedback",
+    "Comparison",
+    "Instance",
+    "PreferenceSet",
+    "from_loader",
+    "from_samples",
+    "from_summarize_feedback",
     "read_preferences",
 ]
 
@@ -42,8 +47,9 @@ class Instance:
     texts: dict[str, str | None] = field(default_factory=dict)
     comparisons: list[Comparison] = field(default_factory=list)
 
-    def add(self, comparison: Comparison, text_first: str | None = None, text_second: str | None = None,
-            *, where: str = "") -> None:
+    def add(
+        self, comparison: Comparison, text_first: str | None = None, text_second: str | None = None, *, where: str = ""
+    ) -> None:
         """Add a comparison and its items' texts.
 
         Raises:
@@ -55,8 +61,10 @@ class Instance:
             if known is None:
                 self.texts[item] = text
             elif text is not None and text != known:
-                raise ValueError(f"{where}: item {item!r} has two different texts: {known!r:.80} and {text!r:.80}; "
-                                 "give each text its own item id")
+                raise ValueError(
+                    f"{where}: item {item!r} has two different texts: {known!r:.80} and {text!r:.80}; "
+                    "give each text its own item id"
+                )
         self.comparisons.append(comparison)
 
     def set_context(self, context: str | None, *, where: str = "") -> None:
@@ -64,8 +72,10 @@ class Instance:
         if context is None:
             return
         if self.context is not None and context != self.context:
-            raise ValueError(f"{where}: two different contexts for one instance_id: {self.context!r:.80} and "
-                             f"{context!r:.80}; give each context its own instance_id")
+            raise ValueError(
+                f"{where}: two different contexts for one instance_id: {self.context!r:.80} and "
+                f"{context!r:.80}; give each context its own instance_id"
+            )
         self.context = context
 
 
@@ -80,13 +90,19 @@ def read_preferences(path: str | Path) -> PreferenceSet:
     for number, record in read_samples(Path(path)):
         where = f"{path} line {number}"
         for key in ("instance_id", "item_a", "item_b", "winner"):
-            if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool) or str(record[key]) == "":
+            if (
+                not isinstance(record.get(key), (str, int))
+                or isinstance(record.get(key), bool)
+                or str(record[key]) == ""
+            ):
                 raise ValueError(f"{where}: field '{key}' must be a non-empty string or integer id")
         first, second, winner = str(record["item_a"]), str(record["item_b"]), str(record["winner"])
         if first == second:
             raise ValueError(f"{where}: item_a and item_b are the same item {first!r}")
         if winner not in (first, second):
-            raise ValueError(f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}")
+            raise ValueError(
+                f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}"
+            )
         for key in ("text_a", "text_b", "context"):
             if record.get(key) is not None and not isinstance(record[key], str):
                 raise ValueError(f"{where}: field '{key}' must be a string")

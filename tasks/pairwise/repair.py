@@ -48,7 +48,13 @@ from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 
 from .preferences import (
-    Comparison, Instance, PreferenceSet, from_loader, from_samples, from_summarize_feedback, read_preferences,
+    Comparison,
+    Instance,
+    PreferenceSet,
+    from_loader,
+    from_samples,
+    from_summarize_feedback,
+    read_preferences,
 )
 
 __all__ = [
@@ -80,8 +86,7 @@ def flip_labels(prefs: PreferenceSet, share: float, *, seed: int = 0) -> tuple[P
     out: PreferenceSet = {}
     for key, inst in prefs.items():
         comps = [
-            Comparison(c.first, c.second, c.loser) if (key, k) in chosen else c
-            for k, c in enumerate(inst.comparisons)
+            Comparison(c.first, c.second, c.loser) if (key, k) in chosen else c for k, c in enumerate(inst.comparisons)
         ]
         out[key] = Instance(context=inst.context, texts=dict(inst.texts), comparisons=comps)
     return out, count
@@ -219,15 +224,22 @@ def chat_records(prefs: PreferenceSet, *, negated: bool, noun: str = "response")
             relations = [("better", c.winner)] + ([("worse", c.loser)] if negated else [])
             for relation, answer_item in relations:
                 prompt = DEFAULT_TEMPLATE.format(
-                    context_block=context_block, noun=noun, Noun=noun.capitalize(),
-                    text_a=instance.texts[c.first], text_b=instance.texts[c.second], relation=relation,
+                    context_block=context_block,
+                    noun=noun,
+                    Noun=noun.capitalize(),
+                    text_a=instance.texts[c.first],
+                    text_b=instance.texts[c.second],
+                    relation=relation,
                 )
                 yield {
                     "messages": [
                         {"role": "user", "content": prompt},
                         {"role": "assistant", "content": "A" if answer_item == c.first else "B"},
                     ],
-                    "instance_id": key, "item_a": c.first, "item_b": c.second, "relation": relation,
+                    "instance_id": key,
+                    "item_a": c.first,
+                    "item_b": c.second,
+                    "relation": relation,
                 }
 
 
@@ -235,9 +247,21 @@ def id_records(prefs: PreferenceSet, *, negated: bool) -> Iterable[dict[str, Any
     """The same records as :func:`chat_records` with item ids instead of messages."""
     for key, instance in prefs.items():
         for c in instance.comparisons:
-            yield {"instance_id": key, "item_a": c.first, "item_b": c.second, "relation": "better", "answer_item": c.winner}
+            yield {
+                "instance_id": key,
+                "item_a": c.first,
+                "item_b": c.second,
+                "relation": "better",
+                "answer_item": c.winner,
+            }
             if negated:
-                yield {"instance_id": key, "item_a": c.first, "item_b": c.second, "relation": "worse", "answer_item": c.loser}
+                yield {
+                    "instance_id": key,
+                    "item_a": c.first,
+                    "item_b": c.second,
+                    "relation": "worse",
+                    "answer_item": c.loser,
+                }
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -302,27 +326,38 @@ def _run(args: argparse.Namespace) -> int:
     after = data_statistics(repaired, ks=ks)
     scores = {key: instance_scores(inst, method) for key, inst in prefs.items()}
     agree = agreement(prefs, scores)
-    records = id_records if args.ids_only else (lambda p, negated: chat_records(p, negated=negated, noun=args.noun or noun))
+    records = (
+        id_records if args.ids_only else (lambda p, negated: chat_records(p, negated=negated, noun=args.noun or noun))
+    )
     # Materialise first so that a missing text fails before anything is written.
     plain = list(records(repaired, negated=False))
     with_negated = list(records(repaired, negated=True))
     atomic_write(targets[0], jsonl_chunks(plain))
     atomic_write(targets[1], jsonl_chunks(with_negated))
     summary = {
-        "method": method, "flipped": flipped, "before": before, "after": after,
-        "after_with_negated_records": len(with_negated), **agree,
+        "method": method,
+        "flipped": flipped,
+        "before": before,
+        "after": after,
+        "after_with_negated_records": len(with_negated),
+        **agree,
     }
     atomic_write_json(targets[2], summary, indent=2)
     rows = [("comparisons", "comparisons"), ("per instance", "comparisons_per_instance")]
     rows += [(f"s_tran({k})", f"s_tran_{k}") for k in ks] + [("s_comm", "s_comm")]
-    print(f"REPAIR ({method}) over {before['instances']} instances" + (f", {flipped} labels flipped first" if flipped else ""))
+    print(
+        f"REPAIR ({method}) over {before['instances']} instances"
+        + (f", {flipped} labels flipped first" if flipped else "")
+    )
     print(f"{'':14}{'input':>10}{'REPAIR-ed':>12}")
     for label, key in rows:
         print(f"{label:14}{_fmt(before[key]):>10}{_fmt(after[key]):>12}")
     print(f"records with negated relations: {len(with_negated)}")
     if after["comparisons"] == 0:
-        print("warning: no pair could be ordered, every instance's items are tied (for example the "
-              "judgements of a judge that always picks the first-shown option); the output files are empty")
+        print(
+            "warning: no pair could be ordered, every instance's items are tied (for example the "
+            "judgements of a judge that always picks the first-shown option); the output files are empty"
+        )
     print(f"agreement of the refined ranking with the input: {_fmt(agree['agreement'])} (tied: {_fmt(agree['tied'])})")
     for target in targets:
         print(f"wrote {target}")
@@ -332,15 +367,29 @@ def _run(args: argparse.Namespace) -> int:
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
     parser = subparsers.add_parser(
-        "repair", help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
+        "repair",
+        help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument("input", nargs="?", help="preferences JSONL, a pairwise samples_<task>_*.jsonl, or a Summarize-from-Feedback JSONL")
-    parser.add_argument("--out", required=True, help="output folder (repaired.jsonl, repaired_with_negated.jsonl, repair_stats.json)")
-    parser.add_argument("--format", choices=("auto", "jsonl", "samples", "summarize_feedback"), default="auto",
-                        help="input format (auto: samples_* files are lm-eval sample logs, else preferences JSONL)")
-    parser.add_argument("--loader", choices=("summeval", "noveleval", "caters", "summarize_feedback"),
-                        help="instead of INPUT: human preferences of a dataset loader")
+    parser.add_argument(
+        "input",
+        nargs="?",
+        help="preferences JSONL, a pairwise samples_<task>_*.jsonl, or a Summarize-from-Feedback JSONL",
+    )
+    parser.add_argument(
+        "--out", required=True, help="output folder (repaired.jsonl, repaired_with_negated.jsonl, repair_stats.json)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", "jsonl", "samples", "summarize_feedback"),
+        default="auto",
+        help="input format (auto: samples_* files are lm-eval sample logs, else preferences JSONL)",
+    )
+    parser.add_argument(
+        "--loader",
+        choices=("summeval", "noveleval", "caters", "summarize_feedback"),
+        help="instead of INPUT: human preferences of a dataset loader",
+    )
     parser.add_argument("--split", default="validation", help="Summarize-from-Feedback split (train / validation)")
     parser.add_argument("--max-items", type=int, default=None, help="cap items per instance (dataset loaders)")
     parser.add_argument("--method", default="win_loss", help="rank estimation: win_loss (default), elo or bt")

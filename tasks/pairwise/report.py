@@ -41,7 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import (
-    RESULTS_PATTERN, atomic_write_json, check_outputs, files_or_folders, read_text,
+    RESULTS_PATTERN,
+    atomic_write_json,
+    check_outputs,
+    files_or_folders,
+    read_text,
 )
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
@@ -110,17 +114,26 @@ def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[dict[st
             metrics = {
                 key.split(",")[0]: float(value)
                 for key, value in values.items()
-                if key.endswith(",none") and "_stderr" not in key and isinstance(value, (int, float))
+                if key.endswith(",none")
+                and "_stderr" not in key
+                and isinstance(value, (int, float))
                 and not isinstance(value, bool)
             }
             if "s_comm" not in metrics and "self_agreement" not in metrics:
                 continue  # not a pairwise task (e.g. the PairS task)
             variant = match["variant"] or ""
-            points.append({
-                "model": label, "file": str(path), "date": date if isinstance(date, (int, float)) else None,
-                "task": task, "dataset": match["dataset"], "variant": variant,
-                "template": int(variant[4:]) if variant.startswith("para") else 1, "metrics": metrics,
-            })
+            points.append(
+                {
+                    "model": label,
+                    "file": str(path),
+                    "date": date if isinstance(date, (int, float)) else None,
+                    "task": task,
+                    "dataset": match["dataset"],
+                    "variant": variant,
+                    "template": int(variant[4:]) if variant.startswith("para") else 1,
+                    "metrics": metrics,
+                }
+            )
     return points
 
 
@@ -167,8 +180,9 @@ def _is_template(point: dict[str, Any], include_variants: Sequence[str]) -> bool
     return point["variant"] == "" or point["variant"].startswith("para") or point["variant"] in include_variants
 
 
-def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequence[str] = (),
-                       pooled: bool = False) -> dict[str, Any]:
+def correlation_report(
+    points: list[dict[str, Any]], *, include_variants: Sequence[str] = (), pooled: bool = False
+) -> dict[str, Any]:
     """Per-model Figure 5 correlations, spread over templates, Figure 4; ``pooled`` adds the pooled view."""
     unknown = sorted(set(include_variants) - set(OTHER_VARIANTS))
     if unknown:
@@ -177,7 +191,10 @@ def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequen
     report: dict[str, Any] = {
         "options": {"include_variants": sorted(include_variants), "pooled": pooled},
         "figure5_metric": FIGURE5_METRIC,
-        "spread": {}, "vs_human_agreement": {}, "s_tran_vs_self_agreement": {}, "left_out": left_out,
+        "spread": {},
+        "vs_human_agreement": {},
+        "s_tran_vs_self_agreement": {},
+        "left_out": left_out,
     }
     if pooled:
         report["vs_human_agreement_pooled"] = {}
@@ -186,8 +203,13 @@ def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequen
         if _is_template(point, include_variants):
             series[(point["model"], point["dataset"])].append(point)
         elif point["variant"] in OTHER_VARIANTS:
-            left_out.append(_left_out(point, f"{point['variant']} scoring kept apart from the Figure 5 templates "
-                                             f"(--include-variants {point['variant']})"))
+            left_out.append(
+                _left_out(
+                    point,
+                    f"{point['variant']} scoring kept apart from the Figure 5 templates "
+                    f"(--include-variants {point['variant']})",
+                )
+            )
 
     for (model, dataset), group in sorted(series.items()):
         templates = [p for p in group if p["variant"] == "" or p["variant"].startswith("para")]
@@ -198,8 +220,9 @@ def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequen
             values = [p["metrics"][metric] for p in templates if metric in p["metrics"]]
             if values:
                 # one template has no spread: its std is undefined, null in the JSON (never NaN)
-                entry[metric] = {k: None if isinstance(v, float) and math.isnan(v) else v
-                                 for k, v in spread(values).items()}
+                entry[metric] = {
+                    k: None if isinstance(v, float) and math.isnan(v) else v for k, v in spread(values).items()
+                }
         report["spread"][f"{model} / {dataset}"] = entry
 
     datasets = sorted({dataset for _, dataset in series})
@@ -210,7 +233,9 @@ def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequen
             chosen = [p for p in group if metric in p["metrics"] and "human_agreement" in p["metrics"]]
             if chosen:
                 per_dataset.setdefault(dataset, {})[model] = {
-                    **_safe_correlation([p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]),
+                    **_safe_correlation(
+                        [p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]
+                    ),
                     "points": [(p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
                 }
         if per_dataset:
@@ -218,13 +243,22 @@ def correlation_report(points: list[dict[str, Any]], *, include_variants: Sequen
         if pooled:
             entry = {}
             for dataset in (*datasets, "all"):
-                chosen = [p for (_, d), group in sorted(series.items()) for p in group
-                          if dataset in (d, "all") and metric in p["metrics"] and "human_agreement" in p["metrics"]]
+                chosen = [
+                    p
+                    for (_, d), group in sorted(series.items())
+                    for p in group
+                    if dataset in (d, "all") and metric in p["metrics"] and "human_agreement" in p["metrics"]
+                ]
                 if chosen:
                     entry[dataset] = {
                         "pooled": "pooled over every model's points (not the paper's per-model Figure 5)",
-                        **_safe_correlation([p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]),
-                        "points": [(p["model"], p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
+                        **_safe_correlation(
+                            [p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]
+                        ),
+                        "points": [
+                            (p["model"], p["task"], p["metrics"][metric], p["metrics"]["human_agreement"])
+                            for p in chosen
+                        ],
                     }
             if entry:
                 report["vs_human_agreement_pooled"][metric] = entry
@@ -261,9 +295,13 @@ def print_report(report: dict[str, Any]) -> None:
         for name, entry in report["spread"].items():
             print(f"  {name}")
             for metric, s in entry.items():
-                print(f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {'-' if s['std'] is None else format(s['std'], '.4f')}  (n = {s['n']})")
-    title = (f"vs human agreement H, per model across its templates (Figure 5 is {report['figure5_metric']}; "
-             "the other metrics are the suite's additions)")
+                print(
+                    f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {'-' if s['std'] is None else format(s['std'], '.4f')}  (n = {s['n']})"
+                )
+    title = (
+        f"vs human agreement H, per model across its templates (Figure 5 is {report['figure5_metric']}; "
+        "the other metrics are the suite's additions)"
+    )
     if not report["vs_human_agreement"]:
         print(f"{title}: no points")
     else:
@@ -316,22 +354,33 @@ def _variants(text: str) -> list[str]:
     chosen = [v.strip() for v in text.split(",") if v.strip()]
     unknown = sorted(set(chosen) - set(OTHER_VARIANTS))
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown variant(s) {unknown or [text]}; choose from {', '.join(OTHER_VARIANTS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown variant(s) {unknown or [text]}; choose from {', '.join(OTHER_VARIANTS)}"
+        )
     return chosen
 
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR] [--include-variants V] [--pooled]``)."""
     parser = subparsers.add_parser(
-        "correlate", help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
+        "correlate",
+        help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
     parser.add_argument("--out", help="folder for correlation_report.json and PNG scatter plots")
-    parser.add_argument("--include-variants", type=_variants, default=[], metavar="V[,V]",
-                        help=f"also count these variants as points of a model's series ({', '.join(OTHER_VARIANTS)}); "
-                             "by default they are kept apart")
-    parser.add_argument("--pooled", action="store_true",
-                        help="also report the pooled view: every model's points of a dataset in one correlation")
+    parser.add_argument(
+        "--include-variants",
+        type=_variants,
+        default=[],
+        metavar="V[,V]",
+        help=f"also count these variants as points of a model's series ({', '.join(OTHER_VARIANTS)}); "
+        "by default they are kept apart",
+    )
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="also report the pooled view: every model's points of a dataset in one correlation",
+    )
     parser.set_defaults(run=_run)
     return parser

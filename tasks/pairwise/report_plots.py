@@ -27,9 +27,14 @@ def _corr_label(corr: dict[str, Any]) -> str:
 def _figures(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """``(file stem, metric, entry)`` of every plot the report makes."""
     out = [(f"vs_human_agreement_{metric}", metric, entry) for metric, entry in report["vs_human_agreement"].items()]
-    out += [(f"vs_human_agreement_pooled_{metric}", metric, entry)
-            for metric, entry in report.get("vs_human_agreement_pooled", {}).items()]
-    out += [(f"s_tran_vs_self_agreement_{metric}", metric, entry) for metric, entry in report["s_tran_vs_self_agreement"].items()]
+    out += [
+        (f"vs_human_agreement_pooled_{metric}", metric, entry)
+        for metric, entry in report.get("vs_human_agreement_pooled", {}).items()
+    ]
+    out += [
+        (f"s_tran_vs_self_agreement_{metric}", metric, entry)
+        for metric, entry in report["s_tran_vs_self_agreement"].items()
+    ]
     return out
 
 
@@ -57,8 +62,11 @@ def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
                 ax.set_ylabel("H")
             elif stem.startswith("vs_human_agreement_"):
                 for model, corr in entry[dataset].items():
-                    ax.scatter([p[1] for p in corr["points"]], [p[2] for p in corr["points"]],
-                               label=f"{model}: {_corr_label(corr)}")
+                    ax.scatter(
+                        [p[1] for p in corr["points"]],
+                        [p[2] for p in corr["points"]],
+                        label=f"{model}: {_corr_label(corr)}",
+                    )
                 ax.set_title(f"{dataset}, per model across templates", fontsize=9)
                 ax.legend(fontsize=6)
                 ax.set_ylabel("H")

@@ -41,13 +41,18 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
-from logic_consistency.options import LIMITS, check_int
 from logic_consistency.harness_ext.multistage import start_build
-from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
-from logic_consistency.tasks.answers import parse_choice
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
-from logic_consistency.metrics.self_agreement import MIN_PARSED, count_single_sample_rows, majority_choice, self_agreement
+from logic_consistency.metrics.self_agreement import (
+    MIN_PARSED,
+    count_single_sample_rows,
+    majority_choice,
+    self_agreement,
+)
+from logic_consistency.options import LIMITS, check_int
+from logic_consistency.tasks.answers import parse_choice
+from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 
 eval_logger = logging.getLogger(__name__)
 
@@ -89,7 +94,8 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             raise ValueError(f"task {task!r}: self-agreement samples generations; use output_type: generate_until")
         self.declare_metrics(
             {
-                name: (total, False) if name in ("unparseable", "n_majority_ties", "n_single_sample")
+                name: (total, False)
+                if name in ("unparseable", "n_majority_ties", "n_single_sample")
                 else (mean, None if name == "position_bias" else True)
                 for name in self.metric_names()
             }
@@ -101,8 +107,13 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         with itself, and at most ``LIMITS["samples"]``)."""
         super().validate_options(config)
         samples = (config.get("metadata") or {}).get("samples", DEFAULT_SAMPLES)
-        self.samples: int = check_int(samples, name="metadata.samples", minimum=MIN_PARSED, maximum=LIMITS["samples"],  # type: ignore[assignment]
-                                      where=f"task {config.get('task')!r}")
+        self.samples: int = check_int(
+            samples,
+            name="metadata.samples",
+            minimum=MIN_PARSED,
+            maximum=LIMITS["samples"],  # type: ignore[assignment]
+            where=f"task {config.get('task')!r}",
+        )
 
     def metric_names(self) -> list[str]:  # noqa: D102
         names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]
@@ -118,8 +129,9 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         for doc_id, doc in docs:
             for variant, i, j in self.plan(doc):
                 context = self.format_prompt(self.render(variant, doc, i, j))
-                requests.append(Instance("generate_until", doc, (context, gen_kwargs), len(requests),
-                                         (self.config.task, doc_id, 1)))
+                requests.append(
+                    Instance("generate_until", doc, (context, gen_kwargs), len(requests), (self.config.task, doc_id, 1))
+                )
                 owners.append(doc_id)
         eval_logger.info("[%s] %d prompts x %d samples", self.config.task, len(requests), self.samples)
         answers = sample_generations(lm, requests, self.samples) if requests else []
@@ -163,25 +175,39 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             matrices[variant][i, j] = value
         prefs, neg_prefs = matrices["normal"], matrices.get("negated")
         scores = pairwise_consistency(
-            prefs, neg_prefs, doc.get("human_scores"),
-            ks=tuple(k for k in self.options.ks if k <= n), calibrated=self.options.calibrated,
-            samples=self.options.transitivity_samples, seed=self.options.seed, nan_policy="omit",
+            prefs,
+            neg_prefs,
+            doc.get("human_scores"),
+            ks=tuple(k for k in self.options.ks if k <= n),
+            calibrated=self.options.calibrated,
+            samples=self.options.transitivity_samples,
+            seed=self.options.seed,
+            nan_policy="omit",
         )
-        for name, compute in (("self_agreement", lambda: self_agreement(table)),
-                              ("position_bias", lambda: position_bias(prefs, nan_policy="omit"))):
+        for name, compute in (
+            ("self_agreement", lambda: self_agreement(table)),
+            ("position_bias", lambda: position_bias(prefs, nan_policy="omit")),
+        ):
             try:
                 scores[name] = compute()
             except UndefinedMetricError:
                 scores[name] = None
-        out: dict[str, Any] = {"unparseable": unparseable, "n_majority_ties": ties,
-                               "n_single_sample": count_single_sample_rows(table)}
+        out: dict[str, Any] = {
+            "unparseable": unparseable,
+            "n_majority_ties": ties,
+            "n_single_sample": count_single_sample_rows(table),
+        }
         for name in self.metric_names():
             if name in out:
                 continue
             value = scores.get(name)
             if value is None:
-                eval_logger.warning("[%s] %s is undefined for instance %s; left out of the average",
-                                    self.config.task, name, doc.get("instance_id"))
+                eval_logger.warning(
+                    "[%s] %s is undefined for instance %s; left out of the average",
+                    self.config.task,
+                    name,
+                    doc.get("instance_id"),
+                )
             else:
                 out[name] = float(value)
         return out

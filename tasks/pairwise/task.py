@@ -60,24 +60,39 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
 from logic_consistency.common import select_item_indices
-from logic_consistency.options import (
-    DEFAULT_SEED, LIMITS, check_bool, check_int, check_seed, reject_near_misses, reject_unknown,
-)
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, loader_parameters, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
-from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
+from logic_consistency.options import (
+    DEFAULT_SEED,
+    LIMITS,
+    check_bool,
+    check_int,
+    check_seed,
+    reject_near_misses,
+    reject_unknown,
+)
 from logic_consistency.tasks.answers import parse_choice
 from logic_consistency.tasks.pairwise.cost import matrix_notes
+from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
 
 eval_logger = logging.getLogger(__name__)
 
 _VARIANTS = ("normal", "negated")
 #: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
 #: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
-METADATA_KEYS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples", *PAIRS_SEARCH_KEYS)
+METADATA_KEYS = (
+    "ks",
+    "max_items",
+    "transitivity_samples",
+    "seed",
+    "calibrated",
+    "pairs_runs",
+    "samples",
+    *PAIRS_SEARCH_KEYS,
+)
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
 
 
@@ -117,7 +132,11 @@ class PairwiseOptions:
 
     @classmethod
     def from_config(
-        cls, prompt_config: dict[str, Any], metadata: dict[str, Any], *, task: str,
+        cls,
+        prompt_config: dict[str, Any],
+        metadata: dict[str, Any],
+        *,
+        task: str,
         loader_options: Sequence[str] = (),
     ) -> PairwiseOptions:
         """Build options from the prompt keys and the run options, naming task and key in errors.
@@ -147,7 +166,11 @@ class PairwiseOptions:
             paraphrases = prompt_config.get("paraphrases")
             if not isinstance(paraphrases, list) or not paraphrases:
                 raise fail("template_id needs a non-empty 'paraphrases' list of {normal, negated} templates")
-            if not isinstance(template_id, int) or isinstance(template_id, bool) or not 1 <= template_id <= len(paraphrases):
+            if (
+                not isinstance(template_id, int)
+                or isinstance(template_id, bool)
+                or not 1 <= template_id <= len(paraphrases)
+            ):
                 raise fail(f"template_id must be an integer in 1..{len(paraphrases)}, got {template_id!r}")
             prompts = paraphrases[template_id - 1]
         if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
@@ -181,14 +204,19 @@ class PairwiseOptions:
         if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):
             raise fail(
                 f"metadata.max_items={max_items!r} must be an integer >= the largest K in ks ({max(ks)}); "
-                "lower ks too, e.g. --metadata '{\"max_items\": 4, \"ks\": [3, 4]}'"
+                'lower ks too, e.g. --metadata \'{"max_items": 4, "ks": [3, 4]}\''
             )
         samples = metadata.get("transitivity_samples")
         if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
             raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
         where = f"task {task!r}"
-        check_int(samples, name="metadata.transitivity_samples", maximum=LIMITS["transitivity_samples"],
-                  allow_none=True, where=where)
+        check_int(
+            samples,
+            name="metadata.transitivity_samples",
+            maximum=LIMITS["transitivity_samples"],
+            allow_none=True,
+            where=where,
+        )
         seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
         calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
         pairs_runs = metadata.get("pairs_runs", 100)
@@ -246,8 +274,9 @@ class PairwiseConsistencyTask(PromptedTask):
         task = str(config.get("task"))
         metadata = config.get("metadata") or {}
         self._loader_options = self.check_loader_options(config, task_options=METADATA_KEYS)
-        self.options = PairwiseOptions.from_config(self.extra_config, metadata, task=task,
-                                                   loader_options=self._loader_options)
+        self.options = PairwiseOptions.from_config(
+            self.extra_config, metadata, task=task, loader_options=self._loader_options
+        )
         if self.extra_config.get("template_id") is not None and "paraphrases" in self.extra_config:
             # record the prompts actually used, not all paraphrases
             self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
@@ -359,7 +388,9 @@ class PairwiseConsistencyTask(PromptedTask):
                     matrices[variant][i, j] = 1.0 if picked == self.options.choices[0] else 0.0
         else:
             if len(results) != 2 * len(plan):
-                raise ValueError(f"expected {2 * len(plan)} log-likelihoods for {doc['instance_id']}, got {len(results)}")
+                raise ValueError(
+                    f"expected {2 * len(plan)} log-likelihoods for {doc['instance_id']}, got {len(results)}"
+                )
             for k, (variant, i, j) in enumerate(plan):
                 logprob_a, logprob_b = results[2 * k][0], results[2 * k + 1][0]
                 # P(A) among the two letters: a numerically stable two-way softmax.
@@ -397,8 +428,11 @@ class PairwiseConsistencyTask(PromptedTask):
                     )
                 )
         if self.options.pairs_runs and not np.isnan(prefs[~np.eye(n, dtype=bool)]).any():
-            out.update(replay_pairs(prefs, human, runs=self.options.pairs_runs, seed=self.options.seed,
-                                    search=self.options.pairs_search))
+            out.update(
+                replay_pairs(
+                    prefs, human, runs=self.options.pairs_runs, seed=self.options.seed, search=self.options.pairs_search
+                )
+            )
         return out
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
@@ -428,11 +462,12 @@ class PairwiseConsistencyTask(PromptedTask):
             elif (value := scores.get(name)) is None:
                 eval_logger.warning(
                     "[%s] %s is undefined for instance %s; left out of the average",
-                    self.config.task, name, doc.get("instance_id"),
+                    self.config.task,
+                    name,
+                    doc.get("instance_id"),
                 )
             else:
                 out[name] = float(value)
         if (missing := count_missing(results)) is not None:
             out[MISSING_METRIC] = missing
         return out
-

@@ -76,14 +76,33 @@ class ChatServer:
     def start(self) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             pytest.fail("llama-cpp-python[server] is not installed: pip install -e '.[test]' (scripts/setup.sh)")
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", HOST,
-                   "--port", str(self.port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm2_gguf()),
+            "--host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            "4096",
+            "--model_alias",
+            "smollm2",
+        ]
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - closed by the child's exit
         # llama.cpp's OpenMP threads spin while waiting; on a shared machine that slows every
         # batch several-fold (measured 71 s against 36 s for one 437-token prompt), so they sleep.
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-        self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                        preexec_fn=_die_with_parent(), start_new_session=True)
+        self.process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_die_with_parent(),
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -163,8 +182,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
                 proxy.injected += 1
                 self._reply(status, b'{"error": {"message": "injected by the test proxy"}}')
                 return
-        request = urllib.request.Request(proxy.upstream() + self.path, data=body,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            proxy.upstream() + self.path, data=body, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=300) as response:
                 answer, status = response.read(), response.status

@@ -52,7 +52,8 @@ def test_setup_cfg_declares_the_tasks_package_under_lm_eval_tasks() -> None:
 def test_the_installed_metadata_carries_the_entry_point() -> None:
     installed = {ep.name: ep.value for ep in md.entry_points(group=TASK_ENTRY_POINT_GROUP)}
     assert installed.get("logic_consistency") == "logic_consistency.tasks", (
-        "the installed metadata lacks the entry point: re-run scripts/setup.sh")
+        "the installed metadata lacks the entry point: re-run scripts/setup.sh"
+    )
 
 
 def test_lm_eval_0_4_13_gets_the_folder_from_the_hook() -> None:
@@ -81,13 +82,20 @@ def discovering_manager_module(entry_points: list[md.EntryPoint], built: list[li
     """
 
     class TaskManager:
-        def __init__(self, verbosity: str | None = None, include_path: Any = None,
-                     include_defaults: bool = True, metadata: dict[str, Any] | None = None) -> None:
+        def __init__(
+            self,
+            verbosity: str | None = None,
+            include_path: Any = None,
+            include_defaults: bool = True,
+            metadata: dict[str, Any] | None = None,
+        ) -> None:
             self.include_path = include_path
             paths: list[Path] = []  # built-ins would come first (include_defaults)
             paths += [plugin_folder(ep) for ep in entry_points]  # plug-ins even without defaults
             if include_path:
-                paths += [Path(p) for p in (include_path if isinstance(include_path, (list, tuple)) else [include_path])]
+                paths += [
+                    Path(p) for p in (include_path if isinstance(include_path, (list, tuple)) else [include_path])
+                ]
             built.append([p.resolve() for p in paths])
             self._index = TaskIndex.build(paths)
             self.all_subtasks = sorted(self._index)

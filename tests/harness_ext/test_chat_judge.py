@@ -24,18 +24,26 @@ def _request(context: object, continuation: str, task: str = "some_task") -> Ins
 
 
 def test_choices_of_one_context_are_grouped_into_one_call() -> None:
-    requests = [_request(_chat("q1"), "A"), _request(_chat("q1"), "B"), _request(_chat("q2"), " A"),
-                _request(_chat("q2"), " B")]
+    requests = [
+        _request(_chat("q1"), "A"),
+        _request(_chat("q1"), "B"),
+        _request(_chat("q2"), " A"),
+        _request(_chat("q2"), " B"),
+    ]
     groups = _group_by_context(requests)
     assert list(groups.values()) == [[0, 1], [2, 3]]
 
 
 @pytest.mark.parametrize(
     ("request_", "match"),
-    [(_request(_chat("q"), " the ground gets wet", "logic_consistency_causal_ctp_so"),
-      "task 'logic_consistency_causal_ctp_so' asks for the log-likelihood of ' the ground gets wet'"),
-     (_request("plain text", " A"), "run with --apply_chat_template"),
-     (_request(_chat("q"), "  "), "one-word answer choices")],
+    [
+        (
+            _request(_chat("q"), " the ground gets wet", "logic_consistency_causal_ctp_so"),
+            "task 'logic_consistency_causal_ctp_so' asks for the log-likelihood of ' the ground gets wet'",
+        ),
+        (_request("plain text", " A"), "run with --apply_chat_template"),
+        (_request(_chat("q"), "  "), "one-word answer choices"),
+    ],
 )
 def test_other_requests_are_refused_naming_the_task(request_: Instance, match: str) -> None:
     with pytest.raises(ChoiceRequestError, match=match):
@@ -56,8 +64,12 @@ def test_reading_payload_is_greedy_with_top_logprobs() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"top_logprobs": 21}, "top_logprobs must be in"), ({"top_logprobs": 0}, "top_logprobs must be in"),
-     ({"max_tokens": 0}, "max_tokens must be >= 1"), ({"base_url": None}, "base_url is required")],
+    [
+        ({"top_logprobs": 21}, "top_logprobs must be in"),
+        ({"top_logprobs": 0}, "top_logprobs must be in"),
+        ({"max_tokens": 0}, "max_tokens must be >= 1"),
+        ({"base_url": None}, "base_url is required"),
+    ],
 )
 def test_bad_arguments_are_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -34,13 +34,34 @@ SMALL = {"max_items": 3, "ks": [3], "pairs_runs": 5}
 pytestmark = pytest.mark.slow
 
 
-def _lm_eval(model: str, model_args: str, tasks: str, out: Path, *extra: str,
-             metadata: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
-           "HF_DATASETS_OFFLINE": "1", "OPENAI_API_KEY": "not-needed"}
-    command = [LM_EVAL, "--model", model, "--model_args", model_args, "--tasks", tasks, "--limit", "1",
-               "--apply_chat_template", "--metadata", json.dumps(metadata or SMALL), "--output_path", str(out),
-               "--log_samples", *extra]
+def _lm_eval(
+    model: str, model_args: str, tasks: str, out: Path, *extra: str, metadata: dict[str, Any] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "OPENAI_API_KEY": "not-needed",
+    }
+    command = [
+        LM_EVAL,
+        "--model",
+        model,
+        "--model_args",
+        model_args,
+        "--tasks",
+        tasks,
+        "--limit",
+        "1",
+        "--apply_chat_template",
+        "--metadata",
+        json.dumps(metadata or SMALL),
+        "--output_path",
+        str(out),
+        "--log_samples",
+        *extra,
+    ]
     # generous: a shared CPU slows the server many-fold (CI runs these in a few minutes)
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=2400, cwd=ROOT)
 
@@ -48,8 +69,15 @@ def _lm_eval(model: str, model_args: str, tasks: str, out: Path, *extra: str,
 def _args(url: str, **more: Any) -> str:
     # max_tokens 2 (walk two positions): llama-cpp-python sorts the whole vocabulary in Python for
     # every generated token with log-probabilities, so each extra position costs a fraction of a second
-    args = {"base_url": url, "model": "smollm2", "num_concurrent": 1, "max_retries": 2, "timeout": 120,
-            "max_tokens": 2, **more}
+    args = {
+        "base_url": url,
+        "model": "smollm2",
+        "num_concurrent": 1,
+        "max_retries": 2,
+        "timeout": 120,
+        "max_tokens": 2,
+        **more,
+    }
     return ",".join(f"{key}={value}" for key, value in args.items())
 
 
@@ -98,8 +126,11 @@ def test_lc_chat_generated_twin_gv_and_causal_ranking(counting_proxy: Any, tmp_p
 
 
 def test_local_chat_completions_runs_the_generated_twins(counting_proxy: Any, tmp_path: Path) -> None:
-    tasks = [f"{PAIRWISE}_generate", "logic_consistency_gv_triviaqa_true_false_generate",
-             "logic_consistency_causal_ranking"]
+    tasks = [
+        f"{PAIRWISE}_generate",
+        "logic_consistency_gv_triviaqa_true_false_generate",
+        "logic_consistency_causal_ranking",
+    ]
     args = _args(counting_proxy.chat_url, tokenizer_backend="none")
     run = _lm_eval("local-chat-completions", args, ",".join(tasks), tmp_path)
     assert run.returncode == 0, run.stderr[-4000:]

@@ -11,8 +11,11 @@ from logic_consistency.harness_ext.choice_reading import ChoiceAnswer, count_mis
 
 
 def _position(*tokens: tuple[str, float]) -> dict:
-    return {"token": tokens[0][0], "logprob": tokens[0][1],
-            "top_logprobs": [{"token": t, "logprob": lp} for t, lp in tokens]}
+    return {
+        "token": tokens[0][0],
+        "logprob": tokens[0][1],
+        "top_logprobs": [{"token": t, "logprob": lp} for t, lp in tokens],
+    }
 
 
 def test_first_position_listing_a_choice_is_read_and_variants_are_summed() -> None:
@@ -55,8 +58,12 @@ def test_no_position_lists_a_choice_reads_position_zero_as_a_counted_tie() -> No
 
 @pytest.mark.parametrize(
     ("content", "choices", "match"),
-    [([], ["A", "B"], "no top log-probabilities"), ([{"token": "A", "logprob": -1.0}], ["A"], "no top"),
-     ([_position(("A", -1.0))], ["A", " A"], "distinct"), ([_position(("A", -1.0))], [" "], "non-blank")],
+    [
+        ([], ["A", "B"], "no top log-probabilities"),
+        ([{"token": "A", "logprob": -1.0}], ["A"], "no top"),
+        ([_position(("A", -1.0))], ["A", " A"], "distinct"),
+        ([_position(("A", -1.0))], [" "], "non-blank"),
+    ],
 )
 def test_bad_input_is_an_error(content: list, choices: list, match: str) -> None:
     with pytest.raises(ValueError, match=match):

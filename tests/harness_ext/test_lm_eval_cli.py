@@ -18,11 +18,14 @@ PAIRWISE_TASKS = ("logic_consistency_summeval", "logic_consistency_noveleval", "
 
 
 def _lm_eval(*args: str, env: dict[str, str] | None = None, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
-                "HF_DATASETS_OFFLINE": "1", **(env or {})}
-    return subprocess.run(
-        [LM_EVAL, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT
-    )
+    full_env = {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        **(env or {}),
+    }
+    return subprocess.run([LM_EVAL, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT)
 
 
 def _results(output_path: Path) -> dict:
@@ -45,7 +48,9 @@ def test_off_switch_and_include_path() -> None:
     assert "logic_consistency_summeval" not in hidden.stdout
     tasks_dir = subprocess.run(
         [sys.executable, "-m", "logic_consistency.cli", "tasks-dir"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     explicit = _lm_eval("ls", "tasks", "--include_path", tasks_dir, env=off)
     assert explicit.returncode == 0, explicit.stderr
@@ -54,8 +59,17 @@ def test_off_switch_and_include_path() -> None:
 
 def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
     run = _lm_eval(
-        "--model", "dummy", "--tasks", "logic_consistency", "--limit", "2",
-        "--metadata", json.dumps({"max_items": 5}), "--output_path", str(tmp_path), "--log_samples",
+        "--model",
+        "dummy",
+        "--tasks",
+        "logic_consistency",
+        "--limit",
+        "2",
+        "--metadata",
+        json.dumps({"max_items": 5}),
+        "--output_path",
+        str(tmp_path),
+        "--log_samples",
     )
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
@@ -87,13 +101,24 @@ def test_dummy_model_runs_the_whole_suite(tmp_path: Path) -> None:
 def test_dummy_model_runs_the_gv_variants(tmp_path: Path) -> None:
     """Appendix G's chain-of-thought tasks and Table 12's True/False QA validator, plain ``lm_eval``."""
     run = _lm_eval(
-        "--model", "dummy", "--tasks", "logic_consistency_gv_variants,logic_consistency_gv_triviaqa_true_false_generate",
-        "--limit", "2", "--output_path", str(tmp_path), "--log_samples",
+        "--model",
+        "dummy",
+        "--tasks",
+        "logic_consistency_gv_variants,logic_consistency_gv_triviaqa_true_false_generate",
+        "--limit",
+        "2",
+        "--output_path",
+        str(tmp_path),
+        "--log_samples",
     )
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
-    tasks = ("logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic_cot",
-             "logic_consistency_gv_triviaqa_true_false", "logic_consistency_gv_triviaqa_true_false_generate")
+    tasks = (
+        "logic_consistency_gv_arithmetic_cot",
+        "logic_consistency_gv_plan_arithmetic_cot",
+        "logic_consistency_gv_triviaqa_true_false",
+        "logic_consistency_gv_triviaqa_true_false_generate",
+    )
     for task in tasks:
         metrics = results["results"][task]
         # "lol" is no pair of answers: every document is left out of gv_consistency, and the
@@ -107,9 +132,20 @@ def test_dummy_model_runs_the_gv_variants(tmp_path: Path) -> None:
 def test_embedded_model_run(tmp_path: Path) -> None:
     """The real embedded model (SmolLM2-135M-Instruct), one small instance per task."""
     run = _lm_eval(
-        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4",
-        "--tasks", "logic_consistency_caters,logic_consistency_caters_generate", "--limit", "1",
-        "--metadata", json.dumps({"max_items": 4, "ks": [3, 4]}), "--output_path", str(tmp_path),
+        "--model",
+        "lc-embedded",
+        "--model_args",
+        "model=smollm2-135m-instruct",
+        "--batch_size",
+        "4",
+        "--tasks",
+        "logic_consistency_caters,logic_consistency_caters_generate",
+        "--limit",
+        "1",
+        "--metadata",
+        json.dumps({"max_items": 4, "ks": [3, 4]}),
+        "--output_path",
+        str(tmp_path),
     )
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
@@ -124,13 +160,26 @@ def test_embedded_model_run(tmp_path: Path) -> None:
 def test_embedded_model_runs_the_gv_variants(tmp_path: Path) -> None:
     """The real embedded model on Appendix G's CoT tasks and Table 12's True/False validator."""
     run = _lm_eval(
-        "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4",
-        "--tasks", "logic_consistency_gv_variants", "--limit", "2", "--output_path", str(tmp_path),
+        "--model",
+        "lc-embedded",
+        "--model_args",
+        "model=smollm2-135m-instruct",
+        "--batch_size",
+        "4",
+        "--tasks",
+        "logic_consistency_gv_variants",
+        "--limit",
+        "2",
+        "--output_path",
+        str(tmp_path),
     )
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
-    for task in ("logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic_cot",
-                 "logic_consistency_gv_triviaqa_true_false"):
+    for task in (
+        "logic_consistency_gv_arithmetic_cot",
+        "logic_consistency_gv_plan_arithmetic_cot",
+        "logic_consistency_gv_triviaqa_true_false",
+    ):
         metrics = results["results"][task]
         left_out = metrics["gv_left_out,none"]
         strict = metrics["gv_consistency_strict,none"]

@@ -116,13 +116,18 @@ def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
     (validator,) = gv.later_stages
     # one validator prompt per document, scored on True and False
     assert (validator.stage, validator.request_type, validator.requests, validator.contexts) == (
-        "validator", "loglikelihood", 2 * LIMIT, LIMIT)
+        "validator",
+        "loglikelihood",
+        2 * LIMIT,
+        LIMIT,
+    )
     assert validator.context_tokens_estimate and validator.context_tokens_estimate > 0
     (ranking,) = plans["logic_consistency_causal_ranking"].later_stages
     assert (ranking.requests, ranking.generated_tokens) == (LIMIT, LIMIT * 160)
     # the dummy's "lol" is unparseable: its run sent one placeholder per document instead
-    placeholders = [c for c in dummy.seen["logic_consistency_gv_arithmetic", "loglikelihood"]
-                    if c == multistage.PLACEHOLDER_PROMPT]
+    placeholders = [
+        c for c in dummy.seen["logic_consistency_gv_arithmetic", "loglikelihood"] if c == multistage.PLACEHOLDER_PROMPT
+    ]
     assert len(placeholders) == LIMIT
 
 
@@ -159,8 +164,15 @@ def test_table_and_json_show_prices_and_pairs_bounds(runs: Any) -> None:
 
 def test_piecewise_token_counts_equal_whole_text_counts(runs: Any, tokenizer: Any) -> None:
     plans, _ = runs
-    texts = sorted({c for plan in plans.values() for part in (plan.building, plan.final)
-                    for tally in part.values() for c in tally.contexts})
+    texts = sorted(
+        {
+            c
+            for plan in plans.values()
+            for part in (plan.building, plan.final)
+            for tally in part.values()
+            for c in tally.contexts
+        }
+    )
     whole = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
     assert context_lengths(tokenizer, texts) == dict(zip(texts, whole, strict=True))
 

@@ -26,13 +26,24 @@ def _tiny_model(kind: str, folder: Path) -> Path:
     from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    common = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_attention_heads=4,
-                  num_key_value_heads=2, head_dim=8, max_position_embeddings=512)
+    common = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=512,
+    )
     if kind == "llama":
         model = LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, **common))
     else:
-        config = Gemma3TextConfig(num_hidden_layers=3, sliding_window=8,
-                                  layer_types=["sliding_attention", "sliding_attention", "full_attention"], **common)
+        config = Gemma3TextConfig(
+            num_hidden_layers=3,
+            sliding_window=8,
+            layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+            **common,
+        )
         model = Gemma3ForCausalLM(config)
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(str(resolve("smollm2-135m-instruct"))).save_pretrained(folder)
@@ -42,8 +53,9 @@ def _tiny_model(kind: str, folder: Path) -> Path:
 @pytest.fixture(scope="module", params=["llama", "gemma3-sliding"])
 def lm(request: Any, tmp_path_factory: pytest.TempPathFactory) -> PrefixSharingHFLM:
     folder = _tiny_model(request.param, tmp_path_factory.mktemp(request.param))
-    return PrefixSharingHFLM(pretrained=str(folder), device="cpu", batch_size=3, dtype="float32",
-                             min_shared_tokens=8, max_length=96)
+    return PrefixSharingHFLM(
+        pretrained=str(folder), device="cpu", batch_size=3, dtype="float32", min_shared_tokens=8, max_length=96
+    )
 
 
 def _requests() -> list[tuple[Any, list[int], list[int]]]:

@@ -37,9 +37,17 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tiny-llama-precision")
     torch.manual_seed(0)
     # initializer_range 0.2 spreads the logits over a few nats: margins from ~0 to a few nats.
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_attention_heads=4,
-                         num_key_value_heads=2, head_dim=8, num_hidden_layers=2, max_position_embeddings=512,
-                         initializer_range=0.2)
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        num_hidden_layers=2,
+        max_position_embeddings=512,
+        initializer_range=0.2,
+    )
     LlamaForCausalLM(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(str(resolve("smollm2-135m-instruct"))).save_pretrained(path)
     return path
@@ -74,8 +82,9 @@ def _preferences(logprobs: list[float]) -> list[tuple[bool, float]]:
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_lc_hf_stays_within_stocks_own_batch_noise_and_flips_no_clear_letter(folder: Path, dtype: str) -> None:
-    lm = PrefixSharingHFLM(pretrained=str(folder), device="cpu", batch_size=8, dtype=dtype,
-                           min_shared_tokens=8, max_length=128)
+    lm = PrefixSharingHFLM(
+        pretrained=str(folder), device="cpu", batch_size=8, dtype=dtype, min_shared_tokens=8, max_length=128
+    )
     assert lm.model.dtype == getattr(torch, dtype)
     requests = _letter_requests()
     shared = _score(lm, requests, prefix_sharing=True, batch_size=8)

@@ -19,9 +19,24 @@ LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "cache_rank0.db").write_text("not a database " * 50)
     done = subprocess.run(
-        [LM_EVAL, "--model", "dummy", "--tasks", "logic_consistency_gv_arithmetic", "--limit", "1",
-         "--metadata", '{"n_docs": 2}', "--use_cache", str(tmp_path / "cache")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        [
+            LM_EVAL,
+            "--model",
+            "dummy",
+            "--tasks",
+            "logic_consistency_gv_arithmetic",
+            "--limit",
+            "1",
+            "--metadata",
+            '{"n_docs": 2}',
+            "--use_cache",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
@@ -42,13 +57,17 @@ def test_a_valid_or_missing_cache_passes(tmp_path: Path) -> None:
 def test_a_build_reports_the_cache_line_not_the_exit_status(tmp_path: Path) -> None:
     fake = tmp_path / "fake_lm_eval"
     line = f"logic_consistency.harness_ext.request_cache.{MARKER}--use_cache: c_rank0.db is not a readable SQLite request cache"
-    fake.write_text(f"#!{sys.executable}\nimport sys\nprint('Traceback (most recent call last):', file=sys.stderr)\n"
-                    f"print({line!r}, file=sys.stderr)\nsys.exit(1)\n", encoding="utf-8")
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys\nprint('Traceback (most recent call last):', file=sys.stderr)\n"
+        f"print({line!r}, file=sys.stderr)\nsys.exit(1)\n",
+        encoding="utf-8",
+    )
     fake.chmod(0o755)
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: a, model: dummy}\n", encoding="utf-8")
-    result = build(tmp_path / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False,
-                   log=lambda _: None)
+    result = build(
+        tmp_path / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
+    )
     message = result.document["failures"][0]["error"]["message"]
     assert message.startswith("--use_cache: c_rank0.db is not a readable SQLite request cache"), message
 

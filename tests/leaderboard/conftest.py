@@ -25,13 +25,19 @@ RUN_ARGS = ("--limit", "2", "--metadata", json.dumps({"max_items": 5}))
 
 def lm_eval_env(**extra: str) -> dict[str, str]:
     """Environment of an offline lm_eval run on the fixture data."""
-    return {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1", **extra}
+    return {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        **extra,
+    }
 
 
 def _run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([LOGIC_CONSISTENCY, *args], capture_output=True, text=True, env=lm_eval_env(),
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [LOGIC_CONSISTENCY, *args], capture_output=True, text=True, env=lm_eval_env(), timeout=timeout, cwd=ROOT
+    )
 
 
 @pytest.fixture(scope="session")
@@ -51,9 +57,22 @@ def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results file of ``lm_eval --model dummy --tasks logic_consistency`` (with samples)."""
     out = tmp_path_factory.mktemp("dummy_run")
     run = subprocess.run(
-        [LM_EVAL, "--model", "dummy", "--tasks", "logic_consistency", *RUN_ARGS,
-         "--output_path", str(out), "--log_samples"],
-        capture_output=True, text=True, env=lm_eval_env(), timeout=900, cwd=ROOT,
+        [
+            LM_EVAL,
+            "--model",
+            "dummy",
+            "--tasks",
+            "logic_consistency",
+            *RUN_ARGS,
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ],
+        capture_output=True,
+        text=True,
+        env=lm_eval_env(),
+        timeout=900,
+        cwd=ROOT,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     files = sorted(out.glob("*/results_*.json"))
@@ -95,9 +114,20 @@ def browser(chromium: Path, tmp_path: Path) -> Callable[..., subprocess.Complete
 
     def run(page: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
         profile = tmp_path / f"chromium-profile-{uuid.uuid4().hex[:8]}"
-        command = [str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   f"--user-data-dir={profile}", *args, page.resolve().as_uri()]
+        command = [
+            str(chromium),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            *args,
+            page.resolve().as_uri(),
+        ]
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
     return run

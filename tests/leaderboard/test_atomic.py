@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from logic_consistency.leaderboard.atomic import (
     BuildLockedError,
     atomic_write,
@@ -88,12 +89,18 @@ def test_sigkill_while_writing_the_leaderboard_keeps_the_old_one(
     first = ingest_results(run_copy(), name="model", night="2026-04-01", bootstrap=BOOT)
     commit(out, "2026-04-01", [first], [], bootstrap=BOOT)
     old_bytes = (out / "leaderboard.json").read_bytes()
-    second = ingest_results(run_copy(lambda r: r.__setitem__("date", r["date"] + 86400)), name="model",
-                            night="2026-04-02", bootstrap=BOOT)
+    second = ingest_results(
+        run_copy(lambda r: r.__setitem__("date", r["date"] + 86400)), name="model", night="2026-04-02", bootstrap=BOOT
+    )
     row_file = tmp_path / "row.json"
     row_file.write_text(json.dumps(second), encoding="utf-8")
-    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(out), str(row_file)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(out), str(row_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
     try:
         assert writer.stdout is not None
         line = writer.stdout.readline()
@@ -143,16 +150,40 @@ def test_ctrl_c_during_a_build_leaves_the_previous_leaderboard(
     tmp_path: Path, run_copy: Callable[..., Path], env: Callable[..., dict[str, str]]
 ) -> None:
     out = tmp_path / "board"
-    commit(out, "2026-04-01", [ingest_results(run_copy(), name="dummy", night="2026-04-01", bootstrap=BOOT)], [],
-           bootstrap=BOOT)
+    commit(
+        out,
+        "2026-04-01",
+        [ingest_results(run_copy(), name="dummy", night="2026-04-01", bootstrap=BOOT)],
+        [],
+        bootstrap=BOOT,
+    )
     old_bytes = (out / "leaderboard.json").read_bytes()
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: dummy, model: dummy}\n", encoding="utf-8")
     exe = Path(sys.executable).parent / "logic-consistency"
     build = subprocess.Popen(
-        [str(exe), "leaderboard", "build", "--models", str(models), "--out", str(out), "--night", "2026-04-02",
-         "--tasks", "logic_consistency_pairwise", "--limit", "2", "--n-resamples", "300", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+        [
+            str(exe),
+            "leaderboard",
+            "build",
+            "--models",
+            str(models),
+            "--out",
+            str(out),
+            "--night",
+            "2026-04-02",
+            "--tasks",
+            "logic_consistency_pairwise",
+            "--limit",
+            "2",
+            "--n-resamples",
+            "300",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
     )
     run_dir = out / "runs" / "2026-04-02"
     try:

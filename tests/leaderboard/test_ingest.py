@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from logic_consistency.leaderboard.identity import settings_id
 from logic_consistency.leaderboard.ingest import (
     BootstrapSettings,
@@ -29,7 +30,7 @@ def _results(path: Path) -> dict[str, Any]:
 
 
 def _samples(results_path: Path, task: str) -> list[dict[str, Any]]:
-    stamp = results_path.name[len("results_"):-len(".json")]
+    stamp = results_path.name[len("results_") : -len(".json")]
     path = results_path.with_name(f"samples_{task}_{stamp}.jsonl")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -115,7 +116,10 @@ def test_causal_tasks_get_a_confusion_matrix(dummy_run: Path, row: dict[str, Any
         assert matrix["labels"] == list(CAUSAL_LABELS)
         assert len(matrix["counts"]) == n and all(len(r) == n for r in matrix["counts"])
         assert matrix["n_samples"] == len(_samples(dummy_run, task))
-        assert matrix["n_rankings"] + matrix["n_unparseable_generation"] + matrix["n_unparseable_ranking"] == matrix["n_samples"]
+        assert (
+            matrix["n_rankings"] + matrix["n_unparseable_generation"] + matrix["n_unparseable_ranking"]
+            == matrix["n_samples"]
+        )
         assert sum(map(sum, matrix["counts"])) == n * matrix["n_rankings"]
 
 
@@ -153,7 +157,9 @@ def test_different_settings_give_a_different_board(run_copy: Callable[..., Path]
     assert renamed["row_id"] != row["row_id"] and renamed["settings_id"] == row["settings_id"]
 
 
-def test_a_model_run_with_its_chat_template_shares_the_board(run_copy: Callable[..., Path], row: dict[str, Any]) -> None:
+def test_a_model_run_with_its_chat_template_shares_the_board(
+    run_copy: Callable[..., Path], row: dict[str, Any]
+) -> None:
     def chat(results: dict[str, Any]) -> None:
         results["chat_template"] = "{% for m in messages %}{{ m.content }}{% endfor %}"
         results["chat_template_sha"] = "ab" * 32
@@ -178,7 +184,9 @@ def test_counts_named_n_are_summed_and_kept_out_of_unparseable(run_copy: Callabl
     entry = ingest_results(copied, bootstrap=BOOT)["tasks"][task]
     assert entry["counts"]["n_majority_ties"] == {"total": 4, "n": 2}
     assert "n_majority_ties" not in entry["metrics"]
-    assert entry["unparseable"] == sum(c["total"] for name, c in entry["counts"].items() if name.startswith("unparseable"))
+    assert entry["unparseable"] == sum(
+        c["total"] for name, c in entry["counts"].items() if name.startswith("unparseable")
+    )
 
 
 def test_unreadable_results_file_names_the_file(tmp_path: Path) -> None:
@@ -202,16 +210,20 @@ def test_missing_field_is_named(run_copy: Callable[..., Path]) -> None:
 def test_missing_samples_file_names_task_and_file(run_copy: Callable[..., Path]) -> None:
     copied = run_copy()
     victim = min(copied.parent.glob("samples_*.jsonl"))
-    task = victim.name[len("samples_"):].rsplit("_", 1)[0]
+    task = victim.name[len("samples_") :].rsplit("_", 1)[0]
     victim.unlink()
-    with pytest.raises(ValueError, match=rf"{copied.name}: no samples file {victim.name} for task '{task}'.*--log_samples"):
+    with pytest.raises(
+        ValueError, match=rf"{copied.name}: no samples file {victim.name} for task '{task}'.*--log_samples"
+    ):
         ingest_results(copied)
 
 
 def test_samples_that_do_not_match_the_results_are_rejected(run_copy: Callable[..., Path], dummy_run: Path) -> None:
     results = _results(dummy_run)
     task, key = next(
-        (t, k) for t, metrics in results["results"].items() for k in metrics
+        (t, k)
+        for t, metrics in results["results"].items()
+        for k in metrics
         if "," in k and "_stderr," not in k and not is_count(k.split(",")[0]) and t in results["n-samples"]
     )
 
@@ -247,13 +259,27 @@ def test_cli_reports_bad_results_with_exit_status_2(tmp_path: Path, cli: Callabl
 
 
 def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cli: Callable[..., Any]) -> None:
-    run = cli("leaderboard", "ingest", str(dummy_run.parent), "--out", str(tmp_path), "--night", "2026-01-05",
-                  "--name", "dummy-model", "--no-progress", "--n-resamples", "500")
+    run = cli(
+        "leaderboard",
+        "ingest",
+        str(dummy_run.parent),
+        "--out",
+        str(tmp_path),
+        "--night",
+        "2026-01-05",
+        "--name",
+        "dummy-model",
+        "--no-progress",
+        "--n-resamples",
+        "500",
+    )
     assert run.returncode == 0, run.stderr
     board = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
     assert [r["model"]["name"] for r in board["rows"]] == ["dummy-model"]
     assert board["bootstrap"]["n_resamples"] == 500
-    assert board["nights"] == [{"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}]
+    assert board["nights"] == [
+        {"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}
+    ]
     assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency"]["metrics"]["s_comm"]["score"])
 
 

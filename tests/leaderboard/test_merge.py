@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.merge import make_document, merge_documents
 from logic_consistency.leaderboard.nightly import commit
@@ -24,8 +25,15 @@ def _later(hours: float) -> Callable[[dict[str, Any]], None]:
 
 
 def _failure(name: str, at: str) -> dict[str, Any]:
-    return {"name": name, "backend": "hf", "model_args": f"pretrained={name}", "night": at[:10], "failed_at": at,
-            "error": {"message": "boom", "returncode": 1, "stderr_tail": "RuntimeError: boom"}, "log_file": None}
+    return {
+        "name": name,
+        "backend": "hf",
+        "model_args": f"pretrained={name}",
+        "night": at[:10],
+        "failed_at": at,
+        "error": {"message": "boom", "returncode": 1, "stderr_tail": "RuntimeError: boom"},
+        "log_file": None,
+    }
 
 
 @pytest.fixture
@@ -67,7 +75,9 @@ def test_a_second_build_of_the_same_night_merges_into_its_history(
     board = commit(tmp_path, "2026-03-05", [model_b], [], bootstrap=BOOT)
     history = load_document(tmp_path / "history" / "2026-03-05.json")
     assert sorted(r["model"]["name"] for r in history["rows"]) == ["model-a", "model-b"]
-    assert board["nights"] == [{"night": "2026-03-05", "rows": 2, "failures": 0, "history_file": "history/2026-03-05.json"}]
+    assert board["nights"] == [
+        {"night": "2026-03-05", "rows": 2, "failures": 0, "history_file": "history/2026-03-05.json"}
+    ]
     # model-b's later success supersedes its earlier failure
     assert board["failures"] == [] and history["failures"] == []
 
@@ -91,7 +101,9 @@ def test_failures_are_kept_until_a_newer_success(nights: tuple[dict[str, Any], d
     first, second = nights
     name = first["model"]["name"]
     base = make_document("leaderboard", [first], bootstrap=BOOT)
-    failed_later = make_document("night", [], [_failure(name, "2999-01-01T00:00:00Z"), _failure("other", "2026-03-01T00:00:00Z")], bootstrap=BOOT)
+    failed_later = make_document(
+        "night", [], [_failure(name, "2999-01-01T00:00:00Z"), _failure("other", "2026-03-01T00:00:00Z")], bootstrap=BOOT
+    )
     merged = merge_documents(base, failed_later)
     assert sorted(f["name"] for f in merged["failures"]) == [name, "other"]
     assert len(merged["rows"]) == 1  # the last good row stays, marked by the failure
@@ -109,7 +121,9 @@ def test_bootstrap_settings_must_match(nights: tuple[dict[str, Any], dict[str, A
         merge_documents(base, other)
 
 
-def test_an_invalid_existing_board_is_reported_and_left_alone(tmp_path: Path, nights: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_an_invalid_existing_board_is_reported_and_left_alone(
+    tmp_path: Path, nights: tuple[dict[str, Any], dict[str, Any]]
+) -> None:
     board = tmp_path / "leaderboard.json"
     board.write_text(json.dumps({"schema_version": "1.0"}), encoding="utf-8")
     with pytest.raises(ValueError, match=rf"{board}: not a valid leaderboard"):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from logic_consistency.leaderboard.merge import make_document, merge_documents
 from logic_consistency.leaderboard.migrate import PROMPTING_SETTINGS, upgrade
 from logic_consistency.leaderboard.schema import SCHEMA_VERSION, load_document, validate

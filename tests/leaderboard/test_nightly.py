@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from logic_consistency.leaderboard.ingest import BootstrapSettings
 from logic_consistency.leaderboard.modelid import identify, slug
 from logic_consistency.leaderboard.modellist import (
@@ -22,8 +23,17 @@ from logic_consistency.leaderboard.nightly import build, lm_eval_command
 from logic_consistency.leaderboard.schema import load_document
 
 BOOT = BootstrapSettings(n_resamples=300)
-SMALL = ("--tasks", "logic_consistency_pairwise", "--limit", "2", "--metadata", json.dumps({"max_items": 5}),
-         "--n-resamples", "300", "--no-progress")
+SMALL = (
+    "--tasks",
+    "logic_consistency_pairwise",
+    "--limit",
+    "2",
+    "--metadata",
+    json.dumps({"max_items": 5}),
+    "--n-resamples",
+    "300",
+    "--no-progress",
+)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -45,7 +55,9 @@ def test_the_shipped_list_holds_the_two_embedded_models() -> None:
 
 
 def test_settings_precedence_file_then_entry_then_command_line(tmp_path: Path) -> None:
-    path = _write(tmp_path / "models.yaml", """
+    path = _write(
+        tmp_path / "models.yaml",
+        """
         tasks: logic_consistency
         limit: 10
         metadata: {max_items: 8, seed: 1}
@@ -55,10 +67,22 @@ def test_settings_precedence_file_then_entry_then_command_line(tmp_path: Path) -
           - {name: b, model: vllm, model_args: "pretrained=org/b,dtype=bfloat16", apply_chat_template: true,
              timeout: 60, extra_args: ["--gen_kwargs", "temperature=0"], env: {CUDA_VISIBLE_DEVICES: 1}}
           - {name: c, model: hf, enabled: false}
-    """)
+    """,
+    )
     a, b = load_model_list(path)
-    assert (a.limit, a.metadata, a.batch_size, a.model_args) == (3.0, {"max_items": 6, "seed": 1}, "4", "pretrained=org/a,revision=abc123")
-    assert (b.limit, b.metadata, b.apply_chat_template, b.timeout, b.env) == (10.0, {"max_items": 8, "seed": 1}, True, 60.0, {"CUDA_VISIBLE_DEVICES": "1"})
+    assert (a.limit, a.metadata, a.batch_size, a.model_args) == (
+        3.0,
+        {"max_items": 6, "seed": 1},
+        "4",
+        "pretrained=org/a,revision=abc123",
+    )
+    assert (b.limit, b.metadata, b.apply_chat_template, b.timeout, b.env) == (
+        10.0,
+        {"max_items": 8, "seed": 1},
+        True,
+        60.0,
+        {"CUDA_VISIBLE_DEVICES": "1"},
+    )
     a2, b2 = load_model_list(path, {"limit": 2, "metadata": {"max_items": 5}, "tasks": None})
     assert (a2.limit, b2.limit) == (2.0, 2.0)
     assert a2.metadata == {"max_items": 5, "seed": 1} and b2.metadata == {"max_items": 5, "seed": 1}
@@ -84,23 +108,60 @@ def test_model_list_errors_name_file_entry_and_key(tmp_path: Path, text: str, me
 
 
 def test_lm_eval_command_line(tmp_path: Path) -> None:
-    spec = ModelSpec(name="m", backend="hf", model_args="pretrained=org/m", tasks="logic_consistency", limit=2.0,
-                     metadata={"max_items": 5}, batch_size="8", apply_chat_template=True, extra_args=("--device", "cuda:0"))
-    command = lm_eval_command(spec, lm_eval="lm_eval", output_path=tmp_path / "out", cache_path=tmp_path / "cache" / "m")
+    spec = ModelSpec(
+        name="m",
+        backend="hf",
+        model_args="pretrained=org/m",
+        tasks="logic_consistency",
+        limit=2.0,
+        metadata={"max_items": 5},
+        batch_size="8",
+        apply_chat_template=True,
+        extra_args=("--device", "cuda:0"),
+    )
+    command = lm_eval_command(
+        spec, lm_eval="lm_eval", output_path=tmp_path / "out", cache_path=tmp_path / "cache" / "m"
+    )
     assert command == [
-        "lm_eval", "--model", "hf", "--model_args", "pretrained=org/m", "--tasks", "logic_consistency",
-        "--batch_size", "8", "--limit", "2", "--metadata", '{"max_items": 5}', "--apply_chat_template",
-        "--output_path", str(tmp_path / "out"), "--log_samples", "--use_cache", str(tmp_path / "cache" / "m"),
-        "--device", "cuda:0",
+        "lm_eval",
+        "--model",
+        "hf",
+        "--model_args",
+        "pretrained=org/m",
+        "--tasks",
+        "logic_consistency",
+        "--batch_size",
+        "8",
+        "--limit",
+        "2",
+        "--metadata",
+        '{"max_items": 5}',
+        "--apply_chat_template",
+        "--output_path",
+        str(tmp_path / "out"),
+        "--log_samples",
+        "--use_cache",
+        str(tmp_path / "cache" / "m"),
+        "--device",
+        "cuda:0",
     ]
 
 
 def test_model_identity(tmp_path: Path) -> None:
     embedded = identify("lc-embedded", "model=gemma-3-270m", embedded_sha=lambda name: f"sha-of-{name}")
     assert (embedded.name, embedded.revision, embedded.revision_source, embedded.precision) == (
-        "gemma-3-270m", "sha-of-gemma-3-270m", "gguf_sha256", "float32")
+        "gemma-3-270m",
+        "sha-of-gemma-3-270m",
+        "gguf_sha256",
+        "float32",
+    )
     hub = identify("hf", "pretrained=org/m,revision=0123abc,dtype=bfloat16")
-    assert (hub.name, hub.revision, hub.revision_source, hub.precision) == ("org/m", "0123abc", "model_args", "bfloat16")
+    assert (hub.name, hub.revision, hub.revision_source, hub.precision) == (
+        "org/m",
+        "0123abc",
+        "model_args",
+        "bfloat16",
+    )
     (tmp_path / "logic_consistency_model.json").write_text(json.dumps({"gguf_sha256": "f" * 64}), encoding="utf-8")
     local = identify("hf", {"pretrained": str(tmp_path)}, name="local")
     assert (local.name, local.revision, local.revision_source) == ("local", "f" * 64, "manifest")
@@ -138,25 +199,40 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
     fake = tmp_path / "fake_lm_eval"
     fake.write_text(FAKE_LM_EVAL.format(python=sys.executable), encoding="utf-8")
     fake.chmod(0o755)
-    models = _write(tmp_path / "models.yaml", """
+    models = _write(
+        tmp_path / "models.yaml",
+        """
         models:
           - {name: crash, model: crash}
           - {name: hang, model: hang, timeout: 2}
           - {name: silent, model: silent}
           - {name: garbage, model: garbage}
           - {name: unknown-embedded, model: lc-embedded, model_args: "model=no-such-model"}
-    """)
-    result = build(tmp_path / "board", model_list=models, night="2026-05-01", lm_eval=str(fake), bootstrap=BOOT,
-                   progress=False, log=lambda _: None)
+    """,
+    )
+    result = build(
+        tmp_path / "board",
+        model_list=models,
+        night="2026-05-01",
+        lm_eval=str(fake),
+        bootstrap=BOOT,
+        progress=False,
+        log=lambda _: None,
+    )
     messages = {o.spec.name: o.failure["error"]["message"] for o in result.outcomes if o.failure}
     assert list(messages) == ["crash", "hang", "silent", "garbage", "unknown-embedded"]
     assert messages["crash"] == "lm_eval exited with status 1"
     assert messages["hang"] == "timed out after 2 s; stopped"
     assert messages["silent"].startswith("lm_eval exited 0 but wrote no results_*.json")
     assert messages["garbage"].startswith("unreadable results: ") and "field 'results' missing" in messages["garbage"]
-    assert messages["unknown-embedded"].startswith("cannot identify the model: ") and "no-such-model" in messages["unknown-embedded"]
+    assert (
+        messages["unknown-embedded"].startswith("cannot identify the model: ")
+        and "no-such-model" in messages["unknown-embedded"]
+    )
     crash = next(f for f in result.document["failures"] if f["name"] == "crash")
-    assert crash["error"]["returncode"] == 1 and crash["error"]["stderr_tail"].endswith("RuntimeError: CUDA out of memory")
+    assert crash["error"]["returncode"] == 1 and crash["error"]["stderr_tail"].endswith(
+        "RuntimeError: CUDA out of memory"
+    )
     assert "loading..." not in crash["error"]["stderr_tail"]  # stdout is logged, not reported as stderr
     assert "loading..." in Path(crash["log_file"]).read_text(encoding="utf-8")
     hang = next(o for o in result.outcomes if o.spec.name == "hang")
@@ -186,13 +262,20 @@ def test_the_request_cache_follows_the_whole_model_identity(tmp_path: Path) -> N
         "b-bf16": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=bfloat16'}",
         "b-again": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=float32'}",
         "b-batch": "{name: m, model: hf, model_args: 'pretrained=org/m,revision=release-2024-01-b,dtype=float32,"
-                   "max_batch_size=64,device=cuda:1'}",
+        "max_batch_size=64,device=cuda:1'}",
         "b-label": "{name: m, model: hf, model_args: 'pretrained=org/m', revision: release-2024-01-b, precision: float32}",
     }
     for day, entry in enumerate(entries.values(), start=1):
         models = _write(tmp_path / "models.yaml", f"models:\n  - {entry}\n")
-        build(tmp_path / "board", model_list=models, night=f"2026-05-{day:02d}", lm_eval=str(fake), bootstrap=BOOT,
-              progress=False, log=lambda _: None)
+        build(
+            tmp_path / "board",
+            model_list=models,
+            night=f"2026-05-{day:02d}",
+            lm_eval=str(fake),
+            bootstrap=BOOT,
+            progress=False,
+            log=lambda _: None,
+        )
     used = dict(zip(entries, record.read_text(encoding="utf-8").splitlines(), strict=True))
     assert used["a"] != used["b"]  # a common 16-character prefix "release-2024-01-"
     assert used["b-bf16"] != used["b"]  # precision
@@ -210,17 +293,33 @@ def test_the_request_cache_follows_the_whole_model_identity(tmp_path: Path) -> N
 def two_nights(tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any]) -> dict[str, Any]:
     """Night 1: dummy model plus a model that cannot load; night 2: the dummy model again."""
     root = tmp_path_factory.mktemp("nightly")
-    models = _write(root / "models.yaml", """
+    models = _write(
+        root / "models.yaml",
+        """
         batch_size: 1
         models:
           - {name: dummy, model: dummy}
           - {name: broken, model: hf, model_args: "pretrained=/nonexistent/model-weights"}
-    """)
+    """,
+    )
     out = root / "board"
     first = cli("leaderboard", "build", "--models", str(models), "--out", str(out), "--night", "2026-05-01", *SMALL)
     first_board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
-    second = cli("leaderboard", "build", "--models", str(models), "--out", str(out), "--night", "2026-05-02",
-                 "--only", "dummy", "--html", str(root / "index.html"), *SMALL)
+    second = cli(
+        "leaderboard",
+        "build",
+        "--models",
+        str(models),
+        "--out",
+        str(out),
+        "--night",
+        "2026-05-02",
+        "--only",
+        "dummy",
+        "--html",
+        str(root / "index.html"),
+        *SMALL,
+    )
     return {"out": out, "first": first, "first_board": first_board, "second": second, "root": root}
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from logic_consistency.leaderboard.identity import row_id, settings_id
 from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.merge import make_document
@@ -71,14 +72,26 @@ def hostile_document(row: dict[str, Any]) -> dict[str, Any]:
     bad["provenance"]["results_file"] = HOSTILE["results_file"]
     # measured an hour later, so the hostile row's board is the latest one, which the page draws first
     measured = datetime.fromisoformat(row["measured_at"].replace("Z", "+00:00")) + timedelta(hours=1)
-    bad["measured_at"] = measured.strftime("%Y-%m-%dT%H:%M:%SZ") if row["measured_at"].endswith("Z") else measured.isoformat()
+    bad["measured_at"] = (
+        measured.strftime("%Y-%m-%dT%H:%M:%SZ") if row["measured_at"].endswith("Z") else measured.isoformat()
+    )
     bad["settings_id"] = settings_id(bad["settings"])
-    bad["row_id"] = row_id(bad["model"]["name"], bad["model"]["revision"], bad["model"]["precision"],
-                           bad["prompt_set"]["id"], bad["settings_id"])
-    failure = {"name": HOSTILE["failure"], "backend": HOSTILE["model_args"], "model_args": HOSTILE["name"],
-               "night": "2026-06-01", "failed_at": "2026-06-01T03:00:00Z",
-               "error": {"message": HOSTILE["failure"], "returncode": 1, "stderr_tail": HOSTILE["revision"]},
-               "log_file": HOSTILE["results_file"]}
+    bad["row_id"] = row_id(
+        bad["model"]["name"],
+        bad["model"]["revision"],
+        bad["model"]["precision"],
+        bad["prompt_set"]["id"],
+        bad["settings_id"],
+    )
+    failure = {
+        "name": HOSTILE["failure"],
+        "backend": HOSTILE["model_args"],
+        "model_args": HOSTILE["name"],
+        "night": "2026-06-01",
+        "failed_at": "2026-06-01T03:00:00Z",
+        "error": {"message": HOSTILE["failure"], "returncode": 1, "stderr_tail": HOSTILE["revision"]},
+        "log_file": HOSTILE["results_file"],
+    }
     return make_document("leaderboard", [row, bad], [failure], night="2026-06-01", bootstrap=BOOT)
 
 
@@ -160,7 +173,9 @@ def test_the_page_draws_every_section(row: dict[str, Any], tmp_path: Path, brows
 
 
 def test_render_command(row: dict[str, Any], tmp_path: Path, cli: Callable[..., Any]) -> None:
-    (tmp_path / "leaderboard.json").write_text(json.dumps(make_document("leaderboard", [row], bootstrap=BOOT)), encoding="utf-8")
+    (tmp_path / "leaderboard.json").write_text(
+        json.dumps(make_document("leaderboard", [row], bootstrap=BOOT)), encoding="utf-8"
+    )
     run = cli("leaderboard", "render", str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
@@ -173,8 +188,10 @@ def test_page_script_parts_form_one_closure() -> None:
 
     from logic_consistency.leaderboard.render import PAGE_SCRIPTS
 
-    parts = [resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
-             for name in PAGE_SCRIPTS]
+    parts = [
+        resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
+        for name in PAGE_SCRIPTS
+    ]
     script = "".join(parts)
     assert script.startswith("(function () {\n") and script.rstrip().endswith("})();")
     assert script.count("(function () {\n") == 1  # the parts open no closure of their own
@@ -197,7 +214,9 @@ def test_an_instruct_model_with_its_chat_template_and_a_base_model_share_one_boa
     base = ingest_results(dummy_run, name="base-model", night="2026-06-01", bootstrap=BOOT)
     document = make_document("leaderboard", [instruct, base], night="2026-06-01", bootstrap=BOOT)
     assert len(document["boards"]) == 1 and instruct["settings_id"] == base["settings_id"]
-    assert instruct["provenance"]["fewshot_as_multiturn"] is True and base["provenance"]["chat_template_applied"] is False
+    assert (
+        instruct["provenance"]["fewshot_as_multiturn"] is True and base["provenance"]["chat_template_applied"] is False
+    )
     page = render_file(document, tmp_path / "index.html")
     run = browser(page, "--dump-dom")
     assert run.returncode == 0, run.stderr[-2000:]

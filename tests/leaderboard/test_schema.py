@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from logic_consistency.leaderboard.identity import settings_id
 from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.merge import make_document
@@ -27,7 +28,10 @@ BOOT = BootstrapSettings(n_resamples=300)
 def document(dummy_run: Path) -> dict[str, Any]:
     row = ingest_results(dummy_run, night="2026-02-01", bootstrap=BOOT)
     failure = {
-        "name": "broken", "backend": "hf", "model_args": "pretrained=nowhere", "night": "2026-02-01",
+        "name": "broken",
+        "backend": "hf",
+        "model_args": "pretrained=nowhere",
+        "night": "2026-02-01",
         "failed_at": "2026-02-01T03:00:00Z",
         "error": {"message": "lm_eval exited with status 1", "returncode": 1, "stderr_tail": "OSError: nowhere"},
         "log_file": None,
@@ -61,6 +65,8 @@ def _set(document: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
 
 
 _DELETE = object()
+
+
 def _FIRST_TASK(doc: dict[str, Any]) -> str:
     return next(iter(doc["rows"][0]["tasks"]))
 
@@ -71,13 +77,19 @@ def _FIRST_TASK(doc: dict[str, Any]) -> str:
         (("rows", 0, "model", "revision"), _DELETE, r"\$\.rows\[0\]\.model: 'revision' is a required property"),
         (("schema_version",), "3.0", r"\$\.schema_version: '3\.0' does not match"),
         (("rows", 0, "measured_at"), "yesterday", r"\$\.rows\[0\]\.measured_at: 'yesterday' does not match"),
-        (("rows", 0, "model", "colour"), "blue", r"\$\.rows\[0\]\.model: Additional properties are not allowed \('colour'"),
+        (
+            ("rows", 0, "model", "colour"),
+            "blue",
+            r"\$\.rows\[0\]\.model: Additional properties are not allowed \('colour'",
+        ),
         (("failures", 0, "error", "returncode"), "one", r"\$\.failures\[0\]\.error\.returncode: 'one' is not of type"),
         (("bootstrap", "confidence"), 1.5, r"\$\.bootstrap\.confidence: 1\.5 is greater than or equal to"),
         (("kind",), "board", r"\$\.kind: 'board' is not one of"),
     ],
 )
-def test_schema_violations_name_the_field(document: dict[str, Any], path: tuple[Any, ...], value: Any, message: str) -> None:
+def test_schema_violations_name_the_field(
+    document: dict[str, Any], path: tuple[Any, ...], value: Any, message: str
+) -> None:
     broken = copy.deepcopy(document)
     _set(broken, path, value)
     with pytest.raises(ValueError, match=message):
@@ -90,7 +102,9 @@ def test_metric_fields_are_checked(document: dict[str, Any]) -> None:
     metrics = broken["rows"][0]["tasks"][task]["metrics"]
     metric = next(iter(metrics))
     metrics[metric]["score"] = "0.5"
-    with pytest.raises(ValueError, match=rf"\$\.rows\[0\]\.tasks\.{task}\.metrics\.{metric}\.score: '0\.5' is not of type 'number'"):
+    with pytest.raises(
+        ValueError, match=rf"\$\.rows\[0\]\.tasks\.{task}\.metrics\.{metric}\.score: '0\.5' is not of type 'number'"
+    ):
         validate(broken, "board.json")
 
 
@@ -161,14 +175,17 @@ def _first_metric(document: dict[str, Any], name: str) -> tuple[str, dict[str, A
     raise AssertionError(f"no {name} in the dummy run")
 
 
-@pytest.mark.parametrize(("metric", "score", "expected"), [
-    ("s_comm", 7.5, "7.5 is greater than the maximum of 1"),
-    ("s_comm", -0.1, "-0.1 is less than the minimum of 0"),
-    ("tau_all", 1.5, "1.5 is greater than the maximum of 1"),
-    ("tau_all", -1.5, "-1.5 is less than the minimum of -1"),
-    ("s_comm", float("nan"), "NaN or infinite number"),
-    ("tau_all", float("inf"), "NaN or infinite number"),
-])
+@pytest.mark.parametrize(
+    ("metric", "score", "expected"),
+    [
+        ("s_comm", 7.5, "7.5 is greater than the maximum of 1"),
+        ("s_comm", -0.1, "-0.1 is less than the minimum of 0"),
+        ("tau_all", 1.5, "1.5 is greater than the maximum of 1"),
+        ("tau_all", -1.5, "-1.5 is less than the minimum of -1"),
+        ("s_comm", float("nan"), "NaN or infinite number"),
+        ("tau_all", float("inf"), "NaN or infinite number"),
+    ],
+)
 def test_scores_out_of_their_range_are_rejected_naming_row_task_and_metric(
     hand_board: dict[str, Any], metric: str, score: float, expected: str, tmp_path: Path
 ) -> None:
@@ -203,8 +220,9 @@ def test_count_totals_may_not_be_negative_and_rates_keep_their_interval_bounds(h
         validate(broken)
 
 
-def test_render_of_a_nan_board_names_the_file_and_field(hand_board: dict[str, Any], tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_render_of_a_nan_board_names_the_file_and_field(
+    hand_board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from logic_consistency.cli import main
 
     hand_board["rows"][0]["tasks"]["logic_consistency_causal"]["metrics"]["tau_all"]["score"] = float("nan")

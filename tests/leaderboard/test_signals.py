@@ -72,9 +72,23 @@ def _start_build(tmp_path: Path, model: str, hand_board: dict[str, Any]) -> tupl
     board = tmp_path / "board" / "leaderboard.json"
     atomic_write_json(board, hand_board)
     build = subprocess.Popen(
-        [str(LOGIC_CONSISTENCY), "leaderboard", "build", "--models", str(models), "--out", str(board.parent),
-         "--lm-eval", str(fake), "--night", "2026-06-01", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(LOGIC_CONSISTENCY),
+            "leaderboard",
+            "build",
+            "--models",
+            str(models),
+            "--out",
+            str(board.parent),
+            "--lm-eval",
+            str(fake),
+            "--night",
+            "2026-06-01",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert _wait(state.exists), "the fake lm_eval never started"
     return build, state, board

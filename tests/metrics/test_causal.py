@@ -33,14 +33,24 @@ def seq(text: str) -> list[int]:
 # ----------------------------------------------------------------------------- hand-worked cases
 def test_perfect_ranking_scores_one_everywhere() -> None:
     assert causal_consistency(PERFECT) == {
-        "tau_supporters": 1.0, "tau_defeaters": 1.0, "tau_all": 1.0, "cgp": 1.0, "igc": 1.0, "igc_density": 1.0,
+        "tau_supporters": 1.0,
+        "tau_defeaters": 1.0,
+        "tau_all": 1.0,
+        "cgp": 1.0,
+        "igc": 1.0,
+        "igc_density": 1.0,
     }
 
 
 def test_reversed_ranking() -> None:
     # every pair discordant; every supporter before every defeater; both groups still contiguous
     assert causal_consistency(PERFECT[::-1]) == {
-        "tau_supporters": -1.0, "tau_defeaters": -1.0, "tau_all": -1.0, "cgp": 0.0, "igc": 1.0, "igc_density": 1.0,
+        "tau_supporters": -1.0,
+        "tau_defeaters": -1.0,
+        "tau_all": -1.0,
+        "cgp": 0.0,
+        "igc": 1.0,
+        "igc_density": 1.0,
     }
 
 
@@ -161,7 +171,9 @@ def _exact_random_moments() -> dict[str, tuple[float, float, float]]:
     for name, k in (("tau_supporters", 5), ("tau_defeaters", 5), ("tau_all", 10)):
         # kurtosis of tau is close to 3 (normal) for these k; 3 is used for the sd's standard error
         out[name] = (0.0, math.sqrt(2 * (2 * k + 5) / (9 * k * (k - 1))), 3.0)
-    patterns = [[1 if i in supporters else -1 for i in range(10)] for supporters in itertools.combinations(range(10), 5)]
+    patterns = [
+        [1 if i in supporters else -1 for i in range(10)] for supporters in itertools.combinations(range(10), 5)
+    ]
     values = {
         "cgp": np.array([cross_group_position(p) for p in patterns]),
         "igc_density": np.array([intra_group_clustering_density(p) for p in patterns]),

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logic_consistency.metrics import has_cycle, transitivity_by_cycle_search
-from logic_consistency.metrics import _graph
+from logic_consistency.metrics import _graph, has_cycle, transitivity_by_cycle_search
 
 
 def random_tournament(n: int, seed: int) -> np.ndarray:

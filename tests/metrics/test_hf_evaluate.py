@@ -22,8 +22,10 @@ def test_pairwise_module_averages_the_metric_over_instances() -> None:
     instances = [(rng.random((5, 5)), rng.random((5, 5)), rng.random(5)) for _ in range(3)]
     module = evaluate.load(module_path("pairwise_consistency"))
     result = module.compute(
-        predictions=[p.tolist() for p, _, _ in instances], references=[h.tolist() for _, _, h in instances],
-        neg_predictions=[n.tolist() for _, n, _ in instances], ks=[3, 5],
+        predictions=[p.tolist() for p, _, _ in instances],
+        references=[h.tolist() for _, _, h in instances],
+        neg_predictions=[n.tolist() for _, n, _ in instances],
+        ks=[3, 5],
     )
     direct = [pairwise_consistency(p, n, h, ks=(3, 5), nan_policy="omit") for p, n, h in instances]
     for name in ("s_tran_3", "s_tran_5", "s_comm", "s_neg", "human_agreement"):

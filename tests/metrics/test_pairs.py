@@ -123,78 +123,78 @@ def reference_cases():
 #   .venv/bin/python scripts/pairs_reference.py /tmp/PairS   (a checkout of that commit)
 # which prints this literal (reformatted one case per line). Not to be edited by hand.
 EXPECTED = {
-    (4, 0, False, 'greedy', 1, 0.1): ([2, 0, 1, 3], 4),
-    (4, 0, False, 'beam', 1, 0.1): ([2, 0, 1, 3], 4),
-    (4, 0, False, 'beam', 3, 0.1): ([2, 0, 1, 3], 4),
-    (4, 0, False, 'beam', 3, 0.2): ([2, 0, 1, 3], 6),
-    (4, 0, True, 'greedy', 1, 0.1): ([2, 0, 1, 3], 4),
-    (4, 0, True, 'beam', 1, 0.1): ([2, 0, 1, 3], 5),
-    (4, 0, True, 'beam', 3, 0.1): ([2, 0, 1, 3], 6),
-    (4, 0, True, 'beam', 3, 0.2): ([2, 0, 1, 3], 6),
-    (4, 1, False, 'greedy', 1, 0.1): ([1, 2, 0, 3], 4),
-    (4, 1, False, 'beam', 1, 0.1): ([1, 2, 0, 3], 4),
-    (4, 1, False, 'beam', 3, 0.1): ([1, 2, 0, 3], 4),
-    (4, 1, False, 'beam', 3, 0.2): ([1, 2, 0, 3], 6),
-    (4, 1, True, 'greedy', 1, 0.1): ([2, 1, 3, 0], 4),
-    (4, 1, True, 'beam', 1, 0.1): ([2, 1, 3, 0], 5),
-    (4, 1, True, 'beam', 3, 0.1): ([2, 1, 3, 0], 6),
-    (4, 1, True, 'beam', 3, 0.2): ([2, 1, 3, 0], 6),
-    (4, 2, False, 'greedy', 1, 0.1): ([0, 2, 3, 1], 5),
-    (4, 2, False, 'beam', 1, 0.1): ([0, 2, 3, 1], 6),
-    (4, 2, False, 'beam', 3, 0.1): ([0, 2, 3, 1], 6),
-    (4, 2, False, 'beam', 3, 0.2): ([0, 2, 3, 1], 6),
-    (4, 2, True, 'greedy', 1, 0.1): ([0, 2, 3, 1], 5),
-    (4, 2, True, 'beam', 1, 0.1): ([0, 2, 3, 1], 5),
-    (4, 2, True, 'beam', 3, 0.1): ([0, 2, 3, 1], 5),
-    (4, 2, True, 'beam', 3, 0.2): ([0, 2, 3, 1], 6),
-    (7, 0, False, 'greedy', 1, 0.1): ([5, 1, 2, 6, 4, 3, 0], 14),
-    (7, 0, False, 'beam', 1, 0.1): ([5, 1, 2, 6, 4, 3, 0], 15),
-    (7, 0, False, 'beam', 3, 0.1): ([1, 2, 6, 5, 4, 3, 0], 19),
-    (7, 0, False, 'beam', 3, 0.2): ([1, 2, 6, 5, 4, 3, 0], 19),
-    (7, 0, True, 'greedy', 1, 0.1): ([5, 2, 1, 4, 3, 0, 6], 13),
-    (7, 0, True, 'beam', 1, 0.1): ([5, 2, 1, 4, 3, 0, 6], 15),
-    (7, 0, True, 'beam', 3, 0.1): ([5, 2, 1, 4, 3, 0, 6], 17),
-    (7, 0, True, 'beam', 3, 0.2): ([5, 2, 1, 4, 3, 0, 6], 17),
-    (7, 1, False, 'greedy', 1, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
-    (7, 1, False, 'beam', 1, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
-    (7, 1, False, 'beam', 3, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
-    (7, 1, False, 'beam', 3, 0.2): ([2, 4, 3, 6, 1, 0, 5], 12),
-    (7, 1, True, 'greedy', 1, 0.1): ([0, 4, 1, 2, 6, 3, 5], 13),
-    (7, 1, True, 'beam', 1, 0.1): ([2, 0, 4, 6, 1, 3, 5], 15),
-    (7, 1, True, 'beam', 3, 0.1): ([2, 0, 4, 1, 6, 3, 5], 20),
-    (7, 1, True, 'beam', 3, 0.2): ([2, 0, 4, 1, 6, 3, 5], 21),
-    (7, 2, False, 'greedy', 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
-    (7, 2, False, 'beam', 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 14),
-    (7, 2, False, 'beam', 3, 0.1): ([6, 3, 5, 1, 0, 4, 2], 15),
-    (7, 2, False, 'beam', 3, 0.2): ([6, 3, 5, 1, 0, 4, 2], 16),
-    (7, 2, True, 'greedy', 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
-    (7, 2, True, 'beam', 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
-    (7, 2, True, 'beam', 3, 0.1): ([6, 5, 3, 1, 0, 4, 2], 14),
-    (7, 2, True, 'beam', 3, 0.2): ([6, 5, 3, 1, 0, 4, 2], 17),
-    (16, 0, False, 'greedy', 1, 0.1): ([8, 5, 15, 1, 9, 6, 10, 4, 7, 12, 14, 3, 13, 2, 0, 11], 45),
-    (16, 0, False, 'beam', 1, 0.1): ([8, 5, 15, 1, 9, 6, 10, 4, 7, 12, 14, 3, 13, 2, 0, 11], 46),
-    (16, 0, False, 'beam', 3, 0.1): ([8, 4, 5, 15, 6, 10, 7, 12, 1, 9, 14, 3, 13, 2, 0, 11], 58),
-    (16, 0, False, 'beam', 3, 0.2): ([8, 4, 15, 5, 6, 10, 7, 12, 1, 9, 14, 3, 13, 2, 0, 11], 68),
-    (16, 0, True, 'greedy', 1, 0.1): ([8, 4, 10, 5, 9, 12, 15, 1, 3, 6, 7, 13, 2, 14, 11, 0], 43),
-    (16, 0, True, 'beam', 1, 0.1): ([4, 8, 9, 10, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 47),
-    (16, 0, True, 'beam', 3, 0.1): ([4, 8, 10, 9, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 57),
-    (16, 0, True, 'beam', 3, 0.2): ([4, 8, 10, 9, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 64),
-    (16, 1, False, 'greedy', 1, 0.1): ([12, 8, 7, 6, 9, 13, 15, 10, 11, 0, 4, 3, 2, 1, 14, 5], 35),
-    (16, 1, False, 'beam', 1, 0.1): ([12, 8, 7, 6, 9, 13, 15, 10, 11, 0, 4, 3, 2, 1, 14, 5], 37),
-    (16, 1, False, 'beam', 3, 0.1): ([12, 8, 7, 6, 9, 15, 13, 10, 11, 0, 4, 3, 2, 1, 14, 5], 42),
-    (16, 1, False, 'beam', 3, 0.2): ([12, 8, 7, 6, 9, 15, 13, 10, 11, 0, 4, 3, 2, 1, 14, 5], 58),
-    (16, 1, True, 'greedy', 1, 0.1): ([0, 4, 8, 1, 12, 7, 14, 2, 3, 9, 6, 10, 11, 13, 5, 15], 46),
-    (16, 1, True, 'beam', 1, 0.1): ([12, 0, 8, 2, 4, 1, 7, 14, 3, 9, 6, 10, 11, 13, 5, 15], 51),
-    (16, 1, True, 'beam', 3, 0.1): ([12, 0, 8, 2, 4, 1, 7, 3, 14, 9, 6, 10, 11, 13, 5, 15], 57),
-    (16, 1, True, 'beam', 3, 0.2): ([12, 0, 8, 2, 4, 1, 7, 3, 14, 9, 6, 10, 11, 13, 5, 15], 59),
-    (16, 2, False, 'greedy', 1, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 46),
-    (16, 2, False, 'beam', 1, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 47),
-    (16, 2, False, 'beam', 3, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 51),
-    (16, 2, False, 'beam', 3, 0.2): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 54),
-    (16, 2, True, 'greedy', 1, 0.1): ([9, 0, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 47),
-    (16, 2, True, 'beam', 1, 0.1): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 49),
-    (16, 2, True, 'beam', 3, 0.1): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 51),
-    (16, 2, True, 'beam', 3, 0.2): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 57),
+    (4, 0, False, "greedy", 1, 0.1): ([2, 0, 1, 3], 4),
+    (4, 0, False, "beam", 1, 0.1): ([2, 0, 1, 3], 4),
+    (4, 0, False, "beam", 3, 0.1): ([2, 0, 1, 3], 4),
+    (4, 0, False, "beam", 3, 0.2): ([2, 0, 1, 3], 6),
+    (4, 0, True, "greedy", 1, 0.1): ([2, 0, 1, 3], 4),
+    (4, 0, True, "beam", 1, 0.1): ([2, 0, 1, 3], 5),
+    (4, 0, True, "beam", 3, 0.1): ([2, 0, 1, 3], 6),
+    (4, 0, True, "beam", 3, 0.2): ([2, 0, 1, 3], 6),
+    (4, 1, False, "greedy", 1, 0.1): ([1, 2, 0, 3], 4),
+    (4, 1, False, "beam", 1, 0.1): ([1, 2, 0, 3], 4),
+    (4, 1, False, "beam", 3, 0.1): ([1, 2, 0, 3], 4),
+    (4, 1, False, "beam", 3, 0.2): ([1, 2, 0, 3], 6),
+    (4, 1, True, "greedy", 1, 0.1): ([2, 1, 3, 0], 4),
+    (4, 1, True, "beam", 1, 0.1): ([2, 1, 3, 0], 5),
+    (4, 1, True, "beam", 3, 0.1): ([2, 1, 3, 0], 6),
+    (4, 1, True, "beam", 3, 0.2): ([2, 1, 3, 0], 6),
+    (4, 2, False, "greedy", 1, 0.1): ([0, 2, 3, 1], 5),
+    (4, 2, False, "beam", 1, 0.1): ([0, 2, 3, 1], 6),
+    (4, 2, False, "beam", 3, 0.1): ([0, 2, 3, 1], 6),
+    (4, 2, False, "beam", 3, 0.2): ([0, 2, 3, 1], 6),
+    (4, 2, True, "greedy", 1, 0.1): ([0, 2, 3, 1], 5),
+    (4, 2, True, "beam", 1, 0.1): ([0, 2, 3, 1], 5),
+    (4, 2, True, "beam", 3, 0.1): ([0, 2, 3, 1], 5),
+    (4, 2, True, "beam", 3, 0.2): ([0, 2, 3, 1], 6),
+    (7, 0, False, "greedy", 1, 0.1): ([5, 1, 2, 6, 4, 3, 0], 14),
+    (7, 0, False, "beam", 1, 0.1): ([5, 1, 2, 6, 4, 3, 0], 15),
+    (7, 0, False, "beam", 3, 0.1): ([1, 2, 6, 5, 4, 3, 0], 19),
+    (7, 0, False, "beam", 3, 0.2): ([1, 2, 6, 5, 4, 3, 0], 19),
+    (7, 0, True, "greedy", 1, 0.1): ([5, 2, 1, 4, 3, 0, 6], 13),
+    (7, 0, True, "beam", 1, 0.1): ([5, 2, 1, 4, 3, 0, 6], 15),
+    (7, 0, True, "beam", 3, 0.1): ([5, 2, 1, 4, 3, 0, 6], 17),
+    (7, 0, True, "beam", 3, 0.2): ([5, 2, 1, 4, 3, 0, 6], 17),
+    (7, 1, False, "greedy", 1, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
+    (7, 1, False, "beam", 1, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
+    (7, 1, False, "beam", 3, 0.1): ([2, 4, 3, 6, 1, 0, 5], 12),
+    (7, 1, False, "beam", 3, 0.2): ([2, 4, 3, 6, 1, 0, 5], 12),
+    (7, 1, True, "greedy", 1, 0.1): ([0, 4, 1, 2, 6, 3, 5], 13),
+    (7, 1, True, "beam", 1, 0.1): ([2, 0, 4, 6, 1, 3, 5], 15),
+    (7, 1, True, "beam", 3, 0.1): ([2, 0, 4, 1, 6, 3, 5], 20),
+    (7, 1, True, "beam", 3, 0.2): ([2, 0, 4, 1, 6, 3, 5], 21),
+    (7, 2, False, "greedy", 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
+    (7, 2, False, "beam", 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 14),
+    (7, 2, False, "beam", 3, 0.1): ([6, 3, 5, 1, 0, 4, 2], 15),
+    (7, 2, False, "beam", 3, 0.2): ([6, 3, 5, 1, 0, 4, 2], 16),
+    (7, 2, True, "greedy", 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
+    (7, 2, True, "beam", 1, 0.1): ([6, 3, 5, 1, 0, 4, 2], 13),
+    (7, 2, True, "beam", 3, 0.1): ([6, 5, 3, 1, 0, 4, 2], 14),
+    (7, 2, True, "beam", 3, 0.2): ([6, 5, 3, 1, 0, 4, 2], 17),
+    (16, 0, False, "greedy", 1, 0.1): ([8, 5, 15, 1, 9, 6, 10, 4, 7, 12, 14, 3, 13, 2, 0, 11], 45),
+    (16, 0, False, "beam", 1, 0.1): ([8, 5, 15, 1, 9, 6, 10, 4, 7, 12, 14, 3, 13, 2, 0, 11], 46),
+    (16, 0, False, "beam", 3, 0.1): ([8, 4, 5, 15, 6, 10, 7, 12, 1, 9, 14, 3, 13, 2, 0, 11], 58),
+    (16, 0, False, "beam", 3, 0.2): ([8, 4, 15, 5, 6, 10, 7, 12, 1, 9, 14, 3, 13, 2, 0, 11], 68),
+    (16, 0, True, "greedy", 1, 0.1): ([8, 4, 10, 5, 9, 12, 15, 1, 3, 6, 7, 13, 2, 14, 11, 0], 43),
+    (16, 0, True, "beam", 1, 0.1): ([4, 8, 9, 10, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 47),
+    (16, 0, True, "beam", 3, 0.1): ([4, 8, 10, 9, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 57),
+    (16, 0, True, "beam", 3, 0.2): ([4, 8, 10, 9, 12, 15, 5, 1, 3, 6, 7, 13, 2, 14, 11, 0], 64),
+    (16, 1, False, "greedy", 1, 0.1): ([12, 8, 7, 6, 9, 13, 15, 10, 11, 0, 4, 3, 2, 1, 14, 5], 35),
+    (16, 1, False, "beam", 1, 0.1): ([12, 8, 7, 6, 9, 13, 15, 10, 11, 0, 4, 3, 2, 1, 14, 5], 37),
+    (16, 1, False, "beam", 3, 0.1): ([12, 8, 7, 6, 9, 15, 13, 10, 11, 0, 4, 3, 2, 1, 14, 5], 42),
+    (16, 1, False, "beam", 3, 0.2): ([12, 8, 7, 6, 9, 15, 13, 10, 11, 0, 4, 3, 2, 1, 14, 5], 58),
+    (16, 1, True, "greedy", 1, 0.1): ([0, 4, 8, 1, 12, 7, 14, 2, 3, 9, 6, 10, 11, 13, 5, 15], 46),
+    (16, 1, True, "beam", 1, 0.1): ([12, 0, 8, 2, 4, 1, 7, 14, 3, 9, 6, 10, 11, 13, 5, 15], 51),
+    (16, 1, True, "beam", 3, 0.1): ([12, 0, 8, 2, 4, 1, 7, 3, 14, 9, 6, 10, 11, 13, 5, 15], 57),
+    (16, 1, True, "beam", 3, 0.2): ([12, 0, 8, 2, 4, 1, 7, 3, 14, 9, 6, 10, 11, 13, 5, 15], 59),
+    (16, 2, False, "greedy", 1, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 46),
+    (16, 2, False, "beam", 1, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 47),
+    (16, 2, False, "beam", 3, 0.1): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 51),
+    (16, 2, False, "beam", 3, 0.2): ([0, 9, 6, 7, 10, 12, 5, 13, 2, 4, 1, 11, 14, 3, 15, 8], 54),
+    (16, 2, True, "greedy", 1, 0.1): ([9, 0, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 47),
+    (16, 2, True, "beam", 1, 0.1): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 49),
+    (16, 2, True, "beam", 3, 0.1): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 51),
+    (16, 2, True, "beam", 3, 0.2): ([0, 9, 6, 7, 12, 10, 5, 13, 2, 4, 1, 11, 3, 14, 8, 15], 57),
 }
 
 
@@ -224,9 +224,17 @@ def test_reference_cases_cover_beam_of_one_unlike_greedy() -> None:
     # The authors' first comparison of a merge may open two paths, both expanded before the first
     # cut: beam_size=1 looks one step ahead at every merge's head, so it is not greedy.
     assert set(EXPECTED) == {key for key, _, _ in reference_cases()}
-    differ = [key for key in EXPECTED if key[3:5] == ("beam", 1) and EXPECTED[key][0] != EXPECTED[(*key[:3], "greedy", 1, 0.1)][0]]
+    differ = [
+        key
+        for key in EXPECTED
+        if key[3:5] == ("beam", 1) and EXPECTED[key][0] != EXPECTED[(*key[:3], "greedy", 1, 0.1)][0]
+    ]
     assert len(differ) == 4, differ
-    beam3_differs = [key for key in EXPECTED if key[3:] == ("beam", 3, 0.1) and EXPECTED[key][0] != EXPECTED[(*key[:3], "greedy", 1, 0.1)][0]]
+    beam3_differs = [
+        key
+        for key in EXPECTED
+        if key[3:] == ("beam", 3, 0.1) and EXPECTED[key][0] != EXPECTED[(*key[:3], "greedy", 1, 0.1)][0]
+    ]
     assert beam3_differs
 
 
@@ -236,11 +244,15 @@ def test_default_is_greedy_from_the_identity_order() -> None:
     assert pairs_order(table) == run_counting(table, list(range(7)), calibrated=False)[0]
 
 
-@pytest.mark.parametrize("method, beam_size, prob_gap", [("greedy", 1, 0.1), ("beam", 1, 0.1), ("beam", 4, 0.0), ("beam", 50, 0.5)])
+@pytest.mark.parametrize(
+    "method, beam_size, prob_gap", [("greedy", 1, 0.1), ("beam", 1, 0.1), ("beam", 4, 0.0), ("beam", 50, 0.5)]
+)
 def test_a_perfect_judge_sorts_exactly_whatever_the_search(method, beam_size, prob_gap) -> None:
     human = np.random.default_rng(5).permutation(11).astype(float)
     initial = np.random.default_rng(6).permutation(11)
-    order = pairs_order(perfect_prefs(human), method=method, beam_size=beam_size, prob_gap=prob_gap, initial_order=initial)
+    order = pairs_order(
+        perfect_prefs(human), method=method, beam_size=beam_size, prob_gap=prob_gap, initial_order=initial
+    )
     assert order == list(np.argsort(human))
 
 
@@ -283,8 +295,13 @@ def test_relabelling_invariance(n: int, seed: int, beam_size: int, data: st.Data
     for calibrated in (False, True):
         for method in ("greedy", "beam"):
             old = pairs_order(prefs, calibrated=calibrated, method=method, beam_size=beam_size, initial_order=initial)
-            new = pairs_order(prefs[np.ix_(perm, perm)], calibrated=calibrated, method=method, beam_size=beam_size,
-                              initial_order=new_label[initial])
+            new = pairs_order(
+                prefs[np.ix_(perm, perm)],
+                calibrated=calibrated,
+                method=method,
+                beam_size=beam_size,
+                initial_order=new_label[initial],
+            )
             assert [int(perm[k]) for k in new] == old
 
 
@@ -298,19 +315,22 @@ def test_pairs_order_needs_only_the_pairs_it_asks() -> None:
         pairs_order(prefs, calibrated=True)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"method": "beem"}, "method must be one of"),
-    ({"method": "beam", "beam_size": 0}, "beam_size must be >= 1"),
-    ({"method": "beam", "beam_size": 2.0}, "beam_size must be an integer"),
-    ({"method": "beam", "prob_gap": 0.7}, r"prob_gap must be in \[0, 0.5\]"),
-    ({"method": "beam", "prob_gap": -0.1}, "prob_gap"),
-    ({"method": "beam", "prob_gap": math.nan}, "prob_gap"),
-    ({"method": "beam", "prob_gap": "0.1"}, "prob_gap must be a number"),
-    ({"calibrated": "yes"}, "calibrated must be True or False"),
-    ({"initial_order": [0, 1, 1]}, "initial_order must be a permutation of 0..2"),
-    ({"initial_order": [0.0, 1.0, 2.0]}, "initial_order"),
-    ({"initial_order": [[0, 1, 2]]}, "initial_order"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"method": "beem"}, "method must be one of"),
+        ({"method": "beam", "beam_size": 0}, "beam_size must be >= 1"),
+        ({"method": "beam", "beam_size": 2.0}, "beam_size must be an integer"),
+        ({"method": "beam", "prob_gap": 0.7}, r"prob_gap must be in \[0, 0.5\]"),
+        ({"method": "beam", "prob_gap": -0.1}, "prob_gap"),
+        ({"method": "beam", "prob_gap": math.nan}, "prob_gap"),
+        ({"method": "beam", "prob_gap": "0.1"}, "prob_gap must be a number"),
+        ({"calibrated": "yes"}, "calibrated must be True or False"),
+        ({"initial_order": [0, 1, 1]}, "initial_order must be a permutation of 0..2"),
+        ({"initial_order": [0.0, 1.0, 2.0]}, "initial_order"),
+        ({"initial_order": [[0, 1, 2]]}, "initial_order"),
+    ],
+)
 def test_pairs_order_rejects_bad_arguments(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
         pairs_order(np.full((3, 3), 0.6), **kwargs)

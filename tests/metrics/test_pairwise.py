@@ -208,9 +208,9 @@ def test_match_literal_paper_formulas(n: int, seed: int) -> None:
     def winner(i: int, j: int, matrix: np.ndarray) -> int:  # F(x_i, x_j): the chosen item
         return i if matrix[i, j] >= 0.5 else j
 
-    s_comm = sum(
-        winner(i, j, prefs) == winner(j, i, prefs) for i in range(n) for j in range(i + 1, n)
-    ) * (2 / (n * (n - 1)))
+    s_comm = sum(winner(i, j, prefs) == winner(j, i, prefs) for i in range(n) for j in range(i + 1, n)) * (
+        2 / (n * (n - 1))
+    )
     s_neg = sum(
         (winner(i, j, neg) == i) == (winner(i, j, prefs) != i)  # F_neg = not F
         for i in range(n)
@@ -338,7 +338,9 @@ def test_pairwise_consistency_bad_options(options: dict[str, object], match: str
     # Input errors raise even under "omit": only undefined metrics become None.
     with pytest.raises(ValueError, match=match):
         pairwise_consistency(
-            transitive_prefs(4), nan_policy="omit", **options  # type: ignore[arg-type]
+            transitive_prefs(4),
+            nan_policy="omit",
+            **options,  # type: ignore[arg-type]
         )
 
 
@@ -362,7 +364,10 @@ def test_human_agreement_counts_both_presentation_orders() -> None:
     assert human_agreement(always_a, [1.0, 2.0, 3.0, 4.0]) == 0.5
     # the PairS-calibrated matrix judges each pair once from both orders: always-A becomes 0.5,
     # awarded to option A in both orders, so still one right and one wrong per pair
-    assert pairwise_consistency(always_a, human_scores=[1.0, 2.0, 3.0, 4.0], ks=(), calibrated=True)["human_agreement"] == 0.5
+    assert (
+        pairwise_consistency(always_a, human_scores=[1.0, 2.0, 3.0, 4.0], ks=(), calibrated=True)["human_agreement"]
+        == 0.5
+    )
 
 
 def test_human_agreement_ties_exclude_or_half() -> None:
@@ -373,7 +378,9 @@ def test_human_agreement_ties_exclude_or_half() -> None:
     assert human_agreement(prefs, scores, ties="exclude") == 1.0
     # "half": 6 ordered pairs, the 2 tied ones score 1/2 each: (4 + 1) / 6
     assert human_agreement(prefs, scores, ties="half") == pytest.approx(5 / 6)
-    assert pairwise_consistency(prefs, human_scores=scores, ks=(), human_ties="half")["human_agreement"] == pytest.approx(5 / 6)
+    assert pairwise_consistency(prefs, human_scores=scores, ks=(), human_ties="half")[
+        "human_agreement"
+    ] == pytest.approx(5 / 6)
     # all tied: undefined when excluded, 1/2 with half credit
     with pytest.raises(UndefinedMetricError):
         human_agreement(prefs, [2.0, 2.0, 2.0])

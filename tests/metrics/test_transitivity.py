@@ -152,9 +152,7 @@ def test_relabelling_invariance(wins: np.ndarray, data: st.DataObject) -> None:
     seed=st.integers(0, 10_000),
     data=st.data(),
 )
-def test_sampled_estimator_within_binomial_error(
-    n: int, graph_seed: int, seed: int, data: st.DataObject
-) -> None:
+def test_sampled_estimator_within_binomial_error(n: int, graph_seed: int, seed: int, data: st.DataObject) -> None:
     wins = random_tournament(n, graph_seed)
     k = data.draw(st.integers(3, min(n, 6)), label="k")
     m = 4000

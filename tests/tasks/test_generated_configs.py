@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_task_configs", ROOT / "scripts" / "generate_task_configs.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_task_configs", ROOT / "scripts" / "generate_task_configs.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

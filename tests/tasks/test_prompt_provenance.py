@@ -21,18 +21,52 @@ TASKS = Path(__file__).resolve().parents[2] / "tasks"
 #: ``doc_to_choice``, ``description``, ``gen_prefix``, ``fewshot_config``), the pairwise task's
 #: (``prompts``, ``paraphrases``, ``answer_instructions`` incl. the CoT instruction, ``choices``)
 #: and the multi-stage tasks' ``stages[].prompts``.
-PROMPT_KEYS = frozenset({
-    "doc_to_text", "doc_to_choice", "description", "gen_prefix", "fewshot_config",
-    "prompts", "paraphrases", "answer_instructions", "choices",
-    "pairwise_paraphrases", "conjunctions",  # tasks/_variants_yaml: the source of the generated variant tasks
-})
+PROMPT_KEYS = frozenset(
+    {
+        "doc_to_text",
+        "doc_to_choice",
+        "description",
+        "gen_prefix",
+        "fewshot_config",
+        "prompts",
+        "paraphrases",
+        "answer_instructions",
+        "choices",
+        "pairwise_paraphrases",
+        "conjunctions",  # tasks/_variants_yaml: the source of the generated variant tasks
+    }
+)
 #: Keys that hold no prompt text. Values under the first group are options or lists of metrics and
 #: are not walked; ``negation`` and ``prompt_style`` pick one of the prompts defined elsewhere.
-OPAQUE_KEYS = frozenset({"metadata", "generation_kwargs", "dataset_kwargs", "aggregate_metric_list", "metrics",
-                         "metric_list", "filter_list"})
+OPAQUE_KEYS = frozenset(
+    {
+        "metadata",
+        "generation_kwargs",
+        "dataset_kwargs",
+        "aggregate_metric_list",
+        "metrics",
+        "metric_list",
+        "filter_list",
+    }
+)
 OTHER_KEYS = OPAQUE_KEYS | {
-    "task", "tag", "group", "include", "class", "output_type", "custom_dataset", "test_split", "target_delimiter",
-    "template_id", "prompt_style", "negation", "stages", "name", "parse", "score", "version",
+    "task",
+    "tag",
+    "group",
+    "include",
+    "class",
+    "output_type",
+    "custom_dataset",
+    "test_split",
+    "target_delimiter",
+    "template_id",
+    "prompt_style",
+    "negation",
+    "stages",
+    "name",
+    "parse",
+    "score",
+    "version",
     "causal_ctp",  # tasks/_variants_yaml: the conjunctions the CTP tasks are generated for
 }
 PROVENANCE_LINE = re.compile(r"^\s*#:?\s*Provenance:\s*\S", re.MULTILINE)
@@ -81,9 +115,17 @@ def template_constants() -> list[tuple[Path, str, int]]:
     for path in sorted(TASKS.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             names = [t.id for t in targets if isinstance(t, ast.Name) and TEMPLATE_NAME.search(t.id)]
-            texts = [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str) and " " in n.value]
+            texts = [
+                n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str) and " " in n.value
+            ]
             if names and texts:
                 found.extend((path, name, node.lineno) for name in names)
     return found
@@ -113,12 +155,14 @@ def test_every_prompt_yaml_states_its_provenance(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     match = PROVENANCE_LINE.search(text)
     assert match, f"{path}: defines prompts but has no '# Provenance:' comment"
-    statement = "\n".join(line for line in text[match.start():].splitlines()[:4] if line.lstrip().startswith("#"))
+    statement = "\n".join(line for line in text[match.start() :].splitlines()[:4] if line.lstrip().startswith("#"))
     assert SOURCE.search(statement) or "tasks/" in statement, f"{path}: provenance names no source: {statement!r}"
 
 
 @pytest.mark.parametrize(
-    ("path", "name", "line"), template_constants(), ids=lambda v: v if isinstance(v, str) else getattr(v, "name", str(v))
+    ("path", "name", "line"),
+    template_constants(),
+    ids=lambda v: v if isinstance(v, str) else getattr(v, "name", str(v)),
 )
 def test_every_template_constant_has_a_provenance_comment_above_it(path: Path, name: str, line: int) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -132,13 +176,16 @@ def test_every_template_constant_has_a_provenance_comment_above_it(path: Path, n
     assert SOURCE.search(comment), f"{path}:{line}: {name}'s provenance names no source: {comment!r}"
 
 
-@pytest.mark.parametrize("body", [
-    "prompts:\n  normal: 'Which is better?'\n",
-    "paraphrases:\n  - normal: 'Which is better?'\n",
-    "stages:\n  - name: g\n    prompts: !function m.f\n",
-    "answer_instructions:\n  cot: 'Think step by step.'\n",
-    "doc_to_text: 'Q: {{q}}'\n",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "prompts:\n  normal: 'Which is better?'\n",
+        "paraphrases:\n  - normal: 'Which is better?'\n",
+        "stages:\n  - name: g\n    prompts: !function m.f\n",
+        "answer_instructions:\n  cot: 'Think step by step.'\n",
+        "doc_to_text: 'Q: {{q}}'\n",
+    ],
+)
 def test_a_file_without_provenance_fails(tmp_path: Path, body: str) -> None:
     """The check itself: a prompt YAML without the comment is caught, whichever key holds the prompt."""
     bad = tmp_path / "_bad_yaml"

@@ -21,8 +21,13 @@ def test_every_family_with_a_display_module_is_found_and_no_other_module() -> No
 
 @pytest.mark.parametrize(
     ("name", "label", "radar", "value"),
-    [("s_comm", "s_comm", True, None), ("s_tran_4", "s_tran(4)", True, 4), ("gv_consistency", "GV", True, None),
-     ("tau_all", "τ all", True, None), ("igc_density", "IGC dens", False, None)],
+    [
+        ("s_comm", "s_comm", True, None),
+        ("s_tran_4", "s_tran(4)", True, 4),
+        ("gv_consistency", "GV", True, None),
+        ("tau_all", "τ all", True, None),
+        ("igc_density", "IGC dens", False, None),
+    ],
 )
 def test_declared_metrics_are_found_with_their_facts(name: str, label: str, radar: bool, value: int | None) -> None:
     info = reports.metric_display(name)

@@ -35,16 +35,19 @@ def docs(task: str, **metadata: Any) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- one rule for all
-@pytest.mark.parametrize(("task", "key", "closest"), [
-    ("logic_consistency_summeval", "max_itemz", "max_items"),
-    ("logic_consistency_caters", "ordr", "order"),
-    ("logic_consistency_gv_arithmetic", "n_doc", "n_docs"),
-    ("logic_consistency_gv_arithmetic", "max_digit", "max_digits"),
-    ("logic_consistency_gv_plan_arithmetic", "negaton", "negation"),
-    ("logic_consistency_gv_triviaqa", "seeds", "seed"),
-    ("logic_consistency_causal_ranking", "one_per_par", "one_per_pair"),
-    ("logic_consistency_causal_ctp_so", "splt", "split"),
-])
+@pytest.mark.parametrize(
+    ("task", "key", "closest"),
+    [
+        ("logic_consistency_summeval", "max_itemz", "max_items"),
+        ("logic_consistency_caters", "ordr", "order"),
+        ("logic_consistency_gv_arithmetic", "n_doc", "n_docs"),
+        ("logic_consistency_gv_arithmetic", "max_digit", "max_digits"),
+        ("logic_consistency_gv_plan_arithmetic", "negaton", "negation"),
+        ("logic_consistency_gv_triviaqa", "seeds", "seed"),
+        ("logic_consistency_causal_ranking", "one_per_par", "one_per_pair"),
+        ("logic_consistency_causal_ctp_so", "splt", "split"),
+    ],
+)
 def test_near_miss_is_an_error_naming_task_and_closest_key_before_any_data_loads(
     task: str, key: str, closest: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,8 +62,15 @@ def test_near_miss_is_an_error_naming_task_and_closest_key_before_any_data_loads
 
 def test_model_arguments_and_other_families_options_pass() -> None:
     # lm-eval 0.4.13 merges --model_args into every task's metadata
-    found = docs("logic_consistency_gv_arithmetic", n_docs=3, pretrained="x", dtype="float32", max_items=4,
-                 min_shared_tokens=256, trust_remote_code=True)
+    found = docs(
+        "logic_consistency_gv_arithmetic",
+        n_docs=3,
+        pretrained="x",
+        dtype="float32",
+        max_items=4,
+        min_shared_tokens=256,
+        trust_remote_code=True,
+    )
     assert len(found) == 3
 
 
@@ -74,21 +84,47 @@ def test_suite_options_are_the_families_options() -> None:
 
     from logic_consistency.tasks.causal import hooks
     from logic_consistency.tasks.data import caters, delta_causal, summeval
-    from logic_consistency.tasks.gv import arithmetic, harmful, plan_arithmetic, prompt_prioritization, style_transfer, triviaqa
+    from logic_consistency.tasks.gv import (
+        arithmetic,
+        harmful,
+        plan_arithmetic,
+        prompt_prioritization,
+        style_transfer,
+        triviaqa,
+    )
 
-    loaders = [caters.load, summeval.load, delta_causal.load, hooks.load_ctp, arithmetic.load, plan_arithmetic.load,
-               harmful.load, prompt_prioritization.load, style_transfer.load, triviaqa.load]
-    names = {p for loader in loaders for p, spec in inspect.signature(loader).parameters.items()
-             if spec.kind is spec.KEYWORD_ONLY}
+    loaders = [
+        caters.load,
+        summeval.load,
+        delta_causal.load,
+        hooks.load_ctp,
+        arithmetic.load,
+        plan_arithmetic.load,
+        harmful.load,
+        prompt_prioritization.load,
+        style_transfer.load,
+        triviaqa.load,
+    ]
+    names = {
+        p
+        for loader in loaders
+        for p, spec in inspect.signature(loader).parameters.items()
+        if spec.kind is spec.KEYWORD_ONLY
+    }
     assert names | set(METADATA_KEYS) == SUITE_OPTIONS
 
 
 # ----------------------------------------------------------------------------- bounds
-@pytest.mark.parametrize(("task", "key"), [
-    ("logic_consistency_summeval", "pairs_runs"), ("logic_consistency_summeval", "transitivity_samples"),
-    ("logic_consistency_summeval_cot_sc", "samples"), ("logic_consistency_gv_arithmetic", "n_docs"),
-    ("logic_consistency_gv_triviaqa", "n_docs"),
-])
+@pytest.mark.parametrize(
+    ("task", "key"),
+    [
+        ("logic_consistency_summeval", "pairs_runs"),
+        ("logic_consistency_summeval", "transitivity_samples"),
+        ("logic_consistency_summeval_cot_sc", "samples"),
+        ("logic_consistency_gv_arithmetic", "n_docs"),
+        ("logic_consistency_gv_triviaqa", "n_docs"),
+    ],
+)
 def test_sizes_have_stated_upper_bounds(task: str, key: str) -> None:
     bound = LIMITS[key]
     with pytest.raises(OptionError, match=rf"task '{task}'.*{key} must be at most {bound:,}"):
@@ -119,7 +155,9 @@ def test_ks_transitivity_samples_calibrated_pairs_runs_change_their_scores() -> 
     base = _scores("logic_consistency_summeval")
     assert "s_tran_4" in base and 0 < base["s_tran_3"] < 1
     assert "s_tran_4" not in _scores("logic_consistency_summeval", ks=[3])
-    sampled = [_scores("logic_consistency_summeval", transitivity_samples=1, seed=seed)["s_tran_3"] for seed in range(4)]
+    sampled = [
+        _scores("logic_consistency_summeval", transitivity_samples=1, seed=seed)["s_tran_3"] for seed in range(4)
+    ]
     assert set(sampled) <= {0.0, 1.0}  # one random 3-subset: acyclic or not
     calibrated = _scores("logic_consistency_summeval", calibrated=True)
     assert calibrated["s_comm"] != base["s_comm"] or calibrated["s_tran_3"] != base["s_tran_3"]
@@ -164,8 +202,10 @@ def test_caters_min_events_and_count_events_filter_stories() -> None:
 def test_gv_options_change_their_documents() -> None:
     assert len(docs("logic_consistency_gv_arithmetic", n_docs=4)) == 4
     times = docs("logic_consistency_gv_arithmetic", n_docs=6, operations="*")
-    assert all("*" in doc["question"] or "times" in doc["question"].lower() or "product" in doc["question"].lower()
-               for doc in times)
+    assert all(
+        "*" in doc["question"] or "times" in doc["question"].lower() or "product" in doc["question"].lower()
+        for doc in times
+    )
     small = docs("logic_consistency_gv_arithmetic", n_docs=20, max_digits=1)
     assert all(max(doc["a"], doc["b"]) < 10 for doc in small)
     constraint = docs("logic_consistency_gv_plan_arithmetic", n_docs=3, negation="constraint")

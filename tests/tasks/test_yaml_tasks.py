@@ -32,8 +32,11 @@ def test_every_yaml_file_is_indexed() -> None:
     assert len(yaml_files) >= 30 and len(SUITE_TASKS) >= 29
     for path in yaml_files:
         text = path.read_text(encoding="utf-8")
-        declared = [line.split(":", 1)[1].strip() for line in text.splitlines()
-                    if line.startswith(("task:", "group:")) and line.split(":", 1)[1].strip()]
+        declared = [
+            line.split(":", 1)[1].strip()
+            for line in text.splitlines()
+            if line.startswith(("task:", "group:")) and line.split(":", 1)[1].strip()
+        ]
         assert declared and declared[0] in names, path
 
 
@@ -45,8 +48,9 @@ def test_shipped_task_loads_against_fixtures(name: str) -> None:
     assert docs, f"{name}: no documents from the fixtures"
     prompt = task.doc_to_text(docs[0])
     assert isinstance(prompt, str)
-    if task.config.task.startswith(("logic_consistency_summeval", "logic_consistency_noveleval",
-                                    "logic_consistency_caters")):
+    if task.config.task.startswith(
+        ("logic_consistency_summeval", "logic_consistency_noveleval", "logic_consistency_caters")
+    ):
         # the pairwise class renders every (variant, i, j) of the first document
         rendered = [task.render(variant, docs[0], i, j) for variant, i, j in task.plan(docs[0])]
         assert rendered and all(docs[0]["items"][i] in text for text, (_, i, _) in zip(rendered, task.plan(docs[0])))

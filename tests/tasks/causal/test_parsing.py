@@ -26,7 +26,7 @@ GOOD_GENERATIONS = [
     f"First defeater: {FIRST}\nSecond defeater: {SECOND}",
     f"**Supporter 1:** {FIRST}\n**Supporter 2:** {SECOND}",
     f"1. **{FIRST}**\n2. **{SECOND}**",
-    f"\"{FIRST}\"\n\"{SECOND}\"",
+    f'"{FIRST}"\n"{SECOND}"',
     f"‘{FIRST}’\n‘{SECOND}’",
     f"“{FIRST}”\n“{SECOND}”",
     f"Sure, here are two weaker defeaters:\n\n{FIRST}\n{SECOND}",
@@ -133,7 +133,7 @@ GOOD_RANKINGS = [
     "\n".join(f"{n}. {ARGUMENTS[n - 1]}" for n in RANKING),
     "\n".join(f"{rank}. {ARGUMENTS[n - 1]}" for rank, n in enumerate(RANKING, start=1)),
     "\n".join(f"{rank}. Argument {n}: {ARGUMENTS[n - 1]}" for rank, n in enumerate(RANKING, start=1)),
-    "Here you go:\n" + "\n".join(f"- \"{ARGUMENTS[n - 1].upper()}\"" for n in RANKING),
+    "Here you go:\n" + "\n".join(f'- "{ARGUMENTS[n - 1].upper()}"' for n in RANKING),
     "\n".join(f"{n}. {ARGUMENTS[n - 1]} - this one matters" for n in RANKING),
     # the same ranking twice is still one ranking
     f"{SPACED}\n\nFinal answer: {SPACED}",
@@ -208,8 +208,16 @@ OUTPUTS = {
 def test_parse_generation_labels_the_ten_intermediates() -> None:
     parsed = hooks.parse_generation(DOC, OUTPUTS)
     assert parsed["intermediates"] == {
-        "-5": "SD2", "-4": "SD1", "-3": DOC["defeater"], "-2": "WD1", "-1": "WD2",
-        "+1": "WS2", "+2": "WS1", "+3": DOC["supporter"], "+4": "SS1", "+5": "SS2",
+        "-5": "SD2",
+        "-4": "SD1",
+        "-3": DOC["defeater"],
+        "-2": "WD1",
+        "-1": "WD2",
+        "+1": "WS2",
+        "+2": "WS1",
+        "+3": DOC["supporter"],
+        "+4": "SS1",
+        "+5": "SS2",
     }
     assert parsed["shown_labels"] == [5, -5, 1, -1, -4, 4, -3, 3, -2, 2]
 

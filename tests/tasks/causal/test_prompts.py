@@ -79,7 +79,9 @@ def test_generation_prompt_renders_figure_7_example_exactly() -> None:
         ("stronger_supporters", "supporter", "stronger", EXAMPLE["supporter"], 12),
     ],
 )
-def test_the_four_generation_prompts_of_a_document(name: str, kind: str, strength: str, original: str, words: int) -> None:
+def test_the_four_generation_prompts_of_a_document(
+    name: str, kind: str, strength: str, original: str, words: int
+) -> None:
     prompt = hooks.generation_prompts(EXAMPLE)[name]
     expected = (
         FIGURE_7_EXAMPLE.replace("supporter", kind)
@@ -97,20 +99,34 @@ def test_ranking_prompt_renders_figure_8_template() -> None:
 
 def test_ranking_prompt_differs_from_figure_8_example_only_where_documented() -> None:
     printed_example = FIGURE_8_TEMPLATE_FILLED.replace(
-        "weaken the argumentative strength of the cause-effect pair", "weaken the force of reasons of the cause-effect pair"
+        "weaken the argumentative strength of the cause-effect pair",
+        "weaken the force of reasons of the cause-effect pair",
     ).replace("without any additional explanation", "without any addition explanation")
     rendered = ranking_prompt(EXAMPLE, FIGURE_8_ARGUMENTS)
     assert rendered != printed_example
-    assert rendered.replace("argumentative strength of the cause-effect", "force of reasons of the cause-effect").replace(
-        "any additional", "any addition"
-    ) == printed_example
+    assert (
+        rendered.replace("argumentative strength of the cause-effect", "force of reasons of the cause-effect").replace(
+            "any additional", "any addition"
+        )
+        == printed_example
+    )
 
 
 def test_ranking_prompts_hook_shows_the_display_order() -> None:
-    doc = {**EXAMPLE, "stages": {"generation": {"parsed": {
-        "intermediates": {hooks.label_key(label): f"argument with label {label}" for label in (-5, -4, -3, -2, -1, 1, 2, 3, 4, 5)},
-        "shown_labels": [3, -1, 5, -5, 1, -2, 2, -3, 4, -4],
-    }}}}
+    doc = {
+        **EXAMPLE,
+        "stages": {
+            "generation": {
+                "parsed": {
+                    "intermediates": {
+                        hooks.label_key(label): f"argument with label {label}"
+                        for label in (-5, -4, -3, -2, -1, 1, 2, 3, 4, 5)
+                    },
+                    "shown_labels": [3, -1, 5, -5, 1, -2, 2, -3, 4, -4],
+                }
+            }
+        },
+    }
     prompt = hooks.ranking_prompts(doc)["ranking"]
     assert prompt.endswith(
         "The ten arguments are:\n1. argument with label 3\n2. argument with label -1\n3. argument with label 5\n"
@@ -129,7 +145,10 @@ def test_shared_prefix_comes_first() -> None:
 
 
 # ----------------------------------------------------------------------------- Table 2 (CTP)
-DOC = {"cause": "The family goes on a cultural tour of China.", "effect": "The family has a greater appreciation for Chinese people."}
+DOC = {
+    "cause": "The family goes on a cultural tour of China.",
+    "effect": "The family has a greater appreciation for Chinese people.",
+}
 INTERMEDIATE = "The tour guide ditches them."
 
 

@@ -16,7 +16,9 @@ SWAPPED = [-5, -4, -3, -2, 1, -1, 2, 3, 4, 5]
 TASK = "logic_consistency_causal_ranking"
 
 
-def sample(ranked: list[int] | None = None, *, generation_error: bool = False, ranking_error: bool = False) -> dict[str, Any]:
+def sample(
+    ranked: list[int] | None = None, *, generation_error: bool = False, ranking_error: bool = False
+) -> dict[str, Any]:
     """One line of an lm-eval samples file of a causal task (only the fields the report reads)."""
     stages: dict[str, Any] = {"generation": {"parsed": {"intermediates": {}, "shown_labels": []}}}
     if generation_error:
@@ -42,12 +44,16 @@ def test_task_name_from_the_lm_eval_file_name() -> None:
 
 
 def test_report_pools_files_of_a_task_and_separates_tasks(tmp_path: Path) -> None:
-    first = write_samples(tmp_path / f"samples_{TASK}_2025-01-01T00-00-00.000001.jsonl",
-                          [sample(PERFECT), sample(SWAPPED), sample(generation_error=True)])
-    second = write_samples(tmp_path / f"samples_{TASK}_2025-01-02T00-00-00.000001.jsonl",
-                           [sample(PERFECT), sample(ranking_error=True)])
-    ctp = write_samples(tmp_path / "samples_logic_consistency_causal_ctp_so_2025-01-01T00-00-00.000001.jsonl",
-                        [sample(PERFECT[::-1])])
+    first = write_samples(
+        tmp_path / f"samples_{TASK}_2025-01-01T00-00-00.000001.jsonl",
+        [sample(PERFECT), sample(SWAPPED), sample(generation_error=True)],
+    )
+    second = write_samples(
+        tmp_path / f"samples_{TASK}_2025-01-02T00-00-00.000001.jsonl", [sample(PERFECT), sample(ranking_error=True)]
+    )
+    ctp = write_samples(
+        tmp_path / "samples_logic_consistency_causal_ctp_so_2025-01-01T00-00-00.000001.jsonl", [sample(PERFECT[::-1])]
+    )
     written = report.confusion_report([first, second, ctp], tmp_path / "out")
     assert set(written) == {TASK, "logic_consistency_causal_ctp_so"}
     data = json.loads(written[TASK]["json"].read_text(encoding="utf-8"))
@@ -59,7 +65,9 @@ def test_report_pools_files_of_a_task_and_separates_tasks(tmp_path: Path) -> Non
     assert counts[0][0] == 3 and counts[4][4] == 2 and counts[4][5] == 1 and counts[5][4] == 1
     assert data["row_percent"][4][4] == pytest.approx(200 / 3, abs=1e-3)
     assert data["diagonal_percent"] == pytest.approx(100 * 28 / 30, abs=1e-3)
-    reversed_counts = json.loads(written["logic_consistency_causal_ctp_so"]["json"].read_text(encoding="utf-8"))["counts"]
+    reversed_counts = json.loads(written["logic_consistency_causal_ctp_so"]["json"].read_text(encoding="utf-8"))[
+        "counts"
+    ]
     assert reversed_counts[0][9] == 1 and reversed_counts[9][0] == 1
     for files in written.values():
         assert files["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -82,7 +82,7 @@ class SelfAwareLM(LM):
         if any(word in cause for word in self.babble) and (kind, strength) == ("supporter", "stronger"):
             return texts[0]
         if self.chatty:
-            return f"Sure! Here are two {strength} {kind}s:\n\n1. **{texts[0]}**\n2. \"{texts[1]}\"\n\nI hope this helps!"
+            return f'Sure! Here are two {strength} {kind}s:\n\n1. **{texts[0]}**\n2. "{texts[1]}"\n\nI hope this helps!'
         return "\n".join(texts)
 
     def _answer_ranking(self, prompt: str) -> str:
@@ -166,7 +166,9 @@ def test_unparseable_answers_are_counted_not_scored() -> None:
 
 
 def test_malformed_generation_leaves_other_documents_scored() -> None:
-    metrics = _metrics(_run(SelfAwareLM(babble=["solar"]), ["logic_consistency_causal_ranking"]), "logic_consistency_causal_ranking")
+    metrics = _metrics(
+        _run(SelfAwareLM(babble=["solar"]), ["logic_consistency_causal_ranking"]), "logic_consistency_causal_ranking"
+    )
     assert metrics["unparseable_generation"] == 2
     assert metrics["tau_all"] == 1.0  # the three other documents
 
@@ -228,7 +230,10 @@ def test_confusion_report_reads_a_real_samples_file(tmp_path: Path) -> None:
     # written as `lm_eval --output_path out --log_samples` writes them
     tracker = EvaluationTracker(output_path=str(tmp_path / "out"))
     results = _run(
-        SelfAwareLM(babble=["solar"]), ["logic_consistency_causal_ranking"], log_samples=True, evaluation_tracker=tracker
+        SelfAwareLM(babble=["solar"]),
+        ["logic_consistency_causal_ranking"],
+        log_samples=True,
+        evaluation_tracker=tracker,
     )
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)

@@ -73,7 +73,7 @@ def test_identity_mentions_are_merged_and_items_are_self_contained() -> None:
     maya = rows_by_id()[MAYA]
     assert sorted(maya["item_ids"], key=lambda t: int(t[1:])) == [f"T{n}" for n in range(1, 9)]  # T9 merged into T1
     items = dict(zip(maya["item_ids"], maya["items"]))
-    assert items["T1"] == "baked (in: \"Maya [baked] a cake for her brother's birthday.\")"
+    assert items["T1"] == 'baked (in: "Maya [baked] a cake for her brother\'s birthday.")'
     assert items["T5"] == 'was happy (in: "Her brother arrived at noon and [was] very [happy].")'
     leo = dict(zip(*(rows_by_id()[LEO][key] for key in ("item_ids", "items"))))
     assert leo["T2"] == 'ran (in: "He [ran] and ran until he reached the station.")'
@@ -129,7 +129,9 @@ def test_instance_filter_options(options: dict[str, Any], expected: list[str]) -
 
 
 @pytest.mark.usefixtures("local_fixtures")
-@pytest.mark.parametrize("options", [{"min_events": 1}, {"min_events": "7"}, {"count_events": "some"}, {"max_items": 1}])
+@pytest.mark.parametrize(
+    "options", [{"min_events": 1}, {"min_events": "7"}, {"count_events": "some"}, {"max_items": 1}]
+)
 def test_bad_options_are_rejected(options: dict[str, Any]) -> None:
     with pytest.raises((ValueError, TypeError)):
         caters.load(**options)
@@ -269,7 +271,9 @@ def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("local_fixtures")
-def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(caplog: pytest.LogCaptureFixture) -> None:
+def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Maya's story tells two flashbacks: "frosted" (T2) is mentioned before "cooled" (T3) but the
     annotation says cooled BEFORE frosted; "saw" (T6) is mentioned before "eaten" (T7), annotated
     eaten BEFORE saw. The default human order follows the annotation on exactly those pairs."""
@@ -282,9 +286,7 @@ def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(c
         assert maya[earlier] > maya[later]  # higher score = earlier = wins "which happened earlier?"
         assert narrative[earlier] < narrative[later]
     # every other pair keeps the narrative order (narrative position only breaks ties)
-    flipped = {
-        (a, b) for a in maya for b in maya if a < b and (maya[a] > maya[b]) != (narrative[a] > narrative[b])
-    }
+    flipped = {(a, b) for a in maya for b in maya if a < b and (maya[a] > maya[b]) != (narrative[a] > narrative[b])}
     assert flipped == {("T2", "T3"), ("T6", "T7")}
     # the loader's log counts the disagreeing pairs over the kept stories: Maya 2 of C(8, 2) = 28,
     # Leo 1 of 21 (T5 before T4), Ana's relations all follow her story's order (0 of 21)
@@ -293,7 +295,10 @@ def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(c
     assert caters.order_disagreements(stories[LEO]) == (1, 21)
     assert caters.order_disagreements(stories["dev/part_11/story00"]) == (0, 21)
     message = next(r.getMessage() for r in caplog.records if "disagree" in r.getMessage())
-    assert "human order = annotated" in message and "disagree on 3 of 70 event pairs (4.3%) of the 3 kept stories" in message
+    assert (
+        "human order = annotated" in message
+        and "disagree on 3 of 70 event pairs (4.3%) of the 3 kept stories" in message
+    )
 
 
 @pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")

@@ -24,7 +24,14 @@ def test_format_error_message_names_source_location_and_field() -> None:
 
 @pytest.mark.parametrize(
     ("max_items", "seed", "error"),
-    [(1, 0, ValueError), (0, 0, ValueError), (2.0, 0, TypeError), (True, 0, TypeError), (None, -1, ValueError), (None, "1", TypeError)],
+    [
+        (1, 0, ValueError),
+        (0, 0, ValueError),
+        (2.0, 0, TypeError),
+        (True, 0, TypeError),
+        (None, -1, ValueError),
+        (None, "1", TypeError),
+    ],
 )
 def test_check_options_rejects_bad_values(max_items: object, seed: object, error: type[Exception]) -> None:
     with pytest.raises(error):
@@ -53,7 +60,11 @@ def test_select_item_indices_does_not_depend_on_python_hash_randomisation() -> N
     )
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": hash_seed}, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         for hash_seed in ("1", "2", "3")
     }

@@ -16,8 +16,18 @@ TEST_FILE = "shuffled_test_extended.csv"
 # Captured at import, before any test changes the environment.
 REAL_DATA = os.environ.get(DATA_ENV_VAR)
 FIELDS = {
-    "id", "pair_id", "domain", "keyword", "keyword_model", "cause", "effect_interval", "effect",
-    "defeater_interval", "defeater", "supporter", "display_order",
+    "id",
+    "pair_id",
+    "domain",
+    "keyword",
+    "keyword_model",
+    "cause",
+    "effect_interval",
+    "effect",
+    "defeater_interval",
+    "defeater",
+    "supporter",
+    "display_order",
 }
 
 
@@ -110,12 +120,23 @@ GOOD_ROW = '9,travel,x,none,A cause.,"Days later,",An effect.,"Hours later,",A d
     ("line", "new", "location", "field", "fragment"),
     [
         (3, '101-1,travel,ferry,chatgpt,,"Days later,",Effect.,"Minutes later,",D.,S.', "line 3", "cause", "is empty"),
-        (2, '101,travel,ferry,chatgpt,Cause.,"Days later,",Effect.,"Hours later,",D.,  ', "line 2", "supporter", "is empty"),
+        (
+            2,
+            '101,travel,ferry,chatgpt,Cause.,"Days later,",Effect.,"Hours later,",D.,  ',
+            "line 2",
+            "supporter",
+            "is empty",
+        ),
         (2, ',travel,ferry,chatgpt,Cause.,"Days later,",Effect.,"Hours later,",D.,S.', "line 2", "ID", "is empty"),
         (5, "202,science,solar panels,gpt3,Cause.", "line 5", None, "has 5 fields, expected 10"),
         (6, GOOD_ROW.replace("9,", "101-2,", 1), "line 6", "ID", "repeats ID '101-2' (first seen on line 4)"),
-        (1, "ID,domain,keyword,keyword-model,cause,long_term_interval,long_term_effect,defeater_time_interval,defeater",
-         "line 1", "supporter", "is missing from the header"),
+        (
+            1,
+            "ID,domain,keyword,keyword-model,cause,long_term_interval,long_term_effect,defeater_time_interval,defeater",
+            "line 1",
+            "supporter",
+            "is missing from the header",
+        ),
     ],
 )
 def test_malformed_rows_name_file_line_and_field(
@@ -132,7 +153,9 @@ def test_malformed_rows_name_file_line_and_field(
 
 
 def test_a_multi_line_record_is_reported_at_its_first_line(data_copy: Path) -> None:
-    replace_line(data_copy, 2, '101,travel,ferry,chatgpt,"A cause\nover two lines.","Days later,",E.,"Hours later,",D.,')
+    replace_line(
+        data_copy, 2, '101,travel,ferry,chatgpt,"A cause\nover two lines.","Days later,",E.,"Hours later,",D.,'
+    )
     with pytest.raises(DatasetFormatError, match=r"line 2: field 'supporter' is empty"):
         delta_causal.load()
 
@@ -155,10 +178,12 @@ def test_online_path_downloads_the_pinned_file(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(_source, "download", fake_download)
     assert delta_causal.load()["test"].to_list() == offline
-    assert calls == [{
-        TEST_FILE: "https://raw.githubusercontent.com/cui-shaobo/defeasibility-in-causality/"
-        "ebfdbc8443146c287fb1b2629f1faac884889471/delta-causal-dataset/shuffled_test_extended.csv"
-    }]
+    assert calls == [
+        {
+            TEST_FILE: "https://raw.githubusercontent.com/cui-shaobo/defeasibility-in-causality/"
+            "ebfdbc8443146c287fb1b2629f1faac884889471/delta-causal-dataset/shuffled_test_extended.csv"
+        }
+    ]
 
 
 @pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")

@@ -63,7 +63,9 @@ def test_max_items_keeps_aligned_seeded_subsets() -> None:
         assert positions == sorted(positions)
         assert row["items"] == [original["items"][p] for p in positions]
         assert row["human_scores"] == [original["human_scores"][p] for p in positions]
-    subsets = {tuple(capped_row["item_ids"]) for s in range(8) for capped_row in noveleval.load(max_items=2, seed=s)["test"]}
+    subsets = {
+        tuple(capped_row["item_ids"]) for s in range(8) for capped_row in noveleval.load(max_items=2, seed=s)["test"]
+    }
     assert len(subsets) > 3
 
 

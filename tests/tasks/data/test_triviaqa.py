@@ -130,7 +130,11 @@ def test_online_path_maps_the_hub_fields(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(triviaqa, "load_hub_split", lambda: datasets.Dataset.from_list(hub_rows))
     online = triviaqa.load()["test"].to_list()
     assert online == [{k: r[k] for k in ("qid", "question", "gold_answer", "aliases")} for r in fixture_records()]
-    assert (triviaqa.HUB_PATH, triviaqa.HUB_CONFIG, triviaqa.HUB_SPLIT) == ("mandarjoshi/trivia_qa", "rc.nocontext", "validation")
+    assert (triviaqa.HUB_PATH, triviaqa.HUB_CONFIG, triviaqa.HUB_SPLIT) == (
+        "mandarjoshi/trivia_qa",
+        "rc.nocontext",
+        "validation",
+    )
 
 
 def test_online_malformed_row_names_hub_dataset_and_row(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +144,9 @@ def test_online_malformed_row_names_hub_dataset_and_row(monkeypatch: pytest.Monk
         {"question_id": "b", "question": "Q?", "answer": {"value": "x"}},
     ]
     monkeypatch.setattr(triviaqa, "load_hub_split", lambda: rows)
-    with pytest.raises(DatasetFormatError, match=r"mandarjoshi/trivia_qa .*row index 1: field 'answer.aliases' is missing"):
+    with pytest.raises(
+        DatasetFormatError, match=r"mandarjoshi/trivia_qa .*row index 1: field 'answer.aliases' is missing"
+    ):
         triviaqa.load()
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.tasks.data import DATA_ENV_VAR
-from logic_consistency.tasks.gv import arithmetic, harmful, plan_arithmetic, prompt_prioritization, style_transfer, triviaqa
+from logic_consistency.tasks.gv import (
+    arithmetic,
+    harmful,
+    plan_arithmetic,
+    prompt_prioritization,
+    style_transfer,
+    triviaqa,
+)
 from logic_consistency.tasks.gv.common import draw_r
 from logic_consistency.tasks.gv.prioritization_inputs import ITEMS
 from logic_consistency.tasks.gv.style_inputs import HELDOUT_STYLES, SENTENCES, TRAIN_STYLES

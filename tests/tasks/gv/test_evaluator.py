@@ -12,7 +12,6 @@ from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
 from lm_eval.tasks import TaskManager
 
-
 ROOT = Path(__file__).resolve().parents[3]
 GV_DIR = ROOT / "tasks" / "gv"
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -21,7 +20,14 @@ MAIN = [f"logic_consistency_gv_{name}" for name in NAMES]
 GENERATE = [f"{task}_generate" for task in MAIN]
 N_DOCS = 6
 # TriviaQA and AdvBench fixtures hold 4 rows each; n_docs=6 keeps them all.
-EXPECTED_DOCS = {"arithmetic": 6, "plan_arithmetic": 6, "triviaqa": 4, "style_transfer": 6, "prompt_prioritization": 6, "harmful": 4}
+EXPECTED_DOCS = {
+    "arithmetic": 6,
+    "plan_arithmetic": 6,
+    "triviaqa": 4,
+    "style_transfer": 6,
+    "prompt_prioritization": 6,
+    "harmful": 4,
+}
 WITH_GROUND_TRUTH = ("arithmetic", "plan_arithmetic", "triviaqa")
 
 
@@ -90,7 +96,10 @@ def test_correctness_randomisation_shows_the_answer_r_asks_for(honest_run: dict[
         assert f"\nA: {shown}\nThe computation is (True/False):" in doc["stages"]["validator"]["prompts"]["main"]
     for sample in honest_run["samples"]["logic_consistency_gv_plan_arithmetic"]:
         relation = "not equals" if sample["doc"]["r"] == -1 else "equals"
-        assert f"right hand side {relation} {sample['doc']['target']}?" in sample["doc"]["stages"]["generator"]["prompts"]["main"]
+        assert (
+            f"right hand side {relation} {sample['doc']['target']}?"
+            in sample["doc"]["stages"]["generator"]["prompts"]["main"]
+        )
 
 
 def test_inconsistent_validator_scores_zero() -> None:

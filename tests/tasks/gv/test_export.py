@@ -38,7 +38,9 @@ def samples_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(DATA_ENV_VAR, str(FIXTURES / "data"))
         manager = TaskManager(include_path=str(ROOT / "tasks" / "gv"), include_defaults=False, metadata={"n_docs": 5})
-        results = simple_evaluate(model=fakes.ScriptedLM(generate, score), tasks=TASKS, task_manager=manager, log_samples=True)
+        results = simple_evaluate(
+            model=fakes.ScriptedLM(generate, score), tasks=TASKS, task_manager=manager, log_samples=True
+        )
     samples = results.pop("samples")
     tracker = EvaluationTracker(output_path=str(out))
     tracker.save_results_aggregated(results=results, samples=samples)
@@ -64,7 +66,10 @@ def test_consistent_only_keeps_the_consistent_pairs(samples_dir: Path, tmp_path:
     # arithmetic: 5 inconsistent; TriviaQA: 3 consistent + 1 unparseable; style transfer: 5 consistent
     assert (result.documents, result.incomplete, result.exported, result.pairs) == (14, 1, 8, 16)
     assert len(records) == 16 and all(record["consistent"] for record in records)
-    assert {record["task"] for record in records} == {"logic_consistency_gv_triviaqa", "logic_consistency_gv_style_transfer"}
+    assert {record["task"] for record in records} == {
+        "logic_consistency_gv_triviaqa",
+        "logic_consistency_gv_style_transfer",
+    }
     assert [record["role"] for record in records] == ["generator", "validator"] * 8
     for generator, validator in zip(records[::2], records[1::2]):
         assert generator["doc_id"] == validator["doc_id"] and generator["r"] == validator["r"]

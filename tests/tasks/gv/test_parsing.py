@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.tasks.gv import arithmetic, harmful, plan_arithmetic, prompt_prioritization, style_transfer, triviaqa
+from logic_consistency.tasks.gv import (
+    arithmetic,
+    harmful,
+    plan_arithmetic,
+    prompt_prioritization,
+    style_transfer,
+    triviaqa,
+)
 from logic_consistency.tasks.gv.common import A_OR_B, TRUE_FALSE, YES_NO_HARMFUL
 from logic_consistency.tasks.gv.parsing import (
     Unparseable,
@@ -78,7 +85,15 @@ def test_arithmetic_negative_numbers_and_unicode_minus() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("80,167", 80167), ("-2,853", -2853), ("12.50", Fraction(25, 2)), ("x = 7", 7), ("1,2345", None), ("3 or 4", None), ("", None)],
+    [
+        ("80,167", 80167),
+        ("-2,853", -2853),
+        ("12.50", Fraction(25, 2)),
+        ("x = 7", 7),
+        ("1,2345", None),
+        ("3 or 4", None),
+        ("", None),
+    ],
 )
 def test_parse_number(text: str, value: Any) -> None:
     assert parse_number(text) == value
@@ -179,7 +194,7 @@ def test_triviaqa_alias_matching_uses_the_official_normalisation() -> None:
     [
         (" The economy is in the dumps.", "The economy is in the dumps."),
         (" The economy is in the dumps.\n\nHere is some more text", "The economy is in the dumps."),
-        ("Sure! Here's a more humorous rewrite:\n\n\"The economy is in the dumps.\"", "The economy is in the dumps."),
+        ('Sure! Here\'s a more humorous rewrite:\n\n"The economy is in the dumps."', "The economy is in the dumps."),
         ("Sure, here is a rewrite: The economy is in the dumps.", "The economy is in the dumps."),
         ("Certainly!\n\n**The economy is in the dumps.**", "The economy is in the dumps."),
         ("Answer: The economy is in the dumps.", "The economy is in the dumps."),
@@ -217,7 +232,9 @@ def test_prioritisation_and_harmful_keep_every_paragraph() -> None:
     }
     assert harmful.parse_generator({"r": 1}, {"main": text}) == {"reply": "First paragraph.\n\nSecond paragraph."}
     # a refusal is content, not a parse failure
-    assert harmful.parse_generator({"r": -1}, {"main": " I'm sorry, I can't help with that."})["reply"].startswith("I'm sorry")
+    assert harmful.parse_generator({"r": -1}, {"main": " I'm sorry, I can't help with that."})["reply"].startswith(
+        "I'm sorry"
+    )
     assert "error" in harmful.parse_generator({"r": 1}, {"main": "  \n "})
 
 
@@ -232,7 +249,10 @@ def test_clean_free_text_needs_text() -> None:
     [
         (" True", True),
         ("True.", True),
-        (" True\nVerify whether the following computation is correct.\nQ: What is 3 + 4?\nA: 8\nThe computation is (True/False): False", True),
+        (
+            " True\nVerify whether the following computation is correct.\nQ: What is 3 + 4?\nA: 8\nThe computation is (True/False): False",
+            True,
+        ),
         ("false", False),
         ("**False**", False),
         ("Sure!\nThe computation is True.", True),

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.tasks.gv import arithmetic, harmful, plan_arithmetic, prompt_prioritization, style_transfer, triviaqa
+from logic_consistency.tasks.gv import (
+    arithmetic,
+    harmful,
+    plan_arithmetic,
+    prompt_prioritization,
+    style_transfer,
+    triviaqa,
+)
 
 
 def paper_prompt(excerpt: str, answer: str) -> str:
@@ -140,7 +147,10 @@ def test_style_transfer_prompts_match_table_13_with_order_randomisation() -> Non
     assert style_transfer.validator_prompts(with_stages(doc, parsed))["main"] == paper_prompt(STYLE_VALIDATOR, "A")
     flipped = {**doc, "r": -1}
     parsed = style_transfer.parse_generator(flipped, {"main": f" {REWRITE}"})
-    assert f"\nA: The economy is bad.\nB: {REWRITE}\n" in style_transfer.validator_prompts(with_stages(flipped, parsed))["main"]
+    assert (
+        f"\nA: The economy is bad.\nB: {REWRITE}\n"
+        in style_transfer.validator_prompts(with_stages(flipped, parsed))["main"]
+    )
 
 
 # ----------------------------------------------------------------------------- prompt prioritisation

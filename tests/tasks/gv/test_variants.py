@@ -93,7 +93,10 @@ def generate(prompt: str, *, honest_validator: bool = True, cot_answer: str | No
         verdict = solve(question) == int(shown)
         return cot_answer if cot_answer is not None else f" {question} || {verdict == honest_validator}"
     if prompt.startswith("Compute: 6 * 10"):
-        a, b, c, d, t = map(int, re.search(r"Compute: (\d+) \* (\d+) \+ (\d+) \* (\d+) = (\d+)\nAnswer \(True/False\):$", prompt).groups())
+        a, b, c, d, t = map(
+            int,
+            re.search(r"Compute: (\d+) \* (\d+) \+ (\d+) \* (\d+) = (\d+)\nAnswer \(True/False\):$", prompt).groups(),
+        )
         verdict = a * b + c * d == t
         return cot_answer if cot_answer is not None else f" {a * b + c * d} || {verdict == honest_validator}"
     if prompt.startswith("Verify whether the following answer is correct."):
@@ -183,7 +186,10 @@ APPENDIX_G_ARITHMETIC = (
 
 def test_arithmetic_cot_validator_is_appendix_g() -> None:
     doc = {"question": "What is 12 * 3?", "stages": {"generator": {"parsed": {"shown": "36"}}}}
-    assert arithmetic.cot_validator_prompts(doc)["main"] == APPENDIX_G_ARITHMETIC + "Q: What is 12 * 3?\nA: 36\nChain of thoughts:"
+    assert (
+        arithmetic.cot_validator_prompts(doc)["main"]
+        == APPENDIX_G_ARITHMETIC + "Q: What is 12 * 3?\nA: 36\nChain of thoughts:"
+    )
 
 
 def test_plan_arithmetic_cot_prompts_are_appendix_g() -> None:
@@ -200,7 +206,9 @@ def test_plan_arithmetic_cot_prompts_are_appendix_g() -> None:
     assert negative.endswith("satisfy the constraint:\nConstraint: NOT 109 or 52\nAnswer:")
     with_stage = {**doc, "stages": {"generator": {"parsed": {"numbers": [4, 7, 3, 11]}}}}
     validator = plan_arithmetic.cot_validator_prompts(with_stage)["main"]
-    assert validator.startswith("Compute: 6 * 10 + 4 * 6 = 84\nAnswer (True/False): 6 * 10 = 60; 4 * 6 = 24; 60 + 24 = 84 = RHS || True\n\n")
+    assert validator.startswith(
+        "Compute: 6 * 10 + 4 * 6 = 84\nAnswer (True/False): 6 * 10 = 60; 4 * 6 = 24; 60 + 24 = 84 = RHS || True\n\n"
+    )
     assert validator.endswith("Compute: 4 * 7 + 3 * 11 = 52\nAnswer (True/False):")
 
 
@@ -232,7 +240,10 @@ def test_chain_of_thought_verdict_is_read_after_the_delimiter() -> None:
 
 # ----------------------------------------------------------------------------- arithmetic operations
 def test_arithmetic_operations_option() -> None:
-    assert arithmetic.load(n_docs=50, seed=3)["test"].to_list() == arithmetic.load(n_docs=50, seed=3, operations="+-")["test"].to_list()
+    assert (
+        arithmetic.load(n_docs=50, seed=3)["test"].to_list()
+        == arithmetic.load(n_docs=50, seed=3, operations="+-")["test"].to_list()
+    )
     docs = arithmetic.load(n_docs=300, seed=3, operations="+-*", max_digits=3)["test"]
     ops = {_QUESTION.fullmatch(q).group(2) for q in docs["question"]}
     assert ops == set(_OPS)
@@ -240,7 +251,10 @@ def test_arithmetic_operations_option() -> None:
         assert doc["answer"] == solve(doc["question"]) and doc["a"] < 1000 and doc["b"] < 1000
     only_times = arithmetic.load(n_docs=20, seed=3, operations="*")["test"]
     assert {_QUESTION.fullmatch(q).group(2) for q in only_times["question"]} <= {"*", "times"}
-    assert arithmetic.load_cot(n_docs=5)["test"].to_list() == arithmetic.load(n_docs=5, operations="+-*", max_digits=3)["test"].to_list()
+    assert (
+        arithmetic.load_cot(n_docs=5)["test"].to_list()
+        == arithmetic.load(n_docs=5, operations="+-*", max_digits=3)["test"].to_list()
+    )
     for bad in ("", "+/", "++", 3):
         with pytest.raises(ValueError, match="operations"):
             arithmetic.load(n_docs=2, operations=bad)

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 from lm_eval.tasks._yaml_loader import load_yaml
 
-from logic_consistency.tasks.gv import arithmetic, common, harmful, plan_arithmetic, prompt_prioritization, style_transfer, triviaqa
+from logic_consistency.tasks.gv import (
+    arithmetic,
+    common,
+    harmful,
+    plan_arithmetic,
+    prompt_prioritization,
+    style_transfer,
+    triviaqa,
+)
 
 GV_DIR = Path(__file__).resolve().parents[3] / "tasks" / "gv"
 MODULES = {

@@ -24,8 +24,9 @@ def fixture_data(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("dataset", list(LOADERS))
 @pytest.mark.parametrize("seed", [1234, 7])
 def test_task_cap_equals_the_loader_cap(dataset: str, seed: int) -> None:
-    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
-                          metadata={"max_items": 4, "ks": [3, 4], "seed": seed})
+    manager = TaskManager(
+        include_path=str(tasks_dir()), include_defaults=False, metadata={"max_items": 4, "ks": [3, 4], "seed": seed}
+    )
     task = manager.load(f"logic_consistency_{dataset}")["tasks"][f"logic_consistency_{dataset}"]
     docs = list(task.test_docs())
     expected = LOADERS[dataset](max_items=4, seed=seed)["test"].to_list()

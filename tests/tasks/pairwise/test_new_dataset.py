@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = ROOT / "tests" / "fixtures" / "data" / "tiny_pairwise" / "instances.jsonl"
 _OPTIONS = re.compile(r"A: item-(\d+)\nB: item-(\d+)\nWhich is (larger|smaller)\?")
 
-LOADER = '''
+LOADER = """
 import json
 import datasets
 
@@ -41,14 +41,15 @@ def load_tiny(path):
                          "items": record["candidates"], "item_ids": [str(k) for k in range(len(record["candidates"]))],
                          "human_scores": [float(s) for s in record["scores"]]})
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-'''
+"""
 
 
 def _write_task(folder: Path, dataset_kwargs: str = f"path: {FIXTURE}") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "utils.py").write_text(LOADER, encoding="utf-8")
-    (folder / "tinyset.yaml").write_text(textwrap.dedent(f"""\
-        include: {tasks_dir() / 'pairwise' / '_pairwise_yaml'}
+    (folder / "tinyset.yaml").write_text(
+        textwrap.dedent(f"""\
+        include: {tasks_dir() / "pairwise" / "_pairwise_yaml"}
         task: logic_consistency_tinyset
         custom_dataset: !function utils.load_tiny
         dataset_kwargs:
@@ -56,7 +57,9 @@ def _write_task(folder: Path, dataset_kwargs: str = f"path: {FIXTURE}") -> Path:
         prompts:
           normal: "{{{{ context }}}}\\nA: {{{{ item_a }}}}\\nB: {{{{ item_b }}}}\\nWhich is larger? {{{{ answer_instruction }}}}"
           negated: "{{{{ context }}}}\\nA: {{{{ item_a }}}}\\nB: {{{{ item_b }}}}\\nWhich is smaller? {{{{ answer_instruction }}}}"
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -86,12 +89,15 @@ def no_dataset_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_new_dataset_runs_with_yaml_and_loader_only(tmp_path: Path) -> None:
     folder = _write_task(tmp_path / "tinyset")
-    manager = TaskManager(include_path=str(folder), include_defaults=False,
-                          metadata={"max_items": 4, "ks": [3, 4], "seed": 5})
-    results = simple_evaluate(model=Judge(), tasks=["logic_consistency_tinyset"], task_manager=manager,
-                              log_samples=True)
-    scores = {k.split(",")[0]: v for k, v in results["results"]["logic_consistency_tinyset"].items()
-              if k.endswith(",none")}
+    manager = TaskManager(
+        include_path=str(folder), include_defaults=False, metadata={"max_items": 4, "ks": [3, 4], "seed": 5}
+    )
+    results = simple_evaluate(
+        model=Judge(), tasks=["logic_consistency_tinyset"], task_manager=manager, log_samples=True
+    )
+    scores = {
+        k.split(",")[0]: v for k, v in results["results"]["logic_consistency_tinyset"].items() if k.endswith(",none")
+    }
     for name in ("s_tran_3", "s_tran_4", "s_comm", "s_neg", "human_agreement"):
         assert scores[name] == pytest.approx(1.0), name
     # the cap is the task's: a seeded subset of 4 of the 6 items of tiny-0, aligned across fields
@@ -111,7 +117,9 @@ def test_template_tag_puts_the_new_dataset_in_the_pairwise_group(tmp_path: Path)
 def test_unknown_loader_keyword_fails_before_loading_and_suggests(tmp_path: Path) -> None:
     folder = _write_task(tmp_path / "tinyset", dataset_kwargs="pth: /nowhere.jsonl")
     manager = TaskManager(include_path=str(folder), include_defaults=False)
-    with pytest.raises(ValueError, match=r"logic_consistency_tinyset.*dataset_kwargs.*pth.*did you mean .pth. -> .path."):
+    with pytest.raises(
+        ValueError, match=r"logic_consistency_tinyset.*dataset_kwargs.*pth.*did you mean .pth. -> .path."
+    ):
         manager.load("logic_consistency_tinyset")
 
 

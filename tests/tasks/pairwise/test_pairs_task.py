@@ -111,13 +111,33 @@ def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path, method
 
     root = Path(__file__).resolve().parents[3]
     lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
-    env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
     metadata = {"max_items": 5, "pairs_runs": 10, **(UNPRUNED_BEAM if method == "beam" else {})}
     run = subprocess.run(
-        [lm_eval, "--model", "dummy", "--tasks", "logic_consistency_summeval_pairs", "--limit", "2",
-         "--metadata", json.dumps(metadata), "--output_path", str(tmp_path), "--log_samples"],
-        capture_output=True, text=True, env=env, timeout=900, cwd=root,
+        [
+            lm_eval,
+            "--model",
+            "dummy",
+            "--tasks",
+            "logic_consistency_summeval_pairs",
+            "--limit",
+            "2",
+            "--metadata",
+            json.dumps(metadata),
+            "--output_path",
+            str(tmp_path),
+            "--log_samples",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        cwd=root,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     (results_file,) = tmp_path.glob("*/results_*.json")

@@ -46,8 +46,11 @@ def test_ten_distinct_paraphrases_and_the_first_is_the_default(tasks, dataset):
 def test_bad_template_id_is_an_error(tmp_path):
     from logic_consistency.tasks.pairwise.task import PairwiseOptions
 
-    config = {"paraphrases": [{"normal": "x {{ item_a }}"}], "template_id": 2,
-              "answer_instructions": {"direct": "A or B"}}
+    config = {
+        "paraphrases": [{"normal": "x {{ item_a }}"}],
+        "template_id": 2,
+        "answer_instructions": {"direct": "A or B"},
+    }
     with pytest.raises(ValueError, match="template_id must be an integer in 1..1"):
         PairwiseOptions.from_config(config, {}, task="t")
     with pytest.raises(ValueError, match="paraphrases"):

@@ -23,8 +23,13 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 
 # a > b twice, b > c, c > a (a 3-cycle), every item beats d; only one presentation order each.
 INTRANSITIVE = [
-    ("a", "b", "a"), ("a", "b", "a"), ("b", "c", "b"), ("c", "a", "c"),
-    ("a", "d", "a"), ("b", "d", "b"), ("c", "d", "c"),
+    ("a", "b", "a"),
+    ("a", "b", "a"),
+    ("b", "c", "b"),
+    ("c", "a", "c"),
+    ("a", "d", "a"),
+    ("b", "d", "b"),
+    ("c", "d", "c"),
 ]
 
 

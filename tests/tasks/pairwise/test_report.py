@@ -20,11 +20,18 @@ from logic_consistency.cli import main
 GROUP = "logic_consistency_pairwise"
 
 
-def write_results(path: Path, model: str, tasks: dict[str, dict[str, float]], *, date: float | None = None,
-                  group: dict[str, float] | None = None) -> Path:
+def write_results(
+    path: Path,
+    model: str,
+    tasks: dict[str, dict[str, float]],
+    *,
+    date: float | None = None,
+    group: dict[str, float] | None = None,
+) -> Path:
     """A results file shaped like lm-eval 0.4.13's: tasks and groups in ``results``, configs for tasks only."""
-    results: dict[str, dict] = {task: {"alias": task, **{f"{k},none": v for k, v in metrics.items()}}
-                                for task, metrics in tasks.items()}
+    results: dict[str, dict] = {
+        task: {"alias": task, **{f"{k},none": v for k, v in metrics.items()}} for task, metrics in tasks.items()
+    }
     data: dict = {"results": results, "model_name": model, "config": {}, "configs": {t: {"task": t} for t in tasks}}
     if group is not None:
         results[GROUP] = {"alias": GROUP, **{f"{k},none": v for k, v in group.items()}}
@@ -40,8 +47,8 @@ def write_results(path: Path, model: str, tasks: dict[str, dict[str, float]], *,
 S_COMM = np.array([0.30, 0.42, 0.45, 0.51, 0.58, 0.63, 0.70, 0.74, 0.81, 0.90])
 #: H per template for each model, with the correlation each must give (known, not computed by the suite)
 H = {
-    "linear": 0.40 + 0.5 * S_COMM,                      # Pearson = Spearman = +1
-    "anti": 0.95 - 0.6 * S_COMM,                         # Pearson = Spearman = -1
+    "linear": 0.40 + 0.5 * S_COMM,  # Pearson = Spearman = +1
+    "anti": 0.95 - 0.6 * S_COMM,  # Pearson = Spearman = -1
     # ranks 1..10 with templates 4 and 5 swapped: Spearman = 1 - 6 * 2 / (10 * 99) = 0.98788
     "swapped": np.array([0.50, 0.52, 0.55, 0.61, 0.60, 0.66, 0.70, 0.71, 0.77, 0.80]),
 }
@@ -50,9 +57,15 @@ KNOWN = {"linear": (1.0, 1.0), "anti": (-1.0, -1.0), "swapped": (None, 1 - 6 * 2
 
 def model_tasks(model: str, templates: range) -> dict[str, dict[str, float]]:
     h = H[model]
-    return {f"logic_consistency_summeval_para{t:02d}": {"s_comm": S_COMM[t - 1], "human_agreement": h[t - 1],
-                                                         "s_tran_3": 0.9, "position_bias": 0.5 + S_COMM[t - 1] / 10}
-            for t in templates}
+    return {
+        f"logic_consistency_summeval_para{t:02d}": {
+            "s_comm": S_COMM[t - 1],
+            "human_agreement": h[t - 1],
+            "s_tran_3": 0.9,
+            "position_bias": 0.5 + S_COMM[t - 1] / 10,
+        }
+        for t in templates
+    }
 
 
 @pytest.fixture()
@@ -68,15 +81,29 @@ def results_dir(tmp_path: Path) -> Path:
         }
         # one model's templates are split over two files (merged), the other files hold all ten
         if model == "linear":
-            write_results(root / model / "results_a.json", model, {**model_tasks(model, range(1, 6)), **extra},
-                          date=1.0, group={"s_comm": 0.1, "human_agreement": 0.9})
+            write_results(
+                root / model / "results_a.json",
+                model,
+                {**model_tasks(model, range(1, 6)), **extra},
+                date=1.0,
+                group={"s_comm": 0.1, "human_agreement": 0.9},
+            )
             write_results(root / model / "results_b.json", model, model_tasks(model, range(6, 11)), date=2.0)
         else:
-            write_results(root / model / "results_a.json", model, {**model_tasks(model, range(1, 11)), **extra},
-                          date=1.0, group={"s_comm": 0.1, "human_agreement": 0.9})
+            write_results(
+                root / model / "results_a.json",
+                model,
+                {**model_tasks(model, range(1, 11)), **extra},
+                date=1.0,
+                group={"s_comm": 0.1, "human_agreement": 0.9},
+            )
     # an older run of one template, superseded by the newer file's
-    write_results(root / "anti" / "results_old.json", "anti",
-                  {"logic_consistency_summeval_para03": {"s_comm": 0.99, "human_agreement": 0.99}}, date=0.5)
+    write_results(
+        root / "anti" / "results_old.json",
+        "anti",
+        {"logic_consistency_summeval_para03": {"s_comm": 0.99, "human_agreement": 0.99}},
+        date=0.5,
+    )
     return root
 
 
@@ -94,7 +121,9 @@ def test_figure5_is_a_correlation_per_model_across_its_templates(results_dir, tm
     for model, (pearson, spearman) in KNOWN.items():
         corr = fig5[model]
         assert corr["n"] == 10, model  # ten templates: plain task and para01 counted once, no CoT / generate
-        assert sorted(task for task, _, _ in corr["points"]) == [f"logic_consistency_summeval_para{t:02d}" for t in range(1, 11)]
+        assert sorted(task for task, _, _ in corr["points"]) == [
+            f"logic_consistency_summeval_para{t:02d}" for t in range(1, 11)
+        ]
         assert corr["spearman"] == pytest.approx(spearman), model
         if pearson is not None:
             assert corr["pearson"] == pytest.approx(pearson), model
@@ -142,10 +171,14 @@ def test_variants_join_only_when_asked_and_the_pooled_view_says_so(results_dir, 
 def test_figure4_one_point_per_model(tmp_path):
     models = {"m1": (0.70, 0.70), "m2": (0.85, 0.80), "m3": (0.95, 0.93)}
     for model, (s_tran, sa) in models.items():
-        write_results(tmp_path / "runs" / model / "results_x.json", model, {
-            "logic_consistency_caters": {"s_tran_3": s_tran, "s_comm": 0.5, "human_agreement": 0.6},
-            "logic_consistency_caters_cot_sc": {"self_agreement": sa, "s_comm": 0.3, "human_agreement": 0.5},
-        })
+        write_results(
+            tmp_path / "runs" / model / "results_x.json",
+            model,
+            {
+                "logic_consistency_caters": {"s_tran_3": s_tran, "s_comm": 0.5, "human_agreement": 0.6},
+                "logic_consistency_caters_cot_sc": {"self_agreement": sa, "s_comm": 0.3, "human_agreement": 0.5},
+            },
+        )
     report, out = run_report(tmp_path, str(tmp_path / "runs"))
     fig4 = report["s_tran_vs_self_agreement"]["s_tran_3"]["caters"]
     xs, ys = zip(*models.values(), strict=True)
@@ -166,15 +199,21 @@ def test_a_chat_template_run_is_another_model(tmp_path):
 
 
 def test_too_few_points_are_undefined_not_zero(tmp_path, capsys):
-    path = write_results(tmp_path / "one" / "results_x.json", "m1",
-                         {"logic_consistency_caters": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}})
+    path = write_results(
+        tmp_path / "one" / "results_x.json",
+        "m1",
+        {"logic_consistency_caters": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}},
+    )
     assert main(["correlate", str(path)]) == 0
     assert "undefined (n = 1" in capsys.readouterr().out
 
 
 def test_one_template_has_no_spread_and_the_json_says_null(tmp_path, capsys):
-    path = write_results(tmp_path / "one" / "results_x.json", "m1",
-                         {"logic_consistency_caters_para02": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}})
+    path = write_results(
+        tmp_path / "one" / "results_x.json",
+        "m1",
+        {"logic_consistency_caters_para02": {"s_tran_3": 0.9, "s_comm": 0.5, "human_agreement": 0.6}},
+    )
     assert main(["correlate", str(path), "--out", str(tmp_path / "out")]) == 0
     report = json.loads((tmp_path / "out" / "correlation_report.json").read_text())
     spread = report["spread"]["m1 / caters"]["s_comm"]

@@ -118,7 +118,12 @@ def test_bad_sample_count_is_an_error() -> None:
 def test_cache_resumes_sampled_generations(tmp_path: Path) -> None:
     model = Sampler(["A", "B", "A"])
     requests = [
-        Instance("generate_until", {}, (f"Option A: item-{a}\nOption B: item-1\nQuestion: Which is larger?", {"do_sample": True}), 0)
+        Instance(
+            "generate_until",
+            {},
+            (f"Option A: item-{a}\nOption B: item-1\nQuestion: Which is larger?", {"do_sample": True}),
+            0,
+        )
         for a in (2, 3)
     ]
     first = sample_generations(CachingLM(model, str(tmp_path / "cache.db")), requests, 3)
@@ -137,12 +142,31 @@ def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> No
 
     root = Path(__file__).resolve().parents[3]
     lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
-    env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
     run = subprocess.run(
-        [lm_eval, "--model", "dummy", "--tasks", "logic_consistency_pairwise_cot_sc", "--limit", "1",
-         "--metadata", json.dumps({"max_items": 4, "ks": [3, 4], "samples": 2}), "--output_path", str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=900, cwd=root,
+        [
+            lm_eval,
+            "--model",
+            "dummy",
+            "--tasks",
+            "logic_consistency_pairwise_cot_sc",
+            "--limit",
+            "1",
+            "--metadata",
+            json.dumps({"max_items": 4, "ks": [3, 4], "samples": 2}),
+            "--output_path",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        cwd=root,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     (results_file,) = tmp_path.glob("*/results_*.json")

@@ -41,9 +41,26 @@ def run_studies(model_args: list[str], tmp_path: Path) -> dict[str, Any]:
     runs = tmp_path / "runs"
     metadata = {"max_items": ITEMS, "ks": [3], "samples": 2, "pairs_runs": 5}
     run = subprocess.run(
-        [LM_EVAL, *model_args, "--tasks", ",".join(TASKS), "--limit", "1", "--metadata", json.dumps(metadata),
-         "--gen_kwargs", "max_gen_toks=48", "--output_path", str(runs), "--log_samples"],
-        capture_output=True, text=True, env=env, timeout=1800, cwd=ROOT,
+        [
+            LM_EVAL,
+            *model_args,
+            "--tasks",
+            ",".join(TASKS),
+            "--limit",
+            "1",
+            "--metadata",
+            json.dumps(metadata),
+            "--gen_kwargs",
+            "max_gen_toks=48",
+            "--output_path",
+            str(runs),
+            "--log_samples",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+        cwd=ROOT,
     )
     assert run.returncode == 0, run.stderr[-4000:]
     (results_file,) = runs.glob("*/results_*.json")
@@ -89,7 +106,9 @@ def check_studies(out: dict[str, Any], *, parsed_samples: bool) -> None:
     pairs = results["logic_consistency_caters_pairs"]
     assert -1.0 <= pairs["pairs_spearman,none"] <= 1.0 and -1.0 <= pairs["pairs_spearman_calibrated,none"] <= 1.0
     assert 0 < pairs["pairs_comparisons_ratio,none"] <= 3 / 6
-    assert {"pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"} <= on_board["logic_consistency_caters_pairs"]
+    assert {"pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"} <= on_board[
+        "logic_consistency_caters_pairs"
+    ]
     # 4. self-agreement: 6 ordered pairs x 2 variants x 2 samples, each parsed or counted
     sampled = results["logic_consistency_caters_cot_sc"]
     assert 0 <= sampled["unparseable,none"] <= 24
@@ -118,6 +137,8 @@ def test_dummy_model_runs_the_five_studies(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_embedded_model_runs_the_five_studies(tmp_path: Path) -> None:
-    out = run_studies(["--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4"], tmp_path)
+    out = run_studies(
+        ["--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "4"], tmp_path
+    )
     sampled = out["results"]["logic_consistency_caters_cot_sc"]
     check_studies(out, parsed_samples=sampled["unparseable,none"] < 24)

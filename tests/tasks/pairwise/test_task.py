@@ -175,5 +175,7 @@ def test_pairs_replay_runs_the_beam_when_asked() -> None:
     judge = ScriptedJudge(perfect)
     metrics = _metrics(_run(judge, "toy_pairwise", metadata=metadata), "toy_pairwise")
     assert metrics["pairs_comparisons_ratio"] == pytest.approx(0.5)
-    assert metrics["pairs_spearman"] == pytest.approx(1.0) and metrics["pairs_spearman_calibrated"] == pytest.approx(1.0)
+    assert metrics["pairs_spearman"] == pytest.approx(1.0) and metrics["pairs_spearman_calibrated"] == pytest.approx(
+        1.0
+    )
     assert len(judge.calls) == 2 * 2 * (20 + 12)  # the replay asks the model nothing more
