@@ -37,7 +37,12 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion
 
-from logic_consistency.harness_ext.choice_reading import ChoiceAnswer, read_choices
+from logic_consistency.harness_ext.choice_reading import (
+    DEFAULT_MAX_TOKENS,
+    ChoiceAnswer,
+    is_single_choice,
+    read_choices,
+)
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")
@@ -66,8 +71,7 @@ def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
                 f"lc-chat: task {task!r} sent a plain-text context; a chat endpoint needs chat messages: "
                 "run with --apply_chat_template"
             )
-        words = str(continuation).split()
-        if len(words) != 1:
+        if not is_single_choice(continuation):
             raise ChoiceRequestError(
                 f"lc-chat: task {task!r} asks for the log-likelihood of {continuation!r}; lc-chat reads only "
                 "one-word answer choices (answer letters, True/False) from a chat completion's top "
@@ -89,7 +93,9 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
     #: Tasks may check this (through ``--use_cache``'s wrapper too) to know answers are readings.
     reads_choices_from_top_logprobs = True
 
-    def __init__(self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = 8, **kwargs: Any) -> None:
+    def __init__(
+        self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = DEFAULT_MAX_TOKENS, **kwargs: Any
+    ) -> None:
         top_logprobs, max_tokens = int(top_logprobs), int(max_tokens)
         if not 1 <= top_logprobs <= MAX_TOP_LOGPROBS:
             raise ValueError(f"lc-chat: top_logprobs must be in [1, {MAX_TOP_LOGPROBS}], got {top_logprobs}")

@@ -39,6 +39,13 @@ from typing import Any
 
 #: Name of the per-document count of choices absent from the top N (a sum over documents).
 MISSING_METRIC = "n_choices_missing"
+#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
+DEFAULT_MAX_TOKENS = 8
+
+
+def is_single_choice(continuation: str) -> bool:
+    """Whether a log-likelihood continuation is one answer choice lc-chat can read: one word once stripped."""
+    return len(str(continuation).split()) == 1
 
 
 class ChoiceAnswer(tuple):  # type: ignore[type-arg]

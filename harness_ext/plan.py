@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from lm_eval.api.instance import Instance
 
 from logic_consistency.harness_ext import multistage
+from logic_consistency.harness_ext.choice_reading import is_single_choice
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -129,12 +130,6 @@ class Tally:
 
 #: lm-eval's default generation length when a task sets none (``TemplateLM``'s ``max_gen_toks``).
 DEFAULT_MAX_GEN_TOKS = 256
-
-
-def is_single_choice(continuation: str) -> bool:
-    """Whether a log-likelihood continuation is one answer choice: one word once stripped (" A", "True")."""
-    stripped = continuation.strip()
-    return bool(stripped) and not any(character.isspace() for character in stripped)
 
 
 @dataclass

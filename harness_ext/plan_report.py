@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
+
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import StageBound, TaskPlan
 
@@ -376,9 +378,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--lc-chat-max-tokens",
         type=int,
-        default=1,
+        default=DEFAULT_MAX_TOKENS,
         dest="lc_chat_max_tokens",
-        help="lc-chat's max_tokens per choice call (generated-token bound; default 1)",
+        help=f"lc-chat's max_tokens per choice call (generated-token bound; default {DEFAULT_MAX_TOKENS}, lc-chat's own)",
     )
     parser.add_argument("--price-in", type=float, default=None, dest="price_in", help="USD per million prompt tokens")
     parser.add_argument(
