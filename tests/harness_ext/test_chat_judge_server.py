@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from logic_consistency.common import task_of_samples_file
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
@@ -88,7 +90,8 @@ def _results(out: Path) -> dict[str, Any]:
 
 
 def _samples(out: Path, task: str) -> list[dict[str, Any]]:
-    (path,) = sorted(out.glob(f"*/samples_{task}_*.jsonl"))
+    # samples_<task>_<timestamp>.jsonl: the task's own file, not that of a task whose name extends it (_pairs)
+    (path,) = [found for found in sorted(out.glob(f"*/samples_{task}_*.jsonl")) if task_of_samples_file(found) == task]
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
