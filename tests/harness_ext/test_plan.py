@@ -41,6 +41,10 @@ TASKS = [
 class CountingDummy(DummyLM):
     """lm-eval's ``dummy`` model, counting the requests it receives per (task, request type)."""
 
+    #: No tokenizer: ``DummyLM.tokenizer`` fetches gpt2's from the hub, which ``simple_evaluate`` asks
+    #: for (``add_tokenizer_info``) and, with no network, waits out its retries before giving up.
+    tokenizer = None
+
     def __init__(self) -> None:
         super().__init__()
         self.seen: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -68,6 +72,7 @@ def runs(tokenizer: Any) -> tuple[dict[str, TaskPlan], CountingDummy]:
     mp = pytest.MonkeyPatch()
     mp.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
     mp.setenv("HF_DATASETS_OFFLINE", "1")
+    mp.setenv("HF_HUB_OFFLINE", "1")
     try:
         plans = {plan.task: plan for plan in plan_tasks(TASKS, limit=LIMIT, metadata=METADATA, tokenizer=tokenizer)}
         dummy = CountingDummy()
