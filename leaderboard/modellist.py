@@ -254,8 +254,6 @@ def load_model_list(
         data = yaml.load(read_text(source), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{source}: not UTF-8 text (byte {error.start}: {error.reason})") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: expected a mapping with a 'models' list at the top level")
     reject_unknown(data, TOP_KEYS, where=str(source), what="top-level key")

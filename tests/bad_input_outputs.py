@@ -404,7 +404,7 @@ for _label, _text, _expect in [
     CASES.append((_label, _bad_list, _expect, ValueError))
 
 
-@case("model list not UTF-8", "models.yaml", "not UTF-8", error=ValueError)
+@case("model list not UTF-8", "models.yaml", "line 2", "not valid UTF-8", error=ValueError)
 def _(tmp: Path) -> Any:
     (tmp / "models.yaml").write_bytes("models:\n  - {name: caf\xe9, model: m}\n".encode("latin-1"))
     return build(tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False)
