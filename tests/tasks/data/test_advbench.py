@@ -27,7 +27,7 @@ def write_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Pa
 
 def test_rows_follow_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
-    test = advbench.load(version=1.0, n_docs=2)["test"]
+    test = advbench.load()["test"]
     assert isinstance(test, datasets.Dataset)
     assert set(test.column_names) == {"id", "goal", "target"}
     with FIXTURE_FILE.open(encoding="utf-8", newline="") as handle:

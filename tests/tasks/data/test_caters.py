@@ -140,7 +140,7 @@ def test_bad_options_are_rejected(options: dict[str, Any]) -> None:
 @pytest.mark.usefixtures("local_fixtures")
 def test_max_items_keeps_aligned_seeded_subsets_and_context() -> None:
     full = rows_by_id(seed=11)
-    capped = caters.load(max_items=4, seed=11, task="ignored")["test"]
+    capped = caters.load(max_items=4, seed=11)["test"]
     assert capped.to_list() == caters.load(max_items=4, seed=11)["test"].to_list()
     for row in capped:
         original = full[row["instance_id"]]

@@ -73,7 +73,7 @@ def test_one_document_per_row_with_the_row_fields() -> None:
 
 @pytest.mark.usefixtures("local_fixtures")
 def test_display_orders_are_seeded_per_document_permutations() -> None:
-    test = delta_causal.load(version=1.0, unused_metadata="x")["test"]
+    test = delta_causal.load()["test"]
     orders = [tuple(order) for order in test["display_order"]]
     assert all(sorted(order) == list(range(10)) for order in orders)
     assert len(set(orders)) == len(orders)  # differs between documents

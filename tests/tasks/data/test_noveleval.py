@@ -54,7 +54,7 @@ def test_rows_follow_the_common_schema() -> None:
 @pytest.mark.usefixtures("local_fixtures")
 def test_max_items_keeps_aligned_seeded_subsets() -> None:
     full = {row["instance_id"]: row for row in noveleval.load()["test"]}
-    capped = noveleval.load(max_items=4, seed=3, unused_metadata="x")["test"]
+    capped = noveleval.load(max_items=4, seed=3)["test"]
     assert capped.to_list() == noveleval.load(max_items=4, seed=3)["test"].to_list()
     for row in capped:
         original = full[row["instance_id"]]

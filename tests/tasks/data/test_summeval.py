@@ -54,8 +54,8 @@ def test_rows_follow_the_common_schema() -> None:
 
 
 @pytest.mark.usefixtures("local_fixtures")
-def test_aspect_option_and_ignored_kwargs() -> None:
-    test = summeval.load(aspect="fluency", version=1.0, pretrained="whatever")["test"]
+def test_aspect_option() -> None:
+    test = summeval.load(aspect="fluency")["test"]
     assert test[1]["human_scores"] == pytest.approx(fixture_records()[1]["fluency"])
     assert test[1]["aspect"] == "fluency"
     with pytest.raises(ValueError, match="aspect"):
