@@ -39,6 +39,12 @@ def loader_parameter_names(loader: Callable[..., Any]) -> list[str]:
     return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
+def loader_name(loader: Callable[..., Any]) -> str:
+    """The loader's dotted name for messages (``logic_consistency.tasks.data.summeval.load``)."""
+    module, name = getattr(loader, "__module__", None), getattr(loader, "__qualname__", None)
+    return f"{module}.{name}" if module and name else repr(loader)
+
+
 def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
     """Transition form of :func:`loader_parameter_names` for ``tasks/pairwise/task.py`` (``[0]``), until it
     calls that; the flag that stood for ``**kwargs`` is always ``False`` now that no loader gets extra keys."""
@@ -105,9 +111,11 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
             return []
         named = loader_parameter_names(loader)
         dataset_kwargs = config.get("dataset_kwargs") or {}
-        name = getattr(loader, "__qualname__", str(loader))
         reject_unknown(
-            dataset_kwargs, named, where=f"task {task!r}: dataset_kwargs of the loader {name}", what="parameter"
+            dataset_kwargs,
+            named,
+            where=f"task {task!r}: dataset_kwargs of the loader {loader_name(loader)}",
+            what="parameter",
         )
         reject_near_misses(metadata, (*task_options, *named), where=f"task {task!r}: metadata")
         fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bad_inputs_support import DATA_FILES, CaseTable, copy_data, loader
+from bad_inputs_support import DATA_FILES, CaseTable, build_task, copy_data, loader
 
 CASES = CaseTable()
 
@@ -115,3 +115,19 @@ for _dataset, _option, _value, _message in [
         return loader(dataset)(**{option: value})
 
     CASES.add(f"option {_dataset} {_option}={_value!r}", _run, _message)
+
+
+# A dataset_kwargs key the loader does not name: one task of each kind (pairwise, GV, causal), through the
+# task class as lm-eval builds it (tests/test_bad_inputs_files_options.py covers every task).
+for _task, _key, _loader, _closest in [
+    ("logic_consistency_summeval", "aspet", "summeval.load", "'aspect'"),
+    ("logic_consistency_gv_arithmetic", "max_digit", "arithmetic.load", "'max_digits'"),
+    ("logic_consistency_causal_ctp_so", "one_per_par", "load_ctp", "'one_per_pair'"),
+]:
+    CASES.add(
+        f"dataset_kwargs {_task} {_key}",
+        lambda tmp, task=_task, key=_key: build_task(task, **{key: True}),
+        f"task {_task!r}",
+        _loader,
+        f"{_key!r} -> {_closest}",
+    )

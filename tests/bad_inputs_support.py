@@ -8,6 +8,7 @@ every case with :func:`run_case`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import shutil
 from collections.abc import Callable
@@ -16,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lm_eval.tasks import TaskManager
+from lm_eval.tasks._yaml_loader import load_yaml
 
 from logic_consistency.cli import build_parser
+from logic_consistency.harness_ext.autoload import tasks_dir
 
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 
@@ -95,3 +99,24 @@ def cli(*argv: str) -> Any:
     """Run the suite's command line as a user would (``logic-consistency ARGV``)."""
     args = build_parser().parse_args(list(argv))
     return args.run(args)
+
+
+@functools.cache
+def suite_tasks() -> TaskManager:
+    """lm-eval's index of the suite's task YAML files (built once: it reads every file)."""
+    return TaskManager(include_path=str(tasks_dir()), include_defaults=False)
+
+
+def task_config(name: str) -> dict[str, Any]:
+    """The merged YAML config of the suite task ``name``, ``!function`` values resolved, as lm-eval reads it."""
+    return dict(load_yaml(suite_tasks().task_index[name].yaml_path, resolve_func=True))
+
+
+def build_task(name: str, **dataset_kwargs: Any) -> Any:
+    """Build the suite task ``name`` as lm-eval's ``TaskManager`` does, with ``dataset_kwargs`` added to its
+    YAML's; the task class checks its options before any data loads (then lm-eval loads the data)."""
+    config = task_config(name)
+    for key in ("tag", "group", "task_list"):  # lm-eval drops these before building a task
+        config.pop(key, None)
+    config["dataset_kwargs"] = {**(config.get("dataset_kwargs") or {}), **dataset_kwargs}
+    return config["class"](config=config)

@@ -1,8 +1,9 @@
 """The bad-input table, second part (issue 17): encodings and permissions of every dataset file,
 option typos, types and huge values of every family, corrupt request caches, conflicting REPAIR
 inputs. Same contract as ``tests/test_bad_inputs.py``: each case raises, and the message names the
-file, line, option or argument at fault. Inputs given twice and empty inputs are not errors: the
-tests at the end check that they are used once and said so, or warned about.
+file, line, option or argument at fault. Every task's loader refuses a ``dataset_kwargs`` key it does
+not name. Inputs given twice and empty inputs are not errors: the tests at the end check that they
+are used once and said so, or warned about.
 """
 
 from __future__ import annotations
@@ -19,13 +20,25 @@ from typing import Any
 import pytest
 
 from logic_consistency.common import files_or_folders
+from logic_consistency.harness_ext.base import loader_name, loader_parameter_names
 from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
 from logic_consistency.options import LIMITS, OptionError
 from logic_consistency.tasks.pairwise.task import PairwiseOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bad_input_options import PROMPTS  # noqa: E402
-from bad_inputs_support import DATA_FILES, Case, CaseTable, cli, copy_data, loader, run_case  # noqa: E402
+from bad_inputs_support import (  # noqa: E402
+    DATA_FILES,
+    Case,
+    CaseTable,
+    build_task,
+    cli,
+    copy_data,
+    loader,
+    run_case,
+    suite_tasks,
+    task_config,
+)
 
 CASES = CaseTable()
 
@@ -328,6 +341,31 @@ def test_this_part_of_the_table_holds_at_least_60_cases() -> None:
 @pytest.mark.parametrize("bad", CASES, ids=CASES.ids())
 def test_bad_input_is_named(bad: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_case(bad, tmp_path, monkeypatch)
+
+
+LOADER_TASKS = sorted(
+    name
+    for name in suite_tasks().all_subtasks
+    if name.startswith("logic_consistency") and callable(task_config(name).get("custom_dataset"))
+)
+
+
+def test_the_loader_check_covers_every_family() -> None:
+    for family in ("_summeval", "_gv_", "_causal_"):  # pairwise, generator-validator, causal
+        assert any(family in task for task in LOADER_TASKS), (family, LOADER_TASKS)
+
+
+@pytest.mark.parametrize("task", LOADER_TASKS)
+def test_every_loader_refuses_an_unknown_dataset_kwargs_key(task: str) -> None:
+    """A typo of the loader's last parameter in ``dataset_kwargs``: refused before any data loads."""
+    loader = task_config(task)["custom_dataset"]
+    parameter = loader_parameter_names(loader)[-1]
+    typo = parameter + parameter[-1]
+    with pytest.raises(OptionError) as raised:
+        build_task(task, **{typo: 1})
+    message = str(raised.value)
+    for part in (f"task {task!r}", loader_name(loader), f"{typo!r} -> {parameter!r}"):
+        assert part in message, f"{part!r} not in {message}"
 
 
 def test_a_file_given_twice_or_inside_a_given_folder_is_used_once_and_said_so(
