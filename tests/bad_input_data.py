@@ -11,6 +11,8 @@ from typing import Any
 
 from bad_inputs_support import DATA_FILES, CaseTable, build_task, copy_data, loader
 
+from logic_consistency.options import OptionError
+
 CASES = CaseTable()
 
 
@@ -51,26 +53,24 @@ def _(tmp: Path) -> Any:
     return loader("noveleval")()
 
 
-@CASES.case("data summeval human score NaN", "summeval_hub_format.jsonl", "line 1")
-def _(tmp: Path) -> Any:
-    target = copy_data(tmp) / "summeval" / "summeval_hub_format.jsonl"
-    lines = target.read_text(encoding="utf-8").splitlines()
-    record = json.loads(lines[0])
-    key = next(k for k, v in record.items() if isinstance(v, list) and v and isinstance(v[0], (int, float)))
-    record[key][0] = math.nan
-    target.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n", encoding="utf-8")
-    return loader("summeval")()
+def _summeval_score(index: int, value: Any) -> Callable[[Path], Any]:
+    """Set the first human score of record ``index`` (0-based) of the SummEval file to ``value``."""
+
+    def run(tmp: Path) -> Any:
+        target = copy_data(tmp) / "summeval" / "summeval_hub_format.jsonl"
+        lines = target.read_text(encoding="utf-8").splitlines()
+        record = json.loads(lines[index])
+        key = next(k for k, v in record.items() if isinstance(v, list) and v and isinstance(v[0], (int, float)))
+        record[key][0] = value
+        lines[index] = json.dumps(record)
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return loader("summeval")()
+
+    return run
 
 
-@CASES.case("data summeval human score a string", "summeval_hub_format.jsonl", "line 2")
-def _(tmp: Path) -> Any:
-    target = copy_data(tmp) / "summeval" / "summeval_hub_format.jsonl"
-    lines = target.read_text(encoding="utf-8").splitlines()
-    record = json.loads(lines[1])
-    key = next(k for k, v in record.items() if isinstance(v, list) and v and isinstance(v[0], (int, float)))
-    record[key][0] = "high"
-    target.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n", encoding="utf-8")
-    return loader("summeval")()
+CASES.add("data summeval human score NaN", _summeval_score(0, math.nan), "summeval_hub_format.jsonl", "line 1")
+CASES.add("data summeval human score a string", _summeval_score(1, "high"), "summeval_hub_format.jsonl", "line 2")
 
 
 @CASES.case("data advbench bad quote", "harmful_behaviors.csv", "line")
@@ -130,4 +130,5 @@ for _task, _key, _loader, _closest in [
         f"task {_task!r}",
         _loader,
         f"{_key!r} -> {_closest}",
+        error=OptionError,
     )
