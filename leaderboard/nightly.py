@@ -40,7 +40,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from logic_consistency.common import RESULTS_PATTERN, OutputError, check_outputs, check_writable, files_or_folders
+from logic_consistency.common import RESULTS_PATTERN, files_or_folders
+from logic_consistency.outputs import OutputError, check_outputs, check_writable
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results

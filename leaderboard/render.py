@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write
+from logic_consistency.outputs import atomic_write
 from logic_consistency.tasks.reports import metric_display
 
 from .ingest import is_count

@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print("run: python scripts/generate_task_configs.py", file=sys.stderr)
         return 1 if problems else 0
-    from logic_consistency.common import atomic_write
+    from logic_consistency.outputs import atomic_write
 
     for relative, text in generated_files().items():
         path = ROOT / relative

@@ -28,15 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import (
-    atomic_write,
-    atomic_write_json,
-    check_outputs,
-    files_or_folders,
-    read_samples,
-    task_of_samples_file,
-)
+from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
+from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs
 from logic_consistency.tasks.reports import ReportHook, register_report
 
 __all__ = ["add_cli", "confusion_report", "leaderboard_confusion", "read_rankings", "task_name"]
