@@ -50,6 +50,7 @@ from .modellist import load_model_list
 from .runner import (
     RUNS_DIR,
     RunOutcome,
+    RunSettings,
     default_lm_eval,
     embedded_sha_subprocess,
     lm_eval_command,
@@ -243,6 +244,9 @@ def build(
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
     executable = lm_eval or default_lm_eval()
+    settings = RunSettings(
+        night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
+    )
     with stop_signals_raise(), build_lock(root):
         remove_stale_temporaries(root)
         remove_stale_temporaries(root / HISTORY_DIR)
@@ -260,16 +264,7 @@ def build(
                         last[0] = now
                         bar.set_postfix_str(f"{name}: {line.strip()[-60:]}", refresh=True)
 
-                outcome = run_model(
-                    spec,
-                    night=night,
-                    out=root,
-                    cache_dir=caches,
-                    lm_eval=executable,
-                    bootstrap=bootstrap,
-                    embedded_sha=embedded_sha,
-                    on_output=show,
-                )
+                outcome = run_model(spec, settings, on_output=show)
                 outcomes.append(outcome)
                 status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")
