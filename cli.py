@@ -22,7 +22,7 @@ Commands:
 
 No command writes over one of its own inputs, over an existing file of another kind (an HTML
 page over JSON, say) or over a device, pipe or socket: every output is checked first by
-``common.check_outputs``, which also finds out whether it can be written at all. Exit status: 0, 2
+``outputs.check_outputs``, which also finds out whether it can be written at all. Exit status: 0, 2
 for bad arguments or input, 3 when an output cannot be written (read-only, permissions, immutable,
 disk full; one line naming the path), and ``leaderboard build`` 1 when a model failed.
 
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
-    from logic_consistency.common import OutputError
+    from logic_consistency.outputs import OutputError
 
     args = build_parser().parse_args(argv)
     try:

@@ -11,7 +11,7 @@ When, and only when, a program imports lm-eval, the hook
 * registers the model names ``lc-hf`` (lm-eval's ``hf`` with prefix-sharing log-likelihood scoring,
   see ``prefix_scorer.py``) and ``lc-embedded`` (the embedded default models, see ``models.py``), and
 * wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
-  (``multistage.current_lm``): lm-eval builds every request before calling the model, so a
+  (``current_run.current_lm``): lm-eval builds every request before calling the model, so a
   two-stage task runs its earlier stages with that same object while its requests are built, and
 * checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
   named in one line with the fix (``request_cache.py``).
@@ -227,7 +227,7 @@ def _warn_if_unpinned() -> None:
 
 
 def _patch_evaluator(module: ModuleType) -> None:
-    from logic_consistency.harness_ext.multistage import publish_lm
+    from logic_consistency.harness_ext.current_run import publish_lm
 
     original = getattr(module, "evaluate", None)
     if original is None or getattr(original, "_logic_consistency", False):

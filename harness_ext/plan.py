@@ -7,7 +7,7 @@ formatting flags), but with a *recorder* in place of the model:
 
 * tasks that ask the model while they build their requests (earlier stages of a
   :class:`~logic_consistency.harness_ext.multistage.MultiStageTask`, sampled judgements, PairS merge
-  rounds) find the recorder as :func:`~logic_consistency.harness_ext.multistage.current_lm`; it
+  rounds) find the recorder as :func:`~logic_consistency.harness_ext.current_run.current_lm`; it
   records each request and answers with a placeholder (empty text; a seeded random log-likelihood,
   like lm-eval's ``dummy``). Requests that do not depend on earlier answers (a first stage, samples)
   are therefore counted exactly; requests chosen from earlier answers (PairS rounds) are counted as
@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 
 from lm_eval.api.instance import Instance
 
-from logic_consistency.harness_ext import multistage
+from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.choice_reading import is_single_choice
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
@@ -160,7 +160,7 @@ class TaskPlan:
     notes: list[tuple[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     #: Requests of ``building`` that an earlier task of the plan already asked: one ``lm_eval`` run
-    #: sends them once (:func:`~logic_consistency.harness_ext.multistage.call_once`), so totals drop them.
+    #: sends them once (:func:`~logic_consistency.harness_ext.current_run.call_once`), so totals drop them.
     repeated: dict[str, Tally] = field(default_factory=dict)
 
 
@@ -241,27 +241,30 @@ def plan_tasks(
     clock["loaded"] = time.perf_counter()
     for name, task in loaded.items():
         recorder = RecordingLM(seed=seed, tokenizer=tokenizer)
-        token = multistage._CURRENT_RUN.set(multistage._Run(recorder))
-        level = multistage.eval_logger.level
-        # the recorder's placeholder answers block every later stage: that warning is no news here
-        multistage.eval_logger.setLevel(logging.ERROR)
+        quiet = (multistage.eval_logger, current_run.eval_logger)
+        levels = [logger.level for logger in quiet]
+        # the recorder's placeholder answers block every later stage, and repeated requests are
+        # counted by the plan itself: neither log line is news here
+        for logger in quiet:
+            logger.setLevel(logging.ERROR)
         try:
-            task.build_all_requests(
-                limit=get_sample_size(task, limit),
-                rank=0,
-                world_size=1,
-                cache_requests=False,
-                system_instruction=system_instruction,
-                apply_chat_template=apply_chat_template,
-                fewshot_as_multiturn=fewshot_as_multiturn,
-                chat_template=recorder.apply_chat_template if apply_chat_template else None,
-                tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
-            )
+            with current_run.published(recorder):
+                task.build_all_requests(
+                    limit=get_sample_size(task, limit),
+                    rank=0,
+                    world_size=1,
+                    cache_requests=False,
+                    system_instruction=system_instruction,
+                    apply_chat_template=apply_chat_template,
+                    fewshot_as_multiturn=fewshot_as_multiturn,
+                    chat_template=recorder.apply_chat_template if apply_chat_template else None,
+                    tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
+                )
         finally:
-            multistage._CURRENT_RUN.reset(token)
-            multistage.eval_logger.setLevel(level)
+            for logger, level in zip(quiet, levels, strict=True):
+                logger.setLevel(level)
         plan = _plan_one(name, task, recorder.requests)
-        keys = [multistage._request_key(request) for request in recorder.requests]
+        keys = [current_run.request_key(request) for request in recorder.requests]
         plan.repeated = _tally(
             r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked
         )

@@ -227,27 +227,16 @@ def render(
         totals["tokens"] += prompt - later - again["request_tokens"]
         totals["tokens_estimate"] += later
         totals["gen"] += gen_bound - again["generated_tokens"]
+        # the repeated requests, priced alike on both backends (one run sends them once)
+        again_cost = {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]}
+        again_usd = dollars(again_cost, price_in, price_out) or 0.0
         if lc["runnable"]:
             totals["lc"] += lc["calls"] - again["calls"] - again["ll_calls"]
             totals["lc_tokens"] += lc["prompt_tokens"] - again["call_tokens"]
-            totals["lc_usd"] += (lc_usd or 0.0) - (
-                dollars(
-                    {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
-                    price_in,
-                    price_out,
-                )
-                or 0.0
-            )
+            totals["lc_usd"] += (lc_usd or 0.0) - again_usd
         if chat["runnable"]:
             totals["chat"] += chat["calls"] - again["calls"]
-            totals["chat_usd"] += (chat_usd or 0.0) - (
-                dollars(
-                    {"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]},
-                    price_in,
-                    price_out,
-                )
-                or 0.0
-            )
+            totals["chat_usd"] += (chat_usd or 0.0) - again_usd
         if again["requests"]:
             notes.append(
                 f"{plan.task}: {_n(again['requests'])} of its earlier-stage requests repeat an earlier "

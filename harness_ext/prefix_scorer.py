@@ -15,7 +15,8 @@ chat templates, generation) and replaces only ``_loglikelihood_tokens``:
 3. walking that tree depth first, the key/value cache of each cached prefix is computed once (from its
    parent's cache), and the requests under it are scored in batches of ``batch_size`` rows whose
    inputs are only their own suffixes, with the prefix cache expanded across the batch (a view, not a
-   copy); rows are right-padded, which a causal mask makes harmless, as in ``HFLM``;
+   copy); rows are right-padded, which a causal mask makes harmless, as in ``HFLM`` (the batch
+   layout: ``prefix_batches.py``);
 4. requests whose inputs are identical (the two answer letters of one prompt) share one row;
    requests that share nothing worth caching go through ``HFLM``'s ordinary path.
 
@@ -37,12 +38,10 @@ once, which bounds memory). With ``batch_size=auto`` the prefix path uses ``max_
 
 from __future__ import annotations
 
-import copy
 import inspect
 import logging
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, cast
 
 import torch
@@ -50,6 +49,14 @@ import torch.nn.functional as F
 from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 
+from logic_consistency.harness_ext.prefix_batches import (
+    CachedRows,
+    batches,
+    chunks,
+    padding_bounded,
+    right_padded,
+    select_rows,
+)
 from logic_consistency.harness_ext.prefix_trie import PrefixGroup, plan_prefix_groups
 
 eval_logger = logging.getLogger(__name__)
@@ -137,7 +144,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             desc="Running loglikelihood requests (shared prefixes)",
         )
         try:
-            for chunk in _chunks([(0, root) for root in roots], rows_per_batch if self._holes_ok else 1):
+            for chunk in chunks([(0, root) for root in roots], rows_per_batch if self._holes_ok else 1):
                 self._score_group(self._extend(None, chunk), requests, inputs, results, rows_per_batch, pbar)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
@@ -199,7 +206,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         input_ids: torch.Tensor,
         cache: Any,
         keep: int | None,
-        attention: _Rows | None = None,
+        attention: CachedRows | None = None,
         rows: list[int] | None = None,
         lengths: list[int] | None = None,
     ) -> Any:
@@ -247,34 +254,12 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             raise _CacheNotReusable(f"its cache has {', '.join(odd)} layers, which update in place")
         return cache
 
-    @staticmethod
-    def _select(cache: Any, rows: list[int]) -> Any:
-        """A cache whose batch row ``k`` is row ``rows[k]`` of ``cache``; the stored prefix is never written.
-
-        Reusable layers rebind ``keys``/``values`` on update (``torch.cat``), so the shallow copy's
-        updates leave ``cache`` as it was; it keeps per-layer counters (a sliding layer's length)
-        apart. One repeated row is an expanded view (no copy).
-        """
-        view = copy.copy(cache)
-        view.layers = [copy.copy(layer) for layer in cache.layers]
-        same = all(row == rows[0] for row in rows)
-        index = torch.tensor(rows, dtype=torch.long)
-        for layer in view.layers:
-            if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.numel():
-                if same:
-                    layer.keys = layer.keys[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
-                    layer.values = layer.values[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
-                else:
-                    layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
-                    layer.values = layer.values.index_select(0, index.to(layer.values.device))
-        return view
-
-    def _extend(self, parent: _Rows | None, items: list[tuple[int, PrefixGroup]]) -> _Rows:
+    def _extend(self, parent: CachedRows | None, items: list[tuple[int, PrefixGroup]]) -> CachedRows:
         """Compute the caches of ``items`` (parent row, group) in one forward pass."""
         edges = [group.tokens[(0 if parent is None else parent.groups[row].length) :] for row, group in items]
         rows = [row for row, _ in items]
-        ids = _right_padded(edges, self.device)
-        cache = None if parent is None else self._select(parent.cache, rows)
+        ids = right_padded(edges, self.device)
+        cache = None if parent is None else select_rows(parent.cache, rows)
         out = self._forward(ids, cache, keep=1, attention=parent, rows=rows, lengths=[len(e) for e in edges])
         self._checked(out.past_key_values)
         fresh = torch.arange(ids.shape[1], device=self.device).unsqueeze(0) < torch.tensor(
@@ -286,11 +271,11 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             index = torch.tensor(rows, dtype=torch.long, device=self.device)
             valid, start = torch.cat([parent.valid[index], fresh], dim=1), parent.next_position[index]
         lengths = torch.tensor([len(e) for e in edges], dtype=torch.long, device=self.device)
-        return _Rows(out.past_key_values, valid, start + lengths, [group for _, group in items])
+        return CachedRows(out.past_key_values, valid, start + lengths, [group for _, group in items])
 
     def _score_group(
         self,
-        rows: _Rows,
+        rows: CachedRows,
         requests: list[Request],
         inputs: list[list[int]],
         results: list[tuple[float, bool] | None],
@@ -306,7 +291,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         ordered = sorted(leaves.items(), key=lambda item: (-len(item[0][1]), item[0][0]))
         if not self._holes_ok:  # a batch continues one cache row only
             ordered.sort(key=lambda item: item[0][0])
-        for batch in _batches(ordered, rows_per_batch, same_row=not self._holes_ok):
+        for batch in batches(ordered, rows_per_batch, same_row=not self._holes_ok):
             self._score_rows(rows, batch, requests, results)
             pbar.update(sum(len(members) for _, members in batch))
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
@@ -314,17 +299,17 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         # so little of the pass is padding.
         edge = {id(child): child.length - rows.groups[row].length for row, child in children}
         children.sort(key=lambda item: -edge[id(item[1])])
-        chunks = (
-            _padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
+        passes = (
+            padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
             if self._holes_ok
-            else _chunks(children, 1)
+            else chunks(children, 1)
         )
-        for chunk in chunks:
+        for chunk in passes:
             self._score_group(self._extend(rows, chunk), requests, inputs, results, rows_per_batch, pbar)
 
     def _score_rows(
         self,
-        rows: _Rows,
+        rows: CachedRows,
         batch: list[tuple[tuple[int, tuple[int, ...]], list[int]]],
         requests: list[Request],
         results: list[tuple[float, bool] | None],
@@ -332,11 +317,11 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         suffixes = [suffix for (_, suffix), _ in batch]
         cache_rows = [row for (row, _), _ in batch]
         width = max(len(suffix) for suffix in suffixes)
-        ids = _right_padded(suffixes, self.device)
+        ids = right_padded(suffixes, self.device)
         first_scored = min(len(suffix) - max(len(requests[i][2]) for i in members) for ((_, suffix), members) in batch)
         logits = self._forward(
             ids,
-            self._select(rows.cache, cache_rows),
+            select_rows(rows.cache, cache_rows),
             keep=width - first_scored,
             attention=rows,
             rows=cache_rows,
@@ -356,62 +341,6 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
                 results[i] = answer
                 if request_str is not None:
                     self.cache_hook.add_partial("loglikelihood", request_str, answer)
-
-
-@dataclass
-class _Rows:
-    """Cached prefixes held as the batch rows of one model cache.
-
-    Attributes:
-        cache: The model's cache; batch row ``k`` holds the prefix of ``groups[k]``.
-        valid: ``[rows, cache length]``, false at padding slots (holes mode only has any).
-        next_position: Per row, the position id of the next token (the prefix's real length).
-        groups: The prefix group of each row.
-    """
-
-    cache: Any
-    valid: torch.Tensor
-    next_position: torch.Tensor
-    groups: list[PrefixGroup]
-
-
-def _right_padded(sequences: list[Any], device: Any) -> torch.Tensor:
-    ids = torch.zeros((len(sequences), max(len(s) for s in sequences)), dtype=torch.long, device=device)
-    for row, sequence in enumerate(sequences):
-        ids[row, : len(sequence)] = torch.tensor(list(sequence), dtype=torch.long)
-    return ids
-
-
-#: Padding tokens one extension pass may carry before a new pass is cheaper (about a pass's fixed
-#: cost in tokens on 2 CPU cores; measured with scripts/bench_scoring.py).
-PADDING_BUDGET = 128
-
-
-def _padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[Any]]:
-    """Chunks of at most ``size`` items (sorted longest first) whose padding stays within budget."""
-    batch: list[Any] = []
-    padding = 0
-    for item in items:
-        extra = length(batch[0]) - length(item) if batch else 0
-        if batch and (len(batch) == size or padding + extra > PADDING_BUDGET):
-            yield batch
-            batch, padding, extra = [], 0, 0
-        batch.append(item)
-        padding += extra
-    if batch:
-        yield batch
-
-
-def _batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:
-    """Chunks of ``size``; with ``same_row`` a chunk never mixes cache rows (``item[0][0]``)."""
-    batch: list[Any] = []
-    for item in items:
-        if batch and (len(batch) == size or (same_row and item[0][0] != batch[0][0][0])):
-            yield batch
-            batch = []
-        batch.append(item)
-    if batch:
-        yield batch
 
 
 def duplicated_ranks_warning(world_size: int, environ: Mapping[str, str]) -> str | None:
@@ -449,8 +378,3 @@ def _has_sliding_window(config: Any) -> bool:
 
 class _CacheNotReusable(RuntimeError):
     """The model's key/value cache cannot be shared between requests."""
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

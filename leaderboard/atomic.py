@@ -1,7 +1,7 @@
 """Crash-safe JSON writes and the build lock of the leaderboard.
 
 Every file the leaderboard writes goes through :func:`atomic_write` (the suite's one crash-safe
-writer, ``logic_consistency.common``): a process killed at any point (SIGKILL, Ctrl-C, a
+writer, ``logic_consistency.outputs``): a process killed at any point (SIGKILL, Ctrl-C, a
 crash) leaves either the old file or the new one, never a mix.
 """
 
@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from logic_consistency.common import TEMP_SUFFIX, OutputError, atomic_write, atomic_write_json, json_chunks
+from logic_consistency.outputs import TEMP_SUFFIX, OutputError, atomic_write, atomic_write_json, json_chunks
 
 __all__ = [
     "BuildLockedError",

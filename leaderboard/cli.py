@@ -69,7 +69,7 @@ def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from logic_consistency.common import check_outputs
+    from logic_consistency.outputs import check_outputs
 
     from .nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildStopped, build, check_night, today
     from .render import render_file
@@ -139,7 +139,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
 
 def _run_render(args: argparse.Namespace) -> int:
-    from logic_consistency.common import check_outputs
+    from logic_consistency.outputs import check_outputs
 
     from .render import render_file
     from .schema import load_document

@@ -125,6 +125,14 @@ def default_model_list() -> Path:
     return Path(str(resources.files(__package__).joinpath(DEFAULT_MODEL_LIST)))
 
 
+def _positive_or_null(key: str, value: Any, where: str, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"{where}: {key!r} must be {what} or null, got {value!r}")
+    return float(value)
+
+
 def _check_setting(key: str, value: Any, where: str) -> Any:
     if key == "tasks":
         if isinstance(value, list) and value and all(isinstance(t, str) and t for t in value):
@@ -133,11 +141,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             raise ValueError(f"{where}: 'tasks' must be a task/group name or a list of them, got {value!r}")
         return value
     if key == "limit":
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-            raise ValueError(f"{where}: 'limit' must be a positive number or null, got {value!r}")
-        return float(value)
+        return _positive_or_null(key, value, where, "a positive number")
     if key == "metadata":
         if value is None:
             return {}
@@ -157,11 +161,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
         return value
     if key == "timeout":
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-            raise ValueError(f"{where}: 'timeout' must be a positive number of seconds or null, got {value!r}")
-        return float(value)
+        return _positive_or_null(key, value, where, "a positive number of seconds")
     raise AssertionError(key)  # pragma: no cover
 
 

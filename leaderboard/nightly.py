@@ -40,7 +40,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from logic_consistency.common import RESULTS_PATTERN, OutputError, check_outputs, check_writable, files_or_folders
+from logic_consistency.common import RESULTS_PATTERN, files_or_folders
+from logic_consistency.outputs import OutputError, check_outputs, check_writable
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
@@ -49,6 +50,7 @@ from .modellist import load_model_list
 from .runner import (
     RUNS_DIR,
     RunOutcome,
+    RunSettings,
     default_lm_eval,
     embedded_sha_subprocess,
     lm_eval_command,
@@ -242,6 +244,9 @@ def build(
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
     executable = lm_eval or default_lm_eval()
+    settings = RunSettings(
+        night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
+    )
     with stop_signals_raise(), build_lock(root):
         remove_stale_temporaries(root)
         remove_stale_temporaries(root / HISTORY_DIR)
@@ -259,16 +264,7 @@ def build(
                         last[0] = now
                         bar.set_postfix_str(f"{name}: {line.strip()[-60:]}", refresh=True)
 
-                outcome = run_model(
-                    spec,
-                    night=night,
-                    out=root,
-                    cache_dir=caches,
-                    lm_eval=executable,
-                    bootstrap=bootstrap,
-                    embedded_sha=embedded_sha,
-                    on_output=show,
-                )
+                outcome = run_model(spec, settings, on_output=show)
                 outcomes.append(outcome)
                 status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")

@@ -46,7 +46,9 @@
   var data = JSON.parse(byId("leaderboard-data").textContent);
   var doc = data.doc;
   var info = data.metricInfo || {};
-  var state = { board: null, view: null, sortKey: null, sortDir: -1, confModel: null, confTask: null };
+  var reports = data.reports || [];
+  // reports: per declared report section, its selects, chart box and the picked row and task
+  var state = { board: null, view: null, sortKey: null, sortDir: -1, reports: {} };
 
   function metricInfo(name) {
     return own(info, name) ? info[name] : { label: name, description: name, range: [0, 1], radar: false, order: 100 };

@@ -1,4 +1,4 @@
-  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, declared metric series, confusion charts.
+  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, declared metric series, declared report sections.
   // ---------------------------------------------------------------- radar
   function radarValues(row) {
     // metric -> {score, source}; per metric the entry (task or group) with the most instances
@@ -156,40 +156,58 @@
     box.appendChild(legend);
   }
 
-  // ---------------------------------------------------------------- confusion matrix
-  function renderConfusionControls() {
-    var rows = boardRows().filter(function (row) { return Object.keys(row.confusion).length > 0; });
-    var modelSelect = byId("conf-model"), taskSelect = byId("conf-task");
-    clear(modelSelect); clear(taskSelect);
-    rows.forEach(function (row) { modelSelect.appendChild(el("option", { value: row.row_id, text: row.model.name })); });
-    if (!rows.some(function (row) { return row.row_id === state.confModel; })) state.confModel = rows.length ? rows[0].row_id : null;
-    modelSelect.value = state.confModel || "";
-    var row = rows.filter(function (r) { return r.row_id === state.confModel; })[0];
-    // the prompted-ranking protocol first, then the tasks with the most parsed rankings
-    var tasks = row ? Object.keys(row.confusion).sort(function (a, b) {
-      var ra = /_ranking$/.test(a) ? 0 : 1, rb = /_ranking$/.test(b) ? 0 : 1;
-      return (ra - rb) || (row.confusion[b].n_rankings - row.confusion[a].n_rankings) || (a < b ? -1 : 1);
-    }) : [];
-    tasks.forEach(function (t) { taskSelect.appendChild(el("option", { value: t, text: t })); });
-    if (tasks.indexOf(state.confTask) < 0) state.confTask = tasks.length ? tasks[0] : null;
-    taskSelect.value = state.confTask || "";
-    modelSelect.disabled = rows.length < 2;
-    taskSelect.disabled = tasks.length < 2;
+  // ---------------------------------------------------------------- report sections the families declared
+  // One card per report a family declared (tasks/reports.py ReportHook): the page knows chart kinds, not reports.
+  var REPORT_CHARTS = { count_matrix: drawCountMatrix };
+
+  function buildReportSections() {
+    var box = byId("charts");
+    reports.forEach(function (report) {
+      var view = state.reports[report.section] = {
+        model: el("select"), task: el("select"), chart: el("div", { class: "report-chart" }), rowId: null, taskName: null
+      };
+      box.appendChild(el("section", { class: "card" }, el("h2", { text: report.title }),
+        el("div", { class: "controls" }, el("label", null, "Model ", view.model), el("label", null, "Task ", view.task)), view.chart));
+      view.model.addEventListener("change", function (event) { view.rowId = event.target.value; renderReport(report); });
+      view.task.addEventListener("change", function (event) { view.taskName = event.target.value; renderReport(report); });
+    });
+  }
+
+  function renderReportControls(report, view) {
+    var rows = boardRows().filter(function (row) { return Object.keys(row[report.section]).length > 0; });
+    clear(view.model); clear(view.task);
+    rows.forEach(function (row) { view.model.appendChild(el("option", { value: row.row_id, text: row.model.name })); });
+    if (!rows.some(function (row) { return row.row_id === view.rowId; })) view.rowId = rows.length ? rows[0].row_id : null;
+    view.model.value = view.rowId || "";
+    var row = rows.filter(function (r) { return r.row_id === view.rowId; })[0];
+    var tasks = row ? report.order[row.row_id] : [];  // in the order the family declared
+    tasks.forEach(function (t) { view.task.appendChild(el("option", { value: t, text: t })); });
+    if (tasks.indexOf(view.taskName) < 0) view.taskName = tasks.length ? tasks[0] : null;
+    view.task.value = view.taskName || "";
+    view.model.disabled = rows.length < 2;
+    view.task.disabled = tasks.length < 2;
     return row;
   }
 
-  function renderConfusion() {
-    var box = byId("confusion");
-    clear(box);
-    var row = renderConfusionControls();
-    if (!row || !state.confTask) { box.appendChild(el("p", { class: "note", text: "No δ-CAUSAL ranking task on this board." })); return; }
-    var c = row.confusion[state.confTask];
+  function renderReport(report) {
+    var view = state.reports[report.section];
+    clear(view.chart);
+    var row = renderReportControls(report, view);
+    if (!row || !view.taskName) { view.chart.appendChild(el("p", { class: "note", text: report.empty })); return; }
+    var title = report.title + " of " + row.model.name + " on " + view.taskName;
+    view.chart.appendChild(REPORT_CHARTS[report.chart.kind](report.chart, row[report.section][view.taskName], title));
+    view.chart.appendChild(el("p", { class: "note", text: report.notes[row.row_id][view.taskName] }));
+  }
+
+  function renderReports() { reports.forEach(renderReport); }
+
+  function drawCountMatrix(spec, c, title) {
+    // c.counts[i][j]: how often row label i was found at column j; cells show row percentages
     var n = c.labels.length, cell = 34, L = 58, T = 30;
     var W = L + n * cell + 16, H = T + n * cell + 46;
-    var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" },
-      svg("title", { text: "Confusion matrix of " + row.model.name + " on " + state.confTask }));
+    var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" }, svg("title", { text: title }));
     c.labels.forEach(function (label, i) {
-      var text = (label > 0 ? "+" : "") + label;
+      var text = (spec.signed && label > 0 ? "+" : "") + label;
       chart.appendChild(svg("text", { x: L + i * cell + cell / 2, y: T - 8, "text-anchor": "middle", "font-size": 11, fill: "#1f2328", text: text }));
       chart.appendChild(svg("text", { x: L - 8, y: T + i * cell + cell / 2 + 4, "text-anchor": "end", "font-size": 11, fill: "#1f2328", text: text }));
     });
@@ -199,24 +217,24 @@
         var pct = total ? 100 * count / total : 0;
         var shade = Math.round(255 - 200 * pct / 100), blue = Math.round(255 - 90 * pct / 100);
         var fill = total ? "rgb(" + shade + "," + Math.round(255 - 150 * pct / 100) + "," + blue + ")" : "#f6f8fa";
+        var tip = spec.cell.replace("{row}", String(c.labels[i])).replace("{column}", String(c.labels[j]));
         chart.appendChild(svg("rect", { x: L + j * cell, y: T + i * cell, width: cell - 1, height: cell - 1, fill: fill },
-          svg("title", { text: "generation label " + c.labels[i] + " ranked at the position of " + c.labels[j] + ": " + count + " (" + fmt(pct, 1) + "% of the row)" })));
+          svg("title", { text: tip + ": " + count + " (" + fmt(pct, 1) + "% of the row)" })));
         if (total) {
           chart.appendChild(svg("text", { x: L + j * cell + cell / 2, y: T + i * cell + cell / 2 + 4, "text-anchor": "middle", "font-size": 10,
             fill: pct > 55 ? "#fff" : "#1f2328", text: pct.toFixed(0) }));
         }
       });
     });
-    var split = c.labels.filter(function (label) { return label < 0; }).length;
+    // signed labels: a line between the negative and the positive ones
+    var split = spec.signed ? c.labels.filter(function (label) { return label < 0; }).length : 0;
     if (split > 0 && split < n) {
       chart.appendChild(svg("line", { x1: L + split * cell - 0.5, x2: L + split * cell - 0.5, y1: T, y2: T + n * cell, stroke: "#59636e" }));
       chart.appendChild(svg("line", { x1: L, x2: L + n * cell, y1: T + split * cell - 0.5, y2: T + split * cell - 0.5, stroke: "#59636e" }));
     }
-    chart.appendChild(svg("text", { x: L + n * cell / 2, y: H - 14, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: "ranked position (named by the label that belongs there)" }));
+    chart.appendChild(svg("text", { x: L + n * cell / 2, y: H - 14, "text-anchor": "middle", "font-size": 12, fill: "#59636e", text: spec.columns }));
     chart.appendChild(svg("text", { x: 12, y: T + n * cell / 2, "text-anchor": "middle", "font-size": 12, fill: "#59636e",
-      transform: "rotate(-90 12 " + (T + n * cell / 2) + ")", text: "generation label" }));
-    box.appendChild(chart);
-    box.appendChild(el("p", { class: "note", text: c.n_rankings + " parsed ranking" + (c.n_rankings === 1 ? "" : "s") + " of " + c.n_samples +
-      " instances; unparseable: " + c.n_unparseable_generation + " generation, " + c.n_unparseable_ranking + " ranking. Row percentages; a consistent model fills the diagonal." }));
+      transform: "rotate(-90 12 " + (T + n * cell / 2) + ")", text: spec.rows }));
+    return chart;
   }
 

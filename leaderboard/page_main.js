@@ -92,11 +92,12 @@
     renderTable();
     renderRadars();
     renderStran();
-    renderConfusion();
+    renderReports();
     renderProvenance();
   }
 
   function main() {
+    buildReportSections();
     renderMeta();
     renderFailures();
     renderBoard();
@@ -106,8 +107,6 @@
     byId("view-select").addEventListener("change", function (event) {
       state.view = event.target.value; state.sortKey = null; renderTable(); renderStran();
     });
-    byId("conf-model").addEventListener("change", function (event) { state.confModel = event.target.value; renderConfusion(); });
-    byId("conf-task").addEventListener("change", function (event) { state.confTask = event.target.value; renderConfusion(); });
     document.body.setAttribute("data-rendered", "ok");
   }
 

@@ -21,13 +21,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write
-from logic_consistency.tasks.reports import metric_display
+from logic_consistency.outputs import atomic_write
+from logic_consistency.tasks.reports import metric_display, report_hooks
 
 from .ingest import is_count
 from .schema import validate
 
-__all__ = ["embed_json", "metric_info", "render_file", "render_html"]
+__all__ = ["embed_json", "metric_info", "render_file", "render_html", "report_info"]
 
 #: The page script, split by job and concatenated in this order into the page's one inline script
 #: (one closure: ``page.js`` opens it with the helpers, the data and the state; ``page_main.js``
@@ -54,6 +54,33 @@ def metric_info(name: str) -> dict[str, Any]:
     if base != name:  # a non-default lm-eval filter
         info["label"] = f"{info['label']} [{name.split(',', 1)[1]}]"
     return info
+
+
+def report_info(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the page needs to show each report section the families declared (``tasks/reports.py``).
+
+    Per section: its title, the note for a board without it, how to chart it, and per row (by
+    ``row_id``) the tasks in menu order with the note under each task's chart.
+    """
+    sections = []
+    for hook in report_hooks():
+        order: dict[str, list[str]] = {}
+        notes: dict[str, dict[str, str]] = {}
+        for row in document["rows"]:
+            reports = row[hook.section]
+            order[row["row_id"]] = sorted(reports, key=lambda task: hook.order(task, reports[task]))
+            notes[row["row_id"]] = {task: hook.note(report) for task, report in reports.items()}
+        sections.append(
+            {
+                "section": hook.section,
+                "title": hook.title,
+                "empty": hook.empty,
+                "chart": hook.chart.info(),
+                "order": order,
+                "notes": notes,
+            }
+        )
+    return sections
 
 
 @cache
@@ -92,7 +119,11 @@ def render_html(document: dict[str, Any], *, title: str = "logic-consistency lea
         ValueError: ``document`` is not a valid leaderboard.
     """
     validate(document, "<leaderboard>")
-    payload = {"doc": document, "metricInfo": {name: metric_info(name) for name in sorted(_metric_names(document))}}
+    payload = {
+        "doc": document,
+        "metricInfo": {name: metric_info(name) for name in sorted(_metric_names(document))},
+        "reports": report_info(document),
+    }
     script, style = "".join(_asset(name) for name in PAGE_SCRIPTS), _asset("page.css")
     csp = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "

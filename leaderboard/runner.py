@@ -304,24 +304,36 @@ def _known_error(stderr_tail: str) -> str | None:
     return None
 
 
-def run_model(
-    spec: ModelSpec,
-    *,
-    night: str,
-    out: Path,
-    cache_dir: Path,
-    lm_eval: str,
-    bootstrap: BootstrapSettings,
-    embedded_sha: Callable[[str], str] = embedded_sha_subprocess,
-    on_output: Callable[[str], None] | None = None,
-) -> RunOutcome:
+@dataclass(frozen=True)
+class RunSettings:
+    """What every model of one build is run with (:func:`.nightly.build` makes it once per build).
+
+    Attributes:
+        night: The build's night (``YYYY-MM-DD``): the rows' ``night`` and the runs' folder.
+        out: The leaderboard folder; lm-eval writes to ``out/runs/<night>/<model slug>``.
+        cache_dir: The folder of lm-eval's request caches (one file per model identity).
+        lm_eval: The ``lm_eval`` executable.
+        bootstrap: Interval parameters of the rows.
+        embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
+    """
+
+    night: str
+    out: Path
+    cache_dir: Path
+    lm_eval: str
+    bootstrap: BootstrapSettings
+    embedded_sha: Callable[[str], str] = embedded_sha_subprocess
+
+
+def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[str], None] | None = None) -> RunOutcome:
     """Run the suite on one model and ingest the result; never raises for a failing model.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (the run's process group is stopped first).
     """
+    night = settings.night
     started = time.monotonic()
-    run_dir = out / RUNS_DIR / night / slug(spec.name)
+    run_dir = settings.out / RUNS_DIR / night / slug(spec.name)
     log_file = run_dir / "lm_eval.log"
 
     def failed(message: str, **kwargs: Any) -> RunOutcome:
@@ -335,12 +347,12 @@ def run_model(
             name=spec.name,
             revision=spec.revision,
             precision=spec.precision,
-            embedded_sha=embedded_sha,
+            embedded_sha=settings.embedded_sha,
         )
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
         return failed(f"cannot identify the model: {error}")
     command = lm_eval_command(
-        spec, lm_eval=lm_eval, output_path=run_dir, cache_path=cache_dir / cache_name(spec, identity)
+        spec, lm_eval=settings.lm_eval, output_path=run_dir, cache_path=settings.cache_dir / cache_name(spec, identity)
     )
     before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
     try:
@@ -370,7 +382,7 @@ def run_model(
         )
     newest = max(written, key=lambda path: path.stat().st_mtime)
     try:
-        row = ingest_results(newest, identity=identity, night=night, bootstrap=bootstrap)
+        row = ingest_results(newest, identity=identity, night=night, bootstrap=settings.bootstrap)
     except (ValueError, FileNotFoundError) as error:
         return failed(f"unreadable results: {error}", returncode=0)
     return RunOutcome(spec, row, None, time.monotonic() - started, log_file)

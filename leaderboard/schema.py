@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema
 
-from logic_consistency.tasks.reports import declared_ranges
+from logic_consistency.tasks.reports import declared_ranges, report_hooks
 
 from .identity import settings_id
 
@@ -35,10 +35,15 @@ MAX_REPORTED = 20
 
 @functools.cache
 def load_schema() -> dict[str, Any]:
-    """The JSON Schema shipped with the package."""
+    """The JSON Schema shipped with the package, completed with what the task families declare.
+
+    The file is a template: :func:`_declared_range_properties` adds the metrics' value ranges and
+    :func:`_add_report_sections` the rows' report sections.
+    """
     text = resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     schema = json.loads(text)
     schema["$defs"]["task_entry"]["properties"]["metrics"]["patternProperties"] = _declared_range_properties()
+    _add_report_sections(schema)
     jsonschema.Draft202012Validator.check_schema(schema)
     return schema
 
@@ -61,6 +66,24 @@ def _declared_range_properties() -> dict[str, Any]:
             },
         }
     return properties
+
+
+def _add_report_sections(schema: dict[str, Any]) -> None:
+    """One required row field per report a family declared (``tasks/<family>/display.py``).
+
+    The row's ``section`` maps task names to one report each; the report's schema is the hook's own,
+    kept under ``$defs/<section>``. The schema file names no family's report.
+    """
+    row = schema["$defs"]["row"]
+    for hook in report_hooks():
+        if hook.section in schema["$defs"] or hook.section in row["properties"]:
+            raise ValueError(f"report section {hook.section!r} clashes with a field of the leaderboard schema")
+        schema["$defs"][hook.section] = {"description": hook.description, **hook.schema}
+        row["properties"][hook.section] = {
+            "type": "object",
+            "additionalProperties": {"$ref": f"#/$defs/{hook.section}"},
+        }
+        row["required"].append(hook.section)
 
 
 def _path(parts: Any) -> str:

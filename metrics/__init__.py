@@ -28,7 +28,8 @@ from .causal import (
     intra_group_clustering_density,
 )
 from .correlation import correlation, spread
-from .pairs import PairsResult, PairsSorter, merge_sort_bound, pairs_order, pairs_rank
+from .pairs import PairsResult, PairsSorter, pairs_rank
+from .pairs_sort import merge_sort_bound, pairs_order
 from .pairwise import commutativity, human_agreement, negation_invariance, pairwise_consistency
 from .position_bias import p_first_mean, position_bias
 from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate

@@ -1,37 +1,7 @@
-"""PairS: merge-sort ranking with a pairwise judge as comparator (Liu et al. 2024, "Aligning with
-Human Judgement: The Role of Pairwise Preference in Large Language Model Evaluators"; used in
-Liu et al., "Aligning with Logic", section 5 and Table 4).
-
-Details follow the authors' public code (github.com/cambridgeltl/PairS, commit 55ad950,
-``pairs/pairs_ranking.py``): ``PairsGreedy`` (``merge``) and ``PairsBeam``
-(``merge_with_confidence_beam``). Both are the same top-down recursive merge sort over the item
-indices, ``mid = (left + right) // 2``, sorting in ascending quality (worst first); they differ
-in the merge of two sorted runs, whose heads ``a`` (left run) and ``b`` (right run) are compared
-with ``a`` shown as option A, p = P(a better than b):
-
-* **greedy** (``method="greedy"``, the authors' default: ``scripts/eval_dataset.py`` runs
-  ``PairsGreedy`` unless told otherwise, and the default of the Aligning-with-Logic paper, which
-  describes PairS as a merge sort): emit ``b`` first iff p > 0.5 (strictly; a tie p = 0.5 emits
-  ``a``);
-* **beam** (``method="beam"``): a beam search over the merge paths. A path is scored by the
-  running mean of the log-probabilities of its decisions, log(p + 1e-9) for emitting ``b`` and
-  log(1 - p + 1e-9) for emitting ``a`` (the authors' ``moving_average`` with index step + 1; steps
-  where one run is exhausted are forced and leave the score unchanged). A decision against a
-  confident judgement is pruned: emitting ``a`` when p > 0.5 + prob_gap, emitting ``b`` when
-  1 - p > 0.5 + prob_gap. After each step the ``beam_size`` best paths are kept (a stable sort;
-  ties keep the order in which paths were expanded). As in the authors' code the first comparison
-  may open two paths that are both expanded before the first cut, so ``beam_size=1`` is greedy
-  with a one-step look-ahead at the head of every merge, not greedy itself. Within a merge, every
-  comparison the beam's paths need at a step is asked together (the authors ask them one by one,
-  in the same step, so the set asked is the same). The authors' path-length coefficient
-  (``get_likelihood_coefficient``) is a constant 1 (a parabola through three points at height 1)
-  and is left out. Their scripts use beam sizes 100 (``eval_dataset.py`` default) to 5000 and
-  prob_gap 0.1 to 0.2; ``scripts/sorting.py`` averages with index step instead of step + 1 (this
-  module follows the package, ``pairs/pairs_ranking.py``).
-
-Calibrated: the comparison is judged from both presentation orders,
-p = (P(a first) + 1 - P(b first)) / 2 (authors: ``(prob_A + reverse.prob_B) / 2``), the
-calibration of Zheng et al. (2023) that the paper describes.
+"""PairS ranking (Liu et al. 2024, "Aligning with Human Judgement: The Role of Pairwise Preference
+in Large Language Model Evaluators"; used in Liu et al., "Aligning with Logic", section 5 and
+Table 4): R merge sorts (:mod:`logic_consistency.metrics.pairs_sort`) from random initial orders,
+scored against human scores.
 
 The paper reports "average Spearman correlations over 100 runs"; the authors' scripts shuffle
 the items before each run, so a run here is one sort from a random initial order drawn from
@@ -51,213 +21,33 @@ scores (:func:`~logic_consistency.metrics.ranking.ranking_spearman`) is averaged
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import UndefinedMetricError, check_int, validate_prefs
+from ._validation import UndefinedMetricError, check_int
+from .pairs_sort import Comparisons, Method, comparison, merge_sort_steps
 from .ranking import ranking_spearman
 
 #: ``ask(pairs)`` answers ordered pairs (a, b) with P(item a is better | a shown as option A).
 BatchJudge = Callable[[Sequence[tuple[int, int]]], Sequence[float]]
-Method = Literal["greedy", "beam"]
-METHODS: tuple[str, ...] = get_args(Method)
-
-# A sort (or one merge) is a generator that yields the comparisons (a, b) it needs next, all at
-# once, and is sent back P(a better than b) for each, in order; it returns the items in ascending
-# quality.
-_Pairs = tuple[tuple[int, int], ...]
-_Steps = Generator[_Pairs, list[float], list[int]]
-_Merge = Callable[[list[int], list[int]], _Steps]
 
 
-def _greedy_merge(left_run: list[int], right_run: list[int]) -> _Steps:
-    merged: list[int] = []
-    i = j = 0
-    while i < len(left_run) and j < len(right_run):
-        (p_left_better,) = yield ((left_run[i], right_run[j]),)
-        if p_left_better > 0.5:  # left is better: the (worse) right item goes first
-            merged.append(right_run[j])
-            j += 1
-        else:
-            merged.append(left_run[i])
-            i += 1
-    return merged + left_run[i:] + right_run[j:]
-
-
-@dataclass(frozen=True)
-class _Path:
-    """A partial merge: ``n_left`` / ``n_right`` items emitted from each run, in ``emitted``."""
-
-    score: float  # running mean of the log-probabilities of the path's decisions
-    n_left: int
-    n_right: int
-    emitted: tuple[int, ...]
-
-
-def _log(p: float) -> float:
-    return float(np.log(p + 1e-9))  # the authors' smoothing, and numpy's log as theirs
-
-
-def _beam_merge(left_run: list[int], right_run: list[int], *, beam_size: int, prob_gap: float) -> _Steps:
-    probs: dict[tuple[int, int], float] = {}  # (i, j) -> P(left_run[i] better than right_run[j])
-
-    def ask(positions: list[tuple[int, int]]) -> Generator[_Pairs, list[float], None]:
-        new = [pos for pos in dict.fromkeys(positions) if pos not in probs]
-        if new:
-            answers = yield tuple((left_run[i], right_run[j]) for i, j in new)
-            probs.update(zip(new, answers, strict=True))
-
-    yield from ask([(0, 0)])
-    p = probs[(0, 0)]
-    take_right = _Path(_log(p), 0, 1, (right_run[0],))
-    take_left = _Path(_log(1 - p), 1, 0, (left_run[0],))
-    beam = [take_right] if p > 0.5 + prob_gap else [take_left] if p < 0.5 - prob_gap else [take_right, take_left]
-    for step in range(1, len(left_run) + len(right_run)):
-        is_open = [path.n_left < len(left_run) and path.n_right < len(right_run) for path in beam]
-        yield from ask([(path.n_left, path.n_right) for path, open_ in zip(beam, is_open, strict=True) if open_])
-        candidates: list[_Path] = []
-        for path, open_ in zip(beam, is_open, strict=True):
-            for from_left in (True, False):
-                score = path.score
-                if open_:
-                    p = probs[(path.n_left, path.n_right)]
-                    if (from_left and p > 0.5 + prob_gap) or (not from_left and 1 - p > 0.5 + prob_gap):
-                        continue  # pruned: against a confident judgement
-                    score = score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
-                if from_left and path.n_left < len(left_run):
-                    candidates.append(
-                        _Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left]))
-                    )
-                elif not from_left and path.n_right < len(right_run):
-                    candidates.append(
-                        _Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right]))
-                    )
-        candidates.sort(key=lambda path: path.score, reverse=True)  # stable, as the authors' list.sort
-        beam = candidates[:beam_size]
-    return list(beam[0].emitted)
-
-
-def _merge_sort(indices: list[int], left: int, right: int, merge: _Merge) -> Generator[_Pairs, list[float], None]:
-    if right - left > 1:
-        mid = (left + right) // 2
-        yield from _merge_sort(indices, left, mid, merge)
-        yield from _merge_sort(indices, mid, right, merge)
-        indices[left:right] = yield from merge(indices[left:mid], indices[mid:right])
-
-
-def _check_search(method: object, beam_size: object, prob_gap: object) -> tuple[str, int, float]:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    size = check_int(beam_size, "beam_size", minimum=1)
-    if isinstance(prob_gap, (bool, np.bool_)) or not isinstance(prob_gap, (int, float, np.integer, np.floating)):
-        raise ValueError(f"prob_gap must be a number in [0, 0.5], got {prob_gap!r}")
-    if not 0.0 <= float(prob_gap) <= 0.5:  # NaN fails too; above 0.5 nothing more is pruned
-        raise ValueError(f"prob_gap must be in [0, 0.5], got {prob_gap!r}")
-    return str(method), size, float(prob_gap)
-
-
-def merge_sort_steps(
-    initial_order: Sequence[int], *, method: Method = "greedy", beam_size: int = 1, prob_gap: float = 0.1
-) -> _Steps:
-    """A resumable PairS merge sort: yields the comparisons (a, b) it needs next (a tuple; one for
-    greedy, all a beam step needs for beam), receives P(a better than b) for each (a list).
-
-    Returns (as the generator's ``StopIteration.value``) the items in ascending quality. The
-    search options are validated here, before the first step.
-    """
-    name, size, gap = _check_search(method, beam_size, prob_gap)
-    if name == "greedy":
-        return _sort(list(initial_order), _greedy_merge)
-
-    def beam_merge(left_run: list[int], right_run: list[int]) -> _Steps:
-        return _beam_merge(left_run, right_run, beam_size=size, prob_gap=gap)
-
-    return _sort(list(initial_order), beam_merge)
-
-
-def _sort(indices: list[int], merge: _Merge) -> _Steps:
-    yield from _merge_sort(indices, 0, len(indices), merge)
-    return indices
-
-
-def _comparison(lookup: Callable[[int, int], float], a: int, b: int, *, calibrated: bool) -> float:
-    """P(a better than b) from P(x better | x as option A) answers; calibrated: both orders."""
-    return (lookup(a, b) + 1.0 - lookup(b, a)) / 2.0 if calibrated else lookup(a, b)
-
-
-def pairs_order(
-    prefs: ArrayLike,
-    *,
-    calibrated: bool = False,
-    method: Method = "greedy",
-    beam_size: int = 1,
-    prob_gap: float = 0.1,
-    initial_order: Sequence[int] | None = None,
-) -> list[int]:
-    """The PairS ranking of the items of a preference matrix, worst first (as the authors' code).
-
-    One merge sort (module docstring) of the items in ``initial_order`` with ``prefs`` as the
-    comparator; equal to the authors' ``PairsGreedy`` (``method="greedy"``) and ``PairsBeam``
-    (``method="beam"``) run on ``initial_order`` with a judge that answers from ``prefs``.
-
-    Args:
-        prefs: N x N matrix, ``prefs[a, b]`` = P(a better than b | a shown as option A), in
-            [0, 1]; the diagonal is ignored, and NaN (a missing judgement) is allowed for pairs
-            the sort never asks.
-        calibrated: judge each comparison from both presentation orders,
-            p = (prefs[a, b] + 1 - prefs[b, a]) / 2.
-        method: ``"greedy"`` (the authors' and the paper's default) or ``"beam"``.
-        beam_size: paths kept per beam step, an integer >= 1 (beam only).
-        prob_gap: uncertainty tolerance of the beam's pruning, in [0, 0.5] (beam only; the
-            authors' example uses 0.1).
-        initial_order: the order of the items before sorting, a permutation of 0..N-1; default
-            0..N-1 (the authors sort the list as given; their scripts shuffle it first).
-
-    Returns:
-        The item indices in ascending quality (worst first).
+def _human_scores(human_scores: ArrayLike, n_items: int) -> NDArray[np.float64]:
+    """``human_scores`` as ``n_items`` finite numbers that are not all equal (Spearman's rho needs that).
 
     Raises:
-        ValueError: invalid arguments; a NaN entry the sort needs (naming the pair).
+        ValueError: ``n_items`` is not an integer >= 2, or the scores are not ``n_items`` finite numbers.
+        UndefinedMetricError: The scores are all equal.
     """
-    matrix = validate_prefs(prefs, "prefs", "omit")
-    n_items = matrix.shape[0]
-    if not isinstance(calibrated, (bool, np.bool_)):
-        raise ValueError(f"calibrated must be True or False, got {calibrated!r}")
-    order = list(range(n_items))
-    if initial_order is not None:
-        given = np.asarray(initial_order)
-        if given.ndim != 1 or given.dtype.kind not in "iu" or sorted(given.tolist()) != order:
-            raise ValueError(
-                f"initial_order must be a permutation of 0..{n_items - 1} (prefs has N = {n_items} "
-                f"items), got {initial_order!r}"
-            )
-        order = given.tolist()
-
-    def lookup(a: int, b: int) -> float:
-        if np.isnan(matrix[a, b]):
-            raise ValueError(f"prefs has no judgement (NaN) for pair ({a}, {b}), which the sort needs")
-        return float(matrix[a, b])
-
-    sort = merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap)
-    try:
-        batch = next(sort)
-        while True:
-            batch = sort.send([_comparison(lookup, a, b, calibrated=bool(calibrated)) for a, b in batch])
-    except StopIteration as stop:
-        return list(stop.value)
-
-
-def merge_sort_bound(n_items: int) -> int:
-    """Worst-case comparisons of a top-down merge sort of n items: n ceil(log2 n) - 2^ceil(log2 n) + 1."""
-    if n_items < 2:
-        return 0
-    depth = math.ceil(math.log2(n_items))
-    return int(n_items * depth - 2**depth + 1)
+    human = np.asarray(human_scores, dtype=np.float64)
+    if human.shape != (check_int(n_items, "n_items", minimum=2),) or not np.isfinite(human).all():
+        raise ValueError(f"human_scores must be {n_items} finite numbers, got shape {human.shape}")
+    if np.ptp(human) == 0:
+        raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
+    return human
 
 
 @dataclass(frozen=True)
@@ -307,7 +97,7 @@ class PairsSorter:
         self._sorts = [
             merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap) for order in orders
         ]
-        self._pending: list[_Pairs | None] = [None] * self.runs
+        self._pending: list[Comparisons | None] = [None] * self.runs
         self._results: list[list[int] | None] = [None] * self.runs
         self.counts = [0] * self.runs
         for r in range(self.runs):
@@ -330,7 +120,7 @@ class PairsSorter:
             ):
                 self.counts[r] += len(batch)
                 self._advance(
-                    r, [_comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated) for a, b in batch]
+                    r, [comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated) for a, b in batch]
                 )
         return sorted(
             {p for batch in self._pending if batch is not None for pair in batch for p in self._needed(*pair)}
@@ -349,11 +139,7 @@ class PairsSorter:
 
     def result(self, human_scores: ArrayLike, *, model_calls: int, rounds: int) -> PairsResult:
         """Spearman rho of every finished run against ``human_scores``, and the costs."""
-        human = np.asarray(human_scores, dtype=np.float64)
-        if human.shape != (self.n_items,) or not np.isfinite(human).all():
-            raise ValueError(f"human_scores must be {self.n_items} finite numbers, got shape {human.shape}")
-        if np.ptp(human) == 0:
-            raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
+        human = _human_scores(human_scores, self.n_items)
         if any(order is None for order in self._results):
             raise RuntimeError("result() called before every run finished; call wanted() until it is empty")
         rhos: list[float] = []
@@ -416,11 +202,7 @@ def pairs_rank(
             outside [0, 1].
         UndefinedMetricError: human scores constant (Spearman undefined).
     """
-    human = np.asarray(human_scores, dtype=np.float64)
-    if human.shape != (check_int(n_items, "n_items", minimum=2),) or not np.isfinite(human).all():
-        raise ValueError(f"human_scores must be {n_items} finite numbers, got shape {human.shape}")
-    if np.ptp(human) == 0:
-        raise UndefinedMetricError("human_scores are all equal; Spearman's rho is undefined")
+    human = _human_scores(human_scores, n_items)  # before any judge call
     sorter = PairsSorter(
         n_items,
         calibrated=calibrated,

@@ -6,7 +6,10 @@ differ only by a template number or a conjunction are written by this script, ne
 * per pairwise dataset: the paraphrase list ``_<dataset>_paraphrases_yaml`` (each template's
   negated prompt is its normal prompt with the question line replaced), one task per template
   ``<dataset>_paraNN.yaml`` and the group ``logic_consistency_<dataset>_paraphrases.yaml``;
-* per conjunction of Cui et al.'s Table 2: ``logic_consistency_causal_ctp_<conjunction>.yaml``.
+* per conjunction of Cui et al.'s Table 2: ``logic_consistency_causal_ctp_<conjunction>.yaml``;
+* per generator-validator task module: ``tasks/gv/<module>.yaml`` (validator scored by
+  log-likelihood), ``<module>_generate.yaml`` (validator generated) and its variants, each with both
+  of its stages (lm-eval's ``include:`` cannot merge the ``stages`` list).
 
 Usage::
 
@@ -19,6 +22,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -97,6 +101,72 @@ def _ctp_files(conjunctions: list[str]) -> dict[Path, str]:
     }
 
 
+#: Module path of the GV hooks the generated stages name.
+GV_HOOKS = "logic_consistency.tasks.gv"
+#: The ``_generate`` files' validator: the answer generated until a blank line.
+GV_GENERATED_VALIDATOR = {"until": ["\n\n"], "max_gen_toks": 16}
+
+
+def _gv_stage(name: str, output_type: str, module: str, hooks: Mapping[str, Any]) -> list[str]:
+    """One ``stages`` item: its hooks ``prompts`` / ``parse`` and ``choices`` or generation settings."""
+    lines = [f"  - name: {name}", f"    output_type: {output_type}"]
+    if "choices" in hooks:
+        lines.append(f"    choices: {json.dumps(hooks['choices'])}")
+    lines.append(f"    prompts: !function {GV_HOOKS}.{module}.{hooks['prompts']}")
+    if output_type == "generate_until":
+        settings = f"until: {json.dumps(hooks['until'])}, max_gen_toks: {hooks['max_gen_toks']}, do_sample: false"
+        lines.append(f"    generation_kwargs: {{{settings}}}")
+    lines.append(f"    parse: !function {GV_HOOKS}.{module}.{hooks['parse']}")
+    return lines
+
+
+def _gv_file(module: str, stem: str, about: list[str], task: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
+    """A GV task file: comments, ``include`` and settings, the task name, its two stages."""
+    validator = task["validator"]
+    lines = [MARK, *(f"# {line}" for line in about), f"include: {task['include']}"]
+    lines += task.get("settings", "").splitlines()
+    lines += [f"task: logic_consistency_gv_{stem}", "stages:"]
+    lines += _gv_stage("generator", "generate_until", module, {"prompts": "generator_prompts", **generator})
+    output_type = "loglikelihood" if "choices" in validator else "generate_until"
+    lines += _gv_stage("validator", output_type, module, validator)
+    return "\n".join(lines) + "\n"
+
+
+def _gv_files(modules: Mapping[str, Mapping[str, Any]]) -> dict[Path, str]:
+    folder = Path("tasks") / "gv"
+    files = {}
+    for module, spec in modules.items():
+        about = spec["about"].split("\n")
+        generator = {"parse": "parse_generator", **spec["generator"]}
+        include = f"_{module}_yaml"
+        scored = {"choices": spec["choices"], "prompts": "validator_prompts", "parse": "parse_validator_loglikelihood"}
+        generated = {"prompts": "validator_prompts", "parse": "parse_validator_generated", **GV_GENERATED_VALIDATOR}
+        files[folder / f"{module}.yaml"] = _gv_file(
+            module,
+            module,
+            [*about, "The validator is scored by the log-likelihood of its answer options."],
+            {"include": include, "validator": scored},
+            generator,
+        )
+        files[folder / f"{module}_generate.yaml"] = _gv_file(
+            module,
+            f"{module}_generate",
+            [
+                *about,
+                "The validator's answer is generated and parsed (chat / API models without log-probabilities);",
+                f"the generator stage is the same as in {module}.yaml (lm-eval's `include:` cannot merge lists).",
+            ],
+            {"include": include, "validator": generated},
+            generator,
+        )
+        for stem, variant in spec.get("variants", {}).items():
+            variant_generator = {**generator, **variant.get("generator", {})}
+            files[folder / f"{stem}.yaml"] = _gv_file(
+                module, stem, variant["about"].split("\n"), variant, variant_generator
+            )
+    return files
+
+
 def generated_files(source: Path = SOURCE) -> dict[Path, str]:
     """Every generated file (path relative to the repository root) and its text."""
     spec = yaml.safe_load(source.read_text(encoding="utf-8"))
@@ -104,6 +174,7 @@ def generated_files(source: Path = SOURCE) -> dict[Path, str]:
     for dataset, dataset_spec in spec["pairwise_paraphrases"].items():
         files.update(_paraphrase_files(dataset, dataset_spec))
     files.update(_ctp_files(spec["causal_ctp"]["conjunctions"]))
+    files.update(_gv_files(spec["gv_stages"]))
     return files
 
 
@@ -136,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         if problems:
             print("run: python scripts/generate_task_configs.py", file=sys.stderr)
         return 1 if problems else 0
-    from logic_consistency.common import atomic_write
+    from logic_consistency.outputs import atomic_write
 
     for relative, text in generated_files().items():
         path = ROOT / relative

@@ -7,11 +7,13 @@ Two things: how each of its metrics is shown (:class:`MetricDisplay`, declared i
 
 The leaderboard reads results and samples files and knows no task family. A family that has more
 to show than lm-eval's metrics (the causal family's label-by-rank confusion matrix) registers a
-:class:`ReportHook` here from its own module ``tasks/<family>/report.py``; :func:`report_hooks`
-imports every family's ``report`` module that exists (found by walking this package, so this module
-names no family) and returns every hook. A reader calls
-``hook.applies(task, results_entry)`` for each task of a run and, when it is true,
-``hook.build(samples_path, task)``, and stores the JSON it returns under ``row[hook.section][task]``.
+:class:`ReportHook` from its ``display.py``; :func:`report_hooks` imports every family's ``display``
+module that exists (found by walking this package, so this module names no family) and returns
+every hook. A reader calls ``hook.applies(task, results_entry)`` for each task of a run and, when it
+is true, ``hook.build(samples_path, task)``, and stores the JSON it returns under
+``row[hook.section][task]``. The hook also declares what the leaderboard needs to validate and show
+that section without knowing it: a title, a description, the JSON Schema of one task's report and
+how to chart it (:class:`CountMatrixChart`).
 """
 
 from __future__ import annotations
@@ -24,14 +26,23 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 __all__ = [
+    "CountMatrixChart",
+    "COUNT",
+    "CORRELATION",
+    "LOWER_RATE",
+    "RADAR_CORRELATION",
+    "RADAR_RATE",
+    "RATE",
     "MetricDisplay",
     "ReportHook",
     "declared_ranges",
     "family_modules",
     "metric_display",
+    "metric_table",
     "register_metrics",
     "register_report",
     "report_hooks",
@@ -91,6 +102,27 @@ class MetricDisplay:
         return info
 
 
+#: Facts shared by a kind of metric, for the rows of :func:`metric_table` (a rate in [0, 1] where
+#: higher is better needs none).
+RATE: Mapping[str, Any] = MappingProxyType({})
+RADAR_RATE: Mapping[str, Any] = MappingProxyType({"radar": True})
+LOWER_RATE: Mapping[str, Any] = MappingProxyType({"higher_is_better": False})
+CORRELATION: Mapping[str, Any] = MappingProxyType({"range": (-1, 1)})
+RADAR_CORRELATION: Mapping[str, Any] = MappingProxyType({"range": (-1, 1), "radar": True})
+COUNT: Mapping[str, Any] = MappingProxyType({"higher_is_better": False, "count": True})
+
+
+def metric_table(*rows: tuple[str, str, float, Mapping[str, Any], str]) -> tuple[MetricDisplay, ...]:
+    """One :class:`MetricDisplay` per row ``(name, label, order, kind, description)``.
+
+    ``kind`` holds the facts the metric shares with its kind (:data:`RATE`, :data:`COUNT`, ...).
+    """
+    return tuple(
+        MetricDisplay(name, label=label, order=order, description=description, **kind)
+        for name, label, order, kind, description in rows
+    )
+
+
 _METRICS: dict[str, MetricDisplay] = {}
 _SERIES: list[tuple[re.Pattern[str], MetricDisplay]] = []
 
@@ -136,19 +168,61 @@ def metric_display(name: str) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
+class CountMatrixChart:
+    """How a reader draws a report that is a label-by-position count matrix.
+
+    The report holds ``labels`` (the names of rows and columns, in order) and ``counts``
+    (``counts[i][j]``: how often row label ``i`` was found at column ``j``); the page shows each
+    cell as a percentage of its row.
+
+    Attributes:
+        rows: The rows' axis title.
+        columns: The columns' axis title.
+        cell: One cell's tooltip; ``{row}`` and ``{column}`` stand for its labels.
+        signed: The labels are signed numbers: ticks show ``+`` on positive labels and a line
+            separates the negative labels from the positive ones.
+    """
+
+    kind: ClassVar[str] = "count_matrix"
+    rows: str
+    columns: str
+    cell: str
+    signed: bool = False
+
+    def info(self) -> dict[str, Any]:
+        """The JSON the page reads."""
+        return {"kind": self.kind, "rows": self.rows, "columns": self.columns, "cell": self.cell, "signed": self.signed}
+
+
+@dataclass(frozen=True)
 class ReportHook:
-    """One report a family contributes per task.
+    """One report a family contributes per task, and how readers validate and show it.
 
     Attributes:
         section: Key of the leaderboard row the reports go under (e.g. ``"confusion"``).
         applies: ``applies(task, results_entry)``: whether ``task`` (its ``results[task]`` entry of
             lm-eval's results JSON) gets this report.
         build: ``build(samples_path, task)``: the report as JSON-serialisable data.
+        title: The heading of the report's section on the page.
+        description: One sentence on what one task's report is (the schema's description).
+        schema: The JSON Schema (draft 2020-12, self-contained) of one task's report.
+        chart: How the page draws one task's report.
+        empty: The page's note when no row of a board has this report.
+        note: ``note(report)``: the sentence under one task's chart.
+        order: ``order(task, report)``: sort key of a row's tasks in the page's task menu (the
+            first is shown first).
     """
 
     section: str
     applies: Callable[[str, Mapping[str, Any]], bool]
     build: Callable[[Path, str], dict[str, Any]]
+    title: str
+    description: str
+    schema: Mapping[str, Any]
+    chart: CountMatrixChart
+    empty: str
+    note: Callable[[Mapping[str, Any]], str]
+    order: Callable[[str, Mapping[str, Any]], Any]
 
 
 _HOOKS: dict[str, ReportHook] = {}

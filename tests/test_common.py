@@ -10,13 +10,12 @@ import pytest
 from logic_consistency.common import (
     RESULTS_PATTERN,
     JsonLineError,
-    atomic_write,
     files_or_folders,
-    jsonl_chunks,
     read_jsonl,
     read_samples,
     select_item_indices,
 )
+from logic_consistency.outputs import atomic_write, jsonl_chunks
 
 
 def test_jsonl_round_trip_keeps_non_ascii_and_skips_blank_lines(tmp_path: Path) -> None:

@@ -2,15 +2,15 @@
 
 Folders are layers and imports run one way::
 
-    common (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
+    common, outputs, options (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common`` and ``logic_consistency.options`` (neutral helpers) and ``metrics``
-  import nothing of the suite (``metrics`` not even
+* ``logic_consistency.common``, ``logic_consistency.outputs`` and ``logic_consistency.options``
+  (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even
   ``common``: it is a pure library of array functions).
-* ``harness_ext`` (generic lm-eval machinery) imports ``common`` and ``metrics`` only: it knows no
-  dataset and no task family.
-* ``tasks`` imports ``common``, ``metrics`` and ``harness_ext``.
-* ``leaderboard`` reads results and samples files; it imports ``common``, ``metrics``,
+* ``harness_ext`` (generic lm-eval machinery) imports the neutral helpers and ``metrics`` only: it
+  knows no dataset and no task family.
+* ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
+* ``leaderboard`` reads results and samples files; it imports the neutral helpers, ``metrics``,
   ``harness_ext`` and, of ``tasks``, only the family-neutral report registry ``tasks.reports``.
 * ``cli`` (the console entry point) sits on top and may import every layer.
 
@@ -41,12 +41,13 @@ LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard")
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
     "common": (),
+    "outputs": (),
     "options": (),
     "metrics": (),
-    "harness_ext": ("common", "options", "metrics", "root"),
-    "tasks": ("common", "options", "metrics", "harness_ext", "root"),
-    "leaderboard": ("common", "options", "metrics", "harness_ext", "tasks.reports", "root"),
-    "cli": ("common", "options", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+    "harness_ext": ("common", "outputs", "options", "metrics", "root"),
+    "tasks": ("common", "outputs", "options", "metrics", "harness_ext", "root"),
+    "leaderboard": ("common", "outputs", "options", "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": ("common", "outputs", "options", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 
@@ -54,6 +55,7 @@ def _modules() -> list[tuple[str, Path]]:
     out = [
         (f"{PACKAGE}", ROOT / "__init__.py"),
         (f"{PACKAGE}.common", ROOT / "common.py"),
+        (f"{PACKAGE}.outputs", ROOT / "outputs.py"),
         (f"{PACKAGE}.cli", ROOT / "cli.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),
     ]
@@ -89,7 +91,7 @@ def _suite_imports(module: str, path: Path) -> set[str]:
             else:
                 target = node.module or ""
             # ``from logic_consistency import tasks`` imports the sub-package ``tasks``; a name that
-            # is not a module (``from ..common import atomic_write``) lands in the same layer.
+            # is not a module (``from ..outputs import atomic_write``) lands in the same layer.
             found.update(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
             found.add(target)
     found.update(_string_imports(tree))

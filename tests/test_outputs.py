@@ -1,4 +1,4 @@
-"""No command writes over its own input or over a file of another kind (``common.check_outputs``)."""
+"""No command writes over its own input or over a file of another kind (``outputs.check_outputs``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import main
-from logic_consistency.common import check_outputs
 from logic_consistency.leaderboard.atomic import atomic_write_json
 from logic_consistency.leaderboard.merge import make_document
+from logic_consistency.outputs import check_outputs
 
 
 @pytest.fixture

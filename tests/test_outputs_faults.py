@@ -1,4 +1,4 @@
-"""Outputs the file system refuses or that are not plain files (``common.atomic_write`` / ``check_outputs``).
+"""Outputs the file system refuses or that are not plain files (``outputs.atomic_write`` / ``check_outputs``).
 
 Real faults where the machine allows them (a tiny or read-only tmpfs needs root and ``mount``; an
 immutable file needs ``chattr``), simulated ``errno``s everywhere: symlinks are written through,
@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import OUTPUT_ERROR_STATUS, main
-from logic_consistency.common import OutputError, atomic_write, check_outputs, check_writable
 from logic_consistency.leaderboard.atomic import atomic_write_json
 from logic_consistency.leaderboard.merge import make_document
 from logic_consistency.leaderboard.nightly import build
+from logic_consistency.outputs import OutputError, atomic_write, check_outputs, check_writable
 
 
 @pytest.fixture

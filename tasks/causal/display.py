@@ -2,51 +2,87 @@
 
 from __future__ import annotations
 
-from logic_consistency.tasks.reports import MetricDisplay, register_metrics
+from collections.abc import Mapping
+from typing import Any
 
-from . import report  # noqa: F401  (registers the label-by-rank confusion matrix report)
+from logic_consistency.tasks.reports import (
+    CORRELATION,
+    COUNT,
+    RADAR_CORRELATION,
+    RADAR_RATE,
+    RATE,
+    CountMatrixChart,
+    ReportHook,
+    metric_table,
+    register_metrics,
+    register_report,
+)
 
-register_metrics(
-    MetricDisplay(
-        "tau_all",
-        label="τ all",
-        range=(-1, 1),
-        radar=True,
-        order=70,
-        description="Kendall tau between generated and ranked order, all intermediates",
-    ),
-    MetricDisplay(
-        "tau_defeaters", label="τ def", range=(-1, 1), order=71, description="Kendall tau within the defeaters"
-    ),
-    MetricDisplay(
-        "tau_supporters", label="τ sup", range=(-1, 1), order=72, description="Kendall tau within the supporters"
-    ),
-    MetricDisplay(
-        "cgp", label="CGP", radar=True, order=80, description="cross-group position: defeaters ranked before supporters"
-    ),
-    MetricDisplay(
-        "igc",
-        label="IGC",
-        range=(-1, 1),
-        radar=True,
-        order=90,
-        description="intra-group clustering (silhouette definition)",
-    ),
-    MetricDisplay("igc_density", label="IGC dens", order=91, description="intra-group clustering (density variant)"),
-    MetricDisplay(
-        "unparseable_generation",
-        label="unparseable gen",
-        higher_is_better=False,
-        count=True,
-        order=220,
-        description="generations whose ten intermediates could not be parsed",
-    ),
-    MetricDisplay(
-        "unparseable_ranking",
-        label="unparseable rank",
-        higher_is_better=False,
-        count=True,
-        order=221,
-        description="rankings that could not be parsed",
-    ),
+from .report import is_ranking_task, leaderboard_confusion
+
+# fmt: off
+register_metrics(*metric_table(
+    # name, label, order, kind, description
+    ("tau_all", "τ all", 70, RADAR_CORRELATION, "Kendall tau between generated and ranked order, all intermediates"),
+    ("tau_defeaters", "τ def", 71, CORRELATION, "Kendall tau within the defeaters"),
+    ("tau_supporters", "τ sup", 72, CORRELATION, "Kendall tau within the supporters"),
+    ("cgp", "CGP", 80, RADAR_RATE, "cross-group position: defeaters ranked before supporters"),
+    ("igc", "IGC", 90, RADAR_CORRELATION, "intra-group clustering (silhouette definition)"),
+    ("igc_density", "IGC dens", 91, RATE, "intra-group clustering (density variant)"),
+    ("unparseable_generation", "unparseable gen", 220, COUNT, "generations whose ten intermediates could not be parsed"),
+    ("unparseable_ranking", "unparseable rank", 221, COUNT, "rankings that could not be parsed"),
+))
+# fmt: on
+
+_COUNT = {"type": "integer", "minimum": 0}
+
+#: One task's confusion matrix as the leaderboard row stores it (:func:`.report.leaderboard_confusion`).
+CONFUSION_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "required": ["labels", "counts", "n_samples", "n_rankings", "n_unparseable_generation", "n_unparseable_ranking"],
+    "additionalProperties": False,
+    "properties": {
+        "labels": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+        "counts": {"type": "array", "items": {"type": "array", "items": _COUNT}},
+        "n_samples": _COUNT,
+        "n_rankings": _COUNT,
+        "n_unparseable_generation": _COUNT,
+        "n_unparseable_ranking": _COUNT,
+    },
+}
+
+
+def _note(report: Mapping[str, Any]) -> str:
+    rankings = report["n_rankings"]
+    return (
+        f"{rankings} parsed ranking{'' if rankings == 1 else 's'} of {report['n_samples']} instances; unparseable: "
+        f"{report['n_unparseable_generation']} generation, {report['n_unparseable_ranking']} ranking. "
+        "Row percentages; a consistent model fills the diagonal."
+    )
+
+
+def _order(task: str, report: Mapping[str, Any]) -> tuple[bool, int, str]:
+    # the prompted-ranking protocol first, then the tasks with the most parsed rankings
+    return (not task.endswith("_ranking"), -report["n_rankings"], task)
+
+
+register_report(
+    ReportHook(
+        section="confusion",
+        applies=is_ranking_task,
+        build=leaderboard_confusion,
+        title="δ-CAUSAL confusion matrix",
+        description="delta-CAUSAL confusion matrix: rows = generation label, columns = ranked position named by "
+        "the label that belongs there.",
+        schema=CONFUSION_SCHEMA,
+        chart=CountMatrixChart(
+            rows="generation label",
+            columns="ranked position (named by the label that belongs there)",
+            cell="generation label {row} ranked at the position of {column}",
+            signed=True,
+        ),
+        empty="No δ-CAUSAL ranking task on this board.",
+        note=_note,
+        order=_order,
+    )
 )

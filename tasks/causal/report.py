@@ -28,18 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import (
-    atomic_write,
-    atomic_write_json,
-    check_outputs,
-    files_or_folders,
-    read_samples,
-    task_of_samples_file,
-)
+from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
-from logic_consistency.tasks.reports import ReportHook, register_report
+from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs
 
-__all__ = ["add_cli", "confusion_report", "leaderboard_confusion", "read_rankings", "task_name"]
+__all__ = ["add_cli", "confusion_report", "is_ranking_task", "leaderboard_confusion", "read_rankings", "task_name"]
 
 logger = logging.getLogger("logic_consistency")
 #: What a folder given to ``causal-confusion`` stands for.
@@ -115,11 +108,9 @@ def leaderboard_confusion(samples_path: Path, task: str) -> dict[str, Any]:
     }
 
 
-def _is_ranking_task(task: str, results_entry: Mapping[str, Any]) -> bool:
+def is_ranking_task(task: str, results_entry: Mapping[str, Any]) -> bool:
+    """Whether ``task`` (its ``results[task]`` entry of lm-eval's results) ranks intermediates (it has a confusion matrix)."""
     return any(str(key).split(",", 1)[0] == CAUSAL_MARKER for key in results_entry)
-
-
-register_report(ReportHook(section="confusion", applies=_is_ranking_task, build=leaderboard_confusion))
 
 
 def _tick(label: int) -> str:

@@ -32,25 +32,16 @@ Metrics: ``generator_accuracy`` = the generator's *correct* answer equals the tr
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import OptionError
 
-from .common import (
-    GENERATOR,
-    PROMPT,
-    TRUE_FALSE,
-    TRUE_FALSE_AFTER_CHAIN,
-    check_n_docs,
-    check_seed,
-    make_docs,
-    parse_or_error,
-    score_document,
-)
+from .base import GVTask
+from .common import TRUE_FALSE, TRUE_FALSE_AFTER_CHAIN, stage_parser
 from .parsing import Unparseable, format_number, parse_number, split_two_answers, strip_labels
 
 TASK = "arithmetic"
@@ -89,7 +80,7 @@ TABLE_13_OPERATIONS, APPENDIX_G_OPERATIONS, APPENDIX_G_MAX_DIGITS = "+-", "+-*",
 GENERATOR_TEMPLATE = "Write a correct and an incorrect answer (delimited by ||) to the question:\nQ: {question}\nA:"
 # Provenance: Table 13 (arithmetic), verbatim.
 VALIDATOR_TEMPLATE = (
-    "Verify whether the following computation is correct.\nQ: {question}\nA: {answer}\nThe computation is (True/False):"
+    "Verify whether the following computation is correct.\nQ: {question}\nA: {shown}\nThe computation is (True/False):"
 )
 # Provenance: Appendix G (arithmetic validator with chain of thought), verbatim up to layout: the
 # PDF's LaTeX "$50 - 2903 = -2853 = A \\parallel \\text{True}$" is written "... = A || True" and
@@ -99,7 +90,7 @@ COT_VALIDATOR_TEMPLATE = (
     "If the answer is incorrect, then the compute is False. If the answer is correct, then the compute is True.\n"
     "Q: What is 50 - 2903?\nA: -2853\nChain of thoughts: 50 - 2903 = -2853 = A || True\n\n"
     "Q: What is 6796 less than 3?\nA: 6793\nChain of thoughts: 3 - 6796 = -6793 ≠ A || False\n\n"
-    "Q: {question}\nA: {answer}\nChain of thoughts:"
+    "Q: {question}\nA: {shown}\nChain of thoughts:"
 )
 
 
@@ -141,15 +132,26 @@ def make_question(
     return {"id": doc_id, "question": form.format(a=a, b=b), "a": a, "b": b, "answer": result(a, b)}
 
 
+def _is_right(text: str, doc: dict[str, Any]) -> bool:
+    return text == str(doc["answer"])
+
+
+GV = GVTask(
+    TASK,
+    TRUE_FALSE,
+    generator_accuracy=lambda doc, parsed: float(_is_right(parsed["correct"], doc)),
+    validator_truth=lambda doc, parsed: 1 if _is_right(parsed["shown"], doc) else -1,
+)
+
+
 def load(
     *,
     n_docs: int = 200,
     seed: int = 1234,
     operations: str = TABLE_13_OPERATIONS,
     max_digits: int = MAX_DIGITS,
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point: ``n_docs`` synthetic questions (``**kwargs``: other metadata, ignored).
+    """``custom_dataset`` entry point: ``n_docs`` synthetic questions.
 
     Args:
         n_docs: Number of questions.
@@ -157,14 +159,10 @@ def load(
         operations: Operations to draw from, a string over ``+-*`` (see the module docstring).
         max_digits: Largest number of digits of an operand.
     """
-    del kwargs
-    n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
     operations, max_digits = check_operations(operations), check_max_digits(max_digits)
-    rows = [
-        make_question(seed, f"{TASK}-{index:05d}", operations=operations, max_digits=max_digits)
-        for index in range(n_docs)
-    ]
-    return make_docs(TASK, rows, seed)
+    return GV.numbered_docs(
+        partial(make_question, operations=operations, max_digits=max_digits), n_docs=n_docs, seed=seed
+    )
 
 
 def load_cot(
@@ -173,15 +171,12 @@ def load_cot(
     seed: int = 1234,
     operations: str = APPENDIX_G_OPERATIONS,
     max_digits: int = APPENDIX_G_MAX_DIGITS,
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
     """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's defaults."""
-    return load(n_docs=n_docs, seed=seed, operations=operations, max_digits=max_digits, **kwargs)
+    return load(n_docs=n_docs, seed=seed, operations=operations, max_digits=max_digits)
 
 
-def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``generator`` prompt (Table 13)."""
-    return {PROMPT: GENERATOR_TEMPLATE.format(question=doc["question"])}
+generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
 
 
 def _answer(fragment: str, question: str) -> int | Any:
@@ -193,47 +188,19 @@ def _answer(fragment: str, question: str) -> int | Any:
     return value
 
 
-def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+@stage_parser
+def parse_generator(doc: dict[str, Any], text: str) -> dict[str, Any]:
     """Stage parser: ``{correct, incorrect, shown}`` as numbers (text), or ``{"error": ...}``."""
-
-    def parse() -> dict[str, Any]:
-        first, second = split_two_answers(outputs[PROMPT])
-        correct, incorrect = _answer(first, doc["question"]), _answer(second, doc["question"])
-        shown = correct if doc["r"] == 1 else incorrect
-        return {"correct": format_number(correct), "incorrect": format_number(incorrect), "shown": format_number(shown)}
-
-    return parse_or_error(parse)
+    first, second = split_two_answers(text)
+    correct, incorrect = _answer(first, doc["question"]), _answer(second, doc["question"])
+    shown = correct if doc["r"] == 1 else incorrect
+    return {"correct": format_number(correct), "incorrect": format_number(incorrect), "shown": format_number(shown)}
 
 
-@prompts_per_document(1)
-def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt (Table 13) with the answer chosen by ``r``."""
-    shown = doc["stages"][GENERATOR]["parsed"]["shown"]
-    return {PROMPT: VALIDATOR_TEMPLATE.format(question=doc["question"], answer=shown)}
-
-
-parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
-parse_validator_generated = TRUE_FALSE.parse_generated
-
-
-@prompts_per_document(1)
-def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt of the chain-of-thought task (Appendix G) with the answer chosen by ``r``."""
-    shown = doc["stages"][GENERATOR]["parsed"]["shown"]
-    return {PROMPT: COT_VALIDATOR_TEMPLATE.format(question=doc["question"], answer=shown)}
-
-
+validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
+parse_validator_loglikelihood = GV.validator.parse_loglikelihood
+parse_validator_generated = GV.validator.parse_generated
+score = GV.score
+#: Appendix G's chain-of-thought validator: the same shown answer, the verdict generated after ``||``.
+cot_validator_prompts = GV.validator_prompts(COT_VALIDATOR_TEMPLATE)
 parse_cot_validator = TRUE_FALSE_AFTER_CHAIN.parse_generated
-
-
-def _is_right(text: str, doc: dict[str, Any]) -> bool:
-    return text == str(doc["answer"])
-
-
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics (see the module docstring)."""
-    return score_document(
-        doc,
-        generator_accuracy=lambda d, parsed: float(_is_right(parsed["correct"], d)),
-        validator_truth=lambda d, parsed: 1 if _is_right(parsed["shown"], d) else -1,
-    )

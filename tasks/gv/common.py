@@ -52,11 +52,10 @@ __all__ = [
     "YES_NO_HARMFUL",
     "ValidatorSpec",
     "check_n_docs",
-    "check_seed",
     "draw_r",
     "make_docs",
-    "parse_or_error",
     "score_document",
+    "stage_parser",
     "subsample",
 ]
 
@@ -64,11 +63,6 @@ GENERATOR = "generator"
 VALIDATOR = "validator"
 #: Name of the one prompt of each stage (``doc["stages"][stage]["prompts"][PROMPT]``).
 PROMPT = "main"
-
-
-def check_seed(seed: Any) -> int:
-    """Validate the ``seed`` option (a non-negative int; an ``OptionError``)."""
-    return options.check_seed(seed)
 
 
 @overload
@@ -180,12 +174,20 @@ A_OR_B = ValidatorSpec(("A", "B"), (1, -1), _a_or_b)
 
 
 # ----------------------------------------------------------------------------- scoring
-def parse_or_error(parse: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Run a stage parser body, turning :class:`Unparseable` into the runner's ``{"error": ...}``."""
-    try:
-        return parse()
-    except Unparseable as error:
-        return {"error": str(error)}
+def stage_parser(
+    parse: Callable[[dict[str, Any], str], dict[str, Any]],
+) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """The stage parser of ``parse(doc, output text)``: its :class:`Unparseable` becomes the runner's
+    ``{"error": ...}`` (the hook's name and docstring are ``parse``'s)."""
+
+    def parser(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return parse(doc, outputs[PROMPT])
+        except Unparseable as error:
+            return {"error": str(error)}
+
+    parser.__name__, parser.__qualname__, parser.__doc__ = parse.__name__, parse.__qualname__, parse.__doc__
+    return parser
 
 
 #: What a document left out of ``gv_consistency`` (either output unparseable) contributes.

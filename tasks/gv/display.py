@@ -2,49 +2,17 @@
 
 from __future__ import annotations
 
-from logic_consistency.tasks.reports import MetricDisplay, register_metrics
+from logic_consistency.tasks.reports import COUNT, LOWER_RATE, RADAR_RATE, RATE, metric_table, register_metrics
 
-register_metrics(
-    MetricDisplay(
-        "gv_consistency",
-        label="GV",
-        radar=True,
-        order=50,
-        description="generator-validator consistency: the validator accepts the generator's own answer",
-    ),
-    MetricDisplay(
-        "gv_consistency_strict",
-        label="GV strict",
-        order=51,
-        description="generator-validator consistency over every document, an unparseable answer counting as inconsistent",
-    ),
-    MetricDisplay(
-        "gv_left_out",
-        label="GV left out",
-        higher_is_better=False,
-        order=52,
-        description="share of documents left out of GV consistency (a generator or validator answer could not be parsed)",
-    ),
-    MetricDisplay(
-        "generator_accuracy", label="gen acc", order=60, description="generator accuracy (where ground truth exists)"
-    ),
-    MetricDisplay(
-        "validator_accuracy", label="val acc", order=61, description="validator accuracy (where ground truth exists)"
-    ),
-    MetricDisplay(
-        "unparseable_generator",
-        label="unparseable gen",
-        higher_is_better=False,
-        count=True,
-        order=210,
-        description="generator answers that could not be parsed",
-    ),
-    MetricDisplay(
-        "unparseable_validator",
-        label="unparseable val",
-        higher_is_better=False,
-        count=True,
-        order=211,
-        description="validator answers that could not be parsed",
-    ),
-)
+# fmt: off
+register_metrics(*metric_table(
+    # name, label, order, kind, description
+    ("gv_consistency", "GV", 50, RADAR_RATE, "generator-validator consistency: the validator accepts the generator's own answer"),
+    ("gv_consistency_strict", "GV strict", 51, RATE, "generator-validator consistency over every document, an unparseable answer counting as inconsistent"),
+    ("gv_left_out", "GV left out", 52, LOWER_RATE, "share of documents left out of GV consistency (a generator or validator answer could not be parsed)"),
+    ("generator_accuracy", "gen acc", 60, RATE, "generator accuracy (where ground truth exists)"),
+    ("validator_accuracy", "val acc", 61, RATE, "validator accuracy (where ground truth exists)"),
+    ("unparseable_generator", "unparseable gen", 210, COUNT, "generator answers that could not be parsed"),
+    ("unparseable_validator", "unparseable val", 211, COUNT, "validator answers that could not be parsed"),
+))
+# fmt: on

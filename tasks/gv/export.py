@@ -28,14 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import (
-    atomic_write,
-    check_outputs,
-    files_or_folders,
-    jsonl_chunks,
-    read_samples,
-    task_of_samples_file,
-)
+from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
+from logic_consistency.outputs import atomic_write, check_outputs, jsonl_chunks
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 

@@ -36,15 +36,19 @@ class Unparseable(ValueError):
 # ----------------------------------------------------------------------------- shared cleaning
 _MARKUP = re.compile(r"[*_`#]+")
 _QUOTES = "\"'“”‘’«»"
+#: Words a chat reply opens with ("Sure", "Certainly", "Okay"), shared by the cleaners below.
+_OPENERS = r"sure|certainly|of\s+course|okay|ok|absolutely"
+#: "Here's", "Here is", "Here are": how a chat reply introduces its answer.
+_HERE = r"here(?:'s|’s| is| are)"
 #: A leading interjection of a chat reply ("Sure!", "Certainly,", "Okay."); the punctuation is
 #: required so that "Great Britain" or "Okra" keep their first word.
 _INTERJECTION = re.compile(
-    r"^\s*(?:sure(?:\s+thing)?|certainly|of\s+course|okay|ok|absolutely|great|alright|yes,\s+of\s+course)\b\s*[!,.:]+\s*",
+    rf"^\s*(?:sure\s+thing|{_OPENERS}|great|alright|yes,\s+of\s+course)\b\s*[!,.:]+\s*",
     re.IGNORECASE,
 )
 #: Text before a colon that only introduces the answer ("Here are the answers:", "Correct answer:").
 _LABEL = re.compile(
-    r"^\s*(?:[^:\n]{0,80}?\b(?:here(?:'s|’s| is| are)|answers?|responses?|rewrite|rewritten(?:\s+text)?|"
+    r"^\s*(?:[^:\n]{0,80}?\b(?:" + _HERE + r"|answers?|responses?|rewrite|rewritten(?:\s+text)?|"
     r"reply|correct|incorrect|misleading|wrong)\b[^:\n]{0,40}?)\s*:\s*",
     re.IGNORECASE,
 )
@@ -302,17 +306,15 @@ def parse_ab(text: str, options: Sequence[str] = ()) -> str | None:
 
 # ----------------------------------------------------------------------------- free text
 _PREAMBLE_LINE = re.compile(
-    r"^\s*(?:sure|certainly|of\s+course|okay|ok|absolutely|great|here(?:'s|’s| is| are)|below\s+is)\b[^\n]*:\s*$",
+    rf"^\s*(?:{_OPENERS}|great|{_HERE}|below\s+is)\b[^\n]*:\s*$",
     re.IGNORECASE,
 )
 _PREAMBLE_PREFIX = re.compile(
-    r"^\s*(?:(?:sure|certainly|of\s+course|okay|ok|absolutely)\s*[!,.]\s*)?"
-    r"(?:here(?:'s|’s| is| are)|below\s+is)\b[^:\n]{0,80}:\s*",
+    rf"^\s*(?:(?:{_OPENERS})\s*[!,.]\s*)?"
+    rf"(?:{_HERE}|below\s+is)\b[^:\n]{{0,80}}:\s*",
     re.IGNORECASE,
 )
-_ONLY_INTERJECTION = re.compile(
-    r"^\s*(?:sure(?:\s+thing)?|certainly|of\s+course|okay|ok|absolutely|great|alright)\s*[!,.]*\s*$", re.IGNORECASE
-)
+_ONLY_INTERJECTION = re.compile(rf"^\s*(?:sure\s+thing|{_OPENERS}|great|alright)\s*[!,.]*\s*$", re.IGNORECASE)
 _ANSWER_LABEL = re.compile(
     r"^\s*(?:(?:the\s+)?(?:answer|rewrite|response|reply)(?:\s+to\s+(?:this|the)\s+question)?\s+is"
     r"|answer|rewrite|response|reply|text)\s*:\s*",

@@ -42,20 +42,10 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import check_choice
 
-from .common import (
-    GENERATOR,
-    PROMPT,
-    TRUE_FALSE,
-    TRUE_FALSE_AFTER_CHAIN,
-    check_n_docs,
-    check_seed,
-    make_docs,
-    parse_or_error,
-    score_document,
-)
+from .base import GVTask
+from .common import PROMPT, TRUE_FALSE, TRUE_FALSE_AFTER_CHAIN, stage_parser
 from .parsing import Unparseable
 
 TASK = "plan_arithmetic"
@@ -154,8 +144,22 @@ def make_instance(seed: int, doc_id: str) -> dict[str, Any]:
     }
 
 
-def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", **kwargs: Any) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point: ``n_docs`` synthetic instances (``**kwargs``: other metadata, ignored).
+def _generator_accuracy(doc: dict[str, Any], parsed: dict[str, Any]) -> float | None:
+    if doc["r"] != 1:
+        return None
+    return float(parsed["n_changed"] == 1 and parsed["value"] == doc["target"])
+
+
+GV = GVTask(
+    TASK,
+    TRUE_FALSE,
+    generator_accuracy=_generator_accuracy,
+    validator_truth=lambda doc, parsed: 1 if parsed["value"] == doc["target"] else -1,
+)
+
+
+def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals") -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: ``n_docs`` synthetic instances.
 
     Args:
         n_docs: Number of instances.
@@ -163,18 +167,17 @@ def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals", *
         negation: Wording of the r = -1 generator prompt: ``"not_equals"`` (Table 1) or
             ``"constraint"`` (Appendix G); stored in each document.
     """
-    del kwargs
-    n_docs, seed = check_n_docs(n_docs, allow_none=False), check_seed(seed)
     check_choice(negation, NEGATIONS, name="negation")
-    rows = [{**make_instance(seed, f"{TASK}-{index:05d}"), "negation": negation} for index in range(n_docs)]
-    return make_docs(TASK, rows, seed)
+    return GV.numbered_docs(
+        lambda instance_seed, doc_id: {**make_instance(instance_seed, doc_id), "negation": negation},
+        n_docs=n_docs,
+        seed=seed,
+    )
 
 
-def load_cot(
-    *, n_docs: int = 200, seed: int = 1234, negation: str = "constraint", **kwargs: Any
-) -> datasets.DatasetDict:
+def load_cot(*, n_docs: int = 200, seed: int = 1234, negation: str = "constraint") -> datasets.DatasetDict:
     """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's r = -1 form by default."""
-    return load(n_docs=n_docs, seed=seed, negation=negation, **kwargs)
+    return load(n_docs=n_docs, seed=seed, negation=negation)
 
 
 def _identity(doc: dict[str, Any]) -> str:
@@ -248,52 +251,29 @@ def parse_answer(text: str, numbers: list[int]) -> list[int]:
     raise Unparseable(f"no left-hand side of the form A*B+C*D in {text.strip()!r:.80}")
 
 
-def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+@stage_parser
+def parse_generator(doc: dict[str, Any], text: str) -> dict[str, Any]:
     """Stage parser: ``{numbers, expression, value, n_changed}`` or ``{"error": ...}``."""
-
-    def parse() -> dict[str, Any]:
-        proposed = parse_answer(outputs[PROMPT], doc["numbers"])
-        return {
-            "numbers": proposed,
-            "expression": expression(proposed),
-            "value": evaluate(proposed),
-            "n_changed": sum(1 for old, new in zip(doc["numbers"], proposed) if old != new),
-        }
-
-    return parse_or_error(parse)
+    proposed = parse_answer(text, doc["numbers"])
+    return {
+        "numbers": proposed,
+        "expression": expression(proposed),
+        "value": evaluate(proposed),
+        "n_changed": sum(1 for old, new in zip(doc["numbers"], proposed) if old != new),
+    }
 
 
-@prompts_per_document(1)
-def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt: the proposed left-hand side against the target ``RHS'``."""
-    parsed = doc["stages"][GENERATOR]["parsed"]
-    return {PROMPT: VALIDATOR_TEMPLATE.format(expression=parsed["expression"], target=doc["target"])}
+validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
+parse_validator_loglikelihood = GV.validator.parse_loglikelihood
+parse_validator_generated = GV.validator.parse_generated
+score = GV.score
 
 
-parse_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
-parse_validator_generated = TRUE_FALSE.parse_generated
+def _cot_validator_fields(doc: dict[str, Any], parsed: dict[str, Any]) -> dict[str, Any]:
+    """Appendix G writes the proposed left-hand side spaced (``A * B + C * D``)."""
+    return {"expression": spaced(parsed["numbers"]), "target": doc["target"]}
 
 
-@prompts_per_document(1)
-def cot_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt of the chain-of-thought task (Appendix G): the proposed left-hand side."""
-    parsed = doc["stages"][GENERATOR]["parsed"]
-    return {PROMPT: COT_VALIDATOR_TEMPLATE.format(expression=spaced(parsed["numbers"]), target=doc["target"])}
-
-
+#: Appendix G's chain-of-thought validator: the proposed left-hand side, the verdict generated after ``||``.
+cot_validator_prompts = GV.validator_prompts(COT_VALIDATOR_TEMPLATE, _cot_validator_fields)
 parse_cot_validator = TRUE_FALSE_AFTER_CHAIN.parse_generated
-
-
-def _generator_accuracy(doc: dict[str, Any], parsed: dict[str, Any]) -> float | None:
-    if doc["r"] != 1:
-        return None
-    return float(parsed["n_changed"] == 1 and parsed["value"] == doc["target"])
-
-
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics (see the module docstring)."""
-    return score_document(
-        doc,
-        generator_accuracy=_generator_accuracy,
-        validator_truth=lambda d, parsed: 1 if parsed["value"] == d["target"] else -1,
-    )

@@ -18,19 +18,8 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
-
-from .common import (
-    A_OR_B,
-    GENERATOR,
-    PROMPT,
-    check_n_docs,
-    check_seed,
-    make_docs,
-    parse_or_error,
-    score_document,
-    subsample,
-)
+from .base import GVTask
+from .common import A_OR_B, stage_parser
 from .parsing import clean_free_text
 from .prioritization_inputs import ITEMS
 
@@ -44,46 +33,33 @@ GENERATOR_TEMPLATE = (
 # Provenance: Table 13 (prompt prioritization validator), verbatim.
 VALIDATOR_TEMPLATE = (
     "Check which of the following personas is more likely to write the following text\n"
-    "Text: {text}\nPersona A: you are {option_a}.\nPersona B: you are {option_b}.\nAnswer (A/B):"
+    "Text: {response}\nPersona A: you are {option_a}.\nPersona B: you are {option_b}.\nAnswer (A/B):"
 )
+#: Consistency and the unparseable counts only: no generator or validator accuracy.
+GV = GVTask(TASK, A_OR_B)
 
 
-def load(*, n_docs: int | None = None, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
+def load(*, n_docs: int | None = None, seed: int = 1234) -> datasets.DatasetDict:
     """``custom_dataset`` entry point: the 40 items (``n_docs``: seeded subset, ``None`` = all)."""
-    del kwargs
-    n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
-    rows = [{"id": f"{TASK}-{index:02d}", **item._asdict()} for index, item in enumerate(ITEMS)]
-    return make_docs(TASK, subsample(rows, n_docs, seed, TASK), seed)
+    return GV.sampled_docs(
+        lambda: [{"id": f"{TASK}-{index:02d}", **item._asdict()} for index, item in enumerate(ITEMS)],
+        n_docs=n_docs,
+        seed=seed,
+    )
 
 
-def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``generator`` prompt (Table 13)."""
-    return {PROMPT: GENERATOR_TEMPLATE.format(persona=doc["persona"], topic=doc["topic"])}
+generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
 
 
-def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+@stage_parser
+def parse_generator(doc: dict[str, Any], text: str) -> dict[str, Any]:
     """Stage parser: ``{response, options}`` (preamble removed; options = personas in validator order)."""
-
-    def parse() -> dict[str, Any]:
-        response = clean_free_text(outputs[PROMPT], first_paragraph=False)
-        options = [doc["persona"], doc["foil"]] if doc["r"] == 1 else [doc["foil"], doc["persona"]]
-        return {"response": response, "options": options}
-
-    return parse_or_error(parse)
+    response = clean_free_text(text, first_paragraph=False)
+    options = [doc["persona"], doc["foil"]] if doc["r"] == 1 else [doc["foil"], doc["persona"]]
+    return {"response": response, "options": options}
 
 
-@prompts_per_document(1)
-def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt: persona and foil in the order ``r`` chose."""
-    parsed = doc["stages"][GENERATOR]["parsed"]
-    option_a, option_b = parsed["options"]
-    return {PROMPT: VALIDATOR_TEMPLATE.format(text=parsed["response"], option_a=option_a, option_b=option_b)}
-
-
-parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
-parse_validator_generated = A_OR_B.parse_generated
-
-
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics: consistency and the unparseable counts."""
-    return score_document(doc)
+validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
+parse_validator_loglikelihood = GV.validator.parse_loglikelihood
+parse_validator_generated = GV.validator.parse_generated
+score = GV.score

@@ -21,19 +21,10 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.options import check_choice
 
-from .common import (
-    A_OR_B,
-    GENERATOR,
-    PROMPT,
-    check_n_docs,
-    check_seed,
-    make_docs,
-    parse_or_error,
-    score_document,
-)
+from .base import GVTask
+from .common import A_OR_B, stage_parser
 from .parsing import Unparseable, clean_free_text, normalize_answer
 from .style_inputs import SENTENCES, STYLE_SPLITS
 
@@ -42,14 +33,19 @@ TASK = "style_transfer"
 GENERATOR_TEMPLATE = "Here is some text: {sentence} Here is a rewrite of the text, which is more {style}:\nAnswer:"
 # Provenance: Table 13 (style transfer validator), verbatim.
 VALIDATOR_TEMPLATE = "Which of the following text is more {style}:\nA: {option_a}\nB: {option_b}\nAnswer (A or B):"
+#: Consistency and the unparseable counts only: no generator or validator accuracy.
+GV = GVTask(TASK, A_OR_B)
 
 
-def load(
-    *, n_docs: int | None = 100, seed: int = 1234, style_split: str = "train", **kwargs: Any
-) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point (``n_docs``: pairs to draw, ``None`` = every pair; ``**kwargs`` ignored)."""
-    del kwargs
-    n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
+def load(*, n_docs: int | None = 100, seed: int = 1234, style_split: str = "train") -> datasets.DatasetDict:
+    """``custom_dataset`` entry point (``n_docs``: pairs to draw, ``None`` = every pair)."""
+    return GV.documents(
+        lambda count, checked_seed: pairs(count, checked_seed, style_split), n_docs=n_docs, seed=seed, allow_all=True
+    )
+
+
+def pairs(n_docs: int | None, seed: int, style_split: str) -> list[dict[str, Any]]:
+    """``n_docs`` (sentence, style) rows drawn without replacement, in (sentence, style) order."""
     check_choice(style_split, STYLE_SPLITS, name="style_split")
     styles = STYLE_SPLITS[style_split]
     total = len(SENTENCES) * len(styles)
@@ -66,38 +62,23 @@ def load(
                 "style_split": style_split,
             }
         )
-    return make_docs(TASK, rows, seed)
+    return rows
 
 
-def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``generator`` prompt (Table 13)."""
-    return {PROMPT: GENERATOR_TEMPLATE.format(sentence=doc["sentence"], style=doc["style"])}
+generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
 
 
-def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+@stage_parser
+def parse_generator(doc: dict[str, Any], text: str) -> dict[str, Any]:
     """Stage parser: ``{rewrite, options}`` (first paragraph, preamble removed), or an error."""
-
-    def parse() -> dict[str, Any]:
-        rewrite = clean_free_text(outputs[PROMPT], first_paragraph=True)
-        if normalize_answer(rewrite) == normalize_answer(doc["sentence"]):
-            raise Unparseable("the rewrite repeats the input sentence")
-        options = [rewrite, doc["sentence"]] if doc["r"] == 1 else [doc["sentence"], rewrite]
-        return {"rewrite": rewrite, "options": options}
-
-    return parse_or_error(parse)
+    rewrite = clean_free_text(text, first_paragraph=True)
+    if normalize_answer(rewrite) == normalize_answer(doc["sentence"]):
+        raise Unparseable("the rewrite repeats the input sentence")
+    options = [rewrite, doc["sentence"]] if doc["r"] == 1 else [doc["sentence"], rewrite]
+    return {"rewrite": rewrite, "options": options}
 
 
-@prompts_per_document(1)
-def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt: rewrite and input in the order ``r`` chose."""
-    option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]
-    return {PROMPT: VALIDATOR_TEMPLATE.format(style=doc["style"], option_a=option_a, option_b=option_b)}
-
-
-parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
-parse_validator_generated = A_OR_B.parse_generated
-
-
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics: consistency and the unparseable counts."""
-    return score_document(doc)
+validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
+parse_validator_loglikelihood = GV.validator.parse_loglikelihood
+parse_validator_generated = GV.validator.parse_generated
+score = GV.score

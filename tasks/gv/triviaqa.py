@@ -27,25 +27,15 @@ two identical options.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.tasks.data import triviaqa as triviaqa_data
 
-from .common import (
-    A_OR_B,
-    GENERATOR,
-    PROMPT,
-    TRUE_FALSE,
-    check_n_docs,
-    check_seed,
-    make_docs,
-    parse_or_error,
-    score_document,
-    subsample,
-)
+from .base import GVTask
+from .common import A_OR_B, TRUE_FALSE, stage_parser
 from .parsing import Unparseable, normalize_answer, split_two_answers, strip_labels
 
 TASK = "triviaqa"
@@ -66,67 +56,14 @@ TRUE_FALSE_VALIDATOR_TEMPLATE = (
 )
 
 
-def load(*, n_docs: int | None = None, seed: int = 1234, **kwargs: Any) -> datasets.DatasetDict:
-    """``custom_dataset`` entry point: the TriviaQA questions (``n_docs``: seeded subset, ``None`` = all)."""
-    del kwargs
-    n_docs, seed = check_n_docs(n_docs, allow_none=True), check_seed(seed)
-    rows = [{"id": row["qid"], **row} for row in triviaqa_data.load()["test"]]
-    return make_docs(TASK, subsample(rows, n_docs, seed, TASK), seed)
-
-
-def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``generator`` prompt (Table 13)."""
-    return {PROMPT: GENERATOR_TEMPLATE.format(question=doc["question"])}
-
-
-def _clean(fragment: str) -> str:
-    answer = strip_labels(fragment).rstrip(".!;,").strip()
-    if not answer:
-        raise Unparseable(f"empty answer in {fragment!r:.60}")
-    return answer
-
-
-def parse_generator(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-    """Stage parser: ``{correct, misleading, options}`` (options in validator order), or an error."""
-
-    def parse() -> dict[str, Any]:
-        first, second = split_two_answers(outputs[PROMPT])
-        correct, misleading = _clean(first), _clean(second)
-        if normalize_answer(correct) == normalize_answer(misleading):
-            raise Unparseable(f"the correct and the misleading answer are the same: {correct!r:.60}")
-        options = [correct, misleading] if doc["r"] == 1 else [misleading, correct]
-        return {"correct": correct, "misleading": misleading, "options": options}
-
-    return parse_or_error(parse)
-
-
-@prompts_per_document(1)
-def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt: the two answers in the order ``r`` chose."""
-    option_a, option_b = doc["stages"][GENERATOR]["parsed"]["options"]
-    return {PROMPT: VALIDATOR_TEMPLATE.format(question=doc["question"], option_a=option_a, option_b=option_b)}
-
-
-parse_validator_loglikelihood = A_OR_B.parse_loglikelihood
-parse_validator_generated = A_OR_B.parse_generated
-
-
-@prompts_per_document(1)
-def true_false_validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-    """Stage ``validator`` prompt of the True/False variant: the correct answer if ``r = +1``, else the misleading one."""
-    parsed = doc["stages"][GENERATOR]["parsed"]
-    shown = parsed["correct"] if doc["r"] == 1 else parsed["misleading"]
-    return {PROMPT: TRUE_FALSE_VALIDATOR_TEMPLATE.format(question=doc["question"], answer=shown)}
-
-
-parse_true_false_validator_loglikelihood = TRUE_FALSE.parse_loglikelihood
-parse_true_false_validator_generated = TRUE_FALSE.parse_generated
-
-
 def matches(answer: str, aliases: list[str]) -> bool:
     """Whether ``answer`` equals one of ``aliases`` after TriviaQA normalisation."""
     key = normalize_answer(answer)
     return bool(key) and key in {normalize_answer(alias) for alias in aliases}
+
+
+def _generator_accuracy(doc: dict[str, Any], parsed: dict[str, Any]) -> float:
+    return float(matches(parsed["correct"], doc["aliases"]))
 
 
 def _validator_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None:
@@ -147,19 +84,51 @@ def _true_false_truth(doc: dict[str, Any], parsed: dict[str, Any]) -> int | None
     return 1 if shown_right else -1
 
 
-def score_true_false(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics of the True/False variant (see the module docstring)."""
-    return score_document(
-        doc,
-        generator_accuracy=lambda d, parsed: float(matches(parsed["correct"], d["aliases"])),
-        validator_truth=_true_false_truth,
+GV = GVTask(TASK, A_OR_B, generator_accuracy=_generator_accuracy, validator_truth=_validator_truth)
+#: Table 12's True/False design: the same documents and generator, another validator.
+GV_TRUE_FALSE = replace(GV, validator=TRUE_FALSE, validator_truth=_true_false_truth)
+
+
+def load(*, n_docs: int | None = None, seed: int = 1234) -> datasets.DatasetDict:
+    """``custom_dataset`` entry point: the TriviaQA questions (``n_docs``: seeded subset, ``None`` = all)."""
+    return GV.sampled_docs(
+        lambda: [{"id": row["qid"], **row} for row in triviaqa_data.load()["test"]], n_docs=n_docs, seed=seed
     )
 
 
-def score(doc: dict[str, Any]) -> dict[str, float]:
-    """Per-document metrics (see the module docstring)."""
-    return score_document(
-        doc,
-        generator_accuracy=lambda d, parsed: float(matches(parsed["correct"], d["aliases"])),
-        validator_truth=_validator_truth,
-    )
+generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
+
+
+def _clean(fragment: str) -> str:
+    answer = strip_labels(fragment).rstrip(".!;,").strip()
+    if not answer:
+        raise Unparseable(f"empty answer in {fragment!r:.60}")
+    return answer
+
+
+@stage_parser
+def parse_generator(doc: dict[str, Any], text: str) -> dict[str, Any]:
+    """Stage parser: ``{correct, misleading, options}`` (options in validator order), or an error."""
+    first, second = split_two_answers(text)
+    correct, misleading = _clean(first), _clean(second)
+    if normalize_answer(correct) == normalize_answer(misleading):
+        raise Unparseable(f"the correct and the misleading answer are the same: {correct!r:.60}")
+    options = [correct, misleading] if doc["r"] == 1 else [misleading, correct]
+    return {"correct": correct, "misleading": misleading, "options": options}
+
+
+validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
+parse_validator_loglikelihood = GV.validator.parse_loglikelihood
+parse_validator_generated = GV.validator.parse_generated
+score = GV.score
+
+
+def _shown_answer(doc: dict[str, Any], parsed: dict[str, Any]) -> dict[str, Any]:
+    """The True/False validator's fields: the correct answer if ``r = +1``, else the misleading one."""
+    return {"question": doc["question"], "answer": parsed["correct"] if doc["r"] == 1 else parsed["misleading"]}
+
+
+true_false_validator_prompts = GV_TRUE_FALSE.validator_prompts(TRUE_FALSE_VALIDATOR_TEMPLATE, _shown_answer)
+parse_true_false_validator_loglikelihood = GV_TRUE_FALSE.validator.parse_loglikelihood
+parse_true_false_validator_generated = GV_TRUE_FALSE.validator.parse_generated
+score_true_false = GV_TRUE_FALSE.score

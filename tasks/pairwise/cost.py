@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from logic_consistency.metrics.pairs import merge_sort_bound
+from logic_consistency.metrics.pairs_sort import merge_sort_bound
 
 
 def full_matrix(docs: Sequence[dict[str, Any]]) -> int:

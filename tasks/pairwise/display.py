@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from logic_consistency.tasks.reports import MetricDisplay, register_metrics
+from logic_consistency.tasks.reports import (
+    CORRELATION,
+    COUNT,
+    LOWER_RATE,
+    RADAR_RATE,
+    RATE,
+    MetricDisplay,
+    metric_table,
+    register_metrics,
+)
 
 register_metrics(
     MetricDisplay(
@@ -15,125 +24,27 @@ register_metrics(
         series_title="s_tran(K)",
         series_axis="K (items per sampled subset)",
     ),
-    MetricDisplay(
-        "s_comm",
-        label="s_comm",
-        description="commutativity: same preference in both presentation orders",
-        radar=True,
-        order=20,
-    ),
-    MetricDisplay(
-        "s_neg",
-        label="s_neg",
-        description="negation invariance: the negated question gets the opposite answer",
-        radar=True,
-        order=30,
-    ),
-    MetricDisplay(
-        "human_agreement",
-        label="H",
-        description="agreement with human preferences (accuracy, not self-consistency)",
-        order=40,
-    ),
-    MetricDisplay(
-        "position_bias",
-        label="pos bias",
-        description="position bias: share of judgements won by the first-shown option (0.5 unbiased, 1.0 always A)",
-        higher_is_better=False,
-        order=41,
-    ),
-    MetricDisplay(
-        "p_first_mean",
-        label="P(first)",
-        description="mean probability given to the first-shown option (0.5 unbiased)",
-        higher_is_better=False,
-        order=42,
-    ),
-    MetricDisplay(
-        "rank_spearman_win_loss",
-        label="ρ win-loss",
-        range=(-1, 1),
-        order=43,
-        description="Spearman correlation with human scores of the win-loss ranking of the full pairwise matrix",
-    ),
-    MetricDisplay(
-        "rank_spearman_bt",
-        label="ρ B-T",
-        range=(-1, 1),
-        order=44,
-        description="Spearman correlation with human scores of the Bradley-Terry ranking of the full pairwise matrix",
-    ),
-    MetricDisplay(
-        "pairs_spearman",
-        label="ρ PairS",
-        range=(-1, 1),
-        order=45,
-        description="Spearman correlation with human scores of PairS merge-sort rankings (mean over runs)",
-    ),
-    MetricDisplay(
-        "pairs_spearman_calibrated",
-        label="ρ PairS cal",
-        range=(-1, 1),
-        order=46,
-        description="as ρ PairS, each comparison judged from both presentation orders",
-    ),
-    MetricDisplay(
-        "pairs_comparisons_ratio",
-        label="PairS cost",
-        higher_is_better=False,
-        order=47,
-        description="PairS comparisons per run divided by n(n-1), the full matrix",
-    ),
-    MetricDisplay(
-        "pairs_calibrated_comparisons_ratio",
-        label="PairS cal cost",
-        higher_is_better=False,
-        order=47.1,
-        description="calibrated PairS comparisons per run divided by n(n-1), each judged in both orders",
-    ),
-    MetricDisplay(
-        "pairs_model_calls_ratio",
-        label="PairS calls",
-        higher_is_better=False,
-        order=47.2,
-        description="distinct prompts PairS asked for an instance divided by n(n-1)",
-    ),
-    MetricDisplay(
-        "self_agreement",
-        label="self-agree",
-        order=48,
-        description="self-agreement: mean share of the majority choice over k sampled chain-of-thought judgements",
-    ),
-    MetricDisplay(
-        "unparseable",
-        label="unparseable",
-        description="generated judgements that could not be parsed",
-        higher_is_better=False,
-        count=True,
-        order=200,
-    ),
-    MetricDisplay(
-        "unparseable_prompts",
-        label="unparseable prompts",
-        higher_is_better=False,
-        count=True,
-        order=201,
-        description="prompts whose sampled judgements could not be parsed",
-    ),
-    MetricDisplay(
-        "n_single_sample",
-        label="single-sample",
-        higher_is_better=False,
-        count=True,
-        order=203,
-        description="self-agreement judgements with one parsed sample (left out of the mean)",
-    ),
-    MetricDisplay(
-        "n_majority_ties",
-        label="majority ties",
-        higher_is_better=False,
-        count=True,
-        order=202,
-        description="self-agreement judgements whose samples tie (no majority; left missing)",
-    ),
 )
+
+# fmt: off
+register_metrics(*metric_table(
+    # name, label, order, kind, description
+    ("s_comm", "s_comm", 20, RADAR_RATE, "commutativity: same preference in both presentation orders"),
+    ("s_neg", "s_neg", 30, RADAR_RATE, "negation invariance: the negated question gets the opposite answer"),
+    ("human_agreement", "H", 40, RATE, "agreement with human preferences (accuracy, not self-consistency)"),
+    ("position_bias", "pos bias", 41, LOWER_RATE, "position bias: share of judgements won by the first-shown option (0.5 unbiased, 1.0 always A)"),
+    ("p_first_mean", "P(first)", 42, LOWER_RATE, "mean probability given to the first-shown option (0.5 unbiased)"),
+    ("rank_spearman_win_loss", "ρ win-loss", 43, CORRELATION, "Spearman correlation with human scores of the win-loss ranking of the full pairwise matrix"),
+    ("rank_spearman_bt", "ρ B-T", 44, CORRELATION, "Spearman correlation with human scores of the Bradley-Terry ranking of the full pairwise matrix"),
+    ("pairs_spearman", "ρ PairS", 45, CORRELATION, "Spearman correlation with human scores of PairS merge-sort rankings (mean over runs)"),
+    ("pairs_spearman_calibrated", "ρ PairS cal", 46, CORRELATION, "as ρ PairS, each comparison judged from both presentation orders"),
+    ("pairs_comparisons_ratio", "PairS cost", 47, LOWER_RATE, "PairS comparisons per run divided by n(n-1), the full matrix"),
+    ("pairs_calibrated_comparisons_ratio", "PairS cal cost", 47.1, LOWER_RATE, "calibrated PairS comparisons per run divided by n(n-1), each judged in both orders"),
+    ("pairs_model_calls_ratio", "PairS calls", 47.2, LOWER_RATE, "distinct prompts PairS asked for an instance divided by n(n-1)"),
+    ("self_agreement", "self-agree", 48, RATE, "self-agreement: mean share of the majority choice over k sampled chain-of-thought judgements"),
+    ("unparseable", "unparseable", 200, COUNT, "generated judgements that could not be parsed"),
+    ("unparseable_prompts", "unparseable prompts", 201, COUNT, "prompts whose sampled judgements could not be parsed"),
+    ("n_single_sample", "single-sample", 203, COUNT, "self-agreement judgements with one parsed sample (left out of the mean)"),
+    ("n_majority_ties", "majority ties", 202, COUNT, "self-agreement judgements whose samples tie (no majority; left missing)"),
+))
+# fmt: on

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.metrics.pairs import METHODS, Method, judge_from_prefs, pairs_rank
+from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
+from logic_consistency.metrics.pairs_sort import METHODS, Method
 from logic_consistency.options import OptionError, OptionTypeError, check_choice, check_int
 
 #: The ``metadata`` keys read here.

@@ -10,7 +10,7 @@ its paths need at once. The merge rounds depend on earlier answers, so the task 
 lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
 stages): in each round every unfinished sort of every document advances as far as the answers
 known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
-batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.multistage.call_once`, so
+batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.current_run.call_once`, so
 ``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
 prompt is asked at most once.
 
@@ -40,7 +40,7 @@ from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
-from logic_consistency.harness_ext.multistage import call_once, start_build
+from logic_consistency.harness_ext.current_run import call_once, start_build
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
 from logic_consistency.tasks.pairwise.cost import pairs_notes

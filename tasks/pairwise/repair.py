@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from logic_consistency.common import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
+from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
 
 from .preferences import (
     Comparison,

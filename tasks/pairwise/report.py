@@ -40,15 +40,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import (
-    RESULTS_PATTERN,
-    atomic_write_json,
-    check_outputs,
-    files_or_folders,
-    read_text,
-)
+from logic_consistency.common import RESULTS_PATTERN, files_or_folders, read_text
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
+from logic_consistency.outputs import atomic_write_json, check_outputs
 
 __all__ = ["add_cli", "collect_points", "correlation_report", "read_results", "select_points"]
 

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import atomic_write
+from logic_consistency.outputs import atomic_write
 
 __all__ = ["plot_paths", "write_plots"]
 

@@ -41,7 +41,7 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
-from logic_consistency.harness_ext.multistage import start_build
+from logic_consistency.harness_ext.current_run import start_build
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
 from logic_consistency.metrics.self_agreement import (

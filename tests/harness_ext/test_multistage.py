@@ -148,9 +148,9 @@ class _CrashingCalculator(Calculator):
 def test_a_run_killed_half_way_through_a_stage_resumes_from_the_answers_it_has(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from logic_consistency.harness_ext import multistage
+    from logic_consistency.harness_ext import current_run
 
-    monkeypatch.setattr(multistage, "STAGE_CHUNK", 1)
+    monkeypatch.setattr(current_run, "STAGE_CHUNK", 1)
     fresh = _CrashingCalculator()
     _run(fresh, use_cache=str(tmp_path / "fresh"))
     total = fresh.calls["generate_until"]

@@ -34,12 +34,12 @@ KILLED_WRITER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from logic_consistency import common
+    from logic_consistency import outputs
     from logic_consistency.leaderboard import nightly
     from logic_consistency.leaderboard.ingest import BootstrapSettings
 
     out, row_file = Path(sys.argv[1]), Path(sys.argv[2])
-    original = common.json_chunks
+    original = outputs.json_chunks
     calls = []
 
     def stalling(document, **kwargs):
@@ -51,7 +51,7 @@ KILLED_WRITER = textwrap.dedent(
                 time.sleep(600)
             yield chunk
 
-    common.json_chunks = stalling
+    outputs.json_chunks = stalling
     row = json.loads(row_file.read_text())
     nightly.commit(out, "2026-04-02", [row], [], bootstrap=BootstrapSettings(n_resamples=300))
     print("FINISHED", flush=True)

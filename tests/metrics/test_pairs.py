@@ -1,4 +1,4 @@
-"""Tests for metrics/pairs.py: PairS greedy and beam merge sorts, against the authors' code."""
+"""Tests for metrics/pairs.py and metrics/pairs_sort.py: PairS greedy and beam merge sorts, against the authors' code."""
 
 from __future__ import annotations
 
@@ -9,14 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logic_consistency.metrics.pairs import (
-    PairsSorter,
-    judge_from_prefs,
-    merge_sort_bound,
-    merge_sort_steps,
-    pairs_order,
-    pairs_rank,
-)
+from logic_consistency.metrics.pairs import PairsSorter, judge_from_prefs, pairs_rank
+from logic_consistency.metrics.pairs_sort import merge_sort_bound, merge_sort_steps, pairs_order
 
 
 def perfect_prefs(human: np.ndarray) -> np.ndarray:

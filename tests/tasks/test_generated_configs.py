@@ -12,6 +12,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
+class _FunctionLoader(yaml.SafeLoader):
+    """Reads task YAML: ``!function x`` becomes the string ``"x"``."""
+
+
+_FunctionLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
 def _generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "generate_task_configs", ROOT / "scripts" / "generate_task_configs.py"
@@ -34,7 +41,22 @@ def test_the_generated_families_cover_every_paraphrase_and_conjunction_task() ->
         assert f"_{dataset}_paraphrases_yaml" in names and f"logic_consistency_{dataset}_paraphrases.yaml" in names
     conjunctions = ("so", "because", "since", "as", "therefore", "thus", "hence")
     assert {f"logic_consistency_causal_ctp_{c}.yaml" for c in conjunctions} <= names
-    assert len(files) == 3 * 12 + len(conjunctions)
+    gv_files = [path for path in files if path.parent.name == "gv"]
+    assert len(files) == 3 * 12 + len(conjunctions) + len(gv_files)
+
+
+def test_every_gv_task_file_is_generated_with_both_stages() -> None:
+    """Each GV task's stages are written by the script; only the groups (no stages) are by hand."""
+    files = _generator().generated_files()
+    gv_folder = ROOT / "tasks" / "gv"
+    task_files = {Path("tasks/gv") / path.name for path in gv_folder.glob("*.yaml") if "stages:" in path.read_text()}
+    assert {path for path in files if path.parent.name == "gv"} == task_files and len(task_files) == 16
+    for path in task_files:
+        stages = yaml.load(files[path], Loader=_FunctionLoader)["stages"]
+        assert [stage["name"] for stage in stages] == ["generator", "validator"]
+        module = path.name.removesuffix(".yaml").removesuffix("_generate").removesuffix("_cot")
+        module = module.removesuffix("_true_false")
+        assert all(stage["prompts"].startswith(f"logic_consistency.tasks.gv.{module}.") for stage in stages)
 
 
 def test_a_negated_template_is_its_normal_template_with_the_negated_question() -> None:

@@ -34,6 +34,7 @@ PROMPT_KEYS = frozenset(
         "choices",
         "pairwise_paraphrases",
         "conjunctions",  # tasks/_variants_yaml: the source of the generated variant tasks
+        "gv_stages",  # tasks/_variants_yaml: the GV task files' stages, naming their prompt hooks
     }
 )
 #: Keys that hold no prompt text. Values under the first group are options or lists of metrics and

@@ -66,3 +66,27 @@ def test_the_leaderboard_names_no_declared_metric() -> None:
         named = [name for name in names if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text)]
         named += [prefix for prefix in series if prefix in text]
         assert not named, f"{path.relative_to(ROOT)} names family metrics {named}"
+
+
+def test_the_leaderboard_names_no_family_report() -> None:
+    """leaderboard/ builds report sections (schema, page) from the hooks; its code and page name none of them."""
+    hooks = reports.report_hooks()
+    assert [hook.section for hook in hooks] == ["confusion"]
+    # the causal report's own fields, besides what its hook declares
+    words = {"δ-CAUSAL", "CAUSAL", "Confusion", "n_rankings", "n_unparseable_generation", "n_unparseable_ranking"}
+    for hook in hooks:
+        words |= {hook.section, hook.title, hook.chart.rows, hook.chart.columns, hook.empty}
+    for path in sorted((ROOT / "leaderboard").glob("*")):
+        if path.suffix not in {".py", ".js", ".html", ".json", ".css"}:
+            continue
+        text = path.read_text(encoding="utf-8")
+        named = sorted(word for word in words if re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text))
+        assert not named, f"{path.relative_to(ROOT)} names family reports {named}"
+
+
+def test_a_report_hook_declares_a_valid_schema_and_a_chart() -> None:
+    import jsonschema
+
+    for hook in reports.report_hooks():
+        jsonschema.Draft202012Validator.check_schema(dict(hook.schema))
+        assert hook.chart.info()["kind"] == "count_matrix" and hook.title and hook.description

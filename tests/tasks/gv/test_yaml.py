@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from lm_eval.tasks._yaml_loader import load_yaml
 
+from logic_consistency.options import OptionError
 from logic_consistency.tasks.gv import (
     arithmetic,
     common,
@@ -89,3 +90,17 @@ def test_shared_files_are_not_indexed() -> None:
     """lm-eval indexes only *.yaml: the shared settings live in extension-less files."""
     shared = sorted(p.name for p in GV_DIR.iterdir() if p.name.endswith("_yaml"))
     assert shared == sorted(["_gv_yaml", *(f"_{name}_yaml" for name in MODULES)])
+
+
+@pytest.mark.parametrize(("name", "typo", "closest"), [*((name, "n_doc", "n_docs") for name in MODULES),
+                                                     ("style_transfer", "style_splt", "style_split"),
+                                                     ("arithmetic", "operation", "operations"),
+                                                     ("plan_arithmetic", "negations", "negation")])  # fmt: skip
+def test_a_dataset_kwargs_typo_is_an_error_naming_the_task_and_the_closest_parameter(
+    name: str, typo: str, closest: str
+) -> None:
+    """The loaders name their options (no ``**kwargs``), so a mistyped ``dataset_kwargs`` key is refused."""
+    task_config = {**config(f"{name}.yaml"), "dataset_kwargs": {typo: 5}}
+    task_class = task_config.pop("class")
+    with pytest.raises(OptionError, match=rf"task 'logic_consistency_gv_{name}'.*'{typo}'.*did you mean.*'{closest}'"):
+        task_class(config=task_config)

@@ -1,0 +1,175 @@
+"""The ``lm_eval`` evaluation in progress: its model object, and the calls a task makes to it early.
+
+lm-eval 0.4.13 builds every request of every task before it calls the model once per request
+type, so a task that needs model answers to build its requests (a multi-stage task's earlier
+stages, PairS merge rounds) cannot get them from lm-eval. This module gives it the model:
+
+* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with :func:`publish_lm`, which only makes
+  the model object it receives available as :func:`current_lm` while it runs (:func:`published`
+  does the same for a block, e.g. the cost plan's recorder);
+* :func:`start_build` begins such a task's ``build_all_requests`` (the model, this rank's documents);
+* :func:`call_once` sends the task's early requests to that model.
+
+Because the early requests go to the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
+stores their answers too: an interrupted run resumes without repeating a model call. They are sent
+in chunks of :data:`STAGE_CHUNK` requests, and ``CachingLM`` commits each chunk's answers when the
+chunk returns, so a run killed half-way resumes from the last finished chunk rather than from the
+start, even with a backend that does not write its answers to the cache one by one
+(``cache_hook.add_partial``, which ``hf`` does). Within one run, an early request that another task
+already sent (the seven conditional-probability causal tasks share one generation stage) is answered
+from memory, not sent again; sampled generations (``do_sample: true``) are never reused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import json
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lm_eval.api.instance import Instance
+from lm_eval.api.task import ConfigurableTask
+
+from logic_consistency.harness_ext.base import PromptedTask
+
+__all__ = ["STAGE_CHUNK", "call_once", "current_lm", "publish_lm", "published", "request_key", "start_build"]
+
+eval_logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Run:
+    """The evaluation in progress: its model object and the earlier-stage answers it has given."""
+
+    lm: Any
+    answers: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+
+_CURRENT_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("logic_consistency_run", default=None)
+
+
+@contextlib.contextmanager
+def published(lm: Any) -> Iterator[None]:
+    """Make ``lm`` the :func:`current_lm`, with an empty memory of answers, while the block runs."""
+    token = _CURRENT_RUN.set(_Run(lm))
+    try:
+        yield
+    finally:
+        _CURRENT_RUN.reset(token)
+
+
+def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap lm-eval's ``evaluate`` so that the model object it runs is :func:`current_lm`."""
+
+    @functools.wraps(evaluate)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
+        with published(lm):
+            return evaluate(*args, **kwargs)
+
+    wrapper._logic_consistency = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def current_lm() -> Any:
+    """The model object of the ``lm_eval`` evaluation in progress, or ``None`` outside one."""
+    run = _CURRENT_RUN.get()
+    return None if run is None else run.lm
+
+
+def start_build(
+    task: PromptedTask, build_kwargs: dict[str, Any], *, model_needed_for: str | None
+) -> tuple[Any, list[tuple[int, dict[str, Any]]]]:
+    """The start of ``build_all_requests`` of a task that asks the model while lm-eval builds requests.
+
+    Keeps lm-eval's prompt-formatting settings (:meth:`PromptedTask.remember_formatting`) and lists
+    this rank's documents (lm-eval's own ``doc_iterator``: ``limit``, ``samples`` and the rank's
+    share under ``accelerate``), before the task's own ``doc_iterator`` serves the prepared ones.
+
+    Args:
+        task: The task building its requests.
+        build_kwargs: The keyword arguments lm-eval passed to ``build_all_requests``.
+        model_needed_for: What the task asks the model for while building (the error names it), or
+            ``None`` when it can do without (a one-stage task).
+
+    Returns:
+        The published model object (:func:`current_lm`, ``None`` outside an evaluation) and the
+        ``(doc_id, doc)`` pairs of this rank.
+
+    Raises:
+        RuntimeError: The model is needed and no evaluation published it.
+    """
+    lm = current_lm()
+    if lm is None and model_needed_for is not None:
+        raise RuntimeError(
+            f"task {task.config.task!r} {model_needed_for} and needs the model object while building "
+            "requests: run it with the `lm_eval` command (autoload hook on) or wrap "
+            "lm_eval.evaluator.evaluate with logic_consistency.harness_ext.current_run.publish_lm"
+        )
+    task.remember_formatting(build_kwargs)
+    docs = ConfigurableTask.doc_iterator(
+        task,
+        rank=build_kwargs.get("rank", 0),
+        limit=build_kwargs.get("limit"),
+        samples=build_kwargs.get("samples"),
+        world_size=build_kwargs.get("world_size", 1),
+    )
+    return lm, list(docs)
+
+
+def request_key(request: Instance) -> tuple[str, str] | None:
+    """What makes two requests the same question, or ``None`` for a sampled generation."""
+    if request.request_type == "generate_until" and request.args[1].get("do_sample"):
+        return None
+    return request.request_type, json.dumps(request.args, sort_keys=True, default=repr)
+
+
+#: Requests per model call of an earlier stage: each chunk's answers reach lm-eval's cache
+#: (``--use_cache``) when it returns. Large enough not to starve a batching backend (``hf`` sorts
+#: and batches within one call), small enough that a kill loses little work.
+STAGE_CHUNK = 128
+
+
+def _answer_in_chunks(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[Any]:
+    """``lm.<output_type>(requests)``, sent :data:`STAGE_CHUNK` requests at a time (see the module docstring)."""
+    method = getattr(lm, output_type)
+    out: list[Any] = []
+    for start in range(0, len(requests), STAGE_CHUNK):
+        out.extend(method(list(requests[start : start + STAGE_CHUNK])))
+    return out
+
+
+def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[Any]:
+    """Answer ``requests`` with ``lm``, sending only those not already answered in this run.
+
+    Identical requests within the batch are sent once too. Outside an evaluation started through
+    :func:`publish_lm` nothing is remembered.
+    """
+    run = _CURRENT_RUN.get()
+    memory: dict[tuple[str, str], Any] = run.answers if run is not None and run.lm is lm else {}
+    keys = [request_key(request) for request in requests]
+    to_send: list[Instance] = []
+    sent_keys: set[tuple[str, str]] = set()
+    for request, key in zip(requests, keys, strict=True):
+        if key is None or (key not in memory and key not in sent_keys):
+            to_send.append(request)
+            if key is not None:
+                sent_keys.add(key)
+    answers = iter(_answer_in_chunks(lm, output_type, to_send))
+    out: list[Any] = []
+    for key in keys:
+        if key is None:
+            out.append(next(answers))
+        elif key in memory:
+            out.append(memory[key])
+        else:
+            memory[key] = next(answers)
+            out.append(memory[key])
+    reused = len(requests) - len(to_send)
+    if reused:
+        eval_logger.info("%d of %d %s requests answered from earlier in this run", reused, len(requests), output_type)
+    return out

@@ -1,0 +1,107 @@
+"""How the prefix scorer lays its work out in model passes: cached prefixes as the batch rows of one
+key/value cache, right-padded inputs, and batches bounded by size, cache row and padding.
+
+``prefix_scorer.py`` walks the prefix tree (``prefix_trie.py``) with these: a level of cached
+prefixes is a :class:`CachedRows` (one model cache whose batch row ``k`` holds prefix ``k``), a
+batch that continues some of those rows reads them through :func:`select_rows` (a view: the stored
+prefix is never written), and :func:`batches` / :func:`padding_bounded` / :func:`chunks` cut the
+requests and the child prefixes into model passes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from logic_consistency.harness_ext.prefix_trie import PrefixGroup
+
+__all__ = ["PADDING_BUDGET", "CachedRows", "batches", "chunks", "padding_bounded", "right_padded", "select_rows"]
+
+
+@dataclass
+class CachedRows:
+    """Cached prefixes held as the batch rows of one model cache.
+
+    Attributes:
+        cache: The model's cache; batch row ``k`` holds the prefix of ``groups[k]``.
+        valid: ``[rows, cache length]``, false at padding slots (holes mode only has any).
+        next_position: Per row, the position id of the next token (the prefix's real length).
+        groups: The prefix group of each row.
+    """
+
+    cache: Any
+    valid: torch.Tensor
+    next_position: torch.Tensor
+    groups: list[PrefixGroup]
+
+
+def right_padded(sequences: list[Any], device: Any) -> torch.Tensor:
+    """Token id sequences as one ``[rows, longest]`` tensor, zero-padded on the right."""
+    ids = torch.zeros((len(sequences), max(len(s) for s in sequences)), dtype=torch.long, device=device)
+    for row, sequence in enumerate(sequences):
+        ids[row, : len(sequence)] = torch.tensor(list(sequence), dtype=torch.long)
+    return ids
+
+
+#: Padding tokens one extension pass may carry before a new pass is cheaper (about a pass's fixed
+#: cost in tokens on 2 CPU cores; measured with scripts/bench_scoring.py).
+PADDING_BUDGET = 128
+
+
+def padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[Any]]:
+    """Chunks of at most ``size`` items (sorted longest first) whose padding stays within budget."""
+    batch: list[Any] = []
+    padding = 0
+    for item in items:
+        extra = length(batch[0]) - length(item) if batch else 0
+        if batch and (len(batch) == size or padding + extra > PADDING_BUDGET):
+            yield batch
+            batch, padding, extra = [], 0, 0
+        batch.append(item)
+        padding += extra
+    if batch:
+        yield batch
+
+
+def batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:
+    """Chunks of ``size``; with ``same_row`` a chunk never mixes cache rows (``item[0][0]``)."""
+    batch: list[Any] = []
+    for item in items:
+        if batch and (len(batch) == size or (same_row and item[0][0] != batch[0][0][0])):
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
+
+
+def select_rows(cache: Any, rows: list[int]) -> Any:
+    """A cache whose batch row ``k`` is row ``rows[k]`` of ``cache``; the stored prefix is never written.
+
+    Reusable layers rebind ``keys``/``values`` on update (``torch.cat``), so the shallow copy's
+    updates leave ``cache`` as it was; it keeps per-layer counters (a sliding layer's length)
+    apart. One repeated row is an expanded view (no copy).
+    """
+    view = copy.copy(cache)
+    view.layers = [copy.copy(layer) for layer in cache.layers]
+    same = all(row == rows[0] for row in rows)
+    index = torch.tensor(rows, dtype=torch.long)
+    for layer in view.layers:
+        if getattr(layer, "is_initialized", False) and layer.keys is not None and layer.keys.numel():
+            if same:
+                layer.keys = layer.keys[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
+                layer.values = layer.values[rows[0] : rows[0] + 1].expand(len(rows), -1, -1, -1)
+            else:
+                layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
+                layer.values = layer.values.index_select(0, index.to(layer.values.device))
+    return view
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive chunks of ``size`` items (the last may be shorter)."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
