@@ -4,9 +4,9 @@ Folders are layers and imports run one way::
 
     common (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common`` and ``logic_consistency.options`` (neutral helpers) and ``metrics``
-  import nothing of the suite (``metrics`` not even
-  ``common``: it is a pure library of array functions).
+* ``logic_consistency.common``, ``logic_consistency.options`` and ``logic_consistency.subcommands``
+  (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it
+  is a pure library of array functions).
 * ``harness_ext`` (generic lm-eval machinery) imports ``common`` and ``metrics`` only: it knows no
   dataset and no task family.
 * ``tasks`` imports ``common``, ``metrics`` and ``harness_ext``.
@@ -42,11 +42,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
     "common": (),
     "options": (),
+    "subcommands": (),
     "metrics": (),
-    "harness_ext": ("common", "options", "metrics", "root"),
-    "tasks": ("common", "options", "metrics", "harness_ext", "root"),
-    "leaderboard": ("common", "options", "metrics", "harness_ext", "tasks.reports", "root"),
-    "cli": ("common", "options", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+    "harness_ext": ("common", "options", "subcommands", "metrics", "root"),
+    "tasks": ("common", "options", "subcommands", "metrics", "harness_ext", "root"),
+    "leaderboard": ("common", "options", "subcommands", "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": ("common", "options", "subcommands", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 
@@ -56,6 +57,7 @@ def _modules() -> list[tuple[str, Path]]:
         (f"{PACKAGE}.common", ROOT / "common.py"),
         (f"{PACKAGE}.cli", ROOT / "cli.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),
+        (f"{PACKAGE}.subcommands", ROOT / "subcommands.py"),
     ]
     for folder in LAYER_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")):
