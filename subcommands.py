@@ -22,17 +22,17 @@ Run = Callable[[argparse.Namespace], int]
 
 
 def add_subcommand(
-    subparsers: Any, name: str, *, help: str, doc: str | None, run: Run | None = None
+    subparsers: Any, name: str, doc: str | None, run: Run | None, *, help: str
 ) -> argparse.ArgumentParser:
     """Add subcommand ``name``: its ``--help`` line, its description and its action.
 
     Args:
         subparsers: What ``ArgumentParser.add_subparsers`` returned.
         name: The subcommand (``repair``).
-        help: One line for the parent's command list.
         doc: The module docstring; its first paragraph is the subcommand's description.
         run: The action, stored as the ``run`` default; ``None`` for a command whose own
             subcommands set it (``leaderboard``).
+        help: One line for the parent's command list.
 
     Returns:
         The subcommand's parser, for its arguments.

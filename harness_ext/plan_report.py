@@ -359,11 +359,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency plan``."""
     parser = add_subcommand(
-        subparsers,
-        "plan",
-        doc=__doc__,
-        run=_run,
-        help="count the requests, tokens and API calls of a run, without a model",
+        subparsers, "plan", __doc__, _run, help="count the requests, tokens and API calls of a run, without a model"
     )
     parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
     parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")

@@ -178,7 +178,7 @@ def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
-    parser = add_subcommand(subparsers, "leaderboard", help="build, render and validate the leaderboard", doc=__doc__)
+    parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
     commands = parser.add_subparsers(
         dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
     )

@@ -254,8 +254,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser = add_subcommand(
         subparsers,
         "causal-confusion",
-        doc=__doc__,
-        run=_run,
+        __doc__,
+        _run,
         help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
     )
     parser.add_argument(

@@ -202,8 +202,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser = add_subcommand(
         subparsers,
         "export-gv",
-        doc=__doc__,
-        run=_run_cli,
+        __doc__,
+        _run_cli,
         help="write consistency fine-tuning pairs from GV --log_samples files",
     )
     parser.add_argument(

@@ -88,8 +88,8 @@ def _choices(prompt_config: dict[str, Any], task: str) -> tuple[str, str]:
     return (choices[0], choices[1])
 
 
-def _subset_sizes(metadata: dict[str, Any], task: str) -> tuple[tuple[int, ...], int | None]:
-    """``ks`` and ``transitivity_samples``; ``max_items`` must leave room for the largest K."""
+def _ks(metadata: dict[str, Any], task: str) -> tuple[int, ...]:
+    """The transitivity subset sizes ``ks``; ``max_items`` must leave room for the largest."""
     ks_value = metadata.get("ks", (3, 5))
     if not isinstance(ks_value, (list, tuple)):
         raise _error(task, f"metadata.ks must be a list of integers >= 3, e.g. [3, 5], got {ks_value!r}")
@@ -103,17 +103,21 @@ def _subset_sizes(metadata: dict[str, Any], task: str) -> tuple[tuple[int, ...],
             f"metadata.max_items={max_items!r} must be an integer >= the largest K in ks ({max(ks)}); "
             'lower ks too, e.g. --metadata \'{"max_items": 4, "ks": [3, 4]}\'',
         )
+    return ks
+
+
+def _transitivity_samples(metadata: dict[str, Any], task: str) -> int | None:
+    """``None`` (exact s_tran) or the number of sampled K-subsets."""
     samples = metadata.get("transitivity_samples")
     if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
         raise _error(task, f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
-    check_int(
+    return check_int(
         samples,
         name="metadata.transitivity_samples",
         maximum=LIMITS["transitivity_samples"],
         allow_none=True,
         where=f"task {task!r}",
     )
-    return ks, samples
 
 
 def _pairs_runs(metadata: dict[str, Any], task: str) -> int:
@@ -163,22 +167,16 @@ class PairwiseOptions:
         # 0.4.13 merges --model_args into every task's metadata and --metadata reaches every task;
         # a near miss of an option name (``max_itemz``) is a typo and an error.
         reject_near_misses(metadata, (*METADATA_KEYS, *loader_options), where=f"{where}: metadata")
-        # Checked in this order, so that of several bad options the first below is reported.
-        templates = _templates(prompt_config, task)
-        answer_instruction = _answer_instruction(prompt_config, task)
-        choices = _choices(prompt_config, task)
-        ks, samples = _subset_sizes(metadata, task)
-        seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
-        calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
-        pairs_runs = _pairs_runs(metadata, task)
+        # Keyword arguments are evaluated left to right: of several bad options, the first below is
+        # the one reported.
         return cls(
-            pairs_runs=pairs_runs,
+            templates=_templates(prompt_config, task),
+            answer_instruction=_answer_instruction(prompt_config, task),
+            choices=_choices(prompt_config, task),
+            ks=_ks(metadata, task),
+            transitivity_samples=_transitivity_samples(metadata, task),
+            seed=check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where),
+            calibrated=check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where),
+            pairs_runs=_pairs_runs(metadata, task),
             pairs_search=PairsSearch.from_metadata(metadata, where=where),
-            templates=templates,
-            answer_instruction=answer_instruction,
-            choices=choices,
-            ks=ks,
-            calibrated=calibrated,
-            transitivity_samples=samples,
-            seed=seed,
         )

@@ -368,11 +368,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
     parser = add_subcommand(
-        subparsers,
-        "repair",
-        doc=__doc__,
-        run=_run,
-        help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
+        subparsers, "repair", __doc__, _run, help="REPAIR: consistent fine-tuning data from noisy pairwise preferences"
     )
     parser.add_argument(
         "input",

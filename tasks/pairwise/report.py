@@ -366,8 +366,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser = add_subcommand(
         subparsers,
         "correlate",
-        doc=__doc__,
-        run=_run,
+        __doc__,
+        _run,
         help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
     )
     parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
