@@ -28,7 +28,7 @@ from logic_consistency.leaderboard.merge import make_document
 from logic_consistency.leaderboard.nightly import build
 from logic_consistency.leaderboard.schema import load_document, validate
 from logic_consistency.options import check_bool, check_choice, check_int, check_seed, reject_unknown
-from logic_consistency.tasks.pairwise.task import PairwiseOptions
+from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
