@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_SEED",
     "LIMITS",
+    "PAIRWISE_OPTIONS",
     "SUITE_OPTIONS",
     "TYPO_CUTOFF",
     "OptionError",
@@ -36,19 +37,18 @@ __all__ = [
 #: The default seed of every seeded choice (item subsets, GV randomisation r, causal display order).
 DEFAULT_SEED = 1234
 
+#: The run options of the pairwise task class (``samples``: the self-agreement variant); the
+#: pairwise tasks read these and the PairS search keys (tasks/pairwise/options.py METADATA_KEYS).
+#: Listed here, not there, because this neutral module must know every option name (a family
+#: may not be imported from here).
+PAIRWISE_OPTIONS = ("ks", "max_items", "transitivity_samples", "seed", "calibrated", "pairs_runs", "samples")
+
 #: Every run option of the suite's tasks (README's options table): the pairwise options, and the
 #: parameters of the GV, causal and pairwise dataset loaders. ``tests/test_options.py`` checks that
 #: this is the union of what the families read.
 SUITE_OPTIONS = frozenset(
     {
-        # pairwise tasks (tasks/pairwise/task.py METADATA_KEYS)
-        "ks",
-        "max_items",
-        "transitivity_samples",
-        "seed",
-        "calibrated",
-        "pairs_runs",
-        "samples",
+        *PAIRWISE_OPTIONS,
         "pairs_method",
         "pairs_beam_size",
         "pairs_prob_gap",  # PairS search (tasks/pairwise/pairs_search.py)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.subcommands import add_subcommand
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import StageBound, TaskPlan
@@ -346,10 +347,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency plan``."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
-        "plan",
-        help="count the requests, tokens and API calls of a run, without a model",
-        description=__doc__.split("\n\n")[0],
+    parser = add_subcommand(
+        subparsers, "plan", __doc__, _run, help="count the requests, tokens and API calls of a run, without a model"
     )
     parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
     parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")
@@ -376,5 +375,4 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "--price-out", type=float, default=None, dest="price_out", help="USD per million generated tokens"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    parser.set_defaults(run=_run)
     return parser

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.subcommands import add_subcommand
+
 __all__ = ["add_cli"]
 
 DEFAULT_OUT = "results/leaderboard"
@@ -176,9 +178,7 @@ def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
-    parser = subparsers.add_parser(
-        "leaderboard", help="build, render and validate the leaderboard", description=__doc__.split("\n")[0]
-    )
+    parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
     commands = parser.add_subparsers(
         dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
     )

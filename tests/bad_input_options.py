@@ -9,7 +9,7 @@ from bad_inputs_support import CaseTable
 
 from logic_consistency.harness_ext.base import PromptedTask
 from logic_consistency.options import check_bool, check_choice, check_int, check_seed, reject_unknown
-from logic_consistency.tasks.pairwise.task import PairwiseOptions
+from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 CASES = CaseTable()
 

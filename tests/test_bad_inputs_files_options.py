@@ -23,7 +23,7 @@ from logic_consistency.common import files_or_folders
 from logic_consistency.harness_ext.base import loader_name, loader_parameter_names
 from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
 from logic_consistency.options import LIMITS, OptionError
-from logic_consistency.tasks.pairwise.task import PairwiseOptions
+from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bad_input_options import PROMPTS  # noqa: E402

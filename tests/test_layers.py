@@ -2,11 +2,11 @@
 
 Folders are layers and imports run one way::
 
-    common, outputs, options (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
+    common, outputs, options, subcommands (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common``, ``logic_consistency.outputs`` and ``logic_consistency.options``
-  (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even
-  ``common``: it is a pure library of array functions).
+* ``logic_consistency.common``, ``logic_consistency.outputs``, ``logic_consistency.options`` and
+  ``logic_consistency.subcommands`` (neutral helpers) and ``metrics`` import nothing of the suite
+  (``metrics`` not even ``common``: it is a pure library of array functions).
 * ``harness_ext`` (generic lm-eval machinery) imports the neutral helpers and ``metrics`` only: it
   knows no dataset and no task family.
 * ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
@@ -43,11 +43,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "common": (),
     "outputs": (),
     "options": (),
+    "subcommands": (),
     "metrics": (),
-    "harness_ext": ("common", "outputs", "options", "metrics", "root"),
-    "tasks": ("common", "outputs", "options", "metrics", "harness_ext", "root"),
-    "leaderboard": ("common", "outputs", "options", "metrics", "harness_ext", "tasks.reports", "root"),
-    "cli": ("common", "outputs", "options", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+    "harness_ext": ("common", "outputs", "options", "subcommands", "metrics", "root"),
+    "tasks": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "root"),
+    "leaderboard": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 
@@ -58,6 +59,7 @@ def _modules() -> list[tuple[str, Path]]:
         (f"{PACKAGE}.outputs", ROOT / "outputs.py"),
         (f"{PACKAGE}.cli", ROOT / "cli.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),
+        (f"{PACKAGE}.subcommands", ROOT / "subcommands.py"),
     ]
     for folder in LAYER_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -20,7 +20,6 @@ import argparse
 import io
 import logging
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs
+from logic_consistency.subcommands import add_subcommand, run_alone
 
 __all__ = ["add_cli", "confusion_report", "is_ranking_task", "leaderboard_confusion", "read_rankings", "task_name"]
 
@@ -242,10 +242,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 
     The subcommand's ``run`` default takes the parsed arguments and returns an exit status.
     """
-    parser = subparsers.add_parser(
+    parser = add_subcommand(
+        subparsers,
         "causal-confusion",
+        __doc__,
+        _run,
         help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
-        description=__doc__.split("\n")[0],
     )
     parser.add_argument(
         "samples",
@@ -254,16 +256,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "or folders holding them; a file given twice is read once",
     )
     parser.add_argument("--out", default=".", help="output folder (default: the current folder)")
-    parser.set_defaults(run=_run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the subcommand on its own (``python -m logic_consistency.tasks.causal.report``)."""
-    parser = argparse.ArgumentParser(prog="causal-confusion")
-    add_cli(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["causal-confusion", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.run(args))
+    return run_alone(add_cli, "causal-confusion", argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

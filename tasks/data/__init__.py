@@ -20,7 +20,7 @@ project's ``raw/`` folder), else from the pinned online sources (see :mod:`._sou
 input raises :class:`DatasetFormatError` (a ``ValueError``) naming the file, line and field.
 """
 
-from ._common import DatasetFormatError
+from ._common import DatasetFormatError, cap_row
 from ._source import DATA_ENV_VAR
 
-__all__ = ["DATA_ENV_VAR", "DatasetFormatError"]
+__all__ = ["DATA_ENV_VAR", "DatasetFormatError", "cap_row"]

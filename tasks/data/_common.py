@@ -19,6 +19,7 @@ from logic_consistency.options import check_int, check_seed
 __all__ = [
     "DatasetFormatError",
     "apply_cap",
+    "cap_row",
     "check_options",
     "delimited_records",
     "instance_rng",
@@ -30,11 +31,7 @@ __all__ = [
     "require_str",
     "require_str_list",
     "select_item_indices",
-    "subset_items",
 ]
-
-#: Fields of every row whose values are per-item lists that must stay aligned.
-ITEM_FIELDS: tuple[str, ...] = ("items", "item_ids", "human_scores")
 
 
 class DatasetFormatError(ValueError):
@@ -159,14 +156,6 @@ def check_options(max_items: int | None, seed: int) -> None:
     check_seed(seed)
 
 
-def subset_items(row: dict[str, Any], indices: Sequence[int], extra_fields: Sequence[str] = ()) -> dict[str, Any]:
-    """Return a copy of ``row`` whose per-item lists keep only ``indices`` (all lists stay aligned)."""
-    out = dict(row)
-    for name in (*ITEM_FIELDS, *extra_fields):
-        out[name] = [row[name][index] for index in indices]
-    return out
-
-
 def pairwise_features(extra: Mapping[str, datasets.features.FeatureType] | None = None) -> datasets.Features:
     """The common row schema, plus dataset-specific ``extra`` fields."""
     # Sequence (not List) keeps compatibility with datasets 2.x, which setup.cfg allows.
@@ -189,27 +178,39 @@ def make_dataset_dict(rows: Sequence[Mapping[str, Any]], features: datasets.Feat
     return datasets.DatasetDict({"test": datasets.Dataset.from_dict(columns, features=features)})
 
 
+def cap_row(row: dict[str, Any], max_items: int | None, seed: int) -> dict[str, Any]:
+    """Keep a seeded subset of at most ``max_items`` items of one row (the suite's one item cap).
+
+    Every list column as long as ``items`` (``items``, ``item_ids``, ``human_scores``, any other
+    per-item list) is subset with the same indices, so they stay aligned; the subset
+    (:func:`select_item_indices`) depends only on ``seed`` and ``instance_id``. A row with no more
+    than ``max_items`` items (or ``max_items=None``) is returned as it is.
+    """
+    n = len(row["items"])
+    keep = select_item_indices(n, max_items, seed, str(row["instance_id"]))
+    if len(keep) == n:
+        return row
+    return {
+        name: [value[index] for index in keep] if isinstance(value, list) and len(value) == n else value
+        for name, value in row.items()
+    }
+
+
 def apply_cap(
     rows: Sequence[dict[str, Any]],
     max_items: int | None,
     seed: int,
-    extra_fields: Sequence[str] = (),
     context_of: Callable[[dict[str, Any]], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Apply :func:`select_item_indices` to every row.
+    """:func:`cap_row` on every row.
 
     Args:
         rows: Complete rows.
         max_items: Cap (``None`` = keep everything).
         seed: Global seed.
-        extra_fields: Dataset-specific per-item fields that must stay aligned too.
         context_of: If given, rebuilds ``context`` from the capped row (CaTeRS lists its items there).
     """
-    out = []
-    for row in rows:
-        indices = select_item_indices(len(row["items"]), max_items, seed, row["instance_id"])
-        capped = subset_items(row, indices, extra_fields)
-        if context_of is not None:
-            capped["context"] = context_of(capped)
-        out.append(capped)
-    return out
+    capped = [cap_row(row, max_items, seed) for row in rows]
+    if context_of is None:
+        return capped
+    return [{**row, "context": context_of(row)} for row in capped]

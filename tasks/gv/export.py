@@ -30,6 +30,7 @@ from typing import Any
 
 from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.outputs import atomic_write, check_outputs, jsonl_chunks
+from logic_consistency.subcommands import add_subcommand
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -192,14 +193,15 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     ``logic-consistency export-gv SAMPLES... --out DIR`` writes both ``gv_pairs_consistent.jsonl``
     and ``gv_pairs_all.jsonl``.
     """
-    parser = subparsers.add_parser(
+    parser = add_subcommand(
+        subparsers,
         "export-gv",
+        __doc__,
+        _run_cli,
         help="write consistency fine-tuning pairs from GV --log_samples files",
-        description=__doc__.split("\n\n")[0],
     )
     parser.add_argument(
         "samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files of GV tasks, or folders holding them"
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.set_defaults(run=_run_cli)
     return parser

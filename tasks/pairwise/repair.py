@@ -46,6 +46,7 @@ import numpy as np
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
+from logic_consistency.subcommands import add_subcommand
 
 from .preferences import (
     Comparison,
@@ -366,10 +367,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
-    parser = subparsers.add_parser(
-        "repair",
-        help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
-        description=__doc__.split("\n\n")[0],
+    parser = add_subcommand(
+        subparsers, "repair", __doc__, _run, help="REPAIR: consistent fine-tuning data from noisy pairwise preferences"
     )
     parser.add_argument(
         "input",
@@ -398,5 +397,4 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--ks", type=int, nargs="+", default=[3, 5], help="transitivity subset sizes K (default 3 5)")
     parser.add_argument("--noun", default=None, help="what the items are called in prompts (default by source)")
     parser.add_argument("--ids-only", action="store_true", help="write item ids instead of chat messages")
-    parser.set_defaults(run=_run)
     return parser

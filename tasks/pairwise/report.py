@@ -44,6 +44,7 @@ from logic_consistency.common import RESULTS_PATTERN, files_or_folders, read_tex
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 from logic_consistency.outputs import atomic_write_json, check_outputs
+from logic_consistency.subcommands import add_subcommand
 
 __all__ = ["add_cli", "collect_points", "correlation_report", "read_results", "select_points"]
 
@@ -357,10 +358,12 @@ def _variants(text: str) -> list[str]:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR] [--include-variants V] [--pooled]``)."""
-    parser = subparsers.add_parser(
+    parser = add_subcommand(
+        subparsers,
         "correlate",
+        __doc__,
+        _run,
         help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
-        description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
     parser.add_argument("--out", help="folder for correlation_report.json and PNG scatter plots")
@@ -377,5 +380,4 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="also report the pooled view: every model's points of a dataset in one correlation",
     )
-    parser.set_defaults(run=_run)
     return parser

@@ -197,17 +197,5 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             "n_majority_ties": ties,
             "n_single_sample": count_single_sample_rows(table),
         }
-        for name in self.metric_names():
-            if name in out:
-                continue
-            value = scores.get(name)
-            if value is None:
-                eval_logger.warning(
-                    "[%s] %s is undefined for instance %s; left out of the average",
-                    self.config.task,
-                    name,
-                    doc.get("instance_id"),
-                )
-            else:
-                out[name] = float(value)
+        out.update(self.defined_scores(doc, scores, [name for name in self.metric_names() if name not in out]))
         return out

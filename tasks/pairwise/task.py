@@ -49,192 +49,26 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
-import jinja2
 import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.common import select_item_indices
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, loader_parameters, total
+from logic_consistency.harness_ext.base import PromptedTask, loader_parameters, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
-from logic_consistency.options import (
-    DEFAULT_SEED,
-    LIMITS,
-    check_bool,
-    check_int,
-    check_seed,
-    reject_near_misses,
-    reject_unknown,
-)
 from logic_consistency.tasks.answers import parse_choice
+from logic_consistency.tasks.data import cap_row
 from logic_consistency.tasks.pairwise.cost import matrix_notes
-from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, PAIRS_SEARCH_KEYS, PairsSearch, replay_pairs
+from logic_consistency.tasks.pairwise.options import METADATA_KEYS, PROMPT_KEYS, VARIANTS, PairwiseOptions
+from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, replay_pairs
 
 eval_logger = logging.getLogger(__name__)
-
-_VARIANTS = ("normal", "negated")
-#: Top-level YAML keys read by this class (not lm-eval TaskConfig fields).
-#: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
-METADATA_KEYS = (
-    "ks",
-    "max_items",
-    "transitivity_samples",
-    "seed",
-    "calibrated",
-    "pairs_runs",
-    "samples",
-    *PAIRS_SEARCH_KEYS,
-)
-PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
-
-
-def cap_items(dataset: datasets.DatasetDict, max_items: int, seed: int) -> datasets.DatasetDict:
-    """Keep a seeded subset of at most ``max_items`` items per instance in every split.
-
-    Every list column as long as ``items`` is subset with the same indices, so they stay aligned;
-    the subset depends only on ``seed`` and ``instance_id`` (the loaders' former cap, unchanged).
-    """
-
-    def cap(row: dict[str, Any]) -> dict[str, Any]:
-        n = len(row["items"])
-        keep = select_item_indices(n, max_items, seed, str(row["instance_id"]))
-        if len(keep) == n:
-            return row
-        return {
-            name: [value[index] for index in keep] if isinstance(value, list) and len(value) == n else value
-            for name, value in row.items()
-        }
-
-    return datasets.DatasetDict({name: split.map(cap) for name, split in dataset.items()})
-
-
-@dataclass(frozen=True)
-class PairwiseOptions:
-    """Validated pairwise-task options read from a task's ``metadata``."""
-
-    templates: dict[str, jinja2.Template]
-    answer_instruction: str
-    choices: tuple[str, str]
-    ks: tuple[int, ...]
-    calibrated: bool
-    transitivity_samples: int | None
-    seed: int
-    pairs_runs: int = 100
-    pairs_search: PairsSearch = PairsSearch()
-
-    @classmethod
-    def from_config(
-        cls,
-        prompt_config: dict[str, Any],
-        metadata: dict[str, Any],
-        *,
-        task: str,
-        loader_options: Sequence[str] = (),
-    ) -> PairwiseOptions:
-        """Build options from the prompt keys and the run options, naming task and key in errors.
-
-        Args:
-            prompt_config: The YAML keys ``prompts``, ``answer_instructions``, ``prompt_style``
-                and ``choices``.
-            metadata: The task's ``metadata`` (run options, merged with ``--metadata``).
-            task: Task name, for error messages.
-            loader_options: The dataset options of the task's loader (its parameters; CaTeRS
-                ``order``), which ``metadata`` may also set.
-        """
-
-        def fail(message: str) -> ValueError:
-            return ValueError(f"task {task!r}: {message}")
-
-        # One rule for every family (options.reject_near_misses): an unknown key passes, since lm-eval
-        # 0.4.13 merges --model_args into every task's metadata and --metadata reaches every task;
-        # a near miss of an option name (``max_itemz``) is a typo and an error.
-        reject_near_misses(metadata, (*METADATA_KEYS, *loader_options), where=f"task {task!r}: metadata")
-
-        prompts = prompt_config.get("prompts")
-        template_id = prompt_config.get("template_id")
-        if template_id is not None:
-            # Paraphrase robustness: `paraphrases` is a list of {normal, negated} templates and
-            # `template_id` (1-based) picks one of them instead of `prompts`.
-            paraphrases = prompt_config.get("paraphrases")
-            if not isinstance(paraphrases, list) or not paraphrases:
-                raise fail("template_id needs a non-empty 'paraphrases' list of {normal, negated} templates")
-            if (
-                not isinstance(template_id, int)
-                or isinstance(template_id, bool)
-                or not 1 <= template_id <= len(paraphrases)
-            ):
-                raise fail(f"template_id must be an integer in 1..{len(paraphrases)}, got {template_id!r}")
-            prompts = paraphrases[template_id - 1]
-        if not isinstance(prompts, dict) or not isinstance(prompts.get("normal"), str):
-            raise fail("prompts must be a mapping with at least a 'normal' template")
-        reject_unknown(prompts, _VARIANTS, where=f"task {task!r}: prompts", what="variant")
-        templates = {}
-        for name, source in prompts.items():
-            if source is None:
-                continue
-            try:
-                templates[name] = TEMPLATES.from_string(source)
-            except jinja2.TemplateSyntaxError as error:
-                raise fail(f"prompts.{name} is not a valid Jinja2 template: {error}") from error
-
-        style = prompt_config.get("prompt_style", "direct")
-        instructions = prompt_config.get("answer_instructions") or {}
-        if style not in instructions or not isinstance(instructions[style], str):
-            raise fail(f"answer_instructions.{style} (for prompt_style={style!r}) must be a string")
-
-        choices = tuple(prompt_config.get("choices", ("A", "B")))
-        if len(choices) != 2 or not all(isinstance(c, str) and c for c in choices):
-            raise fail(f"choices must be two non-empty strings, got {choices!r}")
-
-        ks_value = metadata.get("ks", (3, 5))
-        if not isinstance(ks_value, (list, tuple)):
-            raise fail(f"metadata.ks must be a list of integers >= 3, e.g. [3, 5], got {ks_value!r}")
-        ks = tuple(ks_value)
-        if not ks or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 3 for k in ks):
-            raise fail(f"metadata.ks must be a list of integers >= 3, got {list(ks)!r}")
-        max_items = metadata.get("max_items")
-        if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):
-            raise fail(
-                f"metadata.max_items={max_items!r} must be an integer >= the largest K in ks ({max(ks)}); "
-                'lower ks too, e.g. --metadata \'{"max_items": 4, "ks": [3, 4]}\''
-            )
-        samples = metadata.get("transitivity_samples")
-        if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
-            raise fail(f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
-        where = f"task {task!r}"
-        check_int(
-            samples,
-            name="metadata.transitivity_samples",
-            maximum=LIMITS["transitivity_samples"],
-            allow_none=True,
-            where=where,
-        )
-        seed = check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where)
-        calibrated = check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where)
-        pairs_runs = metadata.get("pairs_runs", 100)
-        if not isinstance(pairs_runs, int) or isinstance(pairs_runs, bool) or pairs_runs < 0:
-            raise fail(f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
-        check_int(pairs_runs, name="metadata.pairs_runs", maximum=LIMITS["pairs_runs"], where=where)
-        return cls(
-            pairs_runs=pairs_runs,
-            pairs_search=PairsSearch.from_metadata(metadata, where=where),
-            templates=templates,
-            answer_instruction=instructions[style],
-            choices=(choices[0], choices[1]),
-            ks=ks,
-            calibrated=calibrated,
-            transitivity_samples=samples,
-            seed=seed,
-        )
-
 
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
@@ -291,7 +125,7 @@ class PairwiseConsistencyTask(PromptedTask):
         ``--metadata``), and the run's ``seed`` when its signature names a ``seed`` parameter (CaTeRS
         shuffles its items with it); lm-eval would pass every ``metadata`` key, the run options and
         the prompts included. The cap is a seeded subset per instance
-        (:func:`logic_consistency.common.select_item_indices`), applied to every per-item list column
+        (:func:`logic_consistency.tasks.data.cap_row`), applied to every per-item list column
         (``items``, ``item_ids``, ``human_scores`` and any other list as long as ``items``), so no
         loader has to implement it.
         """
@@ -306,7 +140,10 @@ class PairwiseConsistencyTask(PromptedTask):
         else:
             super().download(dataset_kwargs, **kwargs)
         if self._max_items is not None:
-            self.dataset = cap_items(self.dataset, self._max_items, self.options.seed)
+            cap = {"max_items": self._max_items, "seed": self.options.seed}
+            self.dataset = datasets.DatasetDict(
+                {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}
+            )
 
     def metric_names(self) -> list[str]:
         """Names of the per-document metrics this task reports."""
@@ -336,7 +173,7 @@ class PairwiseConsistencyTask(PromptedTask):
         """The (variant, i, j) judgements asked for one document, in request order."""
         n = len(doc["items"])
         pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        return [(v, i, j) for v in _VARIANTS if v in self.options.templates for (i, j) in pairs]
+        return [(v, i, j) for v in VARIANTS if v in self.options.templates for (i, j) in pairs]
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One request per (variant, ordered pair); two (one per letter) with log-likelihoods."""
@@ -435,6 +272,21 @@ class PairwiseConsistencyTask(PromptedTask):
             )
         return out
 
+    def defined_scores(self, doc: dict[str, Any], scores: Mapping[str, Any], names: Iterable[str]) -> dict[str, float]:
+        """The ``scores`` of ``names`` as floats; an undefined (None) one is left out, with a warning."""
+        out: dict[str, float] = {}
+        for name in names:
+            if (value := scores.get(name)) is None:
+                eval_logger.warning(
+                    "[%s] %s is undefined for instance %s; left out of the average",
+                    self.config.task,
+                    name,
+                    doc.get("instance_id"),
+                )
+            else:
+                out[name] = float(value)
+        return out
+
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Score one instance; undefined metrics are omitted (never reported as 0 or 1)."""
         if self.predict_only():
@@ -455,19 +307,9 @@ class PairwiseConsistencyTask(PromptedTask):
             nan_policy="omit",
         )
         scores.update(self.bias_and_ranking(doc, prefs))
-        out: dict[str, Any] = {}
-        for name in self.metric_names():
-            if name == "unparseable":
-                out[name] = unparseable
-            elif (value := scores.get(name)) is None:
-                eval_logger.warning(
-                    "[%s] %s is undefined for instance %s; left out of the average",
-                    self.config.task,
-                    name,
-                    doc.get("instance_id"),
-                )
-            else:
-                out[name] = float(value)
+        # "unparseable" is the last metric name: the keys keep metric_names() order.
+        out: dict[str, Any] = self.defined_scores(doc, scores, [n for n in self.metric_names() if n != "unparseable"])
+        out["unparseable"] = unparseable
         if (missing := count_missing(results)) is not None:
             out[MISSING_METRIC] = missing
         return out

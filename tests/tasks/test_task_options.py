@@ -15,7 +15,7 @@ from lm_eval.tasks import TaskManager
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.options import LIMITS, SUITE_OPTIONS, OptionError
 from logic_consistency.tasks.data import DATA_ENV_VAR, _source
-from logic_consistency.tasks.pairwise.task import METADATA_KEYS
+from logic_consistency.tasks.pairwise.options import METADATA_KEYS
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 

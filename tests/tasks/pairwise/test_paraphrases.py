@@ -44,7 +44,7 @@ def test_ten_distinct_paraphrases_and_the_first_is_the_default(tasks, dataset):
 
 
 def test_bad_template_id_is_an_error(tmp_path):
-    from logic_consistency.tasks.pairwise.task import PairwiseOptions
+    from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
     config = {
         "paraphrases": [{"normal": "x {{ item_a }}"}],
