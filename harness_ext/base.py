@@ -26,14 +26,29 @@ def total(values: Sequence[float]) -> float:
     return float(sum(values))
 
 
-def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
-    """The keyword parameters a ``custom_dataset`` loader names, and whether it takes ``**kwargs``."""
+def loader_parameter_names(loader: Callable[..., Any]) -> list[str]:
+    """The keyword parameters a ``custom_dataset`` loader names: the only options it is given.
+
+    A ``**kwargs`` parameter does not widen them (the suite's rule, see
+    :meth:`PromptedTask.check_loader_options`); a callable without an inspectable signature names none.
+    """
     try:
         parameters = inspect.signature(loader).parameters.values()
-    except (TypeError, ValueError):  # builtins without a signature: accept anything
-        return [], True
-    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    return named, any(p.kind is p.VAR_KEYWORD for p in parameters)
+    except (TypeError, ValueError):  # builtins without a signature
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def loader_name(loader: Callable[..., Any]) -> str:
+    """The loader's dotted name for messages (``logic_consistency.tasks.data.summeval.load``)."""
+    module, name = getattr(loader, "__module__", None), getattr(loader, "__qualname__", None)
+    return f"{module}.{name}" if module and name else repr(loader)
+
+
+def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
+    """Transition form of :func:`loader_parameter_names` for ``tasks/pairwise/task.py`` (``[0]``), until it
+    calls that; the flag that stood for ``**kwargs`` is always ``False`` now that no loader gets extra keys."""
+    return loader_parameter_names(loader), False
 
 
 class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no type information
@@ -72,12 +87,14 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
     def check_loader_options(self, config: dict[str, Any], *, task_options: Collection[str] = ()) -> list[str]:
         """Check the options of a ``custom_dataset`` loader; return the ones ``metadata`` may set.
 
-        A loader's options are its keyword parameters (``n_docs``, CaTeRS ``order``, ...), set in the
-        YAML's ``dataset_kwargs`` (fixed by the task) or in ``metadata`` / ``--metadata`` (run options).
-        ``dataset_kwargs`` must name parameters (unless the loader takes ``**kwargs``); a ``metadata``
-        key that is a near miss of an option is an error (:func:`logic_consistency.options.reject_near_misses`,
-        the suite's one rule); a key in both is refused, since lm-eval would stop with "got multiple
-        values for keyword argument".
+        A loader's options are the keyword parameters it names (``n_docs``, CaTeRS ``order``, ...), set
+        in the YAML's ``dataset_kwargs`` (fixed by the task) or in ``metadata`` / ``--metadata`` (run
+        options); the loader is given those and nothing else (a ``**kwargs`` parameter receives nothing).
+        Every ``dataset_kwargs`` key must name one of them, ``**kwargs`` or not: the task wrote it for
+        this loader, so a key the loader would never see is a mistake. A ``metadata`` key that is a near
+        miss of an option is an error (:func:`logic_consistency.options.reject_near_misses`, the suite's
+        one rule, since ``metadata`` also carries other families' and lm-eval's keys); a key in both is
+        refused, since lm-eval would stop with "got multiple values for keyword argument".
 
         Args:
             config: The merged task config.
@@ -92,13 +109,14 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
         if not callable(loader):
             reject_near_misses(metadata, task_options, where=f"task {task!r}: metadata")
             return []
-        named, takes_any = loader_parameters(loader)
+        named = loader_parameter_names(loader)
         dataset_kwargs = config.get("dataset_kwargs") or {}
-        name = getattr(loader, "__qualname__", str(loader))
-        if not takes_any:
-            reject_unknown(
-                dataset_kwargs, named, where=f"task {task!r}: dataset_kwargs of the loader {name}", what="parameter"
-            )
+        reject_unknown(
+            dataset_kwargs,
+            named,
+            where=f"task {task!r}: dataset_kwargs of the loader {loader_name(loader)}",
+            what="parameter",
+        )
         reject_near_misses(metadata, (*task_options, *named), where=f"task {task!r}: metadata")
         fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))
         if fixed:
@@ -124,7 +142,7 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
                 message = f"task {self.config.task!r}: {message}"
             raise type(error)(message) from error
         if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
-            options = {key: value for key, value in kwargs.items() if key in loader_parameters(loader)[0]}
+            options = {key: value for key, value in kwargs.items() if key in loader_parameter_names(loader)}
             raise ValueError(
                 f"task {self.config.task!r}: no documents with these options {options}; "
                 "relax them (e.g. a smaller min_events)"
@@ -134,16 +152,16 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """lm-eval's download; a ``custom_dataset`` loader is called through :meth:`call_loader`.
 
-        As lm-eval 0.4.13 does, the loader gets ``metadata`` and ``dataset_kwargs`` (a loader without
-        ``**kwargs`` gets only the keys it names).
+        As lm-eval 0.4.13 does, the loader's options come from ``metadata`` and ``dataset_kwargs``; unlike
+        lm-eval, it gets only the keys it names (:func:`loader_parameter_names`).
         """
         loader = self.config.custom_dataset
         if not callable(loader):
             super().download(dataset_kwargs, **kwargs)
             return
-        named, takes_any = loader_parameters(loader)
+        named = loader_parameter_names(loader)
         given = {**(self.config.metadata or {}), **(self.config.dataset_kwargs or {})}
-        self.dataset = self.call_loader(loader, given if takes_any else {k: v for k, v in given.items() if k in named})
+        self.dataset = self.call_loader(loader, {key: value for key, value in given.items() if key in named})
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:

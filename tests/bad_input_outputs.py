@@ -1,7 +1,6 @@
 """The bad-input table's cases for outputs, the nightly cache key and the default board (issue 17).
 
-Imported by ``tests/test_bad_inputs.py``, which runs every case: ``(name, run(tmp), expected strings,
-error type)``. Faults of the file system are simulated (``errno`` raised where the suite calls the
+Imported by ``tests/test_bad_inputs.py``, which runs every case (``tests/bad_inputs_support.py``). Faults of the file system are simulated (``errno`` raised where the suite calls the
 OS), so the table runs anywhere; ``tests/test_outputs_faults.py`` repeats them on real read-only,
 full and immutable file systems where the machine allows it.
 """
@@ -17,7 +16,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from logic_consistency.cli import build_parser
+from bad_inputs_support import CaseTable, cli
+
 from logic_consistency.leaderboard.atomic import atomic_write_json
 from logic_consistency.leaderboard.merge import make_document
 from logic_consistency.leaderboard.nightly import build
@@ -26,24 +26,11 @@ from logic_consistency.outputs import OutputError, atomic_write, check_outputs
 
 OLD_BOARD = Path(__file__).resolve().parent / "fixtures" / "leaderboard" / "leaderboard-1.0.json"
 
-CASES: list[tuple[str, Callable[[Path], Any], tuple[str, ...], type[BaseException]]] = []
+CASES = CaseTable()
 
 
 class Observed(Exception):  # noqa: N818 - carries what a case observed, for the table to check
     """Raised by a case that checks an outcome rather than an error (the message holds the outcome)."""
-
-
-def case(name: str, *expect: str, error: type[BaseException] = Exception) -> Callable[..., Any]:
-    def register(function: Callable[[Path], Any]) -> Callable[[Path], Any]:
-        CASES.append((name, function, expect, error))
-        return function
-
-    return register
-
-
-def _cli(*argv: str) -> Any:
-    args = build_parser().parse_args(list(argv))
-    return args.run(args)
 
 
 def _board(tmp: Path) -> Path:
@@ -62,36 +49,36 @@ def _refuse(code: int, path: Path | None = None) -> Callable[..., Any]:
 
 
 # ------------------------------------------------------------------------------------ what is written over
-@case("render --out /dev/null", "--out", "/dev/null", "character device", "not a regular file", error=ValueError)
+@CASES.case("render --out /dev/null", "--out", "/dev/null", "character device", "not a regular file", error=ValueError)
 def _(tmp: Path) -> Any:
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", "/dev/null")
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", "/dev/null")
 
 
-@case("render --out a named pipe", "--out", "pipe.html", "named pipe (FIFO)", error=ValueError)
+@CASES.case("render --out a named pipe", "--out", "pipe.html", "named pipe (FIFO)", error=ValueError)
 def _(tmp: Path) -> Any:
     os.mkfifo(tmp / "pipe.html")
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / "pipe.html"))
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / "pipe.html"))
 
 
-@case("build --html /dev/null", "--html", "/dev/null", "character device", error=ValueError)
+@CASES.case("build --html /dev/null", "--html", "/dev/null", "character device", error=ValueError)
 def _(tmp: Path) -> Any:
-    return _cli("leaderboard", "build", "--out", str(tmp / "lb"), "--html", "/dev/null", "--night", "2026-01-01")
+    return cli("leaderboard", "build", "--out", str(tmp / "lb"), "--html", "/dev/null", "--night", "2026-01-01")
 
 
-@case("ingest into a folder whose board is a pipe", "--out", "leaderboard.json", "named pipe", error=ValueError)
+@CASES.case("ingest into a folder whose board is a pipe", "--out", "leaderboard.json", "named pipe", error=ValueError)
 def _(tmp: Path) -> Any:
     (tmp / "lb").mkdir()
     os.mkfifo(tmp / "lb" / "leaderboard.json")
     (tmp / "results.json").write_text("{}")
-    return _cli("leaderboard", "ingest", str(tmp / "results.json"), "--out", str(tmp / "lb"), "--no-progress")
+    return cli("leaderboard", "ingest", str(tmp / "results.json"), "--out", str(tmp / "lb"), "--no-progress")
 
 
-@case("atomic_write over a device", "refusing to write /dev/null", "character device", error=ValueError)
+@CASES.case("atomic_write over a device", "refusing to write /dev/null", "character device", error=ValueError)
 def _(tmp: Path) -> Any:
     return atomic_write("/dev/null", [b"x"])
 
 
-@case("symlink is written through, not replaced", "link.json -> ", "target.json", error=Observed)
+@CASES.case("symlink is written through, not replaced", "link.json -> ", "target.json", error=Observed)
 def _(tmp: Path) -> Any:
     (tmp / "target.json").write_text("{}")
     (tmp / "link.json").symlink_to(tmp / "target.json")
@@ -100,13 +87,13 @@ def _(tmp: Path) -> Any:
         raise Observed(f"link.json -> {os.readlink(tmp / 'link.json')}")
 
 
-@case("rewriting a page keeps its mode", "mode 0o600", error=Observed)
+@CASES.case("rewriting a page keeps its mode", "mode 0o600", error=Observed)
 def _(tmp: Path) -> Any:
     board = _board(tmp)
     page = tmp / "index.html"
-    _cli("leaderboard", "render", str(board), "--out", str(page))
+    cli("leaderboard", "render", str(board), "--out", str(page))
     page.chmod(0o600)
-    _cli("leaderboard", "render", str(board), "--out", str(page))
+    cli("leaderboard", "render", str(board), "--out", str(page))
     raise Observed(f"mode {oct(page.stat().st_mode & 0o777)}")
 
 
@@ -122,13 +109,13 @@ for _code, _words in [
         with mock.patch("os.replace", side_effect=OSError(code, os.strerror(code))):
             return atomic_write_json(tmp / "out" / "report.json", {"a": 1})
 
-    CASES.append(
-        (
-            f"write refused at rename ({errno.errorcode[_code]})",
-            _replace_refused,
-            ("cannot write", "report.json", _words),
-            OutputError,
-        )
+    CASES.add(
+        f"write refused at rename ({errno.errorcode[_code]})",
+        _replace_refused,
+        "cannot write",
+        "report.json",
+        _words,
+        error=OutputError,
     )
 
     def _render_refused(tmp: Path, code: int = _code) -> Any:
@@ -136,25 +123,25 @@ for _code, _words in [
         page = tmp / "index.html"
         page.write_text("<!DOCTYPE html>")
         with mock.patch("os.open", side_effect=_refuse(code, page)):
-            return _cli("leaderboard", "render", str(board), "--out", str(page))
+            return cli("leaderboard", "render", str(board), "--out", str(page))
 
-    CASES.append(
-        (
-            f"render onto a refused page ({errno.errorcode[_code]})",
-            _render_refused,
-            ("cannot write", "index.html", _words),
-            OutputError,
-        )
+    CASES.add(
+        f"render onto a refused page ({errno.errorcode[_code]})",
+        _render_refused,
+        "cannot write",
+        "index.html",
+        _words,
+        error=OutputError,
     )
 
 
-@case("disk full while writing", "cannot write", "big.json", "no space left", error=OutputError)
+@CASES.case("disk full while writing", "cannot write", "big.json", "no space left", error=OutputError)
 def _(tmp: Path) -> Any:
     with mock.patch("os.fsync", side_effect=OSError(errno.ENOSPC, "No space left on device")):
         return atomic_write(tmp / "big.json", [b"{}"])
 
 
-@case("check_outputs in a read-only folder", "cannot write", "new.json", "read-only", error=OutputError)
+@CASES.case("check_outputs in a read-only folder", "cannot write", "new.json", "read-only", error=OutputError)
 def _(tmp: Path) -> Any:
     with mock.patch("tempfile._mkstemp_inner", side_effect=OSError(errno.EROFS, "Read-only file system")):
         return check_outputs([(tmp / "sub" / "new.json", "json")], [])
@@ -172,7 +159,7 @@ def _fake(tmp: Path) -> tuple[Path, Path, Path]:
     return fake, models, mark
 
 
-@case(
+@CASES.case(
     "build onto an immutable board, before any model runs",
     "cannot write",
     "leaderboard.json",
@@ -196,7 +183,7 @@ def _(tmp: Path) -> Any:
         assert not mark.exists(), "a model ran before the unwritable board was found"
 
 
-@case(
+@CASES.case(
     "build with a read-only runs folder, before any model runs", "cannot write", "runs", "read-only", error=OutputError
 )
 def _(tmp: Path) -> Any:
@@ -218,7 +205,7 @@ def _(tmp: Path) -> Any:
         assert not mark.exists()
 
 
-@case("build with every model disabled", "models.yaml", "no enabled model", error=ValueError)
+@CASES.case("build with every model disabled", "models.yaml", "no enabled model", error=ValueError)
 def _(tmp: Path) -> Any:
     models = tmp / "models.yaml"
     models.write_text("models:\n  - {name: a, model: hf, enabled: false}\n", encoding="utf-8")
@@ -245,7 +232,7 @@ def _caches(tmp: Path, entries: list[str]) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines()
 
 
-@case(
+@CASES.case(
     "cache of two revisions with a common 16-character prefix",
     "release-2024-01-a-",
     "release-2024-01-b-",
@@ -263,7 +250,7 @@ def _(tmp: Path) -> Any:
         raise Observed(f"{Path(a).name} | {Path(b).name}")
 
 
-@case("cache of another precision", "different caches", error=Observed)
+@CASES.case("cache of another precision", "different caches", error=Observed)
 def _(tmp: Path) -> Any:
     a, b, again = _caches(
         tmp,
@@ -278,13 +265,15 @@ def _(tmp: Path) -> Any:
 
 
 # ------------------------------------------------------------------------------------ the default board
-@case("schema 1.0 board with chat template and base model", "2 row(s) on 1 board(s)", error=Observed)
+@CASES.case("schema 1.0 board with chat template and base model", "2 row(s) on 1 board(s)", error=Observed)
 def _(tmp: Path) -> Any:
     document = load_document(OLD_BOARD)
     raise Observed(f"{len(document['rows'])} row(s) on {len(document['boards'])} board(s)")
 
 
-@case("schema 1.0 row with edited settings", "leaderboard-1.0.json", "settings_id", "schema 1.x", error=ValueError)
+@CASES.case(
+    "schema 1.0 row with edited settings", "leaderboard-1.0.json", "settings_id", "schema 1.x", error=ValueError
+)
 def _(tmp: Path) -> Any:
     document = json.loads(OLD_BOARD.read_text(encoding="utf-8"))
     document["rows"][0]["settings"]["limit"] = 7.0
@@ -293,12 +282,12 @@ def _(tmp: Path) -> Any:
     return load_document(path)
 
 
-@case("render --out ending in a slash", "--out", "pages/", "names a folder", error=ValueError)
+@CASES.case("render --out ending in a slash", "--out", "pages/", "names a folder", error=ValueError)
 def _(tmp: Path) -> Any:
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", f"{tmp / 'pages'}/")
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", f"{tmp / 'pages'}/")
 
 
-@case("build --cache-dir a file", "cannot write into", "leaderboard.json", "not a folder", error=ValueError)
+@CASES.case("build --cache-dir a file", "cannot write into", "leaderboard.json", "not a folder", error=ValueError)
 def _(tmp: Path) -> Any:
     fake, models, _ = _fake(tmp)
     board = _board(tmp)
@@ -306,43 +295,43 @@ def _(tmp: Path) -> Any:
 
 
 # ------------------------------------------------------------------------------------ found by the audit
-@case("render --out a symlink loop", "--out", "loop.html", "Symlink loop", error=ValueError)
+@CASES.case("render --out a symlink loop", "--out", "loop.html", "Symlink loop", error=ValueError)
 def _(tmp: Path) -> Any:
     (tmp / "loop.html").symlink_to(tmp / "pool.html")
     (tmp / "pool.html").symlink_to(tmp / "loop.html")
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / "loop.html"))
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / "loop.html"))
 
 
-@case("render --out a 300-character name", "cannot write", "xxxx.html", "File name too long", error=OutputError)
+@CASES.case("render --out a 300-character name", "cannot write", "xxxx.html", "File name too long", error=OutputError)
 def _(tmp: Path) -> Any:
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / ("x" * 300 + ".html")))
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", str(tmp / ("x" * 300 + ".html")))
 
 
-@case("render --out ''", "--out", "empty", error=ValueError)
+@CASES.case("render --out ''", "--out", "empty", error=ValueError)
 def _(tmp: Path) -> Any:
-    return _cli("leaderboard", "render", str(_board(tmp)), "--out", "")
+    return cli("leaderboard", "render", str(_board(tmp)), "--out", "")
 
 
-@case("render of a board that is a pipe", "board.json", "not a regular file", error=ValueError)
+@CASES.case("render of a board that is a pipe", "board.json", "not a regular file", error=ValueError)
 def _(tmp: Path) -> Any:
     os.mkfifo(tmp / "board.json")
-    return _cli("leaderboard", "render", str(tmp / "board.json"), "--out", str(tmp / "page.html"))
+    return cli("leaderboard", "render", str(tmp / "board.json"), "--out", str(tmp / "page.html"))
 
 
-@case("board with a key given twice", "leaderboard.json", "['kind']", "twice", error=ValueError)
+@CASES.case("board with a key given twice", "leaderboard.json", "['kind']", "twice", error=ValueError)
 def _(tmp: Path) -> Any:
     board = _board(tmp)
     board.write_text(board.read_text().replace('"kind": "leaderboard"', '"kind": "leaderboard", "kind": "night"', 1))
     return load_document(board)
 
 
-@case("board nested 100000 deep", "deep.json", "nested too deeply", error=ValueError)
+@CASES.case("board nested 100000 deep", "deep.json", "nested too deeply", error=ValueError)
 def _(tmp: Path) -> Any:
     (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     return load_document(tmp / "deep.json")
 
 
-@case("schema 1.0 board with settings a string", "$.rows[0].settings", error=ValueError)
+@CASES.case("schema 1.0 board with settings a string", "$.rows[0].settings", error=ValueError)
 def _(tmp: Path) -> Any:
     document = json.loads(OLD_BOARD.read_text(encoding="utf-8"))
     document["rows"][0]["settings"] = "x"
@@ -355,7 +344,7 @@ for _option in ("--timeout", "--limit"):
 
         def _non_finite(tmp: Path, option: str = _option, value: str = _value) -> Any:
             (tmp / "models.yaml").write_text("models:\n  - {name: m, model: m}\n", encoding="utf-8")
-            return _cli(
+            return cli(
                 "leaderboard",
                 "build",
                 "--models",
@@ -369,7 +358,7 @@ for _option in ("--timeout", "--limit"):
                 "--no-progress",
             )
 
-        CASES.append((f"build {_option} {_value}", _non_finite, (_option.strip("-"), _value), ValueError))
+        CASES.add(f"build {_option} {_value}", _non_finite, _option.strip("-"), _value, error=ValueError)
 
 
 for _label, _text, _expect in [
@@ -401,10 +390,10 @@ for _label, _text, _expect in [
             tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False
         )
 
-    CASES.append((_label, _bad_list, _expect, ValueError))
+    CASES.add(_label, _bad_list, *_expect, error=ValueError)
 
 
-@case("model list not UTF-8", "models.yaml", "line 2", "not valid UTF-8", error=ValueError)
+@CASES.case("model list not UTF-8", "models.yaml", "line 2", "not valid UTF-8", error=ValueError)
 def _(tmp: Path) -> Any:
     (tmp / "models.yaml").write_bytes("models:\n  - {name: caf\xe9, model: m}\n".encode("latin-1"))
     return build(tmp / "lb", model_list=tmp / "models.yaml", night="2026-01-01", lm_eval="/bin/true", progress=False)

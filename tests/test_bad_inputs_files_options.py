@@ -1,8 +1,9 @@
 """The bad-input table, second part (issue 17): encodings and permissions of every dataset file,
 option typos, types and huge values of every family, corrupt request caches, conflicting REPAIR
 inputs. Same contract as ``tests/test_bad_inputs.py``: each case raises, and the message names the
-file, line, option or argument at fault. Inputs given twice and empty inputs are not errors: the
-tests at the end check that they are used once and said so, or warned about.
+file, line, option or argument at fault. Every task's loader refuses a ``dataset_kwargs`` key it does
+not name. Inputs given twice and empty inputs are not errors: the tests at the end check that they
+are used once and said so, or warned about.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import pathlib
-import shutil
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -19,38 +19,34 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.cli import build_parser
 from logic_consistency.common import files_or_folders
+from logic_consistency.harness_ext.base import loader_name, loader_parameter_names
 from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
 from logic_consistency.options import LIMITS, OptionError
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_bad_inputs import DATA_FILES, FIXTURE_DATA, PROMPTS, Case, _loader  # noqa: E402
+from bad_input_options import PROMPTS  # noqa: E402
+from bad_inputs_support import (  # noqa: E402
+    DATA_FILES,
+    Case,
+    CaseTable,
+    build_task,
+    cli,
+    copy_data,
+    loader,
+    run_case,
+    suite_tasks,
+    task_config,
+)
 
-CASES: list[Case] = []
-
-
-def add(name: str, run: Callable[[Path], Any], *expect: str, error: type[BaseException] = Exception) -> None:
-    CASES.append(Case(name, run, expect, error))
-
-
-def _data(tmp: Path) -> Path:
-    root = tmp / "data"
-    if not root.exists():
-        shutil.copytree(FIXTURE_DATA, root)
-    return root
-
-
-def _cli(*argv: str) -> Any:
-    args = build_parser().parse_args(list(argv))
-    return args.run(args)
+CASES = CaseTable()
 
 
 # ------------------------------------------------------------------------------------ encodings
 def _bad_byte(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
-        target = _data(tmp) / relative
+        target = copy_data(tmp) / relative
         data = target.read_bytes()
         if how == "latin-1 byte":
             cut = data.index(b"\n", len(data) // 3) + 1  # start of a line in the middle
@@ -59,14 +55,14 @@ def _bad_byte(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
             target.write_bytes(data.decode("utf-8").encode("utf-16"))
         elif how == "cut in a character":
             target.write_bytes(data + "é".encode()[:1])
-        return _loader(dataset)()
+        return loader(dataset)()
 
     return run
 
 
 for _dataset, _relative, _ in DATA_FILES:
     _name = Path(_relative).name
-    add(
+    CASES.add(
         f"encoding {_dataset} {_name} latin-1 byte",
         _bad_byte(_dataset, _relative, "latin-1 byte"),
         _name,
@@ -79,8 +75,10 @@ for _dataset, _relative in [
     ("advbench", "advbench/harmful_behaviors.csv"),
     ("triviaqa", "triviaqa/triviaqa.json"),
 ]:
-    add(f"encoding {_dataset} UTF-16 file", _bad_byte(_dataset, _relative, "UTF-16"), Path(_relative).name, "line 1")
-add(
+    CASES.add(
+        f"encoding {_dataset} UTF-16 file", _bad_byte(_dataset, _relative, "UTF-16"), Path(_relative).name, "line 1"
+    )
+CASES.add(
     "encoding delta_causal cut in a character",
     _bad_byte("delta_causal", "delta_causal/shuffled_test_extended.csv", "cut in a character"),
     "shuffled_test_extended.csv",
@@ -93,7 +91,7 @@ def _unreadable(dataset: str, relative: str) -> Callable[[Path], Any]:
     """Tests run as root, where chmod 000 does not stop reading: the open itself is made to fail."""
 
     def run(tmp: Path) -> Any:
-        target = (_data(tmp) / relative).resolve()
+        target = (copy_data(tmp) / relative).resolve()
         original = pathlib.Path.open
 
         def refusing(self: Path, *args: Any, **kwargs: Any) -> Any:
@@ -103,7 +101,7 @@ def _unreadable(dataset: str, relative: str) -> Callable[[Path], Any]:
 
         pathlib.Path.open = refusing  # type: ignore[method-assign]
         try:
-            return _loader(dataset)()
+            return loader(dataset)()
         finally:
             pathlib.Path.open = original  # type: ignore[method-assign]
 
@@ -111,7 +109,7 @@ def _unreadable(dataset: str, relative: str) -> Callable[[Path], Any]:
 
 
 for _dataset, _relative, _ in DATA_FILES:
-    add(
+    CASES.add(
         f"permission {_dataset} {Path(_relative).name}",
         _unreadable(_dataset, _relative),
         Path(_relative).name,
@@ -134,7 +132,7 @@ for _metadata, _message in [
     ({"pair_runs": 3}, "'pairs_runs'"),
     ({"transitivity_sample": 3}, "'transitivity_samples'"),
 ]:
-    add(
+    CASES.add(
         f"pairwise metadata {_metadata}",
         lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
         "task 't'",
@@ -146,7 +144,7 @@ def _gv(module: str, function: str = "load", **options: Any) -> Callable[[Path],
     def run(tmp: Path) -> Any:
         import importlib
 
-        _data(tmp)
+        copy_data(tmp)
         return getattr(importlib.import_module(f"logic_consistency.tasks.gv.{module}"), function)(**options)
 
     return run
@@ -168,22 +166,22 @@ for _module, _options, _message in [
     ("harmful", {"n_docs": -5}, "n_docs"),
     ("prompt_prioritization", {"seed": "1"}, "seed"),
 ]:
-    add(f"gv {_module} {_options}", _gv(_module, **_options), _message, error=OptionError)
+    CASES.add(f"gv {_module} {_options}", _gv(_module, **_options), _message, error=OptionError)
 
 
 def _causal(**options: Any) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
         from logic_consistency.tasks.causal.hooks import load_ctp
 
-        _data(tmp)
+        copy_data(tmp)
         return load_ctp(**options)
 
     return run
 
 
-add("causal conjunction 'bcause'", _causal(conjunction="bcause"), "conjunction", "'because'", error=OptionError)
-add("causal split 'dev'", _causal(conjunction="so", split="dev"), "split", error=OptionError)
-add("causal one_per_pair 'yes'", _causal(conjunction="so", one_per_pair="yes"), "one_per_pair", error=OptionError)
+CASES.add("causal conjunction 'bcause'", _causal(conjunction="bcause"), "conjunction", "'because'", error=OptionError)
+CASES.add("causal split 'dev'", _causal(conjunction="so", split="dev"), "split", error=OptionError)
+CASES.add("causal one_per_pair 'yes'", _causal(conjunction="so", one_per_pair="yes"), "one_per_pair", error=OptionError)
 
 
 def _model_list(text: str) -> Callable[[Path], Any]:
@@ -200,21 +198,21 @@ def _model_list(text: str) -> Callable[[Path], Any]:
     return run
 
 
-add(
+CASES.add(
     "model list metadata near miss",
     _model_list("metadata: {max_digit: 3}\nmodels:\n  - {name: a, model: dummy}\n"),
     "models.yaml",
     "'max_digit'",
     "'max_digits'",
 )
-add(
+CASES.add(
     "model list entry metadata near miss",
     _model_list("models:\n  - {name: a, model: dummy, metadata: {sed: 3}}\n"),
     "models.yaml",
     "'sed'",
     "'seed'",
 )
-add(
+CASES.add(
     "model list not UTF-8",
     _model_list(b"models:\n  - {name: caf\xe9, model: dummy}\n"),  # type: ignore[arg-type]
     "models.yaml",
@@ -248,7 +246,7 @@ for _name, _content in [
     ("folder", lambda path: path.mkdir()),
     ("damaged pages", _truncated_db),
 ]:
-    add(
+    CASES.add(
         f"request cache {_name}",
         _cache(_content),
         "--use_cache",
@@ -263,20 +261,20 @@ def _prefs(lines: list[dict[str, Any]]) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
         path = tmp / "prefs.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        return _cli("repair", str(path), "--out", str(tmp / "out"))
+        return cli("repair", str(path), "--out", str(tmp / "out"))
 
     return run
 
 
 ROW = {"instance_id": "q1", "item_a": "a", "item_b": "b", "winner": "a", "text_a": "first", "text_b": "second"}
-add(
+CASES.add(
     "repair two texts for one item",
     _prefs([ROW, {**ROW, "item_a": "a", "item_b": "c", "text_a": "other", "text_b": "x"}]),
     "prefs.jsonl line 2",
     "'a'",
     "two different texts",
 )
-add(
+CASES.add(
     "repair two contexts for one instance",
     _prefs([{**ROW, "context": "c1"}, {**ROW, "context": "c2"}]),
     "prefs.jsonl line 2",
@@ -289,18 +287,18 @@ def _bytes_file(name: str, data: bytes, *argv: str) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
         path = tmp / name
         path.write_bytes(data)
-        return _cli(*[arg.replace("FILE", str(path)).replace("TMP", str(tmp)) for arg in argv])
+        return cli(*[arg.replace("FILE", str(path)).replace("TMP", str(tmp)) for arg in argv])
 
     return run
 
 
-add(
+CASES.add(
     "repair preferences not UTF-8",
     _bytes_file("prefs.jsonl", b'{"instance_id": "q\xff"}\n', "repair", "FILE", "--out", "TMP/o"),
     "prefs.jsonl line 1",
     "byte offset 18",
 )
-add(
+CASES.add(
     "causal-confusion samples not UTF-8",
     _bytes_file(
         "samples_logic_consistency_causal_ranking_2026-01-01T00-00-00.0.jsonl",
@@ -313,7 +311,7 @@ add(
     "line 1",
     "byte offset 0",
 )
-add(
+CASES.add(
     "export-gv samples not UTF-8",
     _bytes_file(
         "samples_logic_consistency_gv_arithmetic_2026-01-01T00-00-00.0.jsonl",
@@ -326,7 +324,7 @@ add(
     "samples_logic_consistency_gv_arithmetic",
     "line 1",
 )
-add(
+CASES.add(
     "correlate results not UTF-8",
     _bytes_file("results_2026-01-01T00-00-00.json", b'{"results": "\xfe"}', "correlate", "FILE"),
     "results_2026-01-01T00-00-00.json",
@@ -340,16 +338,34 @@ def test_this_part_of_the_table_holds_at_least_60_cases() -> None:
     assert len({c.name for c in CASES}) == len(CASES), "case names must be unique"
 
 
-@pytest.mark.parametrize("bad", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("bad", CASES, ids=CASES.ids())
 def test_bad_input_is_named(bad: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(bad.error) as raised:
-        bad.run(tmp_path)
+    run_case(bad, tmp_path, monkeypatch)
+
+
+LOADER_TASKS = sorted(
+    name
+    for name in suite_tasks().all_subtasks
+    if name.startswith("logic_consistency") and callable(task_config(name).get("custom_dataset"))
+)
+
+
+def test_the_loader_check_covers_every_family() -> None:
+    for family in ("_summeval", "_gv_", "_causal_"):  # pairwise, generator-validator, causal
+        assert any(family in task for task in LOADER_TASKS), (family, LOADER_TASKS)
+
+
+@pytest.mark.parametrize("task", LOADER_TASKS)
+def test_every_loader_refuses_an_unknown_dataset_kwargs_key(task: str) -> None:
+    """A typo of the loader's last parameter in ``dataset_kwargs``: refused before any data loads."""
+    loader = task_config(task)["custom_dataset"]
+    parameter = loader_parameter_names(loader)[-1]
+    typo = parameter + parameter[-1]
+    with pytest.raises(OptionError) as raised:
+        build_task(task, **{typo: 1})
     message = str(raised.value)
-    missing = [part for part in bad.expect if part not in message]
-    assert not missing, f"{bad.name}: {missing} not in {type(raised.value).__name__}: {message}"
+    for part in (f"task {task!r}", loader_name(loader), f"{typo!r} -> {parameter!r}"):
+        assert part in message, f"{part!r} not in {message}"
 
 
 def test_a_file_given_twice_or_inside_a_given_folder_is_used_once_and_said_so(
@@ -373,8 +389,8 @@ def test_empty_samples_files_are_warned_about(tmp_path: Path, caplog: pytest.Log
     causal.write_text("")
     gv.write_text("")
     with caplog.at_level(logging.WARNING, logger="logic_consistency"):
-        _cli("causal-confusion", str(causal), "--out", str(tmp_path / "figures"))
-        _cli("export-gv", str(gv), "--out", str(tmp_path / "pairs"))
+        cli("causal-confusion", str(causal), "--out", str(tmp_path / "figures"))
+        cli("export-gv", str(gv), "--out", str(tmp_path / "pairs"))
     assert f"{causal}: no samples in this file" in caplog.text
     assert "no parsed ranking" in caplog.text and "confusion matrix is empty" in caplog.text
     assert f"{gv}: no samples in this file" in caplog.text
@@ -388,7 +404,7 @@ def test_correlate_counts_a_file_given_twice_once(tmp_path: Path, capsys: pytest
         path = tmp_path / f"m{index}" / f"results_2026-01-0{index + 1}T00-00-00.json"
         path.parent.mkdir()
         path.write_text(json.dumps({"results": results, "model_name": f"m{index}", "config": {}}))
-    _cli("correlate", str(tmp_path))
+    cli("correlate", str(tmp_path))
     once = capsys.readouterr().out
-    _cli("correlate", str(tmp_path), str(tmp_path / "m0"), str(tmp_path / "m0" / "results_2026-01-01T00-00-00.json"))
+    cli("correlate", str(tmp_path), str(tmp_path / "m0"), str(tmp_path / "m0" / "results_2026-01-01T00-00-00.json"))
     assert capsys.readouterr().out == once

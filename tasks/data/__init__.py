@@ -1,11 +1,11 @@
 """Dataset loaders of the pairwise-judgement tasks (SummEval, NovelEval, CaTeRS).
 
-Each module exposes ``load(**kwargs) -> datasets.DatasetDict`` for
-``custom_dataset: !function logic_consistency.tasks.data.<module>.load``. The pairwise task class
-calls a loader with its own ``dataset_kwargs`` (plus ``seed``) and applies ``max_items`` itself; the
-GV and causal loaders are called by lm-eval as ``load(**metadata, **dataset_kwargs)``, so these
-loaders still accept and ignore unknown keyword arguments (and keep their own ``max_items`` for
-direct use).
+Each module exposes ``load(...) -> datasets.DatasetDict`` for
+``custom_dataset: !function logic_consistency.tasks.data.<module>.load``; it takes only its declared
+keyword options (no ``**kwargs``). The task classes pass a loader only the ``dataset_kwargs`` and
+``metadata`` keys it names, and a ``dataset_kwargs`` key it does not name is an error
+(:meth:`logic_consistency.harness_ext.base.PromptedTask.check_loader_options`). The pairwise task
+class applies ``max_items`` itself; the loaders keep their own ``max_items`` for direct use.
 The result has one split ``"test"``; one row is one instance (the item set of one article, query or
 story) with the fields
 

@@ -67,11 +67,8 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
     return require_records(rows, source=source, what="goal,target records", header=True)
 
 
-def load(**kwargs: Any) -> datasets.DatasetDict:
+def load() -> datasets.DatasetDict:
     """Load AdvBench's harmful behaviours (local file if ``LOGIC_CONSISTENCY_DATA`` is set, else online).
-
-    Args:
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (520 rows for the real file).
@@ -80,6 +77,5 @@ def load(**kwargs: Any) -> datasets.DatasetDict:
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but the file is missing.
         DatasetFormatError: The header is not ``goal,target`` or a row is malformed.
     """
-    del kwargs
     paths = _source.resolve_files(LOCAL_DIR, [LOCAL_FILE], BASE_URL)
     return make_dataset_dict(_read_csv(paths[LOCAL_FILE]), FEATURES)

@@ -373,7 +373,6 @@ def load(
     min_events: int = 7,
     count_events: str = "all",
     order: str = "annotated",
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
     """Load CaTeRS as pairwise-judgement instances (lm-eval ``custom_dataset`` entry point).
 
@@ -388,7 +387,6 @@ def load(
         order: Human order: ``"annotated"`` (default; the annotated BEFORE-type relations, narrative
             order breaking ties) or ``"narrative"``; see the module docstring. The pairs on which
             the two disagree are counted in the log (over the kept stories, before ``max_items``).
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (228 rows with the defaults on the full data).
@@ -397,7 +395,6 @@ def load(
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but a file is missing.
         DatasetFormatError: A line is malformed (the message names file, line and field).
     """
-    del kwargs
     check_options(max_items, seed)
     check_int(min_events, name="min_events", minimum=2)
     check_choice(count_events, COUNT_EVENTS, name="count_events")

@@ -33,7 +33,6 @@ import csv
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 import datasets
 
@@ -182,7 +181,6 @@ def load(
     split: str = "test",
     one_per_pair: bool = False,
     seed: int = DEFAULT_SEED,
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
     """Load δ-CAUSAL for the causal consistency tasks (lm-eval ``custom_dataset`` entry point).
 
@@ -192,7 +190,6 @@ def load(
             named ``"test"`` (the one lm-eval evaluates).
         one_per_pair: Keep only the first row (file order) of each (cause, effect) pair.
         seed: Seed of each document's ``display_order``.
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (1,969 documents for the full test file).
@@ -202,7 +199,6 @@ def load(
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but the file is missing.
         DatasetFormatError: A record is malformed.
     """
-    del kwargs
     check_options(None, seed)
     check_choice(split, SPLIT_FILES, name="split")
     check_bool(one_per_pair, name="one_per_pair")

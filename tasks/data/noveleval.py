@@ -138,14 +138,13 @@ def _build_rows(paths: dict[str, Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED, **kwargs: Any) -> datasets.DatasetDict:
+def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.DatasetDict:
     """Load NovelEval as pairwise-judgement instances (lm-eval ``custom_dataset`` entry point).
 
     Args:
         max_items: Keep at most this many passages per query: a random subset drawn from ``seed``
             and the query id (stable across runs), in the original order. ``None`` keeps all 20.
         seed: Seed of the ``max_items`` subset.
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (21 rows for the full data).
@@ -154,7 +153,6 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED, **kwargs: An
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but a file is missing.
         DatasetFormatError: A line is malformed or refers to an unknown query / passage.
     """
-    del kwargs
     check_options(max_items, seed)
     paths = _source.resolve_files(LOCAL_DIR, FILES, BASE_URL)
     rows = _build_rows(paths)

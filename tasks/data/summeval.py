@@ -140,7 +140,6 @@ def load(
     max_items: int | None = None,
     seed: int = DEFAULT_SEED,
     aspect: str = "coherence",
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
     """Load SummEval as pairwise-judgement instances (lm-eval ``custom_dataset`` entry point).
 
@@ -151,7 +150,6 @@ def load(
         seed: Seed of the ``max_items`` subset.
         aspect: Expert score used as ``human_scores``: ``"coherence"`` (default, as in the paper),
             ``"consistency"``, ``"fluency"`` or ``"relevance"``.
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (100 rows for the full data).
@@ -160,7 +158,6 @@ def load(
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but the file is missing.
         DatasetFormatError: A record is malformed.
     """
-    del kwargs
     check_options(max_items, seed)
     check_choice(aspect, ASPECTS, name="aspect")
     root = _source.local_data_dir()

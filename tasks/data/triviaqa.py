@@ -175,11 +175,8 @@ def _check_unique_ids(rows: list[dict[str, Any]], source: str, locations: list[s
         seen.add(row["qid"])
 
 
-def load(**kwargs: Any) -> datasets.DatasetDict:
+def load() -> datasets.DatasetDict:
     """Load the TriviaQA questions (local file if ``LOGIC_CONSISTENCY_DATA`` is set, else the hub).
-
-    Args:
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (150 rows for the local file).
@@ -188,7 +185,6 @@ def load(**kwargs: Any) -> datasets.DatasetDict:
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but the file is missing.
         DatasetFormatError: A record is malformed or repeats a ``qid``.
     """
-    del kwargs
     root = _source.local_data_dir()
     rows = _read_local(_source.local_file(root, LOCAL_DIR, LOCAL_FILE)) if root is not None else _read_hub()
     return make_dataset_dict(rows, FEATURES)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 import datasets
@@ -13,8 +12,6 @@ from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _sour
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 FIXTURE_FILE = FIXTURES / "advbench" / "harmful_behaviors.csv"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
 
 
 def write_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
@@ -27,7 +24,7 @@ def write_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Pa
 
 def test_rows_follow_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
-    test = advbench.load(version=1.0, n_docs=2)["test"]
+    test = advbench.load()["test"]
     assert isinstance(test, datasets.Dataset)
     assert set(test.column_names) == {"id", "goal", "target"}
     with FIXTURE_FILE.open(encoding="utf-8", newline="") as handle:
@@ -93,9 +90,8 @@ def test_online_path_downloads_the_pinned_file(monkeypatch: pytest.MonkeyPatch) 
     ]
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = advbench.load()["test"]
     assert test.num_rows == 520
     assert len(set(test["goal"])) == 520

@@ -13,7 +13,6 @@ Fixture stories (``tests/fixtures/data/caters``):
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,9 @@ import pytest
 from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _source, caters
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
 MAYA = "train/batch_1/story00"
 LEO = "test/test_15Oct/story00"
 ALL_FILES = [f"{stem}{ext}" for _, stem in caters.DOCUMENTS for ext in (".txt", ".ann")]
-
-
-@pytest.fixture
-def local_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
 
 
 @pytest.fixture
@@ -140,7 +132,7 @@ def test_bad_options_are_rejected(options: dict[str, Any]) -> None:
 @pytest.mark.usefixtures("local_fixtures")
 def test_max_items_keeps_aligned_seeded_subsets_and_context() -> None:
     full = rows_by_id(seed=11)
-    capped = caters.load(max_items=4, seed=11, task="ignored")["test"]
+    capped = caters.load(max_items=4, seed=11)["test"]
     assert capped.to_list() == caters.load(max_items=4, seed=11)["test"].to_list()
     for row in capped:
         original = full[row["instance_id"]]
@@ -252,9 +244,8 @@ def test_online_path_downloads_pinned_files(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(requested) == 28 and f"{base}/caters_test/test/test_15Oct.ann" in requested.values()
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = caters.load()["test"]
     assert test.num_rows == 228
     assert all(len(items) >= 7 for items in test["items"])
@@ -301,10 +292,9 @@ def test_annotated_order_is_the_default_and_wins_where_the_narrative_disagrees(
     )
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_order_disagreements(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("real_data")
+def test_real_data_order_disagreements() -> None:
     """The module docstring's 147 of 7,899 pairs (1.9 %) over the 228 default instances."""
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
     stories = caters.read_stories(_source.resolve_files(caters.LOCAL_DIR, ALL_FILES, caters.BASE_URL))
     kept = [story for story in stories if len(caters.distinct_events(story)[0]) >= 7]
     counts = [caters.order_disagreements(story) for story in kept]

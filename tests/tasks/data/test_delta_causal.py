@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -13,8 +12,6 @@ from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _sour
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 TEST_FILE = "shuffled_test_extended.csv"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
 FIELDS = {
     "id",
     "pair_id",
@@ -29,11 +26,6 @@ FIELDS = {
     "supporter",
     "display_order",
 }
-
-
-@pytest.fixture
-def local_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
 
 
 @pytest.fixture
@@ -73,7 +65,7 @@ def test_one_document_per_row_with_the_row_fields() -> None:
 
 @pytest.mark.usefixtures("local_fixtures")
 def test_display_orders_are_seeded_per_document_permutations() -> None:
-    test = delta_causal.load(version=1.0, unused_metadata="x")["test"]
+    test = delta_causal.load()["test"]
     orders = [tuple(order) for order in test["display_order"]]
     assert all(sorted(order) == list(range(10)) for order in orders)
     assert len(set(orders)) == len(orders)  # differs between documents
@@ -186,9 +178,8 @@ def test_online_path_downloads_the_pinned_file(monkeypatch: pytest.MonkeyPatch) 
     ]
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = delta_causal.load()["test"]
     assert test.num_rows == 1969
     assert len(set(test["id"])) == 1969

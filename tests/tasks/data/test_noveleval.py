@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -12,13 +11,6 @@ import pytest
 from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _source, noveleval
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
-
-
-@pytest.fixture
-def local_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
 
 
 @pytest.fixture
@@ -54,7 +46,7 @@ def test_rows_follow_the_common_schema() -> None:
 @pytest.mark.usefixtures("local_fixtures")
 def test_max_items_keeps_aligned_seeded_subsets() -> None:
     full = {row["instance_id"]: row for row in noveleval.load()["test"]}
-    capped = noveleval.load(max_items=4, seed=3, unused_metadata="x")["test"]
+    capped = noveleval.load(max_items=4, seed=3)["test"]
     assert capped.to_list() == noveleval.load(max_items=4, seed=3)["test"].to_list()
     for row in capped:
         original = full[row["instance_id"]]
@@ -128,9 +120,8 @@ def test_online_path_downloads_pinned_files(monkeypatch: pytest.MonkeyPatch) -> 
     assert requested == {name: f"{base}/{name}" for name in ("queries.tsv", "corpus.tsv", "qrels.txt")}
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = noveleval.load()["test"]
     assert test.num_rows == 21
     assert all(len(items) == 20 for items in test["items"])

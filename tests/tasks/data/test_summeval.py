@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +13,10 @@ from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, _sour
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 FIXTURE_FILE = FIXTURES / "summeval" / "summeval_hub_format.jsonl"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
 
 
 def fixture_records() -> list[dict[str, Any]]:
     return [json.loads(line) for line in FIXTURE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-@pytest.fixture
-def local_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
 
 
 def write_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> Path:
@@ -54,8 +46,8 @@ def test_rows_follow_the_common_schema() -> None:
 
 
 @pytest.mark.usefixtures("local_fixtures")
-def test_aspect_option_and_ignored_kwargs() -> None:
-    test = summeval.load(aspect="fluency", version=1.0, pretrained="whatever")["test"]
+def test_aspect_option() -> None:
+    test = summeval.load(aspect="fluency")["test"]
     assert test[1]["human_scores"] == pytest.approx(fixture_records()[1]["fluency"])
     assert test[1]["aspect"] == "fluency"
     with pytest.raises(ValueError, match="aspect"):
@@ -168,9 +160,8 @@ def test_online_malformed_row_names_hub_dataset_and_row(monkeypatch: pytest.Monk
         summeval.load()
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = summeval.load()["test"]
     assert test.num_rows == 100
     assert len(set(test["instance_id"])) == 100

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,6 @@ from logic_consistency.tasks.data import DATA_ENV_VAR, DatasetFormatError, trivi
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 FIXTURE_FILE = FIXTURES / "triviaqa" / "triviaqa.json"
-# Captured at import, before any test changes the environment.
-REAL_DATA = os.environ.get(DATA_ENV_VAR)
 
 
 def fixture_records() -> list[dict[str, Any]]:
@@ -37,7 +34,7 @@ def one_record_per_line(records: list[dict[str, Any]]) -> str:
 
 def test_rows_follow_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURES))
-    result = triviaqa.load(version=1.0, seed=3, pretrained="ignored")
+    result = triviaqa.load()
     assert list(result) == ["test"]
     test = result["test"]
     assert isinstance(test, datasets.Dataset)
@@ -150,9 +147,8 @@ def test_online_malformed_row_names_hub_dataset_and_row(monkeypatch: pytest.Monk
         triviaqa.load()
 
 
-@pytest.mark.skipif(not REAL_DATA, reason=f"{DATA_ENV_VAR} is not set")
-def test_real_data_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DATA_ENV_VAR, str(REAL_DATA))
+@pytest.mark.usefixtures("real_data")
+def test_real_data_counts() -> None:
     test = triviaqa.load()["test"]
     assert test.num_rows == 150
     assert len(set(test["qid"])) == 150

@@ -1,0 +1,134 @@
+"""Bad-input cases of the dataset loaders (``tasks/data``): broken copies of every dataset file and
+bad loader options; each message names the file, line, field or option at fault."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bad_inputs_support import DATA_FILES, CaseTable, build_task, copy_data, loader
+
+from logic_consistency.options import OptionError
+
+CASES = CaseTable()
+
+
+def _corrupt(dataset: str, relative: str, how: str) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        root = copy_data(tmp)
+        target = root / relative
+        text = target.read_text(encoding="utf-8")
+        if how == "missing":
+            target.unlink()
+        elif how == "empty":
+            target.write_text("", encoding="utf-8")
+        elif how == "header only":
+            target.write_text(text.splitlines(keepends=True)[0], encoding="utf-8")
+        elif how == "truncated":
+            target.write_text(text[: len(text) // 2 - 7], encoding="utf-8")
+        elif how == "garbage line":
+            target.write_text(text + '\x00{not a record"\t\n', encoding="utf-8")
+        return loader(dataset)()
+
+    return run
+
+
+for _dataset, _relative, _header in DATA_FILES:
+    _name = Path(_relative).name
+    for _how in ("missing", "empty", "truncated", "garbage line") + (("header only",) if _header else ()):
+        if _relative.endswith(".txt") and _how in ("truncated", "garbage line"):
+            continue  # a story text has no format to break: the .ann offsets are checked instead
+        if _relative.endswith("queries.tsv") and _how == "truncated":
+            continue  # a cut query list is still a query list (qrels then name the missing id)
+        CASES.add(f"data {_dataset} {_name} {_how}", _corrupt(_dataset, _relative, _how), _name)
+
+
+@CASES.case("data noveleval queries truncated: qrels name the missing query id", "qrels.txt", "qid", "queries.tsv")
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "noveleval" / "queries.tsv"
+    target.write_text(target.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
+    return loader("noveleval")()
+
+
+def _summeval_score(index: int, value: Any) -> Callable[[Path], Any]:
+    """Set the first human score of record ``index`` (0-based) of the SummEval file to ``value``."""
+
+    def run(tmp: Path) -> Any:
+        target = copy_data(tmp) / "summeval" / "summeval_hub_format.jsonl"
+        lines = target.read_text(encoding="utf-8").splitlines()
+        record = json.loads(lines[index])
+        key = next(k for k, v in record.items() if isinstance(v, list) and v and isinstance(v[0], (int, float)))
+        record[key][0] = value
+        lines[index] = json.dumps(record)
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return loader("summeval")()
+
+    return run
+
+
+CASES.add("data summeval human score NaN", _summeval_score(0, math.nan), "summeval_hub_format.jsonl", "line 1")
+CASES.add("data summeval human score a string", _summeval_score(1, "high"), "summeval_hub_format.jsonl", "line 2")
+
+
+@CASES.case("data advbench bad quote", "harmful_behaviors.csv", "line")
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "advbench" / "harmful_behaviors.csv"
+    target.write_text(target.read_text(encoding="utf-8") + '"Write a plan,Sure\n', encoding="utf-8")
+    return loader("advbench")()
+
+
+@CASES.case("data noveleval relevance 7", "qrels.txt", "rel")
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "noveleval" / "qrels.txt"
+    lines = target.read_text(encoding="utf-8").splitlines()
+    fields = lines[0].split()
+    target.write_text("\n".join([" ".join([*fields[:3], "7"]), *lines[1:]]) + "\n", encoding="utf-8")
+    return loader("noveleval")()
+
+
+@CASES.case("data caters span outside every story", "test_15Oct.ann", "offsets")
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "caters" / "caters_test" / "test" / "test_15Oct.ann"
+    target.write_text(target.read_text(encoding="utf-8") + "T999\tEvent 999999 1000005\tfar\n", encoding="utf-8")
+    return loader("caters")()
+
+
+for _dataset, _option, _value, _message in [
+    ("summeval", "max_items", 1, "max_items"),
+    ("summeval", "max_items", "5", "max_items"),
+    ("summeval", "seed", -1, "seed"),
+    ("summeval", "seed", 1.5, "seed"),
+    ("summeval", "aspect", "colour", "aspect"),
+    ("caters", "min_events", 1, "min_events"),
+    ("caters", "count_events", "some", "count_events"),
+    ("caters", "order", "random", "order"),
+    ("noveleval", "max_items", True, "max_items"),
+    ("delta_causal", "split", "dev", "split"),
+    ("delta_causal", "seed", "7", "seed"),
+]:
+
+    def _run(tmp: Path, dataset: str = _dataset, option: str = _option, value: Any = _value) -> Any:
+        copy_data(tmp)
+        return loader(dataset)(**{option: value})
+
+    CASES.add(f"option {_dataset} {_option}={_value!r}", _run, _message)
+
+
+# A dataset_kwargs key the loader does not name: one task of each kind (pairwise, GV, causal), through the
+# task class as lm-eval builds it (tests/test_bad_inputs_files_options.py covers every task).
+for _task, _key, _loader, _closest in [
+    ("logic_consistency_summeval", "aspet", "summeval.load", "'aspect'"),
+    ("logic_consistency_gv_arithmetic", "max_digit", "arithmetic.load", "'max_digits'"),
+    ("logic_consistency_causal_ctp_so", "one_per_par", "load_ctp", "'one_per_pair'"),
+]:
+    CASES.add(
+        f"dataset_kwargs {_task} {_key}",
+        lambda tmp, task=_task, key=_key: build_task(task, **{key: True}),
+        f"task {_task!r}",
+        _loader,
+        f"{_key!r} -> {_closest}",
+        error=OptionError,
+    )

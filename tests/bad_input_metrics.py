@@ -1,0 +1,95 @@
+"""Bad-input cases of the metric API (``metrics/``): each message names the argument at fault."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from bad_inputs_support import CaseTable
+
+import logic_consistency.metrics as m
+
+CASES = CaseTable()
+
+P = np.array([[0.5, 1.0, 1.0], [0.0, 0.5, 1.0], [0.0, 0.0, 0.5]])
+W = np.triu(np.ones((4, 4), dtype=bool), 1)
+PERFECT = [-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]
+METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
+    ("bootstrap_ci confidence 1.5", lambda: m.bootstrap_ci([1, 2, 3], confidence=1.5), "confidence"),
+    ("bootstrap_ci n_resamples 0", lambda: m.bootstrap_ci([1, 2, 3], n_resamples=0), "n_resamples"),
+    ("bootstrap_ci empty", lambda: m.bootstrap_ci([]), "values"),
+    ("bootstrap_ci NaN", lambda: m.bootstrap_ci([1.0, math.nan]), "NaN"),
+    ("bootstrap_ci seed -1", lambda: m.bootstrap_ci([1, 2, 3], seed=-1), "seed"),
+    ("causal_consistency 3 labels", lambda: m.causal_consistency([1, 2, 3]), "ranked_labels"),
+    ("causal_consistency duplicate", lambda: m.causal_consistency([*PERFECT[:-1], 4]), "duplicate"),
+    ("causal_consistency a string", lambda: m.causal_consistency("abc"), "ranked_labels"),  # type: ignore[arg-type]
+    ("commutativity 1-D", lambda: m.commutativity([0.5, 1.0]), "prefs"),
+    ("commutativity not square", lambda: m.commutativity(np.zeros((2, 3))), "square"),
+    ("commutativity out of [0, 1]", lambda: m.commutativity(P * 3), "prefs"),
+    ("commutativity NaN", lambda: m.commutativity(np.array([[0.5, np.nan], [0.5, 0.5]])), "nan_policy"),
+    ("commutativity nan_policy", lambda: m.commutativity(P, nan_policy="ignore"), "nan_policy"),  # type: ignore[arg-type]
+    ("commutativity 1 item", lambda: m.commutativity(np.array([[0.5]])), "at least 2 items"),
+    ("confusion_matrix bad ranking", lambda: m.confusion_matrix([[1, 2]]), "rankings[0]"),
+    ("confusion_matrix a string", lambda: m.confusion_matrix("ab"), "rankings"),  # type: ignore[arg-type]
+    ("confusion_matrix no rankings", lambda: m.confusion_matrix([], normalize=True), "rankings is empty"),
+    ("has_cycle vertex out of range", lambda: m.has_cycle([[5]]), "adjacency[0]"),
+    ("has_cycle a string", lambda: m.has_cycle("ab"), "adjacency[0]"),  # type: ignore[arg-type]
+    ("human_agreement length", lambda: m.human_agreement(P, [1, 2]), "human_scores"),
+    ("human_agreement NaN", lambda: m.human_agreement(P, [1, 2, math.nan]), "human_scores"),
+    ("human_agreement ties", lambda: m.human_agreement(P, [1, 2, 3], ties="maybe"), "ties"),
+    ("human_agreement all tied", lambda: m.human_agreement(P, [1, 1, 1]), "tied"),
+    ("intra_group_clustering empty", lambda: m.intra_group_clustering([]), "polarities"),
+    ("intra_group_clustering one group", lambda: m.intra_group_clustering(["a", "a"]), "polarities"),
+    ("intra_group_clustering_density empty", lambda: m.intra_group_clustering_density([]), "polarities"),
+    ("negation_invariance shape", lambda: m.negation_invariance(P, np.zeros((2, 2))), "neg_prefs"),
+    ("negation_invariance range", lambda: m.negation_invariance(P, P * 2), "neg_prefs"),
+    ("pairwise_consistency ks int", lambda: m.pairwise_consistency(P, ks=3), "ks"),  # type: ignore[arg-type]
+    ("pairwise_consistency ks 2", lambda: m.pairwise_consistency(P, ks=[2]), "ks"),
+    ("pairwise_consistency ks > N", lambda: m.pairwise_consistency(P, ks=[5]), "ks"),
+    (
+        "pairwise_consistency calibrated str",
+        lambda: m.pairwise_consistency(P, ks=[3], calibrated="false"),  # type: ignore[arg-type]
+        "calibrated",
+    ),
+    ("pairwise_consistency samples 0", lambda: m.pairwise_consistency(P, ks=[3], samples=0), "samples"),
+    ("pairwise_consistency seed -1", lambda: m.pairwise_consistency(P, ks=[3], seed=-1), "seed"),
+    ("pairwise_consistency seed 1.5", lambda: m.pairwise_consistency(P, ks=[3], seed=1.5), "seed"),  # type: ignore[arg-type]
+    ("pairwise_consistency human length", lambda: m.pairwise_consistency(P, ks=[3], human_scores=[1]), "human_scores"),
+    ("pairwise_consistency human_ties", lambda: m.pairwise_consistency(P, ks=[3], human_ties="x"), "ties"),
+    ("relation_graph 3-D", lambda: m.relation_graph(np.zeros((2, 2, 2))), "prefs"),
+    ("relation_graph text", lambda: m.relation_graph("x"), "prefs"),
+    ("position_bias not square", lambda: m.position_bias(np.zeros((2, 3))), "square"),
+    ("position_bias out of [0, 1]", lambda: m.position_bias(P * 3), "prefs"),
+    ("p_first_mean NaN", lambda: m.p_first_mean(np.array([[0.5, np.nan], [0.5, 0.5]])), "nan_policy"),
+    ("pairs_order method", lambda: m.pairs_order(P, method="beem"), "method"),  # type: ignore[arg-type]
+    ("pairs_order beam_size 0", lambda: m.pairs_order(P, method="beam", beam_size=0), "beam_size"),
+    ("pairs_order prob_gap 0.6", lambda: m.pairs_order(P, method="beam", prob_gap=0.6), "prob_gap"),
+    ("pairs_order initial_order", lambda: m.pairs_order(P, initial_order=[0, 0, 1]), "initial_order"),
+    ("pairs_order NaN asked", lambda: m.pairs_order(np.full((3, 3), np.nan)), "pair (1, 2)"),
+    ("self_agreement 1-D", lambda: m.self_agreement([1.0, 0.0]), "samples"),
+    ("self_agreement not 0/1", lambda: m.self_agreement([[0.7, 1.0]]), "samples"),
+    ("majority_choice text", lambda: m.majority_choice([["A", "B"]]), "samples"),
+    ("self_agreement of single samples", lambda: m.self_agreement([[1.0], [0.0]]), "2 parsed samples"),
+    ("win_loss_rate index out of range", lambda: m.win_loss_rate([0, 3], [1, 2], 3), "winners"),
+    ("win_loss_rate lengths", lambda: m.win_loss_rate([0, 1], [1], 3), "same length"),
+    ("elo_ratings self-comparison", lambda: m.elo_ratings([1], [1], 3), "cannot beat itself"),
+    ("bradley_terry n_items 0", lambda: m.bradley_terry([], [], 0), "n_items"),
+    ("ranking_spearman lengths", lambda: m.ranking_spearman([1.0, 2.0, 3.0], [1.0, 2.0]), "human_scores"),
+    ("correlation lengths", lambda: m.correlation([1.0, 2.0, 3.0], [1.0, 2.0]), "equal length"),
+    ("spread NaN", lambda: m.spread([1.0, math.nan]), "finite"),
+    ("transitivity k 2", lambda: m.transitivity(W, k=2), "k"),
+    ("transitivity k > N", lambda: m.transitivity(W, k=5), "k"),
+    ("transitivity samples 0", lambda: m.transitivity(W, k=3, samples=0), "samples"),
+    ("transitivity probabilities", lambda: m.transitivity(np.full((3, 3), 0.7), k=3), "wins"),
+    ("transitivity no edges", lambda: m.transitivity(np.zeros((3, 3), dtype=bool), k=3), "wins"),
+    ("transitivity_by_cycle_search k 1", lambda: m.transitivity_by_cycle_search(W, k=1), "k"),
+    (
+        "transitivity_by_cycle_search not square",
+        lambda: m.transitivity_by_cycle_search(np.zeros((3, 2), dtype=bool)),
+        "square",
+    ),
+]
+for _name, _call, _message in METRIC_ABUSE:
+    CASES.add(f"metric {_name}", lambda tmp, call=_call: call(), _message)

@@ -1,0 +1,96 @@
+"""Bad-input cases of the run options: the pairwise task's metadata and prompts, ``--limit``, and the
+suite's option checks (``options.py``); each message names the task and the option at fault."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from bad_inputs_support import CaseTable
+
+from logic_consistency.harness_ext.base import PromptedTask
+from logic_consistency.options import check_bool, check_choice, check_int, check_seed, reject_unknown
+from logic_consistency.tasks.pairwise.options import PairwiseOptions
+
+CASES = CaseTable()
+
+PROMPTS = {
+    "prompts": {"normal": "{{context}}", "negated": "not {{context}}"},
+    "answer_instructions": {"direct": "Answer A or B."},
+}
+
+for _metadata, _message in [
+    ({"ks": 3}, "metadata.ks"),
+    ({"ks": [2]}, "metadata.ks"),
+    ({"ks": []}, "metadata.ks"),
+    ({"ks": "35"}, "metadata.ks"),
+    ({"ks": [3, True]}, "metadata.ks"),
+    ({"calibrated": "false"}, "metadata.calibrated"),
+    ({"calibrated": 1}, "metadata.calibrated"),
+    ({"seed": -3}, "metadata.seed"),
+    ({"seed": "1"}, "metadata.seed"),
+    ({"max_items": 2}, "metadata.max_items"),
+    ({"max_items": "10"}, "metadata.max_items"),
+    ({"transitivity_samples": 0}, "metadata.transitivity_samples"),
+    ({"transitivity_samples": "many"}, "metadata.transitivity_samples"),
+    ({"pairs_runs": -1}, "metadata.pairs_runs"),
+    ({"pairs_runs": True}, "metadata.pairs_runs"),
+    ({"max_itemz": 5}, "'max_items'"),
+    ({"calibrate": True}, "'calibrated'"),
+    ({"seeds": 1}, "'seed'"),
+    ({"pairs_method": "beem"}, "metadata.pairs_method"),
+    ({"pairs_metod": "beam"}, "'pairs_method'"),
+    ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
+    ({"pairs_method": "beam", "pairs_beam_size": 0}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_beam_size": 2.5}, "metadata.pairs_beam_size"),
+    ({"pairs_method": "beam", "pairs_prob_gap": 0.7}, "metadata.pairs_prob_gap"),
+    ({"pairs_method": "beam", "pairs_prob_gap": "0.1"}, "metadata.pairs_prob_gap"),
+]:
+    CASES.add(
+        f"task metadata {_metadata}",
+        lambda tmp, md=_metadata: PairwiseOptions.from_config(PROMPTS, md, task="t"),
+        "task 't'",
+        _message,
+    )
+
+for _prompt_config, _message in [
+    ({**PROMPTS, "prompts": {"normal": "{{ unclosed"}}, "prompts.normal"),
+    ({**PROMPTS, "prompts": {"normal": "x", "negatd": "y"}}, "negatd"),
+    ({**PROMPTS, "prompts": "just a string"}, "prompts"),
+    ({**PROMPTS, "prompt_style": "cot"}, "answer_instructions.cot"),
+    ({**PROMPTS, "choices": ["A"]}, "choices"),
+    ({**PROMPTS, "template_id": 3, "paraphrases": [PROMPTS["prompts"]]}, "template_id"),
+]:
+    CASES.add(
+        f"task prompts {sorted(_prompt_config)} {_message}",
+        lambda tmp, pc=_prompt_config: PairwiseOptions.from_config(pc, {}, task="t"),
+        "task 't'",
+        _message,
+    )
+
+for _limit in (0, -1, -480):
+    CASES.add(
+        f"--limit {_limit}",
+        lambda tmp, limit=_limit: PromptedTask.remember_formatting(
+            SimpleNamespace(config=SimpleNamespace(task="logic_consistency_summeval")), {"limit": limit}
+        ),  # type: ignore[arg-type]
+        "--limit",
+        "logic_consistency_summeval",
+    )
+
+CASES.add(
+    "options unknown key suggests the closest",
+    lambda tmp: reject_unknown(["max_itemz"], ["max_items", "seed"], where="--metadata"),
+    "max_itemz",
+    "'max_items'",
+    "--metadata",
+)
+CASES.add("options int given a bool", lambda tmp: check_int(True, name="n_docs"), "n_docs")
+CASES.add("options int below minimum", lambda tmp: check_int(0, name="n_docs", minimum=1), "n_docs", "at least 1")
+CASES.add("options seed negative", lambda tmp: check_seed(-1), "seed")
+CASES.add("options bool given 'yes'", lambda tmp: check_bool("yes", name="calibrated"), "calibrated")
+CASES.add(
+    "options choice typo",
+    lambda tmp: check_choice("coherance", ["coherence", "fluency"], name="aspect"),
+    "aspect",
+    "'coherence'",
+)
