@@ -45,12 +45,6 @@ def loader_name(loader: Callable[..., Any]) -> str:
     return f"{module}.{name}" if module and name else repr(loader)
 
 
-def loader_parameters(loader: Callable[..., Any]) -> tuple[list[str], bool]:
-    """Transition form of :func:`loader_parameter_names` for ``tasks/pairwise/task.py`` (``[0]``), until it
-    calls that; the flag that stood for ``**kwargs`` is always ``False`` now that no loader gets extra keys."""
-    return loader_parameter_names(loader), False
-
-
 class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no type information
     """A ``ConfigurableTask`` that formats many prompts per document and owns extra YAML keys.
 

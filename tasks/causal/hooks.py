@@ -146,7 +146,6 @@ def load_ctp(
     split: str = "test",
     one_per_pair: bool = False,
     seed: int = DEFAULT_SEED,
-    **kwargs: Any,
 ) -> datasets.DatasetDict:
     """δ-CAUSAL documents with a ``conjunction`` field for the CTP ranking (``custom_dataset``).
 
@@ -155,10 +154,8 @@ def load_ctp(
             ``dataset_kwargs``).
         split, one_per_pair, seed: As :func:`logic_consistency.tasks.data.delta_causal.load`
             (named here so that the task knows its options).
-        **kwargs: Ignored; lm-eval passes the task ``metadata`` here too.
     """
     check_choice(conjunction, CONJUNCTIONS, name="conjunction")
-    del kwargs
     loaded = delta_causal.load(split=split, one_per_pair=one_per_pair, seed=seed)
     test = loaded["test"]
     return datasets.DatasetDict({"test": test.add_column("conjunction", [conjunction] * test.num_rows)})

@@ -57,7 +57,7 @@ import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import PromptedTask, loader_parameters, total
+from logic_consistency.harness_ext.base import PromptedTask, loader_parameter_names, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
@@ -134,7 +134,7 @@ class PairwiseConsistencyTask(PromptedTask):
             metadata = self.config.metadata or {}
             own = {key: metadata[key] for key in self._loader_options if key in metadata}
             own.update(self.config.dataset_kwargs or {})
-            if "seed" in loader_parameters(loader)[0] and "seed" not in own:
+            if "seed" in loader_parameter_names(loader) and "seed" not in own:
                 own["seed"] = self.options.seed
             self.dataset = self.call_loader(loader, own)
         else:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.base import loader_parameters
+from logic_consistency.harness_ext.base import loader_parameter_names
 from logic_consistency.tasks.data import DATA_ENV_VAR
 from logic_consistency.tasks.gv import (
     arithmetic,
@@ -31,9 +31,8 @@ METADATA = {"version": 1.0, "config_source": "x.yaml", "pretrained": "some/model
 
 def load_as_lm_eval(loader: Callable[..., Any], **options: Any) -> Any:
     """Call a loader as :meth:`PromptedTask.download` does, with the task metadata around ``options``."""
-    named, takes_any = loader_parameters(loader)
-    given = {**METADATA, **options}
-    return loader(**(given if takes_any else {key: value for key, value in given.items() if key in named}))
+    named = loader_parameter_names(loader)
+    return loader(**{key: value for key, value in {**METADATA, **options}.items() if key in named})
 
 
 def test_arithmetic_questions_are_seeded_and_correct() -> None:
