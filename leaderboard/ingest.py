@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 #: Name prefixes of count metrics (lm-eval aggregation: the sum over documents) that no family
-#: declared (``tasks/<family>/display.py`` declares its own): unparseable answers and other numbers
+#: declared (``tasks/<family>/_metrics_yaml`` declares its own): unparseable answers and other numbers
 #: of events. The naming rule lets the leaderboard tell counts from rates without knowing any task.
 COUNT_PREFIXES = ("unparseable", "n_")
 

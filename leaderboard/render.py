@@ -39,7 +39,7 @@ def metric_info(name: str) -> dict[str, Any]:
     """Display information of a metric name: what its family declared, neutral defaults otherwise.
 
     Families declare their metrics (label, description, range, direction, radar, order, count,
-    series) in ``tasks/<family>/display.py``; the leaderboard names none of them.
+    series) in ``tasks/<family>/_metrics_yaml``; the leaderboard names none of them.
     """
     base = name.split(",", 1)[0]
     info = metric_display(base) or {

@@ -51,7 +51,7 @@ def load_schema() -> dict[str, Any]:
 def _declared_range_properties() -> dict[str, Any]:
     """One ``patternProperties`` entry per value range the families declared for their metrics.
 
-    The schema file names no family's metric; the ranges come from ``tasks/<family>/display.py``.
+    The schema file names no family's metric; the ranges come from ``tasks/<family>/_metrics_yaml``.
     """
     properties: dict[str, Any] = {}
     for (low, high), patterns in sorted(declared_ranges().items()):

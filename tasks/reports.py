@@ -1,19 +1,25 @@
 """Registry of what a task family tells readers of its results (the leaderboard).
 
-Two things: how each of its metrics is shown (:class:`MetricDisplay`, declared in the family's
-``display.py`` with :func:`register_metrics`), and the reports it contributes per task
+Two things: how each of its metrics is shown (:class:`MetricDisplay`, declared as data in the
+family's ``_metrics_yaml`` beside its task YAML), and the reports it contributes per task
 (:class:`ReportHook`). The leaderboard holds no family's metric name: it asks
 :func:`metric_display` and shows a metric nobody declared generically.
+
+A family's ``_metrics_yaml`` (un-indexed: lm-eval reads only ``*.yaml``) maps each metric name under
+``metrics:`` to its ``label``, ``order``, ``kind`` (:data:`KINDS`) and ``description``, and a series
+(a regular expression whose one group is the series parameter) also to ``series``, ``series_title``
+and ``series_axis``. :func:`load_metric_file` validates it: an unknown key or kind is an error naming
+the file and the metric.
 
 The leaderboard reads results and samples files and knows no task family. A family that has more
 to show than lm-eval's metrics (the causal family's label-by-rank confusion matrix) registers a
 :class:`ReportHook` from its ``display.py``; :func:`report_hooks` imports every family's ``display``
-module that exists (found by walking this package, so this module names no family) and returns
-every hook. A reader calls ``hook.applies(task, results_entry)`` for each task of a run and, when it
-is true, ``hook.build(samples_path, task)``, and stores the JSON it returns under
-``row[hook.section][task]``. The hook also declares what the leaderboard needs to validate and show
-that section without knowing it: a title, a description, the JSON Schema of one task's report and
-how to chart it (:class:`CountMatrixChart`).
+module that exists and reads every family's ``_metrics_yaml`` (both found by walking this package, so
+this module names no family) and returns every hook. A reader calls ``hook.applies(task,
+results_entry)`` for each task of a run and, when it is true, ``hook.build(samples_path, task)``, and
+stores the JSON it returns under ``row[hook.section][task]``. The hook also declares what the
+leaderboard needs to validate and show that section without knowing it: a title, a description, the
+JSON Schema of one task's report and how to chart it (:class:`CountMatrixChart`).
 """
 
 from __future__ import annotations
@@ -29,20 +35,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+import jsonschema
+import yaml
+
 __all__ = [
     "CountMatrixChart",
-    "COUNT",
-    "CORRELATION",
-    "LOWER_RATE",
-    "RADAR_CORRELATION",
-    "RADAR_RATE",
-    "RATE",
+    "DeclarationError",
+    "KINDS",
+    "METRICS_FILE",
     "MetricDisplay",
     "ReportHook",
     "declared_ranges",
+    "family_files",
     "family_modules",
+    "load_metric_file",
     "metric_display",
-    "metric_table",
     "register_metrics",
     "register_report",
     "report_hooks",
@@ -102,27 +109,75 @@ class MetricDisplay:
         return info
 
 
-#: Facts shared by a kind of metric, for the rows of :func:`metric_table` (a rate in [0, 1] where
-#: higher is better needs none).
-RATE: Mapping[str, Any] = MappingProxyType({})
-RADAR_RATE: Mapping[str, Any] = MappingProxyType({"radar": True})
-LOWER_RATE: Mapping[str, Any] = MappingProxyType({"higher_is_better": False})
-CORRELATION: Mapping[str, Any] = MappingProxyType({"range": (-1, 1)})
-RADAR_CORRELATION: Mapping[str, Any] = MappingProxyType({"range": (-1, 1), "radar": True})
-COUNT: Mapping[str, Any] = MappingProxyType({"higher_is_better": False, "count": True})
+#: The facts a metric shares with its kind, by the ``kind`` a ``_metrics_yaml`` names (a rate in
+#: [0, 1] where higher is better needs none).
+KINDS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "rate": MappingProxyType({}),
+        "radar_rate": MappingProxyType({"radar": True}),
+        "lower_rate": MappingProxyType({"higher_is_better": False}),
+        "correlation": MappingProxyType({"range": (-1, 1)}),
+        "radar_correlation": MappingProxyType({"range": (-1, 1), "radar": True}),
+        "count": MappingProxyType({"higher_is_better": False, "count": True}),
+    }
+)
+
+METRICS_FILE = "_metrics_yaml"
+
+#: One metric's declaration in a ``_metrics_yaml`` (the series keys only with ``series``).
+_DECLARATION_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "required": ["label", "order", "kind", "description"],
+    "additionalProperties": False,
+    "properties": {
+        "label": {"type": "string", "minLength": 1},
+        "order": {"type": "number"},
+        "kind": {"enum": list(KINDS)},
+        "description": {"type": "string", "minLength": 1},
+        "series": {"type": "string", "minLength": 1},
+        "series_title": {"type": "string", "minLength": 1},
+        "series_axis": {"type": "string", "minLength": 1},
+    },
+    "dependentRequired": {"series_title": ["series"], "series_axis": ["series"]},
+}
 
 
-def metric_table(*rows: tuple[str, str, float, Mapping[str, Any], str]) -> tuple[MetricDisplay, ...]:
-    """One :class:`MetricDisplay` per row ``(name, label, order, kind, description)``.
-
-    ``kind`` holds the facts the metric shares with its kind (:data:`RATE`, :data:`COUNT`, ...).
-    """
-    return tuple(
-        MetricDisplay(name, label=label, order=order, description=description, **kind)
-        for name, label, order, kind, description in rows
-    )
+class DeclarationError(ValueError):
+    """A family's ``_metrics_yaml`` is malformed (the message names the file and the metric)."""
 
 
+def load_metric_file(path: Path) -> tuple[MetricDisplay, ...]:
+    """The :class:`MetricDisplay` of every metric ``path`` (a ``_metrics_yaml``) declares, in file order."""
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise DeclarationError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(document, dict) or set(document) != {"metrics"} or not isinstance(document["metrics"], dict):
+        raise DeclarationError(f"{path}: expected one key 'metrics' mapping metric names to their display facts")
+    validator = jsonschema.Draft202012Validator(_DECLARATION_SCHEMA)
+    displays = []
+    for name, declaration in document["metrics"].items():
+        if not isinstance(name, str):
+            raise DeclarationError(f"{path}: metric name {name!r} is not a string")
+        invalid = jsonschema.exceptions.best_match(validator.iter_errors(declaration))
+        if invalid is not None:
+            where = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
+            raise DeclarationError(f"{path}: metric {name!r}{where}: {invalid.message}")
+        facts = {key: value for key, value in declaration.items() if key != "kind"}
+        if "series" in facts and _series_groups(name) != 1:
+            raise DeclarationError(f"{path}: metric {name!r}: a series name is a regular expression with one group")
+        displays.append(MetricDisplay(name, **facts, **KINDS[declaration["kind"]]))
+    return tuple(displays)
+
+
+def _series_groups(name: str) -> int:
+    try:
+        return re.compile(name).groups
+    except re.error:
+        return 0
+
+
+_TASKS = Path(__file__).parent
 _METRICS: dict[str, MetricDisplay] = {}
 _SERIES: list[tuple[re.Pattern[str], MetricDisplay]] = []
 
@@ -138,6 +193,8 @@ def register_metrics(*displays: MetricDisplay) -> None:
 
 @functools.cache
 def _load_declarations() -> None:
+    for path in family_files(METRICS_FILE):
+        register_metrics(*load_metric_file(path))
     for module in family_modules("display"):
         importlib.import_module(module)
 
@@ -244,16 +301,21 @@ def report_hooks() -> tuple[ReportHook, ...]:
     return tuple(_HOOKS.values())
 
 
+def _families() -> list[str]:
+    # a family is a sub-package of this package other than data (the loaders every family shares)
+    return sorted(info.name for info in pkgutil.iter_modules([str(_TASKS)]) if info.ispkg and info.name != "data")
+
+
 def family_modules(name: str) -> tuple[str, ...]:
     """``logic_consistency.tasks.<family>.<name>`` for every family package that has a module ``name``.
 
     A family is a sub-package of ``logic_consistency.tasks`` other than ``data`` (the loaders every
     family shares). Found by walking the package, so neutral code never names a family.
     """
-    found = []
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if info.ispkg and info.name != "data":
-            module = f"{__package__}.{info.name}.{name}"
-            if importlib.util.find_spec(module) is not None:
-                found.append(module)
-    return tuple(sorted(found))
+    modules = (f"{__package__}.{family}.{name}" for family in _families())
+    return tuple(module for module in modules if importlib.util.find_spec(module) is not None)
+
+
+def family_files(name: str) -> tuple[Path, ...]:
+    """``tasks/<family>/<name>`` for every family package that has a file ``name`` (as :func:`family_modules`)."""
+    return tuple(path for path in (_TASKS / family / name for family in _families()) if path.is_file())

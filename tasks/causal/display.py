@@ -1,38 +1,16 @@
-"""How the leaderboard shows the causal family's metrics and reports (see :mod:`logic_consistency.tasks.reports`)."""
+"""The report the causal family contributes to the leaderboard (see :mod:`logic_consistency.tasks.reports`).
+
+How its metrics are shown is data: ``_metrics_yaml`` beside its task YAML.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from logic_consistency.tasks.reports import (
-    CORRELATION,
-    COUNT,
-    RADAR_CORRELATION,
-    RADAR_RATE,
-    RATE,
-    CountMatrixChart,
-    ReportHook,
-    metric_table,
-    register_metrics,
-    register_report,
-)
+from logic_consistency.tasks.reports import CountMatrixChart, ReportHook, register_report
 
 from .report import is_ranking_task, leaderboard_confusion
-
-# fmt: off
-register_metrics(*metric_table(
-    # name, label, order, kind, description
-    ("tau_all", "τ all", 70, RADAR_CORRELATION, "Kendall tau between generated and ranked order, all intermediates"),
-    ("tau_defeaters", "τ def", 71, CORRELATION, "Kendall tau within the defeaters"),
-    ("tau_supporters", "τ sup", 72, CORRELATION, "Kendall tau within the supporters"),
-    ("cgp", "CGP", 80, RADAR_RATE, "cross-group position: defeaters ranked before supporters"),
-    ("igc", "IGC", 90, RADAR_CORRELATION, "intra-group clustering (silhouette definition)"),
-    ("igc_density", "IGC dens", 91, RATE, "intra-group clustering (density variant)"),
-    ("unparseable_generation", "unparseable gen", 220, COUNT, "generations whose ten intermediates could not be parsed"),
-    ("unparseable_ranking", "unparseable rank", 221, COUNT, "rankings that could not be parsed"),
-))
-# fmt: on
 
 _COUNT = {"type": "integer", "minimum": 0}
 

@@ -16,7 +16,50 @@ def test_every_family_with_a_display_module_is_found_and_no_other_module() -> No
     found = reports.family_modules("display")
     folders = sorted(p.parent.name for p in (ROOT / "tasks").glob("*/display.py"))
     assert found == tuple(f"logic_consistency.tasks.{name}.display" for name in folders)
+    assert set(folders) == {"causal"}
+
+
+def test_every_family_with_a_metrics_file_is_found_and_no_other_file() -> None:
+    found = [path.parent.name for path in reports.family_files(reports.METRICS_FILE)]
+    folders = sorted(p.parent.name for p in (ROOT / "tasks").glob(f"*/{reports.METRICS_FILE}"))
+    assert found == folders
     assert set(folders) == {"pairwise", "gv", "causal"}
+
+
+GOOD = """\
+metrics:
+  my_rate: {label: mine, order: 5, kind: rate, description: my rate}
+  'my_series_(\\d+)': {label: 'mine({value})', order: 6, kind: radar_rate, description: mine, series: K}
+"""
+
+
+def test_a_metrics_file_declares_displays_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "_metrics_yaml"
+    path.write_text(GOOD, encoding="utf-8")
+    rate, series = reports.load_metric_file(path)
+    assert rate == reports.MetricDisplay("my_rate", label="mine", order=5, description="my rate")
+    assert series.info(3) == {**series.info(3), "label": "mine(3)", "radar": True, "series": "K", "order": 6.3}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("metrics: {m: {label: l, order: 1, kind: rate, description: d, lable: l}}", r"'m'.*'lable' was unexpected"),
+        ("metrics: {m: {label: l, order: 1, kind: ratio, description: d}}", r"'m', key 'kind': 'ratio' is not one of"),
+        ("metrics: {m: {label: l, order: 1, kind: rate}}", r"'m'.*'description' is a required property"),
+        ("metrics: {m: {label: l, order: one, kind: rate, description: d}}", r"'m', key 'order': 'one' is not of type"),
+        ("metrics: {m: {label: l, order: 1, kind: rate, description: d, series_axis: K}}", r"'m'.*'series' is a"),
+        ("metrics: {m_(x: {label: l, order: 1, kind: rate, description: d, series: K}}", r"'m_\(x'.*one group"),
+        ("metrics: {1: {label: l, order: 1, kind: rate, description: d}}", r"metric name 1 is not a string"),
+        ("metric: {m: {label: l, order: 1, kind: rate, description: d}}", r"one key 'metrics'"),
+        ("metrics: [m", r"not valid YAML"),
+    ],
+)
+def test_a_bad_metrics_file_is_an_error_naming_the_file_and_the_metric(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "_metrics_yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(reports.DeclarationError, match=rf"^{re.escape(str(path))}: .*{message}"):
+        reports.load_metric_file(path)
 
 
 @pytest.mark.parametrize(
