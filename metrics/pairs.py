@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import UndefinedMetricError, check_int
-from .pairs_sort import Comparisons, Method, comparison, merge_sort_steps
+from .pairs_sort import Comparisons, MergeOptions, Method, comparison, merge_sort_steps
 from .ranking import ranking_spearman
 
 if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; annotations are not evaluated at run time
@@ -68,17 +68,14 @@ class PairsResult:
     rhos: list[float]  #: Spearman rho of each run
 
 
-class SortOptions(TypedDict, total=False):
-    """The keyword options of :class:`PairsSorter`, which :func:`pairs_rank` passes on unchanged
-    (defaults and meanings: :class:`PairsSorter`)."""
+class SortOptions(MergeOptions, total=False):
+    """The keyword options of :class:`PairsSorter` (its merge options and these), which
+    :func:`pairs_rank` passes on unchanged (defaults and meanings: :class:`PairsSorter`)."""
 
     calibrated: bool
     runs: int
     seed: int
     memo: dict[tuple[int, int], float] | None
-    method: Method
-    beam_size: int
-    prob_gap: float
 
 
 class PairsSorter:

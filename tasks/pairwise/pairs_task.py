@@ -42,7 +42,7 @@ from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.current_run import call_once, start_build
 from logic_consistency.metrics import UndefinedMetricError
-from logic_consistency.metrics.pairs import PairsSorter, SortOptions
+from logic_consistency.metrics.pairs import PairsSorter
 from logic_consistency.tasks.pairwise.cost import pairs_notes
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 
@@ -89,16 +89,12 @@ class PairsRankingTask(PairwiseConsistencyTask):
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
         states: dict[int, dict[str, Any]] = {}
-        sort: SortOptions = {
-            "runs": self.options.pairs_runs,
-            "seed": self.options.seed,
-            **self.options.pairs_search.kwargs(),
-        }
+        runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search.kwargs()
         for doc_id, doc in docs:
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(n, calibrated=calibrated, memo=memo, **sort)
+                name: PairsSorter(n, calibrated=calibrated, runs=runs, seed=seed, memo=memo, **search)
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
             states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
