@@ -38,8 +38,9 @@ def _bootstrap(args: argparse.Namespace) -> Any:
     return BootstrapSettings(confidence=args.confidence, n_resamples=args.n_resamples, seed=args.bootstrap_seed)
 
 
-def _progress(args: argparse.Namespace) -> bool | None:
-    return False if args.no_progress else None
+def _shared_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--night``, the interval options and ``--no-progress``, which ``build`` and ``ingest`` both take."""
+    return {"night": args.night, "bootstrap": _bootstrap(args), "progress": False if args.no_progress else None}
 
 
 def _metadata(text: str | None) -> dict[str, Any] | None:
@@ -98,11 +99,9 @@ def _run_build(args: argparse.Namespace) -> int:
             model_list=args.models,
             overrides=overrides,
             only=args.only or (),
-            night=args.night,
             cache_dir=args.cache_dir,
             lm_eval=args.lm_eval,
-            bootstrap=_bootstrap(args),
-            progress=_progress(args),
+            **_shared_options(args),
         )
     except KeyboardInterrupt:
         return _interrupted()
@@ -127,12 +126,10 @@ def _run_ingest(args: argparse.Namespace) -> int:
         document = ingest_into(
             args.out,
             args.results,
-            night=args.night,
             name=args.name,
             revision=args.revision,
             precision=args.precision,
-            bootstrap=_bootstrap(args),
-            progress=_progress(args),
+            **_shared_options(args),
         )
     except KeyboardInterrupt:
         return _interrupted()
@@ -169,7 +166,10 @@ def _run_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+def _add_shared_options(parser: argparse.ArgumentParser) -> None:
+    """The options :func:`_shared_options` reads."""
+    parser.add_argument("--night", help="night date YYYY-MM-DD (default: today, UTC)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     group = parser.add_argument_group("intervals")
     group.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
     group.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
@@ -192,7 +192,6 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     )
     build.add_argument("--models", help="model list YAML (default: the shipped list of the two embedded models)")
     build.add_argument("--out", default=DEFAULT_OUT, help=f"leaderboard folder (default {DEFAULT_OUT})")
-    build.add_argument("--night", help="night date YYYY-MM-DD (default: today, UTC)")
     build.add_argument("--only", action="append", metavar="NAME", help="run only this model (repeatable)")
     settings = build.add_argument_group("run settings (override the model list)")
     settings.add_argument("--tasks", help="lm_eval --tasks (default from the list: logic_consistency)")
@@ -207,8 +206,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     build.add_argument("--cache-dir", help="lm-eval request caches (default OUT/cache)")
     build.add_argument("--lm-eval", help="lm_eval executable (default: the one next to this Python)")
     build.add_argument("--html", help="also render the page to this file")
-    build.add_argument("--no-progress", action="store_true", help="no progress bars")
-    _add_bootstrap_options(build)
+    _add_shared_options(build)
     build.set_defaults(run=_run_build)
 
     ingest = commands.add_parser(
@@ -219,12 +217,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     )
     ingest.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
     ingest.add_argument("--out", default=DEFAULT_OUT, help=f"leaderboard folder (default {DEFAULT_OUT})")
-    ingest.add_argument("--night", help="night date YYYY-MM-DD (default: today, UTC)")
     ingest.add_argument("--name", help="model display name (default: from the results file's model_args)")
     ingest.add_argument("--revision", help="weights revision/checksum (default: from model_args or the embedded model)")
     ingest.add_argument("--precision", help="precision label (default: dtype from model_args)")
-    ingest.add_argument("--no-progress", action="store_true", help="no progress bars")
-    _add_bootstrap_options(ingest)
+    _add_shared_options(ingest)
     ingest.set_defaults(run=_run_ingest)
 
     render = commands.add_parser("render", help="write the static HTML page of a leaderboard")

@@ -22,7 +22,7 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -46,6 +46,9 @@ from .provenance import (
     task_version,
 )
 from .results import RunOutput, metric_keys, metric_values, read_run
+
+if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; annotations are not evaluated at run time
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
@@ -229,6 +232,16 @@ def _progress_total(run: RunOutput) -> int:
     return sum(len(metric_keys(run.results["results"][name])) for name in run.results["results"])
 
 
+class RowOptions(TypedDict, total=False):
+    """The keyword options of :func:`build_row`, which :func:`ingest_results` passes on unchanged
+    (defaults and meanings: :func:`build_row`)."""
+
+    night: str | None
+    bootstrap: BootstrapSettings
+    suite_version: str
+    progress: bool
+
+
 def build_row(
     run: RunOutput,
     identity: ModelIdentity,
@@ -310,10 +323,7 @@ def ingest_results(
     name: str | None = None,
     revision: str | None = None,
     precision: str | None = None,
-    night: str | None = None,
-    bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
-    suite_version: str = SUITE_VERSION,
-    progress: bool = False,
+    **options: Unpack[RowOptions],
 ) -> dict[str, Any]:
     """Read one results file (and its samples) into a leaderboard row.
 
@@ -324,10 +334,8 @@ def ingest_results(
         name: Display name override.
         revision: Revision override.
         precision: Precision override.
-        night: Nightly build date of the row.
-        bootstrap: Interval parameters.
-        suite_version: Suite version to record.
-        progress: Show a tqdm bar.
+        **options: The keyword options of :func:`build_row` (:class:`RowOptions`): ``night``,
+            ``bootstrap``, ``suite_version``, ``progress``.
 
     Raises:
         FileNotFoundError: The results file does not exist.
@@ -336,4 +344,4 @@ def ingest_results(
     run = read_run(Path(results_path))
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
-    return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)
+    return build_row(run, identity, **options)

@@ -23,13 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import UndefinedMetricError, check_int
-from .pairs_sort import Comparisons, Method, comparison, merge_sort_steps
+from .pairs_sort import Comparisons, MergeOptions, Method, comparison, merge_sort_steps
 from .ranking import ranking_spearman
+
+if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; annotations are not evaluated at run time
+    from typing_extensions import Unpack
 
 #: ``ask(pairs)`` answers ordered pairs (a, b) with P(item a is better | a shown as option A).
 BatchJudge = Callable[[Sequence[tuple[int, int]]], Sequence[float]]
@@ -64,6 +68,16 @@ class PairsResult:
     rhos: list[float]  #: Spearman rho of each run
 
 
+class SortOptions(MergeOptions, total=False):
+    """The keyword options of :class:`PairsSorter` (its merge options and these), which
+    :func:`pairs_rank` passes on unchanged (defaults and meanings: :class:`PairsSorter`)."""
+
+    calibrated: bool
+    runs: int
+    seed: int
+    memo: dict[tuple[int, int], float] | None
+
+
 class PairsSorter:
     """R PairS merge sorts (greedy or beam, :func:`merge_sort_steps`) of one item set advanced
     together, step by step.
@@ -73,6 +87,15 @@ class PairsSorter:
     for all of them in one batch and stores P(a better | a as option A) with :meth:`feed`. When
     ``wanted()`` returns nothing, every run is finished and :meth:`result` scores them. Several
     sorters (e.g. raw and calibrated) may share one memo.
+
+    Args:
+        n_items: number of items N >= 2.
+        calibrated: judge each comparison from both presentation orders (module docstring).
+        runs: number R >= 1 of sorts from random initial orders (the paper: 100).
+        seed: seed of ``numpy.random.default_rng`` for the initial orders.
+        memo: optional dict of known answers {(a, b): P}, updated in place (share it between the
+            raw and the calibrated ranking to avoid asking a pair twice).
+        method, beam_size, prob_gap: the merge (:func:`~.pairs_sort.pairs_order`); greedy is the default.
     """
 
     def __init__(
@@ -166,14 +189,7 @@ def pairs_rank(
     n_items: int,
     judge: BatchJudge,
     human_scores: ArrayLike,
-    *,
-    calibrated: bool = False,
-    runs: int = 100,
-    seed: int = 0,
-    memo: dict[tuple[int, int], float] | None = None,
-    method: Method = "greedy",
-    beam_size: int = 1,
-    prob_gap: float = 0.1,
+    **options: Unpack[SortOptions],
 ) -> PairsResult:
     """Rank n items R times by PairS merge sort and correlate each ranking with human scores.
 
@@ -187,12 +203,8 @@ def pairs_rank(
         judge: batched comparator; ``judge([(a, b), ...])`` returns P(a better | a as option A)
             for each pair, each in [0, 1].
         human_scores: length-N human scores (higher = better) for Spearman's rho.
-        calibrated: judge each comparison from both presentation orders (module docstring).
-        runs: number R >= 1 of sorts from random initial orders (the paper: 100).
-        seed: seed of ``numpy.random.default_rng`` for the initial orders.
-        memo: optional dict of known answers {(a, b): P}, updated in place (share it between the
-            raw and the calibrated ranking to avoid asking a pair twice).
-        method, beam_size, prob_gap: the merge (:func:`pairs_order`); greedy is the default.
+        **options: the keyword options of :class:`PairsSorter` (:class:`SortOptions`):
+            ``calibrated``, ``runs``, ``seed``, ``memo``, ``method``, ``beam_size``, ``prob_gap``.
 
     Returns:
         :class:`PairsResult` (``model_calls`` counts the pairs this call asked the judge).
@@ -203,16 +215,7 @@ def pairs_rank(
         UndefinedMetricError: human scores constant (Spearman undefined).
     """
     human = _human_scores(human_scores, n_items)  # before any judge call
-    sorter = PairsSorter(
-        n_items,
-        calibrated=calibrated,
-        runs=runs,
-        seed=seed,
-        memo=memo,
-        method=method,
-        beam_size=beam_size,
-        prob_gap=prob_gap,
-    )
+    sorter = PairsSorter(n_items, **options)
     rounds = asked = 0
     while wanted := sorter.wanted():
         sorter.feed(wanted, list(judge(wanted)))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
-from logic_consistency.metrics.pairs_sort import METHODS, Method
+from logic_consistency.metrics.pairs_sort import METHODS, MergeOptions, Method
 from logic_consistency.options import OptionError, OptionTypeError, check_choice, check_int
 
 #: The ``metadata`` keys read here.
@@ -60,7 +60,7 @@ class PairsSearch:
         assert beam_size is not None
         return cls(method=method, beam_size=beam_size, prob_gap=float(prob_gap))
 
-    def kwargs(self) -> dict[str, Any]:
+    def kwargs(self) -> MergeOptions:
         """The keyword arguments of :func:`~logic_consistency.metrics.pairs.pairs_rank` and ``PairsSorter``."""
         return {"method": self.method, "beam_size": self.beam_size, "prob_gap": self.prob_gap}
 

@@ -89,18 +89,12 @@ class PairsRankingTask(PairwiseConsistencyTask):
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
         states: dict[int, dict[str, Any]] = {}
+        runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search.kwargs()
         for doc_id, doc in docs:
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(
-                    n,
-                    calibrated=calibrated,
-                    runs=self.options.pairs_runs,
-                    seed=self.options.seed,
-                    memo=memo,
-                    **self.options.pairs_search.kwargs(),
-                )
+                name: PairsSorter(n, calibrated=calibrated, runs=runs, seed=seed, memo=memo, **search)
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
             states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
