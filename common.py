@@ -25,6 +25,7 @@ from typing import Any
 
 import jsonlines
 import numpy as np
+import yaml
 
 __all__ = [
     "RESULTS_PATTERN",
@@ -34,6 +35,7 @@ __all__ = [
     "files_or_folders",
     "find_files",
     "instance_rng",
+    "load_yaml",
     "read_jsonl",
     "read_samples",
     "read_text",
@@ -116,6 +118,26 @@ def text_lines(
 def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bom: bool = True) -> str:
     """The whole text of a file through :func:`text_lines` (line endings kept, errors name the file)."""
     return "".join(text_lines(path, encoding=encoding, strip_bom=strip_bom))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        repeated = sorted({str(key) for key in keys if keys.count(key) > 1})
+        if repeated:
+            raise yaml.constructor.ConstructorError(None, None, f"key(s) {repeated} given twice", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML safely, refusing a key given twice in one mapping (a hand edit PyYAML would hide).
+
+    Raises:
+        yaml.YAMLError: Malformed YAML or a repeated key (the message gives the line).
+    """
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:

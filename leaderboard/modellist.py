@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from logic_consistency.common import read_text
+from logic_consistency.common import load_yaml, read_text
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .modelid import format_model_args
@@ -62,17 +62,6 @@ BUILD_OPTIONS = frozenset(
         "--use_cache",
     }
 )
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last)."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
-        repeated = sorted({str(key) for key in keys if keys.count(key) > 1})
-        if repeated:
-            raise yaml.constructor.ConstructorError(None, None, f"key(s) {repeated} given twice", node.start_mark)
-        return super().construct_mapping(node, deep=deep)
 
 
 DEFAULTS: dict[str, Any] = {
@@ -251,7 +240,7 @@ def load_model_list(
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:
-        data = yaml.load(read_text(source), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+        data = load_yaml(read_text(source))
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
     if not isinstance(data, Mapping):

@@ -38,6 +38,8 @@ from typing import Any, ClassVar
 import jsonschema
 import yaml
 
+from logic_consistency.common import load_yaml, read_text
+
 __all__ = [
     "CountMatrixChart",
     "DeclarationError",
@@ -149,7 +151,7 @@ class DeclarationError(ValueError):
 def load_metric_file(path: Path) -> tuple[MetricDisplay, ...]:
     """The :class:`MetricDisplay` of every metric ``path`` (a ``_metrics_yaml``) declares, in file order."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(read_text(path))
     except yaml.YAMLError as error:
         raise DeclarationError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(document, dict) or set(document) != {"metrics"} or not isinstance(document["metrics"], dict):

@@ -53,6 +53,10 @@ def test_a_metrics_file_declares_displays_in_file_order(tmp_path: Path) -> None:
         ("metrics: {1: {label: l, order: 1, kind: rate, description: d}}", r"metric name 1 is not a string"),
         ("metric: {m: {label: l, order: 1, kind: rate, description: d}}", r"one key 'metrics'"),
         ("metrics: [m", r"not valid YAML"),
+        (
+            "metrics:\n  m: {label: l, order: 1, kind: rate, description: d}\n  m: {label: n, order: 2, kind: rate, description: e}",
+            r"not valid YAML.*\['m'\] given twice",
+        ),
     ],
 )
 def test_a_bad_metrics_file_is_an_error_naming_the_file_and_the_metric(tmp_path: Path, text: str, message: str) -> None:
