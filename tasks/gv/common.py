@@ -186,6 +186,8 @@ def stage_parser(
         except Unparseable as error:
             return {"error": str(error)}
 
+    # Not functools.wraps: its __wrapped__ would make inspect.signature report parse's (doc, text)
+    # instead of the hook's (doc, outputs).
     parser.__name__, parser.__qualname__, parser.__doc__ = parse.__name__, parse.__qualname__, parse.__doc__
     return parser
 
