@@ -10,7 +10,8 @@
 # 2 bad input; 3 the board (or runs/, cache/) cannot be written, found before any model runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# The api extra: a model list may name judges behind an API.
+bash scripts/setup.sh api
 if [ -n "${LOGIC_CONSISTENCY_DATA:-}" ]; then
   export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Set up (scripts/setup.sh) and run the whole test suite. Tests that read the real datasets run
-# when LOGIC_CONSISTENCY_DATA names a local copy (CI: ../shared/data/raw) and are skipped otherwise.
+# Set up (scripts/setup.sh with the test extra: the test tools, the api extra and llama.cpp's
+# server) and run the whole test suite. Tests that read the real datasets run when
+# LOGIC_CONSISTENCY_DATA names a local copy (CI: ../shared/data/raw) and are skipped otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh test
 # The leaderboard page is tested in a real headless browser (tests/leaderboard/test_render.py):
 # install Debian's chromium when it is missing and this user may (elsewhere that test is skipped).
 if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
