@@ -1,30 +1,15 @@
 """Cost plan: what an ``lm_eval`` run of some tasks would ask a model, counted without any model.
 
-``logic-consistency plan`` (:mod:`logic_consistency.harness_ext.plan_report` prints it) builds every
-task's requests exactly as ``lm_eval.evaluator.evaluate`` does (lm-eval's ``TaskManager`` with the
-run's ``--metadata``, ``get_sample_size`` for ``--limit``, ``build_all_requests`` with the same
-formatting flags), but with a *recorder* in place of the model:
-
-* tasks that ask the model while they build their requests (earlier stages of a
-  :class:`~logic_consistency.harness_ext.multistage.MultiStageTask`, sampled judgements, PairS merge
-  rounds) find the recorder as :func:`~logic_consistency.harness_ext.current_run.current_lm`; it
-  records each request and answers with a placeholder (empty text; a seeded random log-likelihood,
-  like lm-eval's ``dummy``). Requests that do not depend on earlier answers (a first stage, samples)
-  are therefore counted exactly; requests chosen from earlier answers (PairS rounds) are counted as
-  one simulated run with a random judge, and the task's own bounds are printed next to them;
-* a later stage's prompts are built from the earlier stage's parsed answers, which a placeholder
-  cannot give, so every document's later stage is a placeholder in the recorded run. The plan
-  replaces it with a *bound* from the stage definition: a mapping of prompts has ``len(prompts)``
-  prompts per document, a ``!function`` hook declares its count with :func:`prompts_per_document`
-  (an undeclared hook is reported as unknown, never guessed). Their prompt tokens are an estimate:
-  the document's longest first-stage prompt plus the earlier stages' generated-token bound, per
-  prompt.
-
-Prompt tokens are counted with a named tokenizer (the embedded SmolLM2 tokenizer by default: no hub
-is reachable, so any other model's count is an approximation) over distinct contexts, each context
-tokenized once, in batches. A task that exposes ``cost_plan_notes(docs) -> list[(label, value)]``
-adds its own lines (the pairwise family's full matrix against PairS). This module knows no task
-family.
+Every task's requests are built as ``lm_eval.evaluator.evaluate`` builds them, with a *recorder*
+for the model that records each request and answers a placeholder (empty text, a seeded random
+log-likelihood). First stages and samples are counted exactly; PairS rounds as one simulated run
+with a random judge. A later stage needs real answers, so it is replaced by a *bound* from its
+definition (``len(prompts)`` per document, or a hook's :func:`prompts_per_document`; an undeclared
+hook is unknown, never guessed). Their prompt tokens are an estimate (``≈``, not a bound): per
+prompt, the task's mean first-stage prompt plus its document's earlier answers at their generation
+bound (mean over documents). Tokens are counted with a named tokenizer (the embedded SmolLM2 one by
+default), each distinct context once. A task's ``cost_plan_notes(docs)`` adds its own lines; this
+module knows no task family.
 """
 
 from __future__ import annotations

@@ -19,8 +19,17 @@ from lm_eval.models.dummy import DummyLM
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext import multistage
+from logic_consistency.harness_ext import plan as plan_module
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.plan import TaskPlan, context_lengths, load_tokenizer, plan_tasks
+from logic_consistency.harness_ext.plan import (
+    StageBound,
+    Tally,
+    TaskPlan,
+    context_lengths,
+    count_tokens,
+    load_tokenizer,
+    plan_tasks,
+)
 from logic_consistency.harness_ext.plan_report import DEFAULT_TOKENIZER, api_costs, as_json, render
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -134,6 +143,28 @@ def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
         c for c in dummy.seen["logic_consistency_gv_arithmetic", "loglikelihood"] if c == multistage.PLACEHOLDER_PROMPT
     ]
     assert len(placeholders) == LIMIT
+
+
+def _characters(texts: list[str], add_special_tokens: bool = False) -> dict[str, list[list[str]]]:
+    """A tokenizer of one token per character (piecewise counts equal whole counts)."""
+    return {"input_ids": [list(text) for text in texts]}
+
+
+def test_later_stage_prompt_tokens_are_the_mean_first_stage_prompt_plus_answers() -> None:
+    # two documents, first-stage prompts of 10 and 30 tokens, 8 generated tokens bound each; the
+    # later stage has one prompt per document: 2 x (mean 20 + 8), not the longest (2 x (30 + 8))
+    first = Tally(
+        requests=2, contexts={"a" * 10, "b" * 30}, generated_tokens=16, _contexts_per_request=["a" * 10, "b" * 30]
+    )
+    bound = StageBound(
+        "validator", "loglikelihood", requests=4, contexts=2, context_tokens_estimate=None, generated_tokens=0
+    )
+    plan = TaskPlan(task="t", documents=2, building={"generate_until": first}, later_stages=[bound])
+    count_tokens([plan], _characters)
+    assert bound.context_tokens_estimate == 2 * (20 + 8)
+    assert plan.tokens["later_stage_tokens_estimate"] == 56
+    # the module docstring says the same (the report marks it ≈, an estimate, not a ≤ bound)
+    assert "mean first-stage prompt" in " ".join(str(plan_module.__doc__).split())
 
 
 def test_api_calls_follow_the_backends_rules(runs: Any) -> None:
