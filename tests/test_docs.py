@@ -1,0 +1,97 @@
+"""The docs cannot drift: every shell command, task and model name, flag, path and relative link in
+the Markdown docs is checked against the code, without running a model (``tests/docs_check.py``)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_check import Checker, commands, doc_files  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+#: Paths the docs name that are not this repository's files.
+NOT_OURS = {
+    "tasks/pairwise/mydata/": "the example folder a reader creates to add a task",
+    "tests/test_tasks.py": "lm-eval's own test file",
+}
+
+
+@pytest.fixture(scope="module")
+def checker() -> Checker:
+    return Checker(ROOT, not_ours=frozenset(NOT_OURS))
+
+
+def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> None:
+    files = doc_files(ROOT)
+    assert ROOT / "README.md" in files and ROOT / "leaderboard" / "README.md" in files
+    problems = [problem for path in files for problem in checker.check_file(path)]
+    assert not problems, "\n".join(problems)
+
+
+BAD_DOC = """\
+# A doc with mistakes
+
+See [the guide](docs/nowhere.md) and [quick start](#quick-start) and [that](#no-such-heading).
+
+## Quick start
+
+```bash
+# a comment, then a continuation line and an env prefix
+FOO=bar lm_eval --model lc-embedded --batch_size 8 \\
+  --tasks logic_consistency_pairwise,logic_consistency_no_such_task
+lm_eval --model no-such-model --tasks logic_consistency
+lm_eval --model hf --taks logic_consistency
+lm_eval --model hf --output results --tasks logic_consistency
+logic-consistency no-such-command
+logic-consistency plan --tasks logic_consistency --no-such-flag
+logic-consistency model-path <model>
+bash scripts/no_such_script.sh
+```
+"""
+
+
+def test_a_wrong_task_flag_model_subcommand_path_or_link_names_file_and_line(checker: Checker, tmp_path: Path) -> None:
+    doc = tmp_path / "bad.md"
+    doc.write_text(BAD_DOC, encoding="utf-8")
+    problems = checker.check_file(doc)
+    expected = {
+        3: "docs/nowhere.md",
+        9: "logic_consistency_no_such_task",
+        11: "no-such-model",
+        12: "--taks",
+        13: "--output is an abbreviation",
+        14: "no-such-command",
+        15: "--no-such-flag",
+        17: "scripts/no_such_script.sh",
+    }
+    for line, fragment in expected.items():
+        assert any(p.startswith(f"{doc}:{line}: ") and fragment in p for p in problems), (line, problems)
+    assert any(p.startswith(f"{doc}:3: ") and "#no-such-heading" in p for p in problems), problems
+    # the rest is right (a placeholder is not checked): nothing else is reported
+    assert len(problems) == len(expected) + 1, problems
+
+
+def test_commands_join_continuations_and_drop_comments_prompts_and_env_prefixes() -> None:
+    text = textwrap.dedent(
+        """\
+        ```console
+        $ A=1 B=2 lm_eval --tasks x \\
+            --model hf  # trailing comment
+        output line, not a command
+        $ lm_eval ls tasks | grep y && echo http://h/#z
+        ```
+        """
+    )
+    got = [(c.line, c.words) for c in commands(Path("d.md"), text)]
+    assert got == [
+        (2, ["lm_eval", "--tasks", "x", "--model", "hf"]),
+        (5, ["lm_eval", "ls", "tasks"]),
+        (5, ["grep", "y"]),
+        (5, ["echo", "http://h/#z"]),
+    ]
