@@ -3,6 +3,7 @@ the Markdown docs is checked against the code, without running a model (``tests/
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -13,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_check import Checker, commands, doc_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+_NAMES = re.compile(r"^(?:group|task): (logic_consistency\w+)\s*$", re.MULTILINE)
+_PARAPHRASE = re.compile(r"_para\d\d$")
 
 
 #: Paths the docs name that are not this repository's files.
@@ -32,6 +35,21 @@ def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> N
     assert ROOT / "README.md" in files and ROOT / "leaderboard" / "README.md" in files
     problems = [problem for path in files for problem in checker.check_file(path)]
     assert not problems, "\n".join(problems)
+
+
+def test_every_task_family_folder_has_a_readme_naming_its_groups_and_tasks() -> None:
+    families = [p.parent for p in (ROOT / "tasks").glob("*/_metrics_yaml")]
+    assert {f.name for f in families} == {"pairwise", "gv", "causal"}
+    index = (ROOT / "tasks" / "README.md").read_text(encoding="utf-8")
+    for family in families:
+        readme = (family / "README.md").read_text(encoding="utf-8")
+        assert f"]({family.name}/README.md)" in index, family.name
+        for heading in ("### Paper", "### Citation", "### Groups, Tags, and Tasks", "### Checklist"):
+            assert heading in readme, (family.name, heading)
+        # every group and every task of the folder (paraphrase templates as a range) is named
+        names = {m.group(1) for y in family.rglob("*.yaml") for m in _NAMES.finditer(y.read_text(encoding="utf-8"))}
+        missing = sorted(n for n in names if f"`{n}`" not in readme and not _PARAPHRASE.search(n))
+        assert not missing, (family.name, missing)
 
 
 BAD_DOC = """\
