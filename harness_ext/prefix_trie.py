@@ -1,20 +1,12 @@
 """A radix tree over token sequences, and the plan of which shared prefixes are worth caching.
 
-The prefix-sharing scorer (``prefix_scorer.py``) asks one question of a batch of log-likelihood
-requests: which leading token runs do several requests have in common, so that the model's key/value
-cache of that run can be computed once and reused by all of them? This module answers it without
-torch: it builds a compressed trie (radix tree) over each request's *shareable key* (the part of its
-input that comes before the first token whose logits are scored) and picks the nodes to cache.
-
-A node is cached ("materialised") when at least two distinct keys pass through it and caching it
-saves at least ``min_shared_tokens`` token computations: ``(members - 1) * edge_length``, where
-``members`` counts distinct keys (requests with the same key share one model row) and the edge runs
-from the nearest cached ancestor to the node. The threshold exists because a forward pass has a fixed
-cost besides its tokens (on CPU every call reads all weights once; a new cached prefix also splits its
-requests into batches of their own), so caching a short run shared by few rows costs more than it
-saves. The chain of cached ancestors is at most
-``max_cached_prefixes`` long, which bounds how many prefix caches are alive at once during a
-depth-first walk. Requests under no cached node are "unshared" and go through the ordinary path.
+Without torch, for the prefix-sharing scorer (``prefix_scorer.py``): a compressed trie over each
+request's *shareable key* (its input before the first scored token). A node is cached when at
+least two distinct keys pass through it and caching saves at least ``min_shared_tokens`` token
+computations, ``(members - 1) * edge_length`` from the nearest cached ancestor: a forward pass has a
+fixed cost besides its tokens, so a short run shared by few rows costs more than it saves. The chain
+of cached ancestors is at most ``max_cached_prefixes`` long (the prefix caches alive at once);
+requests under no cached node take the ordinary path.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """Consistency metrics for language models (pure numpy / scipy).
 
-* Pairwise-judge consistency (Liu et al., "Aligning with Logic: Measuring, Evaluating and
-  Improving Logical Preference Consistency in LLMs"): transitivity s_tran(K) (eq. 1, Appendix A),
-  commutativity s_comm (eq. 2), negation invariance s_neg (eq. 3), human agreement H, their
-  per-instance combination (optionally PairS-calibrated), and a percentile bootstrap over instances.
-* Causal epistemic consistency (Cui et al., "Nuance Matters: Probing Epistemic Consistency in
-  Causal Reasoning"): Kendall tau per group and overall, cross-group position (CGP), intra-group
-  clustering (IGC, the published silhouette definition and the density variant that reproduces
-  the published numbers) and the label-by-position confusion matrix.
-* The rest of the pairwise paper's studies: self-agreement of sampled judgements (Figure 4), rank
-  aggregation from a preference matrix (win-loss rate, Elo, Bradley-Terry) and PairS merge-sort
-  ranking (section 5), and the correlation and spread reports of the paraphrase study (Figure 5).
-* Beyond the papers (the suite's own addition): position bias and mean P(first option) of a
-  pairwise judge (as in LLM-as-a-judge work, e.g. Zheng et al. 2023).
+* Pairwise-judge consistency (Liu et al., "Aligning with Logic"): s_tran(K) (eq. 1, Appendix A),
+  s_comm (eq. 2), s_neg (eq. 3), human agreement H, a bootstrap over instances; self-agreement
+  (Figure 4), rank aggregation (win-loss, Elo, Bradley-Terry), PairS (section 5) and the
+  paraphrase study's correlations (Figure 5).
+* Causal epistemic consistency (Cui et al., "Nuance Matters"): Kendall tau, CGP, IGC (the
+  published silhouette definition and the density variant that reproduces the published numbers)
+  and the label-by-position confusion matrix.
+* The suite's own addition: position bias of a pairwise judge (as in Zheng et al. 2023).
 
 This package must stay importable without torch, lm_eval, transformers or datasets.
 """

@@ -1,36 +1,15 @@
 """Causal epistemic consistency (Cui et al., "Nuance Matters: Probing Epistemic Consistency in
 Causal Reasoning", section 3).
 
-A model generates ten intermediates for one cause-effect pair, labelled by their intended effect
-on the causal strength (the generation order, paper eq. 1)::
-
-    -5 -4 -3 -2 -1 | +1 +2 +3 +4 +5
-    strongest defeater ... weakest defeater | weakest supporter ... strongest supporter
-
-then ranks them "from the argument that weakens the pair the most to the argument that
-strengthens it the most". ``ranked_labels`` is the list of generation labels in that ranked
-order, so a perfectly self-consistent model returns ``[-5, -4, ..., -1, 1, ..., 5]``.
-
-Metrics (all in the paper's orientation: 1 = consistent):
-
-* ``tau_defeaters`` / ``tau_supporters`` / ``tau_all``: Kendall tau (paper eq. 2) between the
-  generation order and the ranked order of the defeaters (-5..-1), the supporters (+1..+5), and all
-  ten: tau = (concordant - discordant) / (k (k - 1) / 2).
-* ``cgp``: cross-group position (eq. 3), 1 - #{(a, d): a supporter ranked before a defeater} / 25.
-* ``igc``: intra-group clustering **as the paper defines it** (eqs. 4-8 with the singleton rule of
-  eq. 12): the mean silhouette of the ranked sequence under the polarity-change distance. See
-  :func:`intra_group_clustering`.
-* ``igc_density``: the density-based clustering score **that reproduces the numbers the paper
-  reports** (Table 1, including the Random row 0.467 +- 0.077, and every IGC value of Table 4); it
-  is what the authors' public code computes. See :func:`intra_group_clustering_density`.
-
-The two IGC variants disagree (e.g. 0.661 vs 0.502 for ``-5 -4 -3 -2 +1 +2 +3 +4 -1 +5``); compare
-against published IGC numbers with ``igc_density`` only.
-
-Under a uniformly random ranking (the paper's Random row) the exact values are: tau_all mean 0,
-sd sqrt(2 (2k + 5) / (9 k (k - 1))) = 0.2485 (k = 10); tau_defeaters / tau_supporters sd 0.4082
-(k = 5); CGP mean 0.5, sd 0.1915; igc_density mean 0.4689, sd 0.0812; igc mean 0.3605, sd 0.1593
-(the last three by enumerating the 252 equally likely polarity patterns).
+``ranked_labels`` is the model's ranking of its ten intermediates, written as their generation
+labels (-5 strongest defeater ... +5 strongest supporter, eq. 1); a consistent model returns
+``[-5, ..., -1, 1, ..., 5]``. Metrics (1 = consistent): ``tau_defeaters`` / ``tau_supporters`` /
+``tau_all``, Kendall tau (eq. 2) = (concordant - discordant) / (k (k - 1) / 2); ``cgp`` (eq. 3)
+= 1 - #{supporter ranked before a defeater} / 25; ``igc``, the paper's definition (mean silhouette
+under the polarity-change distance, eqs. 4-8 and 12); ``igc_density``, the density score of the
+authors' code, which reproduces the IGC numbers the paper reports (Tables 1 and 4): compare with
+published IGC numbers through it only. Under a random ranking: tau_all sd 0.2485, CGP 0.5 ± 0.1915,
+igc_density 0.4689 ± 0.0812, igc 0.3605 ± 0.1593 (exact).
 """
 
 from __future__ import annotations

@@ -3,20 +3,12 @@ in Large Language Model Evaluators"; used in Liu et al., "Aligning with Logic", 
 Table 4): R merge sorts (:mod:`logic_consistency.metrics.pairs_sort`) from random initial orders,
 scored against human scores.
 
-The paper reports "average Spearman correlations over 100 runs"; the authors' scripts shuffle
-the items before each run, so a run here is one sort from a random initial order drawn from
-``numpy.random.default_rng(seed)``. The runs share one memo of model answers: a pair (in one
-presentation order) is asked of the model at most once over all runs. This is exact for a
-deterministic judge (greedy decoding or log-likelihood scoring), which PairS assumes.
-
-Comparisons are counted per run as the authors' ``api_call``: one per greedy merge step, one per
-distinct pair a beam merge asks (also when calibrated, where a comparison needs two prompts);
-model calls are the distinct ordered pairs asked over all runs. A greedy merge sort of n items
-needs at most n * ceil(log2 n) - 2**ceil(log2 n) + 1 comparisons, against n (n - 1) ordered
-pairs for the full matrix; a beam may ask up to every pair of the two runs in each merge.
-
-Scoring: the final position of an item (0 = worst) is its score; Spearman's rho against the human
-scores (:func:`~logic_consistency.metrics.ranking.ranking_spearman`) is averaged over runs.
+"Average Spearman correlations over 100 runs": each run sorts from an order drawn from
+``numpy.random.default_rng(seed)``; runs share one memo of answers, each ordered pair asked at most
+once (exact for a deterministic judge, as PairS assumes). Comparisons per run are counted as the
+authors' ``api_call`` (greedy: at most n ceil(log2 n) - 2^ceil(log2 n) + 1, against n (n - 1) for
+the full matrix). An item's final position (0 = worst) is its score; Spearman's rho with the human
+scores is averaged over runs.
 """
 
 from __future__ import annotations

@@ -2,41 +2,13 @@
 "Aligning with Human Judgement: The Role of Pairwise Preference in Large Language Model
 Evaluators"; used in Liu et al., "Aligning with Logic", section 5 and Table 4).
 
-Details follow the authors' public code (github.com/cambridgeltl/PairS, commit 55ad950,
-``pairs/pairs_ranking.py``): ``PairsGreedy`` (``merge``) and ``PairsBeam``
-(``merge_with_confidence_beam``). Both are the same top-down recursive merge sort over the item
-indices, ``mid = (left + right) // 2``, sorting in ascending quality (worst first); they differ
-in the merge of two sorted runs, whose heads ``a`` (left run) and ``b`` (right run) are compared
-with ``a`` shown as option A, p = P(a better than b):
-
-* **greedy** (``method="greedy"``, the authors' default: ``scripts/eval_dataset.py`` runs
-  ``PairsGreedy`` unless told otherwise, and the default of the Aligning-with-Logic paper, which
-  describes PairS as a merge sort): emit ``b`` first iff p > 0.5 (strictly; a tie p = 0.5 emits
-  ``a``);
-* **beam** (``method="beam"``): a beam search over the merge paths. A path is scored by the
-  running mean of the log-probabilities of its decisions, log(p + 1e-9) for emitting ``b`` and
-  log(1 - p + 1e-9) for emitting ``a`` (the authors' ``moving_average`` with index step + 1; steps
-  where one run is exhausted are forced and leave the score unchanged). A decision against a
-  confident judgement is pruned: emitting ``a`` when p > 0.5 + prob_gap, emitting ``b`` when
-  1 - p > 0.5 + prob_gap. After each step the ``beam_size`` best paths are kept (a stable sort;
-  ties keep the order in which paths were expanded). As in the authors' code the first comparison
-  may open two paths that are both expanded before the first cut, so ``beam_size=1`` is greedy
-  with a one-step look-ahead at the head of every merge, not greedy itself. Within a merge, every
-  comparison the beam's paths need at a step is asked together (the authors ask them one by one,
-  in the same step, so the set asked is the same). The authors' path-length coefficient
-  (``get_likelihood_coefficient``) is a constant 1 (a parabola through three points at height 1)
-  and is left out. Their scripts use beam sizes 100 (``eval_dataset.py`` default) to 5000 and
-  prob_gap 0.1 to 0.2; ``scripts/sorting.py`` averages with index step instead of step + 1 (this
-  module follows the package, ``pairs/pairs_ranking.py``).
-
-Calibrated: the comparison is judged from both presentation orders,
-p = (P(a first) + 1 - P(b first)) / 2 (authors: ``(prob_A + reverse.prob_B) / 2``), the
-calibration of Zheng et al. (2023) that the paper describes.
-
-
-One sort is :func:`merge_sort_steps` (resumable: it yields the comparisons it needs and is sent the
-judge's answers) or :func:`pairs_order` (on a preference matrix). R sorts from random orders and
-their Spearman score are :mod:`logic_consistency.metrics.pairs`.
+As the authors' code (github.com/cambridgeltl/PairS, commit 55ad950, ``pairs/pairs_ranking.py``):
+a top-down merge sort, worst first, comparing the heads a, b of two runs with p = P(a better than b).
+``greedy`` (``PairsGreedy``, the default) emits b first iff p > 0.5; ``beam`` (``PairsBeam``) keeps
+the ``beam_size`` merge paths with the best running mean of log(p + 1e-9) / log(1 - p + 1e-9) and
+prunes a decision against a judgement further than ``prob_gap`` from 0.5 (so beam size 1 is not
+greedy). Calibrated: p = (P(a first) + 1 - P(b first)) / 2 (Zheng et al. 2023).
+:func:`merge_sort_steps` is one resumable sort, :func:`pairs_order` one sort of a preference matrix.
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """Self-agreement of sampled judgements (Liu et al., "Aligning with Logic", section 3.1, Figure 4).
 
-The paper samples chain-of-thought judgements at temperature 0.7 and defines self-agreement as
-"the percentage of outputs that agree with the majority judgment across multiple samples",
-ranging from 0.5 to 1 (10 samples in Figure 4).
-
-Input convention: ``samples`` is a 2-D array with one row per judgement (one prompt, e.g. one
-ordered pair of one instance) and one column per sample; 1.0 = the sample picked option A,
-0.0 = option B, NaN = the sample's answer was unparseable.
-
-Choices the paper leaves open (documented here, used by the self-agreement tasks):
-
-* Unparseable samples are left out of their row: the share is taken over the parsed samples of
-  the row (counted separately by the caller).
-* A row needs at least :data:`MIN_PARSED` = 2 parsed samples: a single parsed sample agrees with
-  itself, so its share would be 1.0 by construction and say nothing about stability. A row with
-  fewer has no self-agreement and is left out of the mean; the rows with exactly one parsed sample
-  are counted (:func:`count_single_sample_rows`, reported as ``n_single_sample``). If no row is
-  left the metric is undefined (raises).
-* Majority ties (e.g. 5 A and 5 B out of 10): the share of the majority choice is 0.5 whichever
-  side is called the majority, so self-agreement needs no tie rule. The *majority judgement*
-  (:func:`majority_choice`, used to score s_tran / s_comm / s_neg / H of the majority) has no
-  winner on a tie and is returned as missing (NaN), like an unparseable answer, rather than
-  guessed; callers count such ties.
+Self-agreement is "the percentage of outputs that agree with the majority judgment across multiple
+samples" (0.5 to 1). ``samples`` has one row per judgement and one column per sample (1.0 = option
+A, 0.0 = B, NaN = unparseable). Choices the paper leaves open: unparseable samples are left out of
+their row; a row needs :data:`MIN_PARSED` = 2 parsed samples (one sample agrees with itself), rows
+with one are counted (:func:`count_single_sample_rows`) and left out; no row left raises. A
+majority tie needs no rule for the share (0.5 either way), but the majority judgement
+(:func:`majority_choice`) of a tie is missing (NaN), never guessed.
 """
 
 from __future__ import annotations

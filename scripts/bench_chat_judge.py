@@ -1,18 +1,11 @@
 """Benchmark: the same judge through a chat endpoint (``lc-chat``) and in process (``lc-embedded``).
 
-The quick start's pairwise slice (``logic_consistency_pairwise``, ``--limit 3``, ``max_items`` 5,
-chat template applied) runs twice in one invocation with plain ``lm_eval``:
-
-* ``lc-embedded``: SmolLM2-135M-Instruct de-quantised from its GGUF into torch, letters scored by
-  log-likelihood of the first answer token;
-* ``lc-chat``: the same GGUF served by llama.cpp's OpenAI-compatible server
-  (``python -m llama_cpp.server``, started here on 127.0.0.1 at a free port and stopped at the end),
-  letters read from the top log-probabilities of one greedy chat completion per judgement.
-
-It prints the agreement of the two backends' preferred letters over all judgements (target >= 90%:
-the weights are the same, the arithmetic is not: llama.cpp computes with the quantised Q4_1 blocks),
-the share of choices ``lc-chat`` found missing from the top N, the positions it read, and each
-backend's wall time (whole ``lm_eval`` command, start-up included) with their ratio.
+The quick start's pairwise slice runs twice with plain ``lm_eval``: ``lc-embedded`` (SmolLM2 in
+torch, letters by log-likelihood) and ``lc-chat`` (the same GGUF served by llama.cpp's server on
+127.0.0.1, started and stopped here; letters from the top log-probabilities of one chat
+completion). Prints the agreement of the preferred letters (target >= 90%: same weights, but
+llama.cpp computes on the quantised blocks), the choices missing from the top N, and each backend's
+wall time.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_chat_judge.py
 """

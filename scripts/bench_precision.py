@@ -1,24 +1,11 @@
 """Measure ``lc-hf`` against stock ``hf`` in bfloat16 / float16, against stock's own batch noise.
 
-One process, one model: its float32 weights are loaded once and cast to each dtype in turn (as
-``from_pretrained(dtype=...)`` casts them). The requests are the quick start's pairwise slice
-(``logic_consistency_pairwise``, ``--limit 3``, ``max_items`` 5, chat template for an instruct model),
-captured as ``scripts/bench_scoring.py`` does. In each dtype the same requests are scored by
-
-* stock ``hf`` (``HFLM``'s own ``_loglikelihood_tokens``, ``prefix_sharing=False``) at batch size 8
-  and at batch size 1: the spread between the two is the noise stock itself has in that dtype;
-* ``lc-hf`` at batch size 8;
-* and, as the reference for both, ``lc-hf`` in float32 (equal to stock float32 within 3e-5).
-
-Per comparison it prints max and mean |delta logprob| over all requests and how many prompts'
-preferred letter flips (the suite's rule: A is preferred when logprob(A) >= logprob(B)), with the
-flips among prompts whose margin |logprob(A) - logprob(B)| exceeds the comparison's max |delta|
-(those are the only ones a delta that size could not explain).
-
-``--model tiny-random-llama`` builds a seeded random Llama in-process (no hub; SmolLM2's tokenizer)
-whose margins are small, so flips can happen. ``--prompts N`` scores a seeded sample of N prompts of
-the slice (both letters) when the full slice is too slow (reduced precision on a CPU without bf16 or
-fp16 instructions runs several times slower than float32).
+One model, its float32 weights cast to each dtype in turn; the quick start's pairwise slice is
+scored by stock ``hf`` at batch sizes 8 and 1 (their spread is stock's own noise), by ``lc-hf`` at
+batch size 8, and by ``lc-hf`` in float32 as the reference. Per comparison: max and mean
+|delta logprob| and the prompts whose preferred letter flips, also among those whose margin exceeds
+that max delta. ``--model tiny-random-llama`` is a seeded random Llama (no hub) with small margins;
+``--prompts N`` scores a seeded sample of N prompts.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_precision.py --prompts 12
 """

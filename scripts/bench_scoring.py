@@ -1,20 +1,11 @@
 """Benchmark: lm-eval's stock ``hf`` log-likelihood scoring against the suite's prefix-sharing ``lc-hf``.
 
-One process, one loaded model, the same requests scored both ways (the stock path is ``HFLM``'s own
-``_loglikelihood_tokens`` on the same object, ``prefix_sharing=False``), so the ratio does not depend
-on how fast this machine is. The requests are the ones a real run sends (captured from
-``lm_eval.simple_evaluate`` with the suite's tasks, the chat template applied for an instruct model):
-
-* ``quickstart``: the quick start's pairwise slice, ``--limit 3`` instances per task and
-  ``max_items`` 5 (SummEval, NovelEval, CaTeRS);
-* ``summeval16``: one SummEval article at all 16 summaries (16 x 15 ordered pairs x 2 variants x 2
-  letters = 960 requests). Stock scoring of all 480 prompts takes several minutes on 2 cores, so the
-  stock side scores a seeded sample of ``--stock-prompts`` prompts (both letters); the output says so.
-
-Per case it prints seconds per prompt both ways, the ratio, the ceiling (all input tokens / distinct
-prefix tokens: the most a prefix cache could save) and the largest |delta logprob| between the two,
-then one closing line per case: ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
-Targets (issue 7): >= 4x on ``quickstart`` and >= 6x on ``summeval16`` on 2 CPU cores.
+One process, one loaded model, the same requests (captured from ``lm_eval.simple_evaluate``) scored
+both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (the quick start's
+pairwise slice) and ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
+scores a seeded sample of ``--stock-prompts`` prompts). Per case: seconds per prompt both ways, the
+ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, closing
+with ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
 """

@@ -1,17 +1,9 @@
 """Generate the suite's variant task YAML from one source, ``tasks/_variants_yaml``.
 
-As lm-eval does for its task families (``lm_eval/tasks/mmlu/_generate_configs.py``), the files that
-differ only by a template number or a conjunction are written by this script, never by hand:
-
-* per pairwise dataset: the paraphrase list ``_<dataset>_paraphrases_yaml`` (each template's
-  negated prompt is its normal prompt with the question line replaced), one task per template
-  ``<dataset>_paraNN.yaml`` and the group ``logic_consistency_<dataset>_paraphrases.yaml``;
-* per conjunction of Cui et al.'s Table 2: ``logic_consistency_causal_ctp_<conjunction>.yaml``;
-* per generator-validator task module: ``tasks/gv/<module>.yaml`` (validator scored by
-  log-likelihood), ``<module>_generate.yaml`` (validator generated) and its variants, each with both
-  of its stages (lm-eval's ``include:`` cannot merge the ``stages`` list).
-
-Usage::
+As lm-eval does (``lm_eval/tasks/mmlu/_generate_configs.py``), files that differ only by a template
+number, a conjunction or a validator are written here, never by hand: the pairwise paraphrase tasks
+and groups, the causal ``ctp_<conjunction>`` tasks, and each GV task's YAML and ``_generate`` /
+variant twins with both stages (``include:`` cannot merge ``stages``).
 
     python scripts/generate_task_configs.py           # write the files
     python scripts/generate_task_configs.py --check   # exit 1 naming every file that is not current

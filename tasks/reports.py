@@ -1,25 +1,11 @@
 """Registry of what a task family tells readers of its results (the leaderboard).
 
-Two things: how each of its metrics is shown (:class:`MetricDisplay`, declared as data in the
-family's ``_metrics_yaml`` beside its task YAML), and the reports it contributes per task
-(:class:`ReportHook`). The leaderboard holds no family's metric name: it asks
-:func:`metric_display` and shows a metric nobody declared generically.
-
-A family's ``_metrics_yaml`` (un-indexed: lm-eval reads only ``*.yaml``) maps each metric name under
-``metrics:`` to its ``label``, ``order``, ``kind`` (:data:`KINDS`) and ``description``, and a series
-(a regular expression whose one group is the series parameter) also to ``series``, ``series_title``
-and ``series_axis``. :func:`load_metric_file` validates it: an unknown key or kind is an error naming
-the file and the metric.
-
-The leaderboard reads results and samples files and knows no task family. A family that has more
-to show than lm-eval's metrics (the causal family's label-by-rank confusion matrix) registers a
-:class:`ReportHook` from its ``display.py``; :func:`report_hooks` imports every family's ``display``
-module that exists and reads every family's ``_metrics_yaml`` (both found by walking this package, so
-this module names no family) and returns every hook. A reader calls ``hook.applies(task,
-results_entry)`` for each task of a run and, when it is true, ``hook.build(samples_path, task)``, and
-stores the JSON it returns under ``row[hook.section][task]``. The hook also declares what the
-leaderboard needs to validate and show that section without knowing it: a title, a description, the
-JSON Schema of one task's report and how to chart it (:class:`CountMatrixChart`).
+How each metric is shown (:class:`MetricDisplay`, declared as data in the family's
+``_metrics_yaml``: ``label``, ``order``, ``kind`` from :data:`KINDS`, ``description``, and for a
+series ``series``, ``series_title``, ``series_axis``; validated by :func:`load_metric_file`), and
+the reports a family contributes per task (:class:`ReportHook`, registered from its ``display.py``,
+with the JSON Schema and chart of its section). Both are found by walking this package, so the
+leaderboard and this module name no family; a metric nobody declared is shown generically.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The suite's metrics as Hugging Face ``evaluate`` modules, loadable offline from the installed package.
 
-```python
-import evaluate
-from logic_consistency.metrics.hf_evaluate import module_path
-
-pairwise = evaluate.load(module_path("pairwise_consistency"))
-pairwise.compute(predictions=[prefs], references=[human_scores], neg_predictions=[neg_prefs], ks=[3])
-causal = evaluate.load(module_path("causal_consistency"))
-causal.compute(predictions=[[-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]])
-```
-
-``evaluate.load`` of a local script needs no network. The modules are thin wrappers: every number
-comes from :func:`logic_consistency.metrics.pairwise_consistency` and
+``evaluate.load(module_path("pairwise_consistency"))`` (or ``"causal_consistency"``) needs no
+network. The modules are thin wrappers: every number comes from
+:func:`logic_consistency.metrics.pairwise_consistency` and
 :func:`logic_consistency.metrics.causal_consistency`, averaged over instances as the lm-eval tasks
-average them (a metric undefined for an instance is left out of its mean, never counted as 0 or 1).
-This package imports nothing itself (not even ``evaluate``), so ``logic_consistency.metrics`` stays
-free of heavy imports.
+average them (an undefined metric is left out, never counted as 0 or 1). This package imports
+nothing itself (not even ``evaluate``), so ``logic_consistency.metrics`` stays light.
 """
 
 from __future__ import annotations

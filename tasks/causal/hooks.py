@@ -1,31 +1,14 @@
 """Stage hooks of the causal epistemic consistency tasks (``!function`` targets of the YAML).
 
-Both tasks share stage 1 (``generation``): the four prompts of the paper's Figure 7 per document,
-each parsed into two intermediates. With the original defeater and supporter they form the ten
-intermediates, labelled by their place on the intensity scale (paper Figure 2, eq. 1)::
-
-    -5 stronger_defeaters[1]   ("stronger than the first" generated stronger defeater)
-    -4 stronger_defeaters[0]   ("stronger than the original defeater")
-    -3 the original defeater
-    -2 weaker_defeaters[0]     ("weaker than the original defeater")
-    -1 weaker_defeaters[1]     ("weaker than the first")
-    +1 weaker_supporters[1]
-    +2 weaker_supporters[0]
-    +3 the original supporter
-    +4 stronger_supporters[0]
-    +5 stronger_supporters[1]
-
-Stage 2 (``ranking``) is either the Figure 8 ranking prompt over the ten intermediates in the
-document's seeded ``display_order`` (task ``logic_consistency_causal_ranking``), or one
-log-likelihood request per intermediate scoring the effect after cause ⊕ intermediate joined by a
-conjunction (tasks ``logic_consistency_causal_ctp_<conjunction>``, paper section 5), ranked by
-that log-probability, lowest first.
-
-What the per-sample log shows (``doc["stages"]``): ``generation.parsed.intermediates`` (label ->
-text), ``generation.parsed.shown_labels`` (the labels of arguments 1..10 as shown in the ranking
-prompt), ``ranking.parsed.ranking`` (the argument numbers as the model ranked them) and
-``ranking.parsed.ranked_labels`` (the same ranking as labels); an unparseable answer has
-``parsed.error`` saying why.
+Stage 1 (``generation``, shared): Figure 7's four prompts, each parsed into two intermediates; with
+the original defeater (-3) and supporter (+3) they are labelled on the intensity scale (Figure 2,
+eq. 1): -5 / -4 the second / first stronger defeater, -2 / -1 the first / second weaker defeater,
++1 / +2 the second / first weaker supporter, +4 / +5 the first / second stronger supporter.
+Stage 2 (``ranking``): Figure 8's prompt over the ten in the document's seeded ``display_order``
+(``logic_consistency_causal_ranking``), or one log-likelihood request per intermediate scoring the
+effect after cause ⊕ conjunction ⊕ intermediate, lowest first (``logic_consistency_causal_ctp_*``,
+section 5). The sample log shows ``doc["stages"]``: the intermediates by label, the labels as shown,
+the model's ranking as argument numbers and as labels, and ``parsed.error`` when unparseable.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Prompts of the causal epistemic consistency tasks (Cui et al., "Nuance Matters", Appendix B.2).
 
-* :data:`GENERATION_TEMPLATE` is the generation prompt of the paper's Figure 7, verbatim except for
-  two typos of the figure's template that its own rendered example does not have: the template
-  writes the closing quote after ``{effect}`` as an opening quote (‘…‘) and leaves one placeholder
-  unsubstituted ("The two generated argument_types vary"). With both fixed, rendering the
-  figure's example inputs reproduces the figure's example prompt character for character.
-* :data:`RANKING_TEMPLATE` is the ranking prompt of the paper's Figure 8, verbatim from the
-  figure's template; the arguments start on a new line after "The ten arguments are:", as in the
-  figure's example (the template runs argument 1 on into that line, arguments 2-10 each start a
-  line). The figure's example differs from its template in two places ("weaken the force of
-  reasons of the cause-effect pair", "without any addition explanation"); the template's wording
-  is used.
-* :func:`ctp_request` builds the conditional-token-probability request of section 5.1 with the
-  conjunction placed as in the paper's Table 2.
-
-Fields are inserted as they appear in δ-CAUSAL (the figures' example is training row 8515 of the
-dataset, inserted unchanged); the effect is shown with its time interval ("Months later, He
-becomes ..."), as in the figures.
+:data:`GENERATION_TEMPLATE` is Figure 7 verbatim except two template typos its own rendered example
+does not have (a wrong closing quote after ``{effect}``, an unsubstituted "argument_types"): fixed,
+the figure's inputs reproduce its example prompt character for character. :data:`RANKING_TEMPLATE`
+is Figure 8's template verbatim (its example's two wording differences are not used), the
+arguments starting on a new line as in the example. :func:`ctp_request` is section 5.1's
+conditional-token-probability request, the conjunction placed as in Table 2. Fields are inserted
+as δ-CAUSAL has them, the effect with its time interval, as in the figures.
 """
 
 from __future__ import annotations

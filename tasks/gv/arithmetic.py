@@ -1,32 +1,14 @@
 """GV task "arithmetic": addition and subtraction of numbers of up to 5 digits (paper §2.3, Table 13).
 
-Generator (Table 13, verbatim): "Write a correct and an incorrect answer (delimited by ||) to the
-question:" then ``Q: <question>`` and ``A:``. Correctness randomisation (§2.2.1): the validator is
-shown the correct answer when ``r = +1`` and the incorrect one when ``r = -1``, and asked
-"Verify whether the following computation is correct. ... The computation is (True/False):"
-(Table 13, verbatim). Consistent when it answers True for ``r = +1`` and False for ``r = -1``.
-
-Questions are synthetic (as in the paper, after Lin et al. 2022's CalibratedMath), phrased as
-``What is 89541 - 9374?`` or in words (``What is 6796 less than 3?`` = 3 - 6796, the Appendix G
-example). Each operand has 1 to ``max_digits`` digits (digit count uniform, then the value uniform).
-
-Operations (option ``operations``): the paper is not self-consistent here. Its §2.3 / Table 13
-example subtracts 5-digit numbers (``89541 - 9374``), while Appendix G says the inputs are
-"addition, subtraction, and multiplication problem[s] of fewer than 4 digits". The main task
-``logic_consistency_gv_arithmetic`` keeps the Table 13 setting (``operations: "+-"``,
-``max_digits: 5``); the chain-of-thought task ``logic_consistency_gv_arithmetic_cot`` (the
-Appendix G / † setting) defaults to Appendix G's mix (``operations: "+-*"``, ``max_digits: 3``).
-Either option can be set on either task through ``--metadata``. Multiplication is phrased
-``What is 12 * 34?`` / ``What is 12 times 34?`` (suite's own wording: the paper shows no
-multiplication example; ``*`` as in its plan-arithmetic identities).
-
-Chain-of-thought validator (Appendix G, † results): the same generator; the validator prompt is
-Appendix G's two-shot "Check whether the following math questions are computed correctly: ..."
-with "Chain of thoughts:" lines ending ``|| True`` / ``|| False``; the verdict is generated and
-read after the last ``||``.
-
-Metrics: ``generator_accuracy`` = the generator's *correct* answer equals the true result;
-``validator_accuracy`` = the validator's True/False equals whether the shown answer is right.
+Generator and validator prompts are Table 13 verbatim; correctness randomisation (§2.2.1): the
+validator sees the correct answer if ``r = +1``, the incorrect one if ``r = -1``, and is consistent
+answering True / False accordingly. Questions are synthetic (after CalibratedMath, Lin et al. 2022),
+each operand of 1 to ``max_digits`` digits. The paper disagrees with itself on the operations:
+Table 13's example subtracts 5-digit numbers, Appendix G says "+, -, x of fewer than 4 digits"; the
+main task keeps Table 13 (``operations: "+-"``, ``max_digits: 5``), the chain-of-thought task
+(Appendix G's two-shot validator, † results) Appendix G (``"+-*"``, 3). Multiplication wording is
+the suite's own. ``generator_accuracy``: the correct answer equals the result;
+``validator_accuracy``: the verdict equals whether the shown answer is right.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """One GV task declared once: its documents, validator hooks and scoring come from a :class:`GVTask`.
 
-A task module states what is its own: the prompt templates (each with its provenance), how its
-rows are made, its generator parser, its validator's answer options
-(:class:`~.common.ValidatorSpec`) and, where ground truth exists, its accuracies. The hooks its
-YAML names are then one line each::
-
-    GV = GVTask("triviaqa", A_OR_B, generator_accuracy=..., validator_truth=...)
-    generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
-    validator_prompts = GV.validator_prompts(VALIDATOR_TEMPLATE)
-    parse_validator_loglikelihood = GV.validator.parse_loglikelihood
-    parse_validator_generated = GV.validator.parse_generated
-    score = GV.score
-
-and its ``load`` names its options (lm-eval passes a loader only the keys it names) and hands
-them to :meth:`GVTask.numbered_docs`, :meth:`GVTask.sampled_docs` or :meth:`GVTask.documents`.
+A task module states what is its own (prompt templates with their provenance, rows, generator
+parser, validator options :class:`~.common.ValidatorSpec`, accuracies) and its YAML's hooks are one
+line each, e.g. ``GV = GVTask("triviaqa", A_OR_B, ...)``, ``generator_prompts =
+GV.generator_prompts(GENERATOR_TEMPLATE)``, ``score = GV.score``. Its ``load`` names its options
+(lm-eval passes a loader only the keys it names) and hands them to :meth:`GVTask.numbered_docs`,
+:meth:`GVTask.sampled_docs` or :meth:`GVTask.documents`.
 """
 
 from __future__ import annotations

@@ -1,33 +1,14 @@
 """Pieces shared by the generator-validator (GV) consistency tasks (Li et al., ICLR 2024).
 
-Every task has two stages run by :class:`logic_consistency.harness_ext.multistage.MultiStageTask`:
-``generator`` (free generation, parsed) and ``validator`` (log-likelihood of the answer options, or
-generated and parsed in the ``_generate`` variants). Each document carries its randomisation
-``r`` in {+1, -1} (paper §2.2), drawn from the task seed and the document id only, so a document's
-``r`` does not change when other documents are added or removed:
-
-- correctness randomisation (arithmetic, plan arithmetic, harmful questions): ``r = +1`` asks the
-  generator for a correct (innocuous) answer, ``r = -1`` for an incorrect (harmful) one;
-- order randomisation (TriviaQA, style transfer, prompt prioritisation): ``r = +1`` puts the
-  consistent option at ``A``, ``r = -1`` at ``B``.
-
-The validator's answer is mapped to ``v`` in {+1, -1} ("True"/"A"/"not harmful" = +1) and the
-document is GV-consistent when ``v == r`` (paper: c(g, v, x) = 1[r = v]).
-
-Metrics (per document; a metric that is undefined for a document is omitted, not reported as 0):
-
-- ``gv_consistency``: 1[v == r], for documents whose generator and validator outputs both parsed
-  (the paper's c(g, v, x); it is silent on unparseable outputs, so they leave the denominator);
-- ``gv_consistency_strict``: 1[v == r] over *every* document, an unparseable generator or validator
-  output counting as inconsistent, so a model cannot look consistent by being unparseable;
-- ``gv_left_out``: 1 if the document is left out of ``gv_consistency`` (either output unparseable),
-  aggregated as a mean: the share of documents ``gv_consistency`` does not cover. Their number is
-  ``unparseable_generator + unparseable_validator`` (a document is counted in at most one of the
-  two), which the leaderboard shows as the task's ``unparseable`` count. A share rather than a third
-  count because the leaderboard sums every ``unparseable*`` count into that column;
-- ``generator_accuracy``: task-specific, where ground truth exists;
-- ``validator_accuracy``: 1[v == truth], where the truth of what the validator saw is known;
-- ``unparseable_generator`` / ``unparseable_validator``: 0/1 counts (aggregation: sum).
+Every task has a ``generator`` and a ``validator`` stage (``harness_ext.multistage``). Each document
+carries ``r`` in {+1, -1} (paper §2.2), drawn from the task seed and the document id only:
+correctness randomisation (arithmetic, plan arithmetic, harmful) asks for a correct / innocuous
+answer if r = +1, an incorrect / harmful one if r = -1; order randomisation (TriviaQA, style
+transfer, prompt prioritisation) puts the consistent option at A if r = +1, at B if r = -1. The
+validator's answer maps to v in {+1, -1}; a document is consistent when v = r (the paper's
+c(g, v, x) = 1[r = v]). ``gv_consistency`` covers documents whose answers both parsed,
+``gv_consistency_strict`` every document (unparseable = inconsistent), ``gv_left_out`` the share
+left out; a metric undefined for a document is omitted, never reported as 0.
 """
 
 from __future__ import annotations

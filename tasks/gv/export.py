@@ -1,21 +1,11 @@
 """Export consistency fine-tuning data (paper §4) from the sample logs of the GV tasks.
 
-``lm_eval --log_samples`` writes ``samples_<task>_<timestamp>.jsonl``: one JSON object per document
-with ``doc`` (which holds ``doc["stages"]``: each stage's prompts, raw outputs and parsed answers),
-``arguments``, ``resps``, ``filtered_resps`` and the document's metric values. From each document
-whose generator and validator answers both parsed (its ``gv_consistency`` is defined), this module
-writes two prompt / response pairs:
-
-- ``role: "generator"``: the generator prompt x_G and the raw generation y_G (whitespace-stripped);
-- ``role: "validator"``: the validator prompt x_V and the validator's answer y_V as its option label
-  (``"True"``, ``"B"``, ``"No"``), whether it was scored by log-likelihood or generated and parsed.
-
-Prompts are the task's text before any chat template or system prompt, so a trainer can apply its
-own; prompt and response were separated by one space (``target_delimiter``) when scored.
-
-``consistent_only=True`` keeps the GV-consistent documents (the paper's D_filtered, for consistency
-fine-tuning); ``False`` keeps every complete document (the paper's SELFTRAIN baseline data). Each
-record carries ``consistent`` so one file can serve both.
+From each ``--log_samples`` document whose generator and validator answers both parsed, two
+prompt / response pairs: ``role: "generator"`` (prompt x_G, raw generation y_G) and ``role:
+"validator"`` (prompt x_V, the answer y_V as its option label, e.g. ``"True"``, ``"B"``). Prompts
+are the task's text before any chat template. ``consistent_only=True`` keeps the GV-consistent
+documents (the paper's D_filtered), ``False`` every complete one (the SELFTRAIN baseline); each
+record carries ``consistent``.
 """
 
 from __future__ import annotations

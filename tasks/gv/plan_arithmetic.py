@@ -1,37 +1,13 @@
 """GV task "plan arithmetic": change one number of ``A*B+C*D = RHS`` to reach ``RHS'`` (paper §2.3, Table 1).
 
-Generator (Tables 1 and 13, verbatim): "Consider the identity: 4*19+3*11 = 109" then "Can you modify
-exactly one integer (and not more than that!) on the left hand side of the equation so the right
-hand side equals 52?" -- for ``r = -1`` the paper's parenthetical "(not equals)" replaces "equals".
-Validator (verbatim): "Check whether the following computation is correct." then the generated
-left-hand side ``= RHS'`` and "The computation is (True/False):". Consistent when the validator
-answers True for ``r = +1`` and False for ``r = -1`` (Table 1's example: r = -1, answer
-``4*7+3*11``, validator False).
-
-r = -1 wording (option ``negation``): Table 1 prints the generator prompt once with a parenthetical,
-"so the right hand side equals (not equals) 52?"; Appendix G (the chain-of-thought setting) writes
-the incorrect-answer prompt as "... so the right hand side satisfy the constraint:" followed by
-"Constraint: NOT 252 or 180" (NOT the original right-hand side nor the target). ``negation:
-not_equals`` (default of the main task, Table 1's parenthetical put in place of "equals") or
-``negation: constraint`` (Appendix G's form, default of the chain-of-thought task). Appendix G's
-text puts the "Can you modify ..." line before "Consider the identity"; the suite keeps
-"Consider the identity" first, as in every other plan-arithmetic prompt of the paper, so the
-constraint prompts (Appendix G's example and the instance) are Appendix G's wording, not its order.
-
-Chain of thought (Appendix G, † results; task ``logic_consistency_gv_plan_arithmetic_cot``): the
-r = +1 generator prompt is preceded by Appendix G's one-shot example with its "Thoughts:" line and
-ends in "Thoughts:"; the r = -1 prompt by Appendix G's constraint example; the validator is
-Appendix G's two-shot "Compute: ... Answer (True/False): <steps> = RHS || True" prompt and its
-verdict is generated (read after ``||``).
-
-Instances are synthetic (after Bubeck et al. 2023): A, B, C, D uniform in 1..20 (the range of the
-paper's examples); ``RHS'`` is the value after replacing one of them by another number in 1..20,
-so a one-change solution always exists and ``RHS' != RHS``.
-
-Metrics: ``generator_accuracy`` on ``r = +1`` documents = the answer changes exactly one of the
-four numbers and evaluates to ``RHS'`` (for ``r = -1`` missing the target is trivial, so it is not
-scored); ``validator_accuracy`` = the validator's True/False equals whether the shown left-hand side
-really evaluates to ``RHS'``.
+Generator and validator prompts are Tables 1 and 13 verbatim; consistent when the validator answers
+True for ``r = +1`` and False for ``r = -1``. Option ``negation``: ``not_equals`` (Table 1's
+"(not equals)" put in place of "equals"; main task) or ``constraint`` (Appendix G's "Constraint: NOT
+RHS or RHS'"; chain-of-thought task, whose prompts are Appendix G's with "Consider the identity"
+kept first). Instances are synthetic (after Bubeck et al. 2023): A..D uniform in 1..20 and ``RHS'``
+reachable by changing one of them, so a solution always exists. ``generator_accuracy`` (r = +1
+only): exactly one number changed and the left-hand side equals ``RHS'``; ``validator_accuracy``:
+the verdict equals whether the shown left-hand side really gives ``RHS'``.
 """
 
 from __future__ import annotations

@@ -1,28 +1,13 @@
 """GV task "TriviaQA": a correct and a misleading answer, then a multiple-choice check (paper §2.3, Table 13).
 
-Generator (Table 13, verbatim): "Generate one correct answer and one misleading answer (delimited by
-||) to the following question: <question>" then "Answer:". Order randomisation (§2.2.2): the
-validator, "Answer the following multiple choice question: <question>" with options ``A:`` and
-``B:`` and "Answer (A or B):" (verbatim), sees the generator's correct answer at ``A`` when
-``r = +1`` and at ``B`` when ``r = -1``; consistent when it picks that option.
-
-Metrics (TriviaQA's answer normalisation: lower case, no punctuation or articles):
-
-- ``generator_accuracy``: the generator's correct answer matches one of the question's aliases;
-- ``validator_accuracy``: on documents where exactly one of the two options matches an alias, the
-  validator picked that option (if both or neither match, the right choice is unknown).
-
-True/False validator (Table 12's "QA (True/False)" design; task
-``logic_consistency_gv_triviaqa_true_false``): the same generator, correctness randomisation instead
-of order randomisation: the validator sees the generator's correct answer if ``r = +1`` and its
-misleading answer if ``r = -1`` and judges it True or False. The paper reports this design's numbers
-but prints no prompt for it, so the validator wording is the suite's own, modelled on Table 13's
-arithmetic validator: "Verify whether the following answer is correct." / "Question: ..." /
-"Answer: ..." / "The answer is (True/False):". ``validator_accuracy`` there: on documents where
-exactly one of the two answers matches an alias, True iff the shown answer is that one.
-
-A generation whose two answers normalise to the same text is unparseable: the validator would see
-two identical options.
+Prompts are Table 13 verbatim; order randomisation (§2.2.2): the generator's correct answer is
+option A if ``r = +1``, B if ``r = -1``, and the validator is consistent picking it. With
+TriviaQA's answer normalisation, ``generator_accuracy`` = the correct answer matches an alias and
+``validator_accuracy`` = the matching option was picked, on documents where exactly one option
+matches. ``logic_consistency_gv_triviaqa_true_false`` is Table 12's "QA (True/False)" design
+(correctness randomisation); the paper prints no prompt for it, so its validator wording is the
+suite's own, modelled on Table 13's arithmetic validator. Two answers that normalise alike are
+unparseable.
 """
 
 from __future__ import annotations

@@ -2,34 +2,14 @@
 Figure 6, Tables 2-3 and 5-7): turn sparse, noisy pairwise preferences into consistent
 fine-tuning data. Fine-tuning itself is outside the suite; building and checking the data is here.
 
-Pipeline per instance (one context with its items):
-
-1. estimate a score per item from all of the instance's comparisons, in either presentation order:
-   win-loss rate (default, the paper's choice), Elo or Bradley-Terry (Appendix N), from
-   :mod:`logic_consistency.metrics.ranking`;
-2. extrapolate the ranking into every pair whose scores differ: item i beats item j iff
-   score_i > score_j. Equal scores (win-loss ties, e.g. B = C in {A > B, A > C}) and items without
-   comparisons stay uncompared: the paper's "for partially ordered rankings, items are not
-   compared when their preference relationship is unknown" (Figure 6);
-3. write each pair in both presentation orders ("REPAIR-ed data", s_tran = s_comm = 1 by
-   construction) and, in a second file, also with the negated question ("which is worse?", the
-   opposite letter), the paper's "REPAIR-ed data + Neg.".
-
-Statistics of a preference set (before and after), averaged over instances as the paper's
-Table 2: number of comparisons, comparisons per instance, s_tran(K) of the relation graph made of
-every comparison's winner -> loser edge (a contradicted pair is a 2-cycle; instances with fewer
-than K items are left out), and s_comm over the pairs shown in both orders (a pair is commutative
-when every comparison of it names the same winner; undefined, printed "-", when no pair was shown
-in both orders, as for the raw data in Table 2). Agreement of the refined ranking with the input is
-the share of input comparisons whose winner has the strictly higher refined score (ties and
-unranked items count as disagreement and are reported separately).
-
-Inputs: a JSONL file of preferences (one comparison per line: ``instance_id``, ``item_a`` (shown
-first), ``item_b``, ``winner`` (one of the two ids), optional ``text_a``, ``text_b``, ``context``),
-the suite's pairwise ``--log_samples`` files (the model's ``normal`` judgements), a pairwise dataset
-loader's human scores (every pair with distinct scores, lower index shown first), or the
-Summarize-from-Feedback comparisons (:mod:`logic_consistency.tasks.data.summarize_feedback`).
-``--flip P`` flips a seeded share P of the labels first (the paper simulates noise with P = 0.1).
+Per instance: score the items from all comparisons (win-loss rate, the paper's choice; Elo or
+Bradley-Terry, Appendix N), extrapolate every pair with different scores (ties and uncompared items
+stay uncompared, the paper's partial order), and write each pair in both orders, and in a second
+file also with the negated question. Printed before and after, as Table 2: comparisons, s_tran(K)
+and s_comm of the preference set, and the refined ranking's agreement with the input. Inputs: a
+preferences JSONL (``instance_id``, ``item_a`` shown first, ``item_b``, ``winner``), pairwise
+``--log_samples`` files, a loader's human scores or Summarize from Feedback; ``--flip P`` adds
+label noise first (the paper uses P = 0.1).
 """
 
 from __future__ import annotations

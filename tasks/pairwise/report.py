@@ -1,31 +1,14 @@
 """``logic-consistency correlate RESULTS...``: the paper's model-level studies from results files.
 
-Given lm-eval results JSON files (several models, each with its paraphrase tasks), prints and, with
-``--out DIR``, writes (JSON + PNG scatter plots):
-
-* **Consistency vs human agreement, per model** (Liu et al., section 3.2, Figure 5): for each model
-  and dataset, Pearson and Spearman (with n) across that model's prompt templates (one point = one
-  template) of s_comm against H, as the paper does ("strong correlations between commutativity and
-  human agreement rates across nearly all datasets and models"; "the strength of this correlation
-  varies between models"). The report offers s_tran(K), s_neg, position_bias and p_first_mean against
-  H the same way; those are the suite's additions, not in the paper's figure;
-* **Paraphrase spread** (section 3.2): per model and dataset with ``*_paraNN`` runs, each metric's
-  min, max, mean and sample std over the templates;
-* **Transitivity vs self-agreement** (Figure 4): per dataset, one point per model: s_tran(K) of the
-  model's template-1 log-likelihood task (else its CoT task) against ``self_agreement`` of its
-  ``*_cot_sc`` task.
-
-What is a point (``collect_points``): a task of a results file, never a group (lm-eval 0.4.13 writes
-group aggregates into ``results`` too; names listed under ``groups`` / ``group_subtasks``, or absent
-from ``configs``, are groups). The plain task and ``para01`` carry the same prompt (paraphrase 1 is
-the default prompt) and count once: ``para01`` is kept when both ran. A template run for one model
-in several files counts once: the newest file (lm-eval's ``date``) is kept. CoT, ``_generate`` and
-``_cot_sc`` tasks score the template-1 prompt another way and are kept apart unless
-``--include-variants`` adds them as further points. Everything left out is listed in the report.
-``--pooled`` adds the old view (all models' points of a dataset in one correlation), labelled
-pooled; it mixes between-model and between-template variation, unlike the paper's figure.
-
-A correlation with fewer than 3 points, or a constant side, is printed as undefined, never as 0.
+Prints, and with ``--out DIR`` writes (JSON + PNG): per model and dataset, Pearson and Spearman
+across the model's prompt templates of s_comm against H (Liu et al. §3.2, Figure 5; s_tran, s_neg,
+position_bias and p_first_mean against H are the suite's additions); each metric's spread over the
+templates; and per dataset s_tran against ``self_agreement``, one point per model (Figure 4). A
+point is a task, never a group; the plain task and ``para01`` (the same prompt) count once, and a
+template run twice counts from the newest file. CoT, ``_generate`` and ``_cot_sc`` tasks are kept
+apart unless ``--include-variants`` adds them; everything left out is listed. ``--pooled`` adds one
+correlation over all models' points, labelled pooled. A correlation with fewer than 3 points or a
+constant side is undefined, never 0.
 """
 
 from __future__ import annotations

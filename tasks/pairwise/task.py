@@ -1,48 +1,15 @@
 """The lm-eval task class behind every pairwise logical-consistency task (Liu et al.).
 
-A task is YAML only: it names a dataset loader (``custom_dataset: !function``: any importable
-function, or ``utils.load`` in a ``utils.py`` beside the YAML), the prompt variants as top-level
-keys, and the run options under ``metadata:``. The loader is called with its own ``dataset_kwargs``
-only (plus ``seed`` if it declares that parameter) and returns a ``DatasetDict`` whose rows carry
-``instance_id``, ``context``, ``items`` and ``human_scores``; options and loader keywords are
-validated before any data loads, and the item cap is applied here, not by the loader. One document is one instance (the item set of one article, query or story); the class
-turns it into one request per ordered pair and prompt variant, and turns the answers back into the
-preference matrices that ``logic_consistency.metrics.pairwise_consistency`` scores.
-
-Prompt variants (the YAML key ``prompts``, Jinja2 templates with ``context``, ``item_a``, ``item_b``,
-``answer_instruction`` and every document field):
-
-* ``normal``: "which is better", item i as option A, item j as option B, for every ordered pair
-  (i, j); the **swapped** presentation is the same template for (j, i), so both orders are asked;
-* ``negated``: "which is worse", for every ordered pair (omit it to skip s_neg);
-* the chain-of-thought variant is the same templates with ``answer_instruction`` taken from
-  ``answer_instructions.cot`` instead of ``answer_instructions.direct`` (``prompt_style: cot``).
-
-``choices`` (default ``["A", "B"]``) names the option letters.
-
-Scoring follows the YAML ``output_type``:
-
-* ``loglikelihood``: P(A) = softmax of the log-likelihoods of the option letters; lm-eval's ``hf``
-  backend scores both letters in one forward pass because they share the context;
-* ``generate_until``: the answer is generated and parsed (``parsing.parse_choice``); an answer that
-  cannot be parsed leaves that judgement missing and is counted in ``unparseable``, never guessed.
-
-Options (``metadata``; override any of them with ``lm_eval --metadata '{"max_items": 6}'``):
-``max_items`` (cap items per instance, seeded subset, applied by this class), ``seed``, ``ks``
-(transitivity subset sizes), ``transitivity_samples`` (``null`` = exact; an int = the paper's
-sampled estimator), ``calibrated`` (PairS calibration: judge each pair from both orders),
-``pairs_runs`` (runs of the PairS replay over the collected matrix, default 100 as in the paper's
-Table 4; 0 = off), ``pairs_method``, ``pairs_beam_size``, ``pairs_prob_gap`` (``pairs_search.py``).
-
-Besides s_tran/s_comm/s_neg/H every task reports ``position_bias`` (share of judgements won by the
-first-shown option; 0.5 unbiased, 1.0 = always "A") and, with log-likelihoods, ``p_first_mean``
-(mean P(option A)), both the suite's own addition beyond the papers; rank aggregation from the full matrix (``rank_spearman_win_loss``,
-``rank_spearman_bt``) and PairS replayed on it (``pairs_spearman``, ``pairs_spearman_calibrated``,
-``pairs_comparisons_ratio``), all at no extra model calls.
-
-Per-document metrics are averaged over instances with lm-eval's ``mean`` (so its standard error is
-reported); a metric that is undefined for an instance (every judgement unparseable, all human scores
-tied) is left out of that instance's values rather than counted as 0 or 1, and a warning names it.
+A task is YAML only: a dataset loader (``custom_dataset: !function``) returning rows with
+``instance_id``, ``context``, ``items`` and ``human_scores``, the prompt variants (``normal``;
+``negated``, omitted to skip s_neg; ``prompt_style: cot``) and the run options under ``metadata:``
+(validated before any data loads). One document is one instance; the class asks one request per
+ordered pair and prompt variant (both presentation orders) and turns the answers back into the
+preference matrices that ``metrics.pairwise_consistency`` scores. With ``loglikelihood``,
+P(A) = softmax of the option letters' log-likelihoods; with ``generate_until`` the answer is parsed,
+and an unparseable one is counted in ``unparseable``, never guessed. Beyond s_tran/s_comm/s_neg/H,
+every task reports position bias and rank aggregation from the same matrix at no extra call; a
+metric undefined for an instance is left out of its values, never counted as 0 or 1.
 """
 
 from __future__ import annotations
