@@ -1,0 +1,28 @@
+"""scripts/setup.sh installs what its caller runs: the quick start no extra, the tests the test extra."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_setup_refuses_an_unknown_extra_before_installing_anything(tmp_path: Path) -> None:
+    # a copy of the script in an empty tree: were the extra accepted, it would create tmp/.venv
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "setup.sh"
+    script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
+    result = subprocess.run(["bash", str(script), "tests"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "unknown extra 'tests' (choose api or test)" in result.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_the_quick_start_installs_no_extra_and_the_tests_the_test_extra() -> None:
+    def setup_lines(name: str) -> list[str]:
+        text = (ROOT / "scripts" / name).read_text(encoding="utf-8")
+        return [line.strip() for line in text.splitlines() if line.strip().startswith("bash scripts/setup.sh")]
+
+    assert setup_lines("quickstart.sh") == ["bash scripts/setup.sh"]
+    assert setup_lines("test.sh") == ["bash scripts/setup.sh test"]
