@@ -198,7 +198,9 @@ def check_choice(value: Any, choices: Collection[Any], *, name: str, where: str 
 
 
 #: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
-CREDENTIAL_NAME = re.compile(r"(?:^|_)(?:api_?key|key|token|secret|password|passwd|credentials?|auth|bearer)(?:_|$)", re.I)
+CREDENTIAL_NAME = re.compile(
+    r"(?:^|_)(?:api_?key|key|token|secret|password|passwd|credentials?|auth|bearer)(?:_|$)", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,9 @@ def _unknown(name: str, declaration: Declaration) -> None:
         raise OptionError(f"{_prefix(where)}{name} is refused: {declaration.refused[name]}")
     typo = difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
     if not typo and declaration.credentials and CREDENTIAL_NAME.search(name):
-        raise OptionError(f"{_prefix(where)}{name} is refused: a credential is never an argument; {declaration.credentials}")
+        raise OptionError(
+            f"{_prefix(where)}{name} is refused: a credential is never an argument; {declaration.credentials}"
+        )
     near = typo or (difflib.get_close_matches(name, declaration.known, n=1) if declaration.unknown == "refuse" else [])
     if near:
         raise OptionError(f"{_prefix(where)}unknown argument {name!r}; did you mean {near[0]!r}?")

@@ -47,7 +47,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion
 
-from logic_consistency.harness_ext.chat_reply import ReplyError, logprob_content, post, post_once, ssl_setting
+from logic_consistency.harness_ext.chat_reply import logprob_content, post, post_once, ssl_setting
 from logic_consistency.harness_ext.choice_reading import (
     DEFAULT_MAX_TOKENS,
     ChoiceAnswer,
@@ -246,7 +246,11 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         as it returns; a generation is cached as lm-eval does.
         """
         payload = self._create_payload(
-            self.create_message(messages), generate=generate, gen_kwargs=copy.deepcopy(gen_kwargs), seed=self._seed, **kwargs
+            self.create_message(messages),
+            generate=generate,
+            gen_kwargs=copy.deepcopy(gen_kwargs),
+            seed=self._seed,
+            **kwargs,
         )
         async with sem:
             try:
@@ -262,7 +266,9 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             for reading, arguments in zip(readings, cache_keys, strict=True):
                 self._cache(arguments, reading)
             return readings
-        answers = [LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER if a is None else a for a in self.parse_generations(outputs=reply)]
+        answers = [
+            LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER if a is None else a for a in self.parse_generations(outputs=reply)
+        ]
         for answer, key in zip(answers, cache_keys or [], strict=False):
             self.cache_hook.add_partial("generate_until", key, answer)
         return answers

@@ -36,7 +36,16 @@ from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import PromptedTask
 
-__all__ = ["STAGE_CHUNK", "call_once", "check_tasks", "current_lm", "publish_lm", "published", "request_key", "start_build"]
+__all__ = [
+    "STAGE_CHUNK",
+    "call_once",
+    "check_tasks",
+    "current_lm",
+    "publish_lm",
+    "published",
+    "request_key",
+    "start_build",
+]
 
 eval_logger = logging.getLogger(__name__)
 

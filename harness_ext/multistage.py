@@ -170,9 +170,7 @@ class MultiStageTask(PromptedTask):
         its own ``{context, continuation}``). A backend that reads only some continuations (lc-chat)
         refuses the task from this when the run starts, before an earlier stage calls the model.
         """
-        return {
-            stage.name: (stage.choices or None) for stage in self.stages if stage.output_type == "loglikelihood"
-        }
+        return {stage.name: (stage.choices or None) for stage in self.stages if stage.output_type == "loglikelihood"}
 
     # ------------------------------------------------------------------ requests
     def _stage_requests(

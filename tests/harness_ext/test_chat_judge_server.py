@@ -192,6 +192,10 @@ def test_429_and_500_are_retried(counting_proxy: Any, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert counting_proxy.injected == 2
     assert len(counting_proxy.answered) == 12
+    # the model name llama.cpp's replies report (its --model_alias) is recorded, and matches: no warning
+    (results,) = tmp_path.glob("*/results_*.json")
+    assert json.loads(results.read_text())["config"]["reported_models"] == ["smollm2"]
+    assert "answers as model 'smollm2'" in run.stderr and "not the 'smollm2' asked for" not in run.stderr
 
 
 def test_dead_endpoint_is_one_clear_error(tmp_path: Path) -> None:
