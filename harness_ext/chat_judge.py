@@ -55,7 +55,8 @@ from logic_consistency.harness_ext.choice_reading import (
     is_single_choice,
     read_choices,
 )
-from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS, check_declared
+from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS
+from logic_consistency.options import check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")

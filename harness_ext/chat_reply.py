@@ -52,16 +52,19 @@ async def post(
         aiohttp.ClientResponseError: An HTTP error status (retried by the caller).
         ReplyError: A 2xx reply that is not a chat completion.
     """
-    try:
-        async with asyncio.timeout(timeout):  # aiohttp's total deadline, and ours in case it is not kept
-            async with session.post(
-                url, json=payload, headers=headers, ssl=ssl_context, timeout=aiohttp.ClientTimeout(total=timeout)
-            ) as response:
-                body = await response.read()
-                if not response.ok:
-                    response.raise_for_status()
-                content_type = response.headers.get("Content-Type", "")
-    except TimeoutError as error:
+
+    async def attempt() -> tuple[bytes, str]:
+        async with session.post(
+            url, json=payload, headers=headers, ssl=ssl_context, timeout=aiohttp.ClientTimeout(total=timeout)
+        ) as response:
+            body = await response.read()
+            if not response.ok:
+                response.raise_for_status()
+            return body, response.headers.get("Content-Type", "")
+
+    try:  # aiohttp's total deadline, and ours in case it is not kept
+        body, content_type = await asyncio.wait_for(attempt(), timeout)
+    except (asyncio.TimeoutError, TimeoutError) as error:
         raise EndpointTimeout(
             f"lc-chat: base_url={url} did not answer within timeout={timeout:g} s (a total deadline per attempt)"
         ) from error
