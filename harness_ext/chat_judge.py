@@ -9,46 +9,61 @@ top log-probabilities of ONE greedy chat completion of its context, as PairS's a
 
 * every choice asked of one context is read from the same completion (one call per judgement);
 * the payload is ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``; N
-  (``top_logprobs``, at most 20, OpenAI's limit) and M (``max_tokens``; 1 = a first-token
-  reading) are model arguments;
+  (``top_logprobs``, 2 to 20, OpenAI's limit: one listed token cannot order two choices) and M
+  (``max_tokens``; 1 = a first-token reading) are model arguments;
 * any other log-likelihood request (several words, e.g. the conditional-probability causal tasks'
-  effects, or a context that is not chat messages) is refused before any call, naming its task.
+  effects, or a context that is not chat messages) is refused before any call, naming its task:
+  a task whose later stage scores per-document continuations is refused when the run starts
+  (:meth:`ChatJudgeLM.check_tasks`), before its generation stage is sent.
 
-Everything else is lm-eval's own: generation, the request payloads' transport, retries
-(``max_retries``, exponential back-off: a 429 or 500 is retried), concurrency (``num_concurrent``),
-``timeout``, the API key (``OPENAI_API_KEY``) and ``--use_cache`` (each answer is written to the
-cache as its call returns, so a run killed half-way resumes without repeating a call). An endpoint
-that still fails after the retries stops the run with one error naming ``base_url``.
+Model arguments are declared in :mod:`logic_consistency.harness_ext.model_args` (an unknown or
+credential-like one is an error). Every request, generation included, goes through
+:mod:`logic_consistency.harness_ext.chat_reply`: ``timeout`` is a total deadline per attempt, and a
+reply that is not a chat completion is one error naming ``base_url``. lm-eval keeps the retries
+(``max_retries`` attempts, exponential back-off of 1-10 s: a 429, a 500, a timeout or a broken reply
+is retried), concurrency (``num_concurrent``), the API key (``OPENAI_API_KEY``) and ``--use_cache``
+(each answer is written to the cache as its call returns, so a run killed half-way resumes without
+repeating a call). A request thus ends within ``max_retries * (timeout + 10)`` seconds; an endpoint
+that still fails stops the run with one error naming ``base_url``.
 
-Each ``loglikelihood`` call logs how many contexts it read, the positions used and how many
-choices were missing from the top N (given the documented bound); the tasks report the count as
-``n_choices_missing``.
+The model name each reply reports (its ``model`` field) is logged, with a warning when it is not
+the one asked for, and recorded in the results file as ``config.reported_models``.
+
+Each ``loglikelihood`` call logs how many contexts it read, the positions used, how many choices
+were missing from the top N (probability 0) and how many readings were ties; the tasks report the
+missing count as ``n_choices_missing``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from lm_eval.api.instance import Instance
-from lm_eval.models.api_models import JsonChatStr
+from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from logic_consistency.harness_ext.chat_reply import logprob_content, post, post_once, ssl_setting
 from logic_consistency.harness_ext.choice_reading import (
     DEFAULT_MAX_TOKENS,
     ChoiceAnswer,
+    ReadingError,
     is_single_choice,
     read_choices,
 )
+from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS
+from logic_consistency.options import check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")
 
-#: OpenAI's ceiling on ``top_logprobs``.
-MAX_TOP_LOGPROBS = 20
+__all__ = ["MAX_TOP_LOGPROBS", "ChatJudgeLM", "ChoiceRequestError"]
+
+_OTHER_BACKENDS = "Run this task on a backend with log-likelihoods (lc-hf, hf, vllm, local-completions)"
 
 
 class ChoiceRequestError(ValueError):
@@ -75,8 +90,7 @@ def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
             raise ChoiceRequestError(
                 f"lc-chat: task {task!r} asks for the log-likelihood of {continuation!r}; lc-chat reads only "
                 "one-word answer choices (answer letters, True/False) from a chat completion's top "
-                "log-probabilities, and a chat endpoint scores no longer continuation. Run this task on a "
-                "backend with log-likelihoods (lc-hf, hf, vllm, local-completions)"
+                f"log-probabilities, and a chat endpoint scores no longer continuation. {_OTHER_BACKENDS}"
             )
         groups.setdefault(context.prompt, []).append(index)
     for indices in groups.values():
@@ -87,29 +101,58 @@ def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
     return groups
 
 
+def _refusal(task: Any) -> str | None:
+    """Why lc-chat cannot serve ``task``, from what the task declares before any request is built."""
+    declared = getattr(task, "loglikelihood_continuations", None)
+    if not callable(declared):
+        return None
+    name = getattr(getattr(task, "config", None), "task", None) or type(task).__name__
+    for stage, choices in declared().items():
+        if choices is None:
+            return (
+                f"lc-chat: task {name!r} scores, in its stage {stage!r}, continuations built from each "
+                "document (whole sentences), not one-word answer choices; lc-chat reads only one-word "
+                f"choices from a chat completion's top log-probabilities. Refused before any call. {_OTHER_BACKENDS}"
+            )
+        if not all(is_single_choice(choice) for choice in choices):
+            return f"lc-chat: task {name!r} stage {stage!r} has choices {list(choices)} of several words. {_OTHER_BACKENDS}"
+    return None
+
+
 class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships no type information
     """``local-chat-completions`` that answers one-word-choice log-likelihood requests (module doc)."""
 
     #: Tasks may check this (through ``--use_cache``'s wrapper too) to know answers are readings.
     reads_choices_from_top_logprobs = True
 
-    def __init__(
-        self, top_logprobs: int = MAX_TOP_LOGPROBS, max_tokens: int = DEFAULT_MAX_TOKENS, **kwargs: Any
-    ) -> None:
-        top_logprobs, max_tokens = int(top_logprobs), int(max_tokens)
-        if not 1 <= top_logprobs <= MAX_TOP_LOGPROBS:
-            raise ValueError(f"lc-chat: top_logprobs must be in [1, {MAX_TOP_LOGPROBS}], got {top_logprobs}")
-        if max_tokens < 1:
-            raise ValueError(f"lc-chat: max_tokens must be >= 1, got {max_tokens}")
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs = check_declared(kwargs, CHAT_ARGS)
+        self.top_logprobs: int = kwargs.pop("top_logprobs", MAX_TOP_LOGPROBS)
+        self.max_tokens: int = kwargs.pop("max_tokens", DEFAULT_MAX_TOKENS)
         if not kwargs.get("base_url"):
             raise ValueError("lc-chat: base_url is required (the full .../v1/chat/completions URL)")
         super().__init__(**kwargs)
-        self.top_logprobs = top_logprobs
-        self.max_tokens = max_tokens
         # Readings already made in this process, by (context, choices): a greedy reading is
         # deterministic, so a context another task already asked (PairS rounds ask the pairwise
         # task's prompts) is answered from memory, never sent twice.
         self._readings: dict[tuple[str, tuple[str, ...]], list[ChoiceAnswer]] = {}
+        #: Model names the endpoint's replies reported, with how many replies reported each.
+        self.reported_models: Counter[str] = Counter()
+
+    # ------------------------------------------------------------------ before any call
+    def check_tasks(self, tasks: Iterable[Any]) -> None:
+        """Refuse, before any call, a task whose log-likelihood requests lc-chat cannot read.
+
+        Raises:
+            ChoiceRequestError: Naming the task and its stage.
+        """
+        for task in tasks:
+            if (reason := _refusal(task)) is not None:
+                raise ChoiceRequestError(reason)
+
+    def get_model_info(self) -> dict[str, Any]:
+        """Added by lm-eval to the results' ``config``: the model names the endpoint reported."""
+        return {"reported_models": sorted(self.reported_models)}
 
     # ------------------------------------------------------------------ payloads
     def _create_payload(
@@ -143,17 +186,49 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         outputs = outputs if isinstance(outputs, list) else [outputs]
         readings = []
         for output, choices in zip(outputs, ctxlens, strict=True):
+            content = logprob_content(output, url=self.base_url)
             try:
-                content = output["choices"][0]["logprobs"]["content"]
-            except (KeyError, IndexError, TypeError) as error:
-                raise ValueError(
-                    f"lc-chat: the answer of {self.base_url} has no choices[0].logprobs.content "
-                    f"({type(error).__name__}: {error}); does the endpoint support logprobs?"
-                ) from error
-            readings.append(read_choices(content, choices))
+                readings.append(read_choices(content, choices))
+            except ReadingError as error:
+                raise ReadingError(f"lc-chat: the reply of base_url={self.base_url}: {error}") from None
         return readings
 
-    # ------------------------------------------------------------------ transport (lm-eval's own)
+    def _note_model(self, reply: dict[str, Any]) -> None:
+        """Count the model name a reply reports; log a new one, warning when it is not the one asked."""
+        name = reply.get("model")
+        if not isinstance(name, str):
+            return
+        if name not in self.reported_models:
+            asked = str(self.model or "")
+            if asked and not name.startswith(asked):
+                eval_logger.warning(
+                    "lc-chat: base_url=%s answers as model %r, not the %r asked for", self.base_url, name, asked
+                )
+            else:
+                eval_logger.info("lc-chat: base_url=%s answers as model %r", self.base_url, name)
+        self.reported_models[name] += 1
+
+    # ------------------------------------------------------------------ transport (chat_reply)
+    def model_call(
+        self, messages: Any, *, generate: bool = True, gen_kwargs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """One request without concurrency, within the total deadline (lm-eval retries it)."""
+        payload = self._create_payload(
+            self.create_message(messages),
+            generate=generate,
+            gen_kwargs=copy.deepcopy(gen_kwargs),
+            seed=self._seed,
+            eos=self.eos_string,
+            **kwargs,
+        )
+        reply = post_once(self.base_url, payload, headers=self.header, timeout=self.timeout, ssl_context=self._ssl)
+        self._note_model(reply)
+        return reply
+
+    @property
+    def _ssl(self) -> Any:
+        return ssl_setting(self.verify_certificate, self.ca_cert_path)
+
     async def amodel_call(
         self,
         session: Any,
@@ -166,28 +241,38 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         gen_kwargs: Any = None,
         **kwargs: Any,
     ) -> Any:
-        """lm-eval's concurrent call; for a reading, ``cache_keys`` holds the requests' arguments.
+        """lm-eval's concurrent call (which lm-eval retries); for a reading, ``cache_keys`` holds the requests' arguments.
 
-        lm-eval's own caching after the call maps one answer to one cache key; a reading answers
-        every choice of its context, so it is cached here, one entry per request, as it returns.
+        A reading answers every choice of its context, so it is cached here, one entry per request,
+        as it returns; a generation is cached as lm-eval does.
         """
-        if generate:
-            return await super().amodel_call(
-                session,
-                sem,
-                messages,
-                generate=True,
-                cache_keys=cache_keys,
-                ctxlens=ctxlens,
-                gen_kwargs=gen_kwargs,
-                **kwargs,
-            )
-        readings = await super().amodel_call(
-            session, sem, messages, generate=False, cache_keys=None, ctxlens=ctxlens, gen_kwargs=gen_kwargs, **kwargs
+        payload = self._create_payload(
+            self.create_message(messages),
+            generate=generate,
+            gen_kwargs=copy.deepcopy(gen_kwargs),
+            seed=self._seed,
+            **kwargs,
         )
-        for reading, arguments in zip(readings, cache_keys, strict=True):
-            self._cache(arguments, reading)
-        return readings
+        async with sem:
+            try:
+                reply = await post(
+                    session, self.base_url, payload, headers=self.header, timeout=self.timeout, ssl_context=self._ssl
+                )
+            except Exception as error:
+                eval_logger.warning("lc-chat: attempt failed (%s: %s); retrying", type(error).__name__, error)
+                raise
+        self._note_model(reply)
+        if not generate:
+            readings = self.parse_logprobs(reply, ctxlens=ctxlens)
+            for reading, arguments in zip(readings, cache_keys, strict=True):
+                self._cache(arguments, reading)
+            return readings
+        answers = [
+            LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER if a is None else a for a in self.parse_generations(outputs=reply)
+        ]
+        for answer, key in zip(answers, cache_keys or [], strict=False):
+            self.cache_hook.add_partial("generate_until", key, answer)
+        return answers
 
     def _cache(self, arguments: Sequence[tuple[Any, str]], reading: Sequence[ChoiceAnswer]) -> None:
         for args, answer in zip(arguments, reading, strict=True):
@@ -267,15 +352,17 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         answers = [answer for reading in readings for answer in reading]
         positions = Counter(reading[0].position for reading in readings)
         missing = sum(answer.missing for answer in answers)
-        log = eval_logger.warning if missing else eval_logger.info
+        ties = sum(reading[0].tied for reading in readings)
+        log = eval_logger.warning if missing or ties else eval_logger.info
         log(
             "lc-chat: read %d contexts (%d choices) at generated positions %s; %d choices missing from "
-            "the top %d, given the least listed token's log-probability (an upper bound)",
+            "the top %d (probability 0), %d readings tied",
             len(readings),
             len(answers),
             dict(sorted(positions.items())),
             missing,
             self.top_logprobs,
+            ties,
         )
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:  # noqa: D102

@@ -27,7 +27,7 @@ import contextvars
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,16 @@ from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import PromptedTask
 
-__all__ = ["STAGE_CHUNK", "call_once", "current_lm", "publish_lm", "published", "request_key", "start_build"]
+__all__ = [
+    "STAGE_CHUNK",
+    "call_once",
+    "check_tasks",
+    "current_lm",
+    "publish_lm",
+    "published",
+    "request_key",
+    "start_build",
+]
 
 eval_logger = logging.getLogger(__name__)
 
@@ -68,11 +77,34 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(evaluate)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
+        task_dict = kwargs["task_dict"] if "task_dict" in kwargs else (args[1] if len(args) > 1 else None)
+        check_tasks(lm, task_dict)
         with published(lm):
             return evaluate(*args, **kwargs)
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def check_tasks(lm: Any, task_dict: Any) -> None:
+    """Let a model refuse the run's tasks before any call (its ``check_tasks(tasks)``, if it has one).
+
+    lm-eval calls no model before ``evaluate``, but a multi-stage task calls it while building its
+    requests, so this is the last point before the first call where every task is known.
+    """
+    check = getattr(lm, "check_tasks", None)
+    if callable(check) and isinstance(task_dict, Mapping):
+        check(_tasks_in(task_dict))
+
+
+def _tasks_in(task_dict: Mapping[Any, Any]) -> list[Any]:
+    """The task objects of lm-eval's task dictionary (``{"groups", "tasks"}``, or the older nesting)."""
+    if isinstance(task_dict.get("tasks"), Mapping):
+        return list(task_dict["tasks"].values())
+    out: list[Any] = []
+    for value in task_dict.values():
+        out.extend(_tasks_in(value) if isinstance(value, Mapping) else [value])
+    return out
 
 
 def current_lm() -> Any:

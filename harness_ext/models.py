@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS
+from logic_consistency.options import check_declared
+
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
 MANIFEST = "logic_consistency_model.json"
 
@@ -206,9 +209,9 @@ class EmbeddedHFLM(_HFLM):
 
         return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
 
-    def __init__(self, model: str = DEFAULT_MODEL, **kwargs: Any) -> None:
-        if "pretrained" in kwargs:
-            raise ValueError("lc-embedded takes model=<name>, not pretrained=; use --model hf for other models")
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs = check_declared(kwargs, EMBEDDED_ARGS)  # before the model is resolved or loaded
+        model = kwargs.pop("model", DEFAULT_MODEL)
         kwargs.setdefault("dtype", "float32")
         super().__init__(pretrained=str(resolve(model)), **kwargs)
 

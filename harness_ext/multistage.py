@@ -163,6 +163,15 @@ class MultiStageTask(PromptedTask):
             out[name] = (aggregation, bool(spec.get("higher_is_better", True)))
         return out
 
+    def loglikelihood_continuations(self) -> dict[str, tuple[str, ...] | None]:
+        """What each ``loglikelihood`` stage scores, known before any request is built.
+
+        Its ``choices``, or ``None`` when the stage has none (its prompts hook gives each document
+        its own ``{context, continuation}``). A backend that reads only some continuations (lc-chat)
+        refuses the task from this when the run starts, before an earlier stage calls the model.
+        """
+        return {stage.name: (stage.choices or None) for stage in self.stages if stage.output_type == "loglikelihood"}
+
     # ------------------------------------------------------------------ requests
     def _stage_requests(
         self, stage: Stage, doc: dict[str, Any], metadata: tuple[Any, ...]

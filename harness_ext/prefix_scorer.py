@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 
+from logic_consistency.harness_ext.model_args import HF_ARGS
 from logic_consistency.harness_ext.prefix_batches import (
     CachedRows,
     batches,
@@ -33,31 +34,12 @@ from logic_consistency.harness_ext.prefix_batches import (
     select_rows,
 )
 from logic_consistency.harness_ext.prefix_trie import PrefixGroup, plan_prefix_groups
+from logic_consistency.options import check_declared
 
 eval_logger = logging.getLogger(__name__)
 
 #: One ``HFLM`` log-likelihood request: ((context, continuation) or None, context ids, continuation ids).
 Request = tuple[Any, list[int], list[int]]
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ValueError(f"{name} must be true or false, got {value!r}")
-
-
-def _as_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}") from None
-    if number < 1 or (isinstance(value, float) and value != number):
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return number
 
 
 class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type information
@@ -66,17 +48,12 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
     #: Cache layer types whose ``update`` rebinds (never mutates) the stored tensors.
     REUSABLE_LAYERS: tuple[str, ...] = ("DynamicLayer", "DynamicSlidingWindowLayer")
 
-    def __init__(
-        self,
-        *args: Any,
-        prefix_sharing: Any = True,
-        min_shared_tokens: Any = 256,
-        max_cached_prefixes: Any = 8,
-        **kwargs: Any,
-    ) -> None:
-        self.prefix_sharing = _as_bool("prefix_sharing", prefix_sharing)
-        self.min_shared_tokens = _as_positive_int("min_shared_tokens", min_shared_tokens)
-        self.max_cached_prefixes = _as_positive_int("max_cached_prefixes", max_cached_prefixes)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs = check_declared(kwargs, HF_ARGS)  # the declared model arguments, before anything is loaded
+        defaults = {arg.name: arg.default for arg in HF_ARGS.declared}
+        self.prefix_sharing: bool = kwargs.pop("prefix_sharing", defaults["prefix_sharing"])
+        self.min_shared_tokens: int = kwargs.pop("min_shared_tokens", defaults["min_shared_tokens"])
+        self.max_cached_prefixes: int = kwargs.pop("max_cached_prefixes", defaults["max_cached_prefixes"])
         super().__init__(*args, **kwargs)
         self._fallback_reason: str | None = None
         if self.backend != "causal":

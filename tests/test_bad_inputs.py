@@ -3,7 +3,7 @@
 Every case builds its own bad input in ``tmp_path`` (hand-written fixtures from ``tests/fixtures``,
 copied and then broken), calls the public function or command a user would, and checks that the
 exception message names the file, field, option, argument or signal at fault. No model is loaded.
-The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, outputs);
+The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, backends, outputs);
 ``tests/bad_inputs_support.py`` holds the case machinery and the runner.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bad_input_backends  # noqa: E402
 import bad_input_commands  # noqa: E402
 import bad_input_data  # noqa: E402
 import bad_input_metrics  # noqa: E402
@@ -28,6 +29,7 @@ CASES = CaseTable(
         *bad_input_options.CASES,
         *bad_input_metrics.CASES,
         *bad_input_commands.CASES,
+        *bad_input_backends.CASES,
         *bad_input_outputs.CASES,
     ]
 )

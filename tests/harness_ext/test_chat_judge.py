@@ -65,12 +65,52 @@ def test_reading_payload_is_greedy_with_top_logprobs() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"top_logprobs": 21}, "top_logprobs must be in"),
-        ({"top_logprobs": 0}, "top_logprobs must be in"),
-        ({"max_tokens": 0}, "max_tokens must be >= 1"),
+        ({"top_logprobs": 21}, "top_logprobs must be at most 20"),
+        ({"top_logprobs": 0}, "top_logprobs must be at least 2"),
+        ({"top_logprobs": 1}, "top_logprobs must be at least 2"),  # one listed token cannot order two choices
+        ({"max_tokens": 0}, "max_tokens must be at least 1"),
         ({"base_url": None}, "base_url is required"),
+        ({"max_token": 1}, "did you mean 'max_tokens'"),
+        ({"api_key": "sk-x"}, "api_key is refused: .*OPENAI_API_KEY"),
     ],
 )
 def test_bad_arguments_are_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         ChatJudgeLM(**{"base_url": URL, "model": "m", **kwargs})
+
+
+class _Stages:
+    """A task declaring its log-likelihood stages, as ``MultiStageTask`` does."""
+
+    def __init__(self, name: str, stages: dict) -> None:
+        self.config = type("Config", (), {"task": name})()
+        self._stages = stages
+
+    def loglikelihood_continuations(self) -> dict:
+        return self._stages
+
+
+@pytest.mark.parametrize(
+    ("stages", "match"),
+    [
+        ({"ranking": None}, "task 'logic_consistency_causal_ctp_so' scores, in its stage 'ranking', continuations"),
+        ({"check": ("is true", "is false")}, "stage 'check' has choices .* of several words"),
+    ],
+)
+def test_tasks_lc_chat_cannot_read_are_refused_when_the_run_starts(stages: dict, match: str) -> None:
+    lm = ChatJudgeLM(base_url=URL, model="m")
+    with pytest.raises(ChoiceRequestError, match=match):
+        lm.check_tasks([object(), _Stages("logic_consistency_causal_ctp_so", stages)])
+    lm.check_tasks([_Stages("gv", {"validator": ("True", "False")}), object()])  # one-word choices pass
+
+
+def test_the_evaluate_hook_asks_the_model_about_every_task_of_either_task_dict_shape() -> None:
+    from logic_consistency.harness_ext.current_run import check_tasks
+
+    seen: list[list[object]] = []
+    lm = type("LM", (), {"check_tasks": lambda self, tasks: seen.append(tasks)})()
+    a, b = object(), object()
+    check_tasks(lm, {"groups": {}, "tasks": {"a": a, "b": b}})
+    check_tasks(lm, {"group": {"a": a}, "b": b})  # lm-eval's older nesting
+    check_tasks(object(), {"tasks": {"a": a}})  # a model without the hook: nothing asked
+    assert seen == [[a, b], [a, b]]

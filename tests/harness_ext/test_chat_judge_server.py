@@ -152,7 +152,9 @@ def test_whole_sentence_log_likelihoods_are_refused_by_name(counting_proxy: Any,
     """
     run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), "toy_sentence_probability", tmp_path, *TOY_TASKS)
     assert run.returncode != 0
-    assert "lc-chat: task 'toy_sentence_probability' asks for the log-likelihood of 'The sum is 3.'" in run.stderr
+    # refused when the run starts, from the stage the task declares (the request-level refusal,
+    # "asks for the log-likelihood of ...", stays for requests no task declared: test_chat_judge.py)
+    assert "lc-chat: task 'toy_sentence_probability' scores, in its stage 'sentence', continuations" in run.stderr
     assert "one-word answer choices" in run.stderr
     assert not counting_proxy.answered  # refused before any call
 
@@ -192,6 +194,10 @@ def test_429_and_500_are_retried(counting_proxy: Any, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-4000:]
     assert counting_proxy.injected == 2
     assert len(counting_proxy.answered) == 12
+    # the model name llama.cpp's replies report (its --model_alias) is recorded, and matches: no warning
+    (results,) = tmp_path.glob("*/results_*.json")
+    assert json.loads(results.read_text())["config"]["reported_models"] == ["smollm2"]
+    assert "answers as model 'smollm2'" in run.stderr and "not the 'smollm2' asked for" not in run.stderr
 
 
 def test_dead_endpoint_is_one_clear_error(tmp_path: Path) -> None:

@@ -1,0 +1,130 @@
+"""``lc-chat``'s transport: one POST with a total deadline, and a reply checked before it is read.
+
+lm-eval 0.4.13 sends a request without concurrency through ``requests`` with ``timeout=`` (a bound
+on each socket read, so an endpoint that trickles one byte a second never ends), and reads every
+reply with ``json()`` and indexing (a login page or ``choices: []`` ends in a bare
+``JSONDecodeError`` or ``IndexError``). ``lc-chat`` sends every request, with or without
+concurrency, through :func:`post`: aiohttp's ``ClientTimeout(total=timeout)`` bounds the whole
+attempt (connection, sending, headers and body), and :func:`checked_reply` turns anything that is
+not a chat completion into one :class:`ReplyError` naming the endpoint. A failed attempt is retried
+(``max_retries``) like any failed call; the last failure ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+
+class ReplyError(ValueError):
+    """A reply that is not a usable chat completion (the message names the endpoint)."""
+
+
+class EndpointTimeout(TimeoutError):
+    """An attempt that did not end within its total deadline (the message names the endpoint)."""
+
+
+def ssl_setting(verify_certificate: bool, ca_cert_path: str | None) -> ssl.SSLContext | bool:
+    """aiohttp's ``ssl=`` for lm-eval's ``verify_certificate`` and ``ca_cert_path`` arguments."""
+    if ca_cert_path:
+        return ssl.create_default_context(cafile=ca_cert_path)
+    return bool(verify_certificate)
+
+
+async def post(
+    session: aiohttp.ClientSession,
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    ssl_context: ssl.SSLContext | bool = True,
+) -> dict[str, Any]:
+    """POST ``payload``; the checked reply, or an error naming ``url``.
+
+    Raises:
+        EndpointTimeout: The attempt took longer than ``timeout`` seconds in all.
+        aiohttp.ClientResponseError: An HTTP error status (retried by the caller).
+        ReplyError: A 2xx reply that is not a chat completion.
+    """
+
+    async def attempt() -> tuple[bytes, str]:
+        async with session.post(
+            url, json=payload, headers=headers, ssl=ssl_context, timeout=aiohttp.ClientTimeout(total=timeout)
+        ) as response:
+            body = await response.read()
+            if not response.ok:
+                response.raise_for_status()
+            return body, response.headers.get("Content-Type", "")
+
+    try:  # aiohttp's total deadline, and ours in case it is not kept
+        body, content_type = await asyncio.wait_for(attempt(), timeout)
+    except (asyncio.TimeoutError, TimeoutError) as error:
+        raise EndpointTimeout(
+            f"lc-chat: base_url={url} did not answer within timeout={timeout:g} s (a total deadline per attempt)"
+        ) from error
+    return checked_reply(body, url=url, content_type=content_type)
+
+
+def post_once(
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    ssl_context: ssl.SSLContext | bool = True,
+) -> dict[str, Any]:
+    """:func:`post` from synchronous code, in a session of its own."""
+
+    async def run() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session:
+            return await post(session, url, payload, headers=headers, timeout=timeout, ssl_context=ssl_context)
+
+    return asyncio.run(run())
+
+
+def checked_reply(body: bytes, *, url: str, content_type: str = "") -> dict[str, Any]:
+    """The JSON object of a chat-completions reply with a non-empty ``choices`` list.
+
+    Raises:
+        ReplyError: Not UTF-8 JSON (an HTML login page, a proxy's error page), not an object, or
+            without choices; the message names ``url`` and shows the start of the body.
+    """
+    text = body.decode("utf-8", errors="replace")
+    shown = f"{content_type or 'no content type'}, starting {text[:80]!r}"
+    try:
+        reply = json.loads(text)
+    except ValueError:
+        raise ReplyError(
+            f"lc-chat: base_url={url} sent a reply that is not JSON ({shown}); is it an "
+            "OpenAI-compatible /v1/chat/completions URL (not a login page or proxy)?"
+        ) from None
+    if not isinstance(reply, dict):
+        raise ReplyError(f"lc-chat: base_url={url} sent JSON that is not an object ({shown})")
+    if "error" in reply and "choices" not in reply:
+        raise ReplyError(f"lc-chat: base_url={url} answered with an error: {str(reply['error'])[:200]}")
+    choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise ReplyError(f"lc-chat: base_url={url} sent a reply without choices (choices: {choices!r:.80})")
+    return reply
+
+
+def logprob_content(reply: Mapping[str, Any], *, url: str) -> list[Any]:
+    """``choices[0].logprobs.content`` of a checked reply: one entry per generated token.
+
+    Raises:
+        ReplyError: Missing, not a list, or empty (the endpoint ignored ``logprobs``).
+    """
+    logprobs = reply["choices"][0].get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if not isinstance(content, list) or not content:
+        raise ReplyError(
+            f"lc-chat: the reply of base_url={url} has no choices[0].logprobs.content "
+            f"(logprobs: {logprobs!r:.80}); does the endpoint support logprobs and top_logprobs?"
+        )
+    return content

@@ -1,0 +1,125 @@
+"""The suite's backends declare their ``--model_args`` here, as data; one validator checks them.
+
+Each of ``lc-chat``, ``lc-hf`` and ``lc-embedded`` states its own arguments once (name, type,
+bounds or choices, default, one-line meaning) and the names it passes on to lm-eval's parent class
+unchecked. :func:`logic_consistency.options.check_declared` reads the declarations; the backends
+call it before loading anything, and :func:`check_model_args` lets a caller (the nightly build)
+check a run's arguments before any run starts. A mistyped argument is an error naming the closest
+one (``max_token`` -> ``max_tokens``), never silently ignored:
+
+* ``lc-chat`` refuses every name it does not know (lm-eval's API models swallow unknown keywords),
+  and every credential-like name (``api_key``, ``auth_token``, ...): the key belongs in the
+  ``OPENAI_API_KEY`` environment variable;
+* ``lc-hf`` and ``lc-embedded`` pass unknown names on to transformers' ``from_pretrained`` (which
+  takes any keyword: ``attn_implementation``, ``load_in_4bit``...), but refuse a near miss of a
+  known one (``dtyp``, ``min_shared_token``).
+
+This module imports neither lm-eval nor torch. The names passed on are lm-eval 0.4.13's
+(``tests/harness_ext/test_model_args.py`` pins them against its signatures).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.options import Declaration, Declared, OptionError, check_declared
+
+#: OpenAI's ceiling on ``top_logprobs``.
+MAX_TOP_LOGPROBS = 20
+#: lm-eval's default per-request ``timeout`` (seconds); lc-chat makes it a total deadline.
+DEFAULT_TIMEOUT = 300
+
+#: Arguments of lm-eval 0.4.13's ``TemplateAPI``/``LocalChatCompletion`` (lc-chat's parent) it checks itself,
+#: plus ``device``/``max_batch_size``, which lm-eval's command line passes to every model.
+_API_PASSED = frozenset(
+    {
+        "model", "pretrained", "base_url", "tokenizer", "tokenizer_backend", "truncate", "max_gen_toks",
+        "batch_size", "seed", "max_length", "add_bos_token", "custom_prefix_token_id", "tokenized_requests",
+        "trust_remote_code", "revision", "use_fast_tokenizer", "verify_certificate", "ca_cert_path",
+        "eos_string", "header", "max_images", "think_end_token", "device", "max_batch_size",
+    }
+)  # fmt: skip
+#: Arguments of lm-eval 0.4.13's ``HFLM`` (lc-hf's parent).
+_HF_PASSED = frozenset(
+    {
+        "pretrained", "backend", "revision", "subfolder", "tokenizer", "truncation", "logits_cache",
+        "max_length", "device", "dtype", "softmax_dtype", "mixed_precision_dtype", "batch_size",
+        "max_batch_size", "trust_remote_code", "use_fast_tokenizer", "add_bos_token", "prefix_token_id",
+        "parallelize", "max_memory_per_gpu", "max_cpu_memory", "offload_folder", "tp_plan", "peft", "delta",
+        "autogptq", "gptqmodel", "gguf_file", "think_end_token", "enable_thinking", "chat_template_args",
+    }
+)  # fmt: skip
+
+_KEY_HOME = "set the OPENAI_API_KEY environment variable (lm-eval sends it as the Bearer token)"
+
+CHAT_ARGS = Declaration(
+    where="lc-chat --model_args",
+    declared=(
+        Declared("top_logprobs", int, MAX_TOP_LOGPROBS, "top tokens listed per position (N)", 2, MAX_TOP_LOGPROBS),
+        Declared("max_tokens", int, DEFAULT_MAX_TOKENS, "generated positions searched for a choice", 1, 4096),
+        Declared("timeout", int, DEFAULT_TIMEOUT, "total seconds one request attempt may take", 1, 86_400),
+        Declared("max_retries", int, 3, "attempts per request (a 429/500 or a timeout is retried)", 1, 100),
+        Declared("num_concurrent", int, 1, "requests in flight at once", 1, 1024),
+    ),
+    passed=_API_PASSED,
+    refused={"auth_token": _KEY_HOME, "api_key": _KEY_HOME},
+    unknown="refuse",
+    credentials=_KEY_HOME,
+)
+
+HF_ARGS = Declaration(
+    where="lc-hf --model_args",
+    declared=(
+        Declared("prefix_sharing", bool, True, "compute each shared prompt prefix once (false = stock hf)"),
+        Declared("min_shared_tokens", int, 256, "cache a prefix only when it saves this many token computations", 1),
+        Declared("max_cached_prefixes", int, 8, "nested prefix caches alive at once (bounds memory)", 1),
+    ),
+    passed=_HF_PASSED,
+    unknown="near_miss",
+)
+
+EMBEDDED_ARGS = Declaration(
+    where="lc-embedded --model_args",
+    declared=(
+        Declared(
+            "model",
+            str,
+            "smollm2-135m-instruct",
+            "the embedded model",
+            choices=("smollm2-135m-instruct", "gemma-3-270m"),
+        ),
+        *HF_ARGS.declared,
+    ),
+    passed=_HF_PASSED - {"pretrained"},
+    refused={"pretrained": "lc-embedded takes model=<name>; use --model hf for other models"},
+    unknown="near_miss",
+)
+
+#: The declaration of each of the suite's backends, by lm-eval model name.
+BACKEND_ARGS: dict[str, Declaration] = {"lc-chat": CHAT_ARGS, "lc-hf": HF_ARGS, "lc-embedded": EMBEDDED_ARGS}
+
+
+def parse_model_args(model_args: str) -> dict[str, Any]:
+    """``--model_args`` as lm-eval parses it (``a=1,b=true`` -> ``{"a": 1, "b": True}``)."""
+    from lm_eval.utils import simple_parse_args_string  # lm-eval only when a string is parsed
+
+    try:
+        parsed: dict[str, Any] = simple_parse_args_string(model_args or "")
+    except ValueError as error:
+        raise OptionError(f"--model_args {model_args!r} is not name=value,...: {error}") from None
+    return parsed
+
+
+def check_model_args(model_name: str, model_args: str) -> None:
+    """Check one run's ``--model_args`` for one of the suite's backends before anything runs.
+
+    A backend that is not the suite's (``hf``, ``vllm``, ...) is left to lm-eval: nothing is checked.
+
+    Raises:
+        OptionError: An unknown, refused or mistyped argument, or a value out of bounds (the
+            message names the backend, the argument and the closest known one).
+    """
+    declaration = BACKEND_ARGS.get(model_name)
+    if declaration is not None:
+        check_declared(parse_model_args(model_args), declaration)

@@ -1,0 +1,84 @@
+"""Bad-input cases of the suite's backends: mistyped, refused or out-of-range ``--model_args``, and
+chat endpoints whose replies are not usable readings; each message names the backend and argument,
+or the endpoint and the position at fault."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from bad_inputs_support import CaseTable, build_task, copy_data
+
+CASES = CaseTable()
+URL = "http://127.0.0.1:9/v1/chat/completions"
+
+
+def _check(model: str, args: str) -> None:
+    from logic_consistency.harness_ext.model_args import check_model_args
+
+    check_model_args(model, args)
+
+
+for _model, _args, _expect in [
+    ("lc-chat", f"base_url={URL},max_token=1", ("lc-chat --model_args", "'max_token'", "'max_tokens'")),
+    ("lc-chat", f"base_url={URL},top_logprob=5", ("lc-chat --model_args", "'top_logprob'", "'top_logprobs'")),
+    ("lc-chat", f"base_url={URL},top_logprobs=1", ("lc-chat --model_args", "top_logprobs", "at least 2")),
+    ("lc-chat", f"base_url={URL},timeout=0", ("lc-chat --model_args", "timeout", "at least 1")),
+    ("lc-chat", f"base_url={URL},api_key=sk-x", ("lc-chat --model_args", "api_key", "OPENAI_API_KEY")),
+    ("lc-chat", f"base_url={URL},auth_token=x", ("lc-chat --model_args", "auth_token", "OPENAI_API_KEY")),
+    ("lc-hf", "pretrained=x,min_shared_token=8", ("lc-hf --model_args", "'min_shared_tokens'")),
+    ("lc-hf", "pretrained=x,prefix_sharing=maybe", ("lc-hf --model_args", "prefix_sharing", "true or false")),
+    ("lc-embedded", "model=gemma-3-27m", ("lc-embedded --model_args", "'gemma-3-270m'")),
+    ("lc-embedded", "pretrained=x", ("lc-embedded --model_args", "pretrained", "model=<name>")),
+]:
+    CASES.add(f"{_model} --model_args {_args.split(',')[-1]}", lambda _, m=_model, a=_args: _check(m, a), *_expect)
+
+
+def _reply(body: bytes, content_type: str = "application/json") -> Any:
+    from logic_consistency.harness_ext.chat_reply import checked_reply, logprob_content
+
+    return logprob_content(checked_reply(body, url=URL, content_type=content_type), url=URL)
+
+
+for _name, _body, _type, _expect in [
+    ("malformed JSON", b'{"choices": [', "application/json", "not JSON"),
+    ("an HTML login page", b"<html>Sign in</html>", "text/html", "text/html"),
+    ("choices: []", b'{"choices": []}', "application/json", "without choices"),
+    ("empty logprobs.content", b'{"choices": [{"logprobs": {"content": []}}]}', "application/json", "logprobs"),
+]:
+    CASES.add(f"lc-chat reply: {_name}", lambda _, b=_body, t=_type: _reply(b, t), f"base_url={URL}", _expect)
+
+
+def _reading(*top: tuple[str, Any]) -> Any:
+    from logic_consistency.harness_ext.choice_reading import read_choices
+
+    entries = [{"token": token, "logprob": logprob} for token, logprob in top]
+    return read_choices([{"token": "x", "logprob": -1.0, "top_logprobs": entries}], ["A", "B"])
+
+
+for _name, _top, _expect in [
+    ("NaN log-probability", [("A", math.nan)], ("position 0", "entry 0", "nan")),
+    ("+inf log-probability", [("B", -1.0), ("A", math.inf)], ("position 0", "entry 1", "inf")),
+    ("positive log-probability", [("A", 3.0)], ("position 0", "'A'", "3.0")),
+    ("listed probabilities above 1", [("A", -0.1), ("B", -0.1)], ("position 0", "sum to", "> 1")),
+    ("empty top_logprobs", [], ("no top log-probabilities",)),
+]:
+    CASES.add(f"lc-chat reading: {_name}", lambda _, t=tuple(_top): _reading(*t), *_expect)
+
+
+def _ctp_on_chat(tmp: Path) -> None:
+    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
+
+    copy_data(tmp)
+    task = build_task("logic_consistency_causal_ctp_so")
+    ChatJudgeLM(base_url=URL, model="m").check_tasks([task])
+
+
+CASES.add(
+    "lc-chat CTP refused when the run starts",
+    _ctp_on_chat,
+    "logic_consistency_causal_ctp_so",
+    "stage 'ranking'",
+    "Refused before any call",
+)

@@ -1,0 +1,222 @@
+"""``lc-chat`` against misbehaving endpoints on 127.0.0.1: every call ends, every reply is checked.
+
+A tiny HTTP server answers with whatever a test sets (a canned body, a slow trickle); no model runs.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import logging
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lm_eval.api.instance import Instance
+from lm_eval.models.api_models import JsonChatStr
+
+pytest.importorskip("tenacity", reason="lm-eval's api extra (pip install -e '.[api]')")
+
+from logic_consistency.harness_ext.chat_judge import ChatJudgeLM  # noqa: E402
+
+HOST = "127.0.0.1"
+ROOT = Path(__file__).resolve().parents[2]
+LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
+
+
+def completion(top: list[tuple[str, float]], *, model: str = "judge") -> dict[str, Any]:
+    """A chat completion whose one generated token lists ``top``."""
+    entries = [{"token": token, "logprob": logprob} for token, logprob in top]
+    return {
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": top[0][0]},
+                "logprobs": {"content": [{**entries[0], "top_logprobs": entries}]},
+            }
+        ],
+    }
+
+
+class FakeEndpoint(http.server.ThreadingHTTPServer):
+    """Answers every POST with ``respond(handler)``; counts the POSTs it received."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__((HOST, 0), _Handler)
+        self.posts = 0
+        self.respond: Callable[[_Handler], None] = lambda handler: handler.send(200, completion([("A", -0.1)]))
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.server_address[1]}/v1/chat/completions"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: FakeEndpoint
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def send(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def trickle(self) -> None:
+        """One byte every 2 s, for ever (until the client gives up): each read succeeds."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(2)
+        except OSError:
+            return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.posts += 1
+        self.server.respond(self)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[FakeEndpoint]:
+    server = FakeEndpoint()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _judge(url: str, **more: Any) -> ChatJudgeLM:
+    return ChatJudgeLM(base_url=url, model="judge", max_retries=1, timeout=5, **more)
+
+
+def _requests(n: int = 1) -> list[Instance]:
+    out = []
+    for i in range(n):
+        context = JsonChatStr(json.dumps([{"role": "user", "content": f"question {i}"}]))
+        out += [Instance("loglikelihood", {}, (context, choice), 0, ("toy", i, 1)) for choice in ("A", "B")]
+    return out
+
+
+@pytest.mark.parametrize("concurrent", [1, 2])
+def test_a_trickling_endpoint_ends_within_its_total_deadline(endpoint: FakeEndpoint, concurrent: int) -> None:
+    endpoint.respond = _Handler.trickle
+    lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=1, timeout=3, num_concurrent=concurrent)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=f"base_url={endpoint.url} did not answer within timeout=3 s") as raised:
+        lm.loglikelihood(_requests(), disable_tqdm=True)
+    assert time.monotonic() - start < 10  # one attempt of 3 s, plus start-up; a per-read timeout never ends
+    assert f"lc-chat: the chat endpoint base_url={endpoint.url} gave no usable answer" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "content_type", "match"),
+    [
+        (200, b'{"choices": [', "application/json", "sent a reply that is not JSON"),
+        (200, b"<html><body>Sign in</body></html>", "text/html", r"not JSON \(text/html, starting '<html>"),
+        (200, {"choices": []}, "application/json", "sent a reply without choices"),
+        (200, {"object": "chat.completion"}, "application/json", "sent a reply without choices"),
+        (200, [1, 2], "application/json", "sent JSON that is not an object"),
+        (200, {"error": {"message": "quota"}}, "application/json", "answered with an error: .*quota"),
+        (200, {"choices": [{"message": {"content": "A"}}]}, "application/json", "no choices.0..logprobs.content"),
+        (200, {"choices": [{"logprobs": {"content": []}}]}, "application/json", "no choices.0..logprobs.content"),
+    ],
+)
+@pytest.mark.parametrize("concurrent", [1, 2])
+def test_a_broken_reply_is_one_error_naming_the_endpoint(
+    endpoint: FakeEndpoint, status: int, body: Any, content_type: str, match: str, concurrent: int
+) -> None:
+    endpoint.respond = lambda handler: handler.send(status, body, content_type)
+    with pytest.raises((ValueError, RuntimeError), match=match) as raised:
+        _judge(endpoint.url, num_concurrent=concurrent).loglikelihood(_requests(), disable_tqdm=True)
+    assert f"base_url={endpoint.url}" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("top", "match"),
+    [
+        ([("A", math.nan), ("B", -1.0)], "position 0, top_logprobs entry 0 .'A'. has logprob nan"),
+        ([("A", math.inf)], "has logprob inf"),
+        ([("A", 3.0)], "has logprob 3.0"),
+        ([("A", -0.1), ("B", -0.2)], "listed probabilities sum to 1.7"),
+        ([], "no top log-probabilities"),
+    ],
+)
+def test_impossible_readings_are_errors_naming_endpoint_and_position(
+    endpoint: FakeEndpoint, top: list[tuple[str, float]], match: str
+) -> None:
+    reply = completion(top or [("A", -0.1)])
+    if not top:
+        reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"] = []
+    # json.dumps writes NaN / Infinity, as a broken server would
+    endpoint.respond = lambda handler: handler.send(200, reply)
+    with pytest.raises(ValueError, match=match) as raised:
+        _judge(endpoint.url).loglikelihood(_requests(), disable_tqdm=True)
+    assert f"lc-chat: the reply of base_url={endpoint.url}" in str(raised.value)
+
+
+def test_minus_infinity_is_probability_zero_and_a_missing_choice_loses(endpoint: FakeEndpoint) -> None:
+    endpoint.respond = lambda handler: handler.send(200, completion([("The", -0.5), ("B", -3.0), ("A", -math.inf)]))
+    a, b = _judge(endpoint.url, top_logprobs=3).loglikelihood(_requests(), disable_tqdm=True)
+    assert a[0] == -math.inf and a.missing and b[0] == pytest.approx(-3.0) and not b.tied
+
+
+def test_the_reported_model_is_recorded_and_a_different_one_warned(
+    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    endpoint.respond = lambda handler: handler.send(200, completion([("A", -0.1)], model="other-model"))
+    lm = _judge(endpoint.url)
+    with caplog.at_level(logging.INFO, logger="lm_eval.models.lc_chat"):
+        lm.loglikelihood(_requests(2), disable_tqdm=True)
+    assert lm.get_model_info() == {"reported_models": ["other-model"]}
+    warned = [r.message for r in caplog.records if "answers as model" in r.message]
+    assert len(warned) == 1 and "'other-model', not the 'judge' asked for" in warned[0]
+
+
+def test_a_dated_snapshot_of_the_asked_model_is_not_warned(
+    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    endpoint.respond = lambda handler: handler.send(200, completion([("A", -0.1)], model="judge-2024-08-06"))
+    lm = _judge(endpoint.url)
+    with caplog.at_level(logging.WARNING, logger="lm_eval.models.lc_chat"):
+        lm.loglikelihood(_requests(), disable_tqdm=True)
+    assert lm.get_model_info() == {"reported_models": ["judge-2024-08-06"]}
+    assert not [r for r in caplog.records if "answers as model" in r.message]
+
+
+def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
+    endpoint: FakeEndpoint, tmp_path: Path
+) -> None:
+    """As the conditional-probability causal tasks (generation, then whole-effect log-likelihoods)."""
+    task = "toy_generate_then_sentence"
+    command = [LM_EVAL, "--model", "lc-chat", "--model_args", f"base_url={endpoint.url},model=judge,max_retries=1"]
+    command += ["--tasks", task, "--include_path", str(ROOT / "tests" / "fixtures" / "tasks"), "--limit", "2"]
+    command += ["--apply_chat_template", "--output_path", str(tmp_path)]
+    env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(ROOT / "tests" / "fixtures" / "data"), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    assert run.returncode != 0
+    assert f"lc-chat: task '{task}' scores, in its stage 'sentence', continuations built from each" in run.stderr
+    assert "Refused before any call" in run.stderr
+    assert endpoint.posts == 0
