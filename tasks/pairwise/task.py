@@ -23,7 +23,9 @@ Prompt variants (the YAML key ``prompts``, Jinja2 templates with ``context``, ``
 Scoring follows the YAML ``output_type``:
 
 * ``loglikelihood``: P(A) = softmax of the log-likelihoods of the option letters; lm-eval's ``hf``
-  backend scores both letters in one forward pass because they share the context;
+  backend scores both letters in one forward pass because they share the context. Equal
+  log-likelihoods give P(A) = 0.5 exactly, a tie: won by neither option, left out of every metric
+  like a missing judgement, and counted in ``n_ties``;
 * ``generate_until``: the answer is generated and parsed (``parsing.parse_choice``); an answer that
   cannot be parsed leaves that judgement missing and is counted in ``unparseable``, never guessed.
 
@@ -59,7 +61,7 @@ from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.base import PromptedTask, loader_parameter_names, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
-from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
+from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.answers import parse_choice
@@ -73,6 +75,10 @@ eval_logger = logging.getLogger(__name__)
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
 RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
+#: Judgements whose two option letters got equal log-likelihoods, P(A) = 0.5 exactly: a tie, won by
+#: neither option and left out of the metrics like a missing judgement (``metrics/_ties.py``).
+#: Summed over instances; reported by the log-likelihood tasks (a parsed generation cannot tie).
+TIES_METRIC = "n_ties"
 
 
 class PairwiseConsistencyTask(PromptedTask):
@@ -100,7 +106,8 @@ class PairwiseConsistencyTask(PromptedTask):
                 else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
-            | ({} if self._generate else {MISSING_METRIC: (total, False)})  # choice-reading backends (lc-chat)
+            # n_choices_missing: choice-reading backends (lc-chat) only; n_ties: every log-likelihood backend
+            | ({} if self._generate else {MISSING_METRIC: (total, False), TIES_METRIC: (total, False)})
         )
 
     def validate_options(self, config: dict[str, Any]) -> None:
@@ -312,4 +319,6 @@ class PairwiseConsistencyTask(PromptedTask):
         out["unparseable"] = unparseable
         if (missing := count_missing(results)) is not None:
             out[MISSING_METRIC] = missing
+        if not self._generate:
+            out[TIES_METRIC] = sum(count_ties(m) for m in (prefs, neg_prefs) if m is not None)
         return out
