@@ -87,7 +87,7 @@ def test_beam_ranks_perfectly_and_asks_each_prompt_once() -> None:
     assert metrics["pairs_spearman"] == pytest.approx(1.0)
     assert metrics["pairs_spearman_calibrated"] == pytest.approx(1.0)
     assert len(judge.prompts) / 2 == len(set(judge.prompts))
-    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches) - 1  # one batched call per round
+    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches)  # one batched call per round (placeholders: none)
 
 
 def test_unpruned_beam_asks_half_the_ordered_pairs_per_run_and_greedy_fewer() -> None:
