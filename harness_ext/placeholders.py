@@ -63,11 +63,9 @@ def placeholder(request_type: str, doc: dict[str, Any], context: Any, metadata: 
     """
     if request_type not in FIXED_ANSWERS:
         raise ValueError(f"placeholder request_type must be one of {sorted(FIXED_ANSWERS)}, got {request_type!r}")
-    second: Any = (
-        {"until": ["\n"], "max_gen_toks": 1, "do_sample": False} if request_type == "generate_until" else " ."
-    )
+    second: Any = {"until": ["\n"], "max_gen_toks": 1, "do_sample": False} if request_type == "generate_until" else " ."
     arguments = (context,) if request_type == "loglikelihood_rolling" else (context, second)
-    return PlaceholderInstance(request_type, doc, arguments, 0, metadata)  # type: ignore[no-any-return]
+    return PlaceholderInstance(request_type, doc, arguments, 0, metadata)
 
 
 def is_placeholder(request: object) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike, NDArray
 
+from ._ties import TIE, count_ties, decided, first_wins
 from ._validation import (
     NanPolicy,
     UndefinedMetricError,
@@ -34,10 +35,16 @@ from ._validation import (
     validate_human_scores,
     validate_prefs,
 )
-from ._ties import TIE, count_ties, decided, first_wins
 from .transitivity import relation_graph, transitivity
 
-__all__ = ["HUMAN_TIES", "commutativity", "count_ties", "human_agreement", "negation_invariance", "pairwise_consistency"]
+__all__ = [
+    "HUMAN_TIES",
+    "commutativity",
+    "count_ties",
+    "human_agreement",
+    "negation_invariance",
+    "pairwise_consistency",
+]
 
 
 def _fraction(hits: NDArray[np.bool_], valid: NDArray[np.bool_], undefined_why: str) -> float:

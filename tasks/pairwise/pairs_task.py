@@ -165,7 +165,9 @@ class PairsRankingTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request (never sent to the model): the comparisons were asked in the merge rounds."""
-        return [placeholder("loglikelihood", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))]
+        return [
+            placeholder("loglikelihood", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
+        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""

@@ -149,7 +149,9 @@ class SelfAgreementTask(PairwiseConsistencyTask):
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
         """One placeholder request (never sent to the model): the samples were generated while building requests."""
-        return [placeholder("generate_until", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))]
+        return [
+            placeholder("generate_until", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
+        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Self-agreement and the consistency of the majority judgements of one instance."""

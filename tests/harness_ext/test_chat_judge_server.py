@@ -37,7 +37,11 @@ TOY_TASKS = ("--include_path", str(ROOT / "tests" / "fixtures" / "tasks"))
 SMALL = {"max_items": 3, "ks": [3], "pairs_runs": 5}
 #: Instances per task: more than one, so that the placeholders of two documents would meet.
 LIMIT = 2
-PLACEHOLDER_PROMPTS = (multistage.PLACEHOLDER_PROMPT, pairs_task.PLACEHOLDER_PROMPT, self_agreement_task.PLACEHOLDER_PROMPT)
+PLACEHOLDER_PROMPTS = (
+    multistage.PLACEHOLDER_PROMPT,
+    pairs_task.PLACEHOLDER_PROMPT,
+    self_agreement_task.PLACEHOLDER_PROMPT,
+)
 
 pytestmark = pytest.mark.slow
 

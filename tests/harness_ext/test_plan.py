@@ -129,7 +129,11 @@ def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
     # the dummy's "lol" is unparseable: each document's validator is skipped, and its placeholder
     # request is answered without the model (nor is it in the plan: it costs nothing)
     assert ("logic_consistency_gv_arithmetic", "loglikelihood") not in dummy.seen
-    placeholder_prompts = (multistage.PLACEHOLDER_PROMPT, pairs_task.PLACEHOLDER_PROMPT, self_agreement_task.PLACEHOLDER_PROMPT)
+    placeholder_prompts = (
+        multistage.PLACEHOLDER_PROMPT,
+        pairs_task.PLACEHOLDER_PROMPT,
+        self_agreement_task.PLACEHOLDER_PROMPT,
+    )
     assert not [c for contexts in dummy.seen.values() for c in contexts if c in placeholder_prompts]
 
 
