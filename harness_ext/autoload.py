@@ -14,7 +14,10 @@ When, and only when, a program imports lm-eval, the hook
   (``current_run.current_lm``): lm-eval builds every request before calling the model, so a
   two-stage task runs its earlier stages with that same object while its requests are built, and
 * checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
-  named in one line with the fix (``request_cache.py``).
+  named in one line with the fix (``request_cache.py``), and
+* ends the ``lm_eval`` command with one line, ``lm_eval: error: <message>`` (exit status 2), instead
+  of a traceback, when a task refuses a bad option (the suite's ``OptionError``, whose message names
+  the task, the key and the bound or the closest valid name).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -245,11 +248,34 @@ def _guard_request_cache(module: ModuleType) -> None:
     caching_lm.__init__ = guard_caching_lm(caching_lm.__init__)
 
 
+def _one_line_option_errors(module: ModuleType) -> None:
+    """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2."""
+    import functools
+
+    from logic_consistency.options import OptionError
+
+    original = getattr(module, "cli_evaluate", None)
+    if original is None or getattr(original, "_logic_consistency", False):
+        return
+
+    @functools.wraps(original)
+    def cli_evaluate(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        except OptionError as error:  # a user's bad option: the message says what to fix
+            print(f"lm_eval: error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    cli_evaluate._logic_consistency = True  # type: ignore[attr-defined]
+    module.cli_evaluate = cli_evaluate  # type: ignore[attr-defined]  # lm_eval.__main__.cli_evaluate
+
+
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _register_models,
     "lm_eval.evaluator": _patch_evaluator,
     "lm_eval.api.model": _guard_request_cache,
+    "lm_eval.__main__": _one_line_option_errors,
 }
 
 

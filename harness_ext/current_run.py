@@ -4,9 +4,10 @@ lm-eval 0.4.13 builds every request of every task before it calls the model once
 type, so a task that needs model answers to build its requests (a multi-stage task's earlier
 stages, PairS merge rounds) cannot get them from lm-eval. This module gives it the model:
 
-* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with :func:`publish_lm`, which only makes
-  the model object it receives available as :func:`current_lm` while it runs (:func:`published`
-  does the same for a block, e.g. the cost plan's recorder);
+* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with :func:`publish_lm`, which makes the
+  model object it receives available as :func:`current_lm` while it runs (:func:`published` does
+  the same for a block, e.g. the cost plan's recorder), and has that object answer the placeholder
+  requests itself, without a model call (:mod:`logic_consistency.harness_ext.placeholders`);
 * :func:`start_build` begins such a task's ``build_all_requests`` (the model, this rank's documents);
 * :func:`call_once` sends the task's early requests to that model.
 
@@ -35,6 +36,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import PromptedTask
+from logic_consistency.harness_ext.placeholders import answered_here
 
 __all__ = [
     "STAGE_CHUNK",
@@ -72,14 +74,15 @@ def published(lm: Any) -> Iterator[None]:
 
 
 def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap lm-eval's ``evaluate`` so that the model object it runs is :func:`current_lm`."""
+    """Wrap lm-eval's ``evaluate``: the model object it runs is :func:`current_lm`, and placeholder
+    requests never reach it (:func:`~logic_consistency.harness_ext.placeholders.answered_here`)."""
 
     @functools.wraps(evaluate)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
         task_dict = kwargs["task_dict"] if "task_dict" in kwargs else (args[1] if len(args) > 1 else None)
         check_tasks(lm, task_dict)
-        with published(lm):
+        with published(lm), answered_here(lm):
             return evaluate(*args, **kwargs)
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]

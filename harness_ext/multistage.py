@@ -22,8 +22,10 @@ sent in this run is answered from memory (:mod:`logic_consistency.harness_ext.cu
 every backend that implements the request types a stage uses (``hf``, ``vllm``,
 ``local-completions``; ``lc-chat`` also for one-word-choice ``loglikelihood`` stages; the
 chat-completions backends for ``generate_until`` stages). With ``--apply_chat_template`` every
-stage's prompt, placeholders included, is formatted by lm-eval's own ``fewshot_context`` with the
-model's chat template, so chat backends receive chat messages.
+stage's prompt is formatted by lm-eval's own ``fewshot_context`` with the model's chat template,
+so chat backends receive chat messages. A document whose earlier stage was unparseable carries one
+placeholder request, answered without a model call
+(:mod:`logic_consistency.harness_ext.placeholders`).
 
 YAML (one task = one file; prompts are Jinja2 over the document's fields and ``stages``)::
 
@@ -60,6 +62,7 @@ from lm_eval.api.registry import get_aggregation
 from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.current_run import call_once, start_build
+from logic_consistency.harness_ext.placeholders import placeholder
 
 eval_logger = logging.getLogger(__name__)
 
@@ -306,17 +309,13 @@ class MultiStageTask(PromptedTask):
         return requests
 
     def _placeholder(self, doc: dict[str, Any], metadata: tuple[Any, ...]) -> Instance:
-        """A one-token request for a document whose last stage is skipped.
+        """The one request of a document whose last stage is skipped.
 
         lm-eval needs at least one request per document (its sample log reads the first), so a
-        blocked document carries this placeholder; its answer is ignored.
+        blocked document carries this placeholder; it is answered without a model call
+        (:mod:`logic_consistency.harness_ext.placeholders`) and its answer is ignored.
         """
-        context = self.format_prompt(PLACEHOLDER_PROMPT)  # chat messages on a chat backend too
-        if self.OUTPUT_TYPE == "generate_until":
-            arguments: tuple[Any, ...] = (context, {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
-        else:
-            arguments = (context, " .")
-        return Instance(self.OUTPUT_TYPE, doc, arguments, 0, metadata)
+        return placeholder(self.OUTPUT_TYPE, doc, self.format_prompt(PLACEHOLDER_PROMPT), metadata)
 
     # ------------------------------------------------------------------ scoring
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from lm_eval.api.instance import Instance
 
 from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.choice_reading import is_single_choice
+from logic_consistency.harness_ext.placeholders import is_placeholder
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -282,7 +283,8 @@ def _plan_one(name: str, task: Any, recorded: list[Instance]) -> TaskPlan:
         # the recorded run's last stage is a placeholder per document: replace it by bounds
         plan.later_stages = _later_stage_bounds(task, len(docs))
     else:
-        plan.final = _tally(instances, repeats=True)
+        # placeholders are answered without a model call (placeholders.py): they cost nothing
+        plan.final = _tally((i for i in instances if not is_placeholder(i)), repeats=True)
     notes = getattr(task, NOTES_METHOD, None)
     if callable(notes):
         plan.notes = list(notes(list(docs.values())))

@@ -25,7 +25,7 @@ from .causal import (
 from .correlation import correlation, spread
 from .pairs import PairsResult, PairsSorter, pairs_rank
 from .pairs_sort import merge_sort_bound, pairs_order
-from .pairwise import commutativity, human_agreement, negation_invariance, pairwise_consistency
+from .pairwise import commutativity, count_ties, human_agreement, negation_invariance, pairwise_consistency
 from .position_bias import p_first_mean, position_bias
 from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate
 from .self_agreement import majority_choice, majority_shares, self_agreement
@@ -43,6 +43,7 @@ __all__ = [
     "commutativity",
     "confusion_matrix",
     "correlation",
+    "count_ties",
     "elo_ratings",
     "has_cycle",
     "human_agreement",

@@ -4,12 +4,17 @@ Conventions shared by every function here:
 
 * ``prefs[i, j]`` is the model's probability that item i is better than item j when i is
   shown as option A and j as option B; the diagonal is ignored and may hold anything.
-* A judgement "i wins" means ``prefs[i, j] >= 0.5`` (paper Algorithm 1).
+* A judgement picks option A (item i wins) when ``prefs[i, j] > 0.5`` and option B when
+  ``prefs[i, j] < 0.5``. ``prefs[i, j] == 0.5`` exactly is a **tie**: no winner. Algorithm 1 of the
+  paper writes ">= 1/2", which would score every tie as a win for option A; here a tie is left out
+  like a missing judgement and counted (:func:`count_ties`); see :mod:`._ties` for why. Each
+  metric's docstring says how ties enter it.
 * ``neg_prefs[i, j]`` is the probability that, asked the negated question ("which is
   worse?"), the model picks option A (= i).
 * Missing judgements (unparseable answers) are NaN off-diagonal entries. ``nan_policy="raise"``
-  (default) rejects them; ``"omit"`` leaves out the pairs that need them, and raises
-  :class:`UndefinedMetricError` (a ValueError) if nothing is left.
+  (default) rejects them; ``"omit"`` leaves out the pairs that need them. Ties are left out under
+  either policy (they are valid readings, not errors). When nothing is left a metric raises
+  :class:`UndefinedMetricError` (a ValueError): it is undefined, never 0 or 1.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import ArrayLike, NDArray
 
+from ._ties import TIE, count_ties, decided, first_wins
 from ._validation import (
     NanPolicy,
     UndefinedMetricError,
@@ -31,9 +37,14 @@ from ._validation import (
 )
 from .transitivity import relation_graph, transitivity
 
-
-def _off_diagonal(n_items: int) -> NDArray[np.bool_]:
-    return ~np.eye(n_items, dtype=bool)
+__all__ = [
+    "HUMAN_TIES",
+    "commutativity",
+    "count_ties",
+    "human_agreement",
+    "negation_invariance",
+    "pairwise_consistency",
+]
 
 
 def _fraction(hits: NDArray[np.bool_], valid: NDArray[np.bool_], undefined_why: str) -> float:
@@ -48,7 +59,14 @@ def commutativity(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float
 
     Paper eq. 2: s_comm = 2 / (N (N - 1)) * sum_{i<j} 1(F(x_i, x_j) = F(x_j, x_i)), where F
     returns the chosen item. Pair {i, j} agrees when
-    ``(prefs[i, j] >= 0.5) == (prefs[j, i] < 0.5)``, i.e. the same item wins in both orders.
+    ``(prefs[i, j] > 0.5) == (prefs[j, i] < 0.5)``, i.e. the same item wins in both orders.
+
+    Ties: a pair is counted only when both orders pick an option. A tie (``== 0.5``) in either
+    order means F returned no item there, so equality with the other order is undefined and the
+    pair is left out of both sum and normaliser, as a missing judgement is:
+    s_comm = |{i < j decided in both orders and agreeing}| / |{i < j decided in both orders}|.
+    If no pair is left the metric is undefined (a judge whose every reading ties scores neither
+    0 nor 1).
 
     Args:
         prefs: N x N preference probabilities (module conventions), N >= 2.
@@ -60,15 +78,15 @@ def commutativity(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float
 
     Raises:
         ValueError: invalid ``prefs`` / ``nan_policy``, or NaN with ``nan_policy="raise"``.
-        UndefinedMetricError: every pair has a missing judgement (``nan_policy="omit"``).
+        UndefinedMetricError: every pair has a missing or tied judgement in one of its orders.
     """
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     rows, cols = np.triu_indices(matrix.shape[0], k=1)
     forward, backward = matrix[rows, cols], matrix[cols, rows]
-    valid = ~(np.isnan(forward) | np.isnan(backward))
-    agree = (forward >= 0.5) == (backward < 0.5)
-    return _fraction(agree, valid, "commutativity is undefined: every pair has a missing judgement in prefs")
+    valid = decided(forward) & decided(backward)
+    agree = first_wins(forward) == (backward < TIE)
+    return _fraction(agree, valid, "commutativity is undefined: every pair has a missing or tied judgement in prefs")
 
 
 def negation_invariance(prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
@@ -76,7 +94,12 @@ def negation_invariance(prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: N
 
     Paper eq. 3: s_neg = 1 / (N (N - 1)) * sum_{i != j} 1(F_neg(x_i, x_j) = not F(x_i, x_j)).
     The ordered pair (i, j) is consistent when the model picks option A for exactly one of
-    "which is better" and "which is worse": ``(prefs[i, j] >= 0.5) != (neg_prefs[i, j] >= 0.5)``.
+    "which is better" and "which is worse": ``(prefs[i, j] > 0.5) != (neg_prefs[i, j] > 0.5)``.
+
+    Ties: the ordered pair is counted only when both questions pick an option; a tie
+    (``== 0.5``) in either leaves it out, as a missing judgement does:
+    s_neg = |{(i, j) decided in both and flipped}| / |{(i, j) decided in both}|; undefined if
+    none is left.
 
     Args:
         prefs: N x N preference probabilities for the original question.
@@ -89,19 +112,19 @@ def negation_invariance(prefs: ArrayLike, neg_prefs: ArrayLike, *, nan_policy: N
 
     Raises:
         ValueError: invalid or differently shaped inputs, or NaN with ``nan_policy="raise"``.
-        UndefinedMetricError: no ordered pair has both judgements (``nan_policy="omit"``).
+        UndefinedMetricError: no ordered pair has both judgements decided (not missing, not tied).
     """
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     negated = validate_prefs(neg_prefs, "neg_prefs", nan_policy)
     if negated.shape != matrix.shape:
         raise ValueError(f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}")
-    valid = _off_diagonal(matrix.shape[0]) & ~(np.isnan(matrix) | np.isnan(negated))
-    flipped = (matrix >= 0.5) != (negated >= 0.5)
+    valid = decided(matrix) & decided(negated)
+    flipped = first_wins(matrix) != first_wins(negated)
     return _fraction(
         flipped,
         valid,
-        "negation invariance is undefined: no pair has both a prefs and a neg_prefs judgement",
+        "negation invariance is undefined: no pair has both a prefs and a neg_prefs judgement (missing or tied)",
     )
 
 
@@ -119,8 +142,11 @@ def human_agreement(
 
     * **Presentation order: both orders count.** Every ordered pair (i, j), i != j, is one
       judgement (item i shown as option A), so
-      H = sum_{(i, j) in P} 1[(prefs[i, j] >= 0.5) == (s_i > s_j)] / |P|, with P the ordered
-      pairs of the ``ties`` rule below. A judge that always answers "A" thus scores 0.5 on
+      H = sum_{(i, j) in P} 1[(prefs[i, j] > 0.5) == (s_i > s_j)] / |P|, with P the ordered
+      pairs of the ``ties`` rule below whose judgement picks an option.
+    * **Tied judgements** (``prefs[i, j] == 0.5``): the judge picked neither item, so the ordered
+      pair is left out of P under either ``ties`` rule, as a missing judgement is (a tie is not
+      half right: it is no answer). A judge that always answers "A" thus scores 0.5 on
       every untied pair, whatever the truth, rather than 1 or 0 depending on which order happened
       to be shown (the paper collects both orders for s_comm, and scoring one of them would make
       H depend on the item order of the data file). To judge each pair once from both orders
@@ -148,8 +174,8 @@ def human_agreement(
     Raises:
         ValueError: invalid inputs, unknown ``ties``, or NaN in ``prefs`` with
             ``nan_policy="raise"``.
-        UndefinedMetricError: (``"exclude"``) all human scores tied, or (``"omit"``) every
-            counted pair has a missing judgement.
+        UndefinedMetricError: (``"exclude"``) all human scores tied, or every counted pair has
+            a missing or tied judgement.
     """
     check_nan_policy(nan_policy)
     if ties not in HUMAN_TIES:
@@ -157,20 +183,21 @@ def human_agreement(
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     scores = validate_human_scores(human_scores, matrix.shape[0])
     untied = scores[:, None] != scores[None, :]
-    judged = ~np.isnan(matrix)
+    judged = decided(matrix)
+    correct = first_wins(matrix) == (scores[:, None] > scores[None, :])
     if ties == "half":
-        counted = _off_diagonal(matrix.shape[0]) & judged
-        if not counted.any():
-            raise UndefinedMetricError("human agreement is undefined: every pair has a missing judgement in prefs")
-        credit = np.where(untied, ((matrix >= 0.5) == (scores[:, None] > scores[None, :])).astype(float), 0.5)
-        return float(credit[counted].mean())
+        if not judged.any():
+            raise UndefinedMetricError(
+                "human agreement is undefined: every pair has a missing or tied judgement in prefs"
+            )
+        credit = np.where(untied, correct.astype(float), 0.5)
+        return float(credit[judged].mean())
     if not untied.any():
         raise UndefinedMetricError("human_scores are all tied; human agreement is undefined")
-    correct = (matrix >= 0.5) == (scores[:, None] > scores[None, :])
     return _fraction(
         correct,
         untied & judged,
-        "human agreement is undefined: every pair with distinct human_scores has a missing judgement in prefs",
+        "human agreement is undefined: every pair with distinct human_scores has a missing or tied judgement in prefs",
     )
 
 
@@ -218,9 +245,15 @@ def pairwise_consistency(
     applied first: each pair is judged from the average of both presentation orders,
     p[i, j] = (prefs[i, j] + 1 - prefs[j, i]) / 2, and likewise for ``neg_prefs``; every
     metric is then computed from the calibrated matrices. Since p[j, i] = 1 - p[i, j],
-    ``s_comm`` is then 1 by construction except for ties p[i, j] = 0.5 (which the ``>= 0.5``
-    rule awards to option A in both orders); it measures nothing and is reported only for a
-    uniform schema. A pair missing in either order is missing after calibration.
+    ``s_comm`` is then 1 by construction wherever it is defined; it measures nothing and is
+    reported only for a uniform schema. A calibrated tie p[i, j] = 0.5 (prefs[i, j] == prefs[j, i]:
+    the judge gave option A the same probability in both orders) is left out of every metric like
+    any other tie. A pair missing in either order is missing after calibration.
+
+    Ties (module docstring): ``s_tran`` gives a tied pair no edge (a partial graph, as for a
+    missing judgement; :func:`relation_graph`), and ``s_comm``, ``s_neg`` and
+    ``human_agreement`` leave out the pairs that need a tied judgement. Count them with
+    :func:`count_ties`.
 
     Because Algorithm 1 reads only i < j, uncalibrated ``s_tran`` of a judge that is not
     commutative depends on the order of the items; the other metrics do not.

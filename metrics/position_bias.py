@@ -1,4 +1,5 @@
-"""Position bias of a pairwise judge (beyond Liu et al.; as reported by AlpacaEval and MT-Bench).
+"""Position bias of a pairwise judge: the suite's own addition, not in Liu et al. (as reported by
+AlpacaEval and MT-Bench).
 
 A judge that prefers whichever item is shown first is not commutative (Liu et al., eq. 2) and can
 still reach s_tran = 1: "A always wins" is a perfectly transitive relation on the upper triangle
@@ -6,7 +7,8 @@ that Algorithm 1 reads. These two numbers say so directly.
 
 Conventions as in :mod:`~logic_consistency.metrics.pairwise`: ``prefs[i, j]`` is P(option A) with
 item i shown as option A and item j as option B; the diagonal is ignored; NaN off the diagonal is a
-missing (unparseable) judgement.
+missing (unparseable) judgement; ``prefs[i, j] == 0.5`` exactly is a tie, won by neither option
+(:mod:`~logic_consistency.metrics._ties`).
 """
 
 from __future__ import annotations
@@ -14,25 +16,31 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._ties import decided, first_wins
 from ._validation import NanPolicy, UndefinedMetricError, check_nan_policy, validate_prefs
 
 
-def _judged(prefs: ArrayLike, nan_policy: NanPolicy) -> np.ndarray:
+def _judged(prefs: ArrayLike, nan_policy: NanPolicy, *, ties: bool) -> np.ndarray:
+    """The off-diagonal judgements that are not missing; ``ties=False`` also leaves ties out."""
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
-    values = matrix[~np.eye(matrix.shape[0], dtype=bool)]
-    values = values[~np.isnan(values)]
+    keep = decided(matrix) if not ties else ~np.isnan(matrix)  # the diagonal is NaN after validation
+    values = matrix[keep]
     if values.size == 0:
-        raise UndefinedMetricError("position bias is undefined: every judgement in prefs is missing")
+        what = "missing" if ties else "missing or a tie"
+        raise UndefinedMetricError(f"position bias is undefined: every judgement in prefs is {what}")
     return values
 
 
 def position_bias(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
     """Share of judgements won by the first-shown option (option A).
 
-    position_bias = 1 / |J| * sum_{(i, j) in J} 1(prefs[i, j] >= 0.5), over the judged ordered
-    pairs J (i != j, not missing). The ">= 0.5" rule is the paper's Algorithm 1 rule for "i wins",
-    so this counts exactly the judgements that the other metrics read as "A wins".
+    position_bias = 1 / |J| * sum_{(i, j) in J} 1(prefs[i, j] > 0.5), over the decided ordered
+    pairs J (i != j, neither missing nor a tie). A tie (``prefs[i, j] == 0.5``) is won by neither
+    option, so it is left out of J rather than counted as a win for A (Algorithm 1's ">= 1/2"
+    would) or for B; this counts exactly the judgements that the other metrics read as "A wins",
+    over the judgements they read at all. Undefined when every judgement is missing or tied (a
+    chat judge read with ``top_logprobs=1`` ties everywhere: its position bias is unknown, not 1).
 
     When every pair is asked in both orders (as the pairwise tasks do), a commutative judge picks
     option A in exactly one of the two orders of each pair, so its position bias is exactly 0.5;
@@ -48,9 +56,9 @@ def position_bias(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float
 
     Raises:
         ValueError: invalid ``prefs`` / ``nan_policy``, or NaN with ``nan_policy="raise"``.
-        UndefinedMetricError: every judgement is missing.
+        UndefinedMetricError: every judgement is missing or a tie.
     """
-    return float((_judged(prefs, nan_policy) >= 0.5).mean())
+    return float(first_wins(_judged(prefs, nan_policy, ties=False)).mean())
 
 
 def p_first_mean(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
@@ -58,7 +66,8 @@ def p_first_mean(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
 
     p_first_mean = 1 / |J| * sum_{(i, j) in J} prefs[i, j]. Meaningful for log-likelihood scoring
     (prefs = softmax over the two option letters); for 0/1 parsed generations it equals
-    :func:`position_bias` up to the 0.5 tie rule. Since P(A | i, j) + P(A | j, i) = 1 for a judge
+    :func:`position_bias`. A tie enters as its probability, 0.5: it is no win, and the mean of
+    probabilities needs no winner (the suite's own addition, not in the papers). Since P(A | i, j) + P(A | j, i) = 1 for a judge
     whose probabilities are order-invariant, such a judge has p_first_mean = 0.5 exactly when both
     orders of every pair are judged.
 
@@ -73,4 +82,4 @@ def p_first_mean(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> float:
         ValueError: invalid ``prefs`` / ``nan_policy``, or NaN with ``nan_policy="raise"``.
         UndefinedMetricError: every judgement is missing.
     """
-    return float(_judged(prefs, nan_policy).mean())
+    return float(_judged(prefs, nan_policy, ties=True).mean())

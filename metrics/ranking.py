@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from ._ties import decided, first_wins
 from ._validation import NanPolicy, UndefinedMetricError, check_int, check_nan_policy, validate_prefs
 
 
@@ -48,7 +49,10 @@ def comparisons_from_prefs(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Every judged ordered pair (i, j), i != j, of a preference matrix as one comparison.
 
-    ``prefs[i, j] >= 0.5`` means i beat j (paper Algorithm 1), else j beat i. Both presentation
+    ``prefs[i, j] > 0.5`` means i beat j, ``< 0.5`` that j beat i; a tie (``== 0.5``) is no
+    comparison, like a missing judgement (the paper's Algorithm 1 writes ">= 1/2", which would
+    score a tie as a win for the first-shown item; see :mod:`~logic_consistency.metrics._ties`).
+    Both presentation
     orders count, so a pair judged in both orders contributes two comparisons (possibly
     contradicting each other, for a judge that is not commutative).
 
@@ -61,8 +65,8 @@ def comparisons_from_prefs(
     """
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
-    rows, cols = np.nonzero(~np.isnan(matrix))  # diagonal is NaN after validation
-    i_wins = matrix[rows, cols] >= 0.5
+    rows, cols = np.nonzero(decided(matrix))  # diagonal is NaN after validation
+    i_wins = first_wins(matrix[rows, cols])
     return np.where(i_wins, rows, cols), np.where(i_wins, cols, rows)
 
 

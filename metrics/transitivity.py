@@ -9,6 +9,7 @@ import numpy.typing as npt
 from numpy.typing import ArrayLike, NDArray
 
 from . import _graph
+from ._ties import decided, first_wins
 from ._validation import (
     NanPolicy,
     check_int,
@@ -28,7 +29,11 @@ def relation_graph(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> NDAr
     """Build the preference relation graph from pairwise judgements (paper Algorithm 1).
 
     For every pair i < j (upper triangle only, as in the paper): edge i -> j if
-    ``prefs[i, j] >= 0.5``, else j -> i. The lower triangle (the swapped presentation order) is
+    ``prefs[i, j] > 0.5``, edge j -> i if ``prefs[i, j] < 0.5``. A tie (``prefs[i, j] == 0.5``)
+    gets no edge, like a missing judgement: the paper's ">= 1/2" would draw i -> j for it, a win for
+    the first-shown item the judge never gave (:mod:`~logic_consistency.metrics._ties`). So a
+    K-subset containing a tied pair is tested as a partial graph: acyclic unless its decided pairs
+    form a cycle. The lower triangle (the swapped presentation order) is
     not read, so the graph of a non-commutative judge depends on the item order; calibrate
     first (see :func:`~logic_consistency.metrics.pairwise_consistency`) to use both orders.
 
@@ -36,7 +41,8 @@ def relation_graph(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> NDAr
         prefs: N x N array, ``prefs[i, j]`` = P(item i beats item j) with i shown as option A.
             Diagonal ignored.
         nan_policy: ``"raise"``: any off-diagonal NaN raises ValueError. ``"omit"``: a pair
-            whose ``prefs[i, j]`` (i < j) is NaN gets no edge, leaving a partial graph.
+            whose ``prefs[i, j]`` (i < j) is NaN gets no edge, leaving a partial graph. A tie
+            gets no edge under either policy.
 
     Returns:
         N x N boolean matrix ``wins`` with ``wins[i, j]`` = i beats j, for :func:`transitivity`.
@@ -46,9 +52,9 @@ def relation_graph(prefs: ArrayLike, *, nan_policy: NanPolicy = "raise") -> NDAr
     """
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
-    upper = np.triu(np.ones(matrix.shape, dtype=bool), k=1) & ~np.isnan(matrix)
-    i_wins = upper & (matrix >= 0.5)
-    j_wins = upper & (matrix < 0.5)
+    upper = np.triu(np.ones(matrix.shape, dtype=bool), k=1) & decided(matrix)
+    i_wins = upper & first_wins(matrix)
+    j_wins = upper & ~first_wins(matrix)
     out: npt.NDArray[np.bool_] = i_wins | j_wins.T
     return out
 

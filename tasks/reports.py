@@ -55,7 +55,8 @@ class MetricDisplay:
         label: Short column label; with ``series``, ``{value}`` stands for the parameter.
         description: One sentence for tooltips.
         range: The values the metric can take (rates ``(0, 1)``, correlations ``(-1, 1)``).
-        higher_is_better: The direction of "better".
+        higher_is_better: The direction of "better"; ``None`` when neither is (a
+            ``balanced_rate`` such as position bias, whose ideal is 0.5).
         radar: Shown on the radar chart (a self-consistency rate).
         order: Column order (smaller first); a series adds ``min(value, 9) / 10``.
         count: A count (summed over instances, no interval) rather than a rate.
@@ -68,7 +69,7 @@ class MetricDisplay:
     label: str
     description: str
     range: tuple[float, float] = (0.0, 1.0)
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True
     radar: bool = False
     order: float = 100.0
     count: bool = False
@@ -104,6 +105,8 @@ KINDS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         "rate": MappingProxyType({}),
         "radar_rate": MappingProxyType({"radar": True}),
         "lower_rate": MappingProxyType({"higher_is_better": False}),
+        # a rate whose ideal is in the middle (position bias: 0.5 unbiased): neither direction is better
+        "balanced_rate": MappingProxyType({"higher_is_better": None}),
         "correlation": MappingProxyType({"range": (-1, 1)}),
         "radar_correlation": MappingProxyType({"range": (-1, 1), "radar": True}),
         "count": MappingProxyType({"higher_is_better": False, "count": True}),

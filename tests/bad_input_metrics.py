@@ -16,6 +16,7 @@ CASES = CaseTable()
 P = np.array([[0.5, 1.0, 1.0], [0.0, 0.5, 1.0], [0.0, 0.0, 0.5]])
 W = np.triu(np.ones((4, 4), dtype=bool), 1)
 PERFECT = [-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]
+TIES = np.full((3, 3), 0.5)
 METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("bootstrap_ci confidence 1.5", lambda: m.bootstrap_ci([1, 2, 3], confidence=1.5), "confidence"),
     ("bootstrap_ci n_resamples 0", lambda: m.bootstrap_ci([1, 2, 3], n_resamples=0), "n_resamples"),
@@ -85,6 +86,13 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("transitivity probabilities", lambda: m.transitivity(np.full((3, 3), 0.7), k=3), "wins"),
     ("transitivity no edges", lambda: m.transitivity(np.zeros((3, 3), dtype=bool), k=3), "wins"),
     ("transitivity_by_cycle_search k 1", lambda: m.transitivity_by_cycle_search(W, k=1), "k"),
+    # every judgement a tie (P(A) = 0.5, e.g. a chat judge read with top_logprobs=1): undefined, not 0 or 1
+    ("commutativity every pair tied", lambda: m.commutativity(TIES), "missing or tied"),
+    ("negation_invariance every pair tied", lambda: m.negation_invariance(TIES, TIES), "missing or tied"),
+    ("human_agreement every judgement tied", lambda: m.human_agreement(TIES, [1, 2, 3]), "missing or tied"),
+    ("position_bias every judgement tied", lambda: m.position_bias(TIES), "missing or a tie"),
+    ("transitivity of an all-ties graph", lambda: m.transitivity(m.relation_graph(TIES), k=3), "wins"),
+    ("count_ties not square", lambda: m.count_ties(np.zeros((2, 3))), "square"),
     (
         "transitivity_by_cycle_search not square",
         lambda: m.transitivity_by_cycle_search(np.zeros((3, 2), dtype=bool)),

@@ -4,10 +4,12 @@ suite's option checks (``options.py``); each message names the task and the opti
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
-from bad_inputs_support import CaseTable
+from bad_inputs_support import CaseTable, task_config
 
 from logic_consistency.harness_ext.base import PromptedTask
+from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.options import check_bool, check_choice, check_int, check_seed, reject_unknown
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
@@ -93,4 +95,27 @@ CASES.add(
     lambda tmp: check_choice("coherance", ["coherence", "fluency"], name="aspect"),
     "aspect",
     "'coherence'",
+)
+
+
+def _self_agreement_with(samples: object) -> Any:
+    config = task_config("logic_consistency_caters_cot_sc")
+    config.pop("tag", None)
+    config["metadata"] = {**(config.get("metadata") or {}), "samples": samples}
+    return config["class"](config=config)
+
+
+for _samples in (1, 0, "10"):  # one sample always agrees with itself: at least 2
+    CASES.add(
+        f"self-agreement metadata.samples {_samples!r}",
+        lambda tmp, samples=_samples: _self_agreement_with(samples),
+        "task 'logic_consistency_caters_cot_sc'",
+        "metadata.samples",
+    )
+# a placeholder (a request answered without a model call) of a request type it cannot answer
+CASES.add(
+    "placeholder request type",
+    lambda tmp: placeholder("multiple_choice", {}, "p", ("t", 0, 1)),
+    "placeholder request_type",
+    "multiple_choice",
 )

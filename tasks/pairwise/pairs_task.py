@@ -17,14 +17,17 @@ prompt is asked at most once.
 The comparison prompt is the pairwise task's ``normal`` template (same YAML keys, option letters
 scored by log-likelihood, P(A) = softmax over the two letters); PairS needs probabilities, so only
 ``output_type: loglikelihood`` is supported. After the rounds, each document carries one short
-placeholder request (lm-eval needs one per document); its answer is ignored.
+placeholder request (lm-eval needs one per document), answered without a model call
+(:mod:`logic_consistency.harness_ext.placeholders`).
 
 Metrics per instance (means over instances): ``pairs_spearman`` and ``pairs_spearman_calibrated``
 (mean Spearman rho over runs against the human scores), ``pairs_comparisons_ratio`` and
 ``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1), counted as the authors'
 ``api_call``: a greedy merge step, or a distinct pair a beam merge asks; a calibrated comparison
 costs two prompts), ``pairs_model_calls_ratio`` (distinct prompts asked for the instance /
-n(n-1)) and ``pairs_rounds`` (batched rounds the instance needed). The sample log's ``pairs``
+n(n-1)), ``pairs_rounds`` (batched rounds the instance needed) and ``n_ties`` (distinct
+comparisons asked whose two letters got equal log-likelihoods; a sort must place every item, so
+the merge keeps the left run's item first on a tie, as the authors' code does). The sample log's ``pairs``
 record holds the counts themselves and the search used.
 """
 
@@ -41,10 +44,11 @@ from lm_eval.api.metrics import mean
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.current_run import call_once, start_build
+from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
 from logic_consistency.tasks.pairwise.cost import pairs_notes
-from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
+from logic_consistency.tasks.pairwise.task import TIES_METRIC, PairwiseConsistencyTask
 
 eval_logger = logging.getLogger(__name__)
 
@@ -71,8 +75,8 @@ class PairsRankingTask(PairwiseConsistencyTask):
             raise ValueError(f"task {task!r}: metadata.pairs_runs must be >= 1 for a PairS task")
         self.declare_metrics(
             {name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
-            | {MISSING_METRIC: (total, False)}
-        )  # on choice-reading backends (lc-chat)
+            | {MISSING_METRIC: (total, False), TIES_METRIC: (total, False)}
+        )  # n_choices_missing on choice-reading backends (lc-chat) only
         self._docs: dict[int, dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:  # noqa: D102
@@ -140,6 +144,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
                 "rounds": state["rounds"],
                 MISSING_METRIC: state["missing"],
                 "model_calls": len(state["memo"]),
+                TIES_METRIC: sum(1 for p in state["memo"].values() if p == 0.5),
                 "comparisons": {name: s.counts for name, s in state["sorters"].items()},
                 "orders": {},
             }
@@ -159,11 +164,9 @@ class PairsRankingTask(PairwiseConsistencyTask):
             yield doc_id, self._docs.get(doc_id, doc)
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """One placeholder request: the comparisons were asked in the merge rounds."""
+        """One placeholder request (never sent to the model): the comparisons were asked in the merge rounds."""
         return [
-            Instance(
-                "loglikelihood", doc, (self.format_prompt(PLACEHOLDER_PROMPT), " ."), 0, self.request_metadata(kwargs)
-            )
+            placeholder("loglikelihood", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
         ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
@@ -181,6 +184,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
         }
         if record.get(MISSING_METRIC) is not None:
             out[MISSING_METRIC] = record[MISSING_METRIC]
+        out[TIES_METRIC] = record.get(TIES_METRIC, 0)
         if "undefined" in record:
             eval_logger.warning(
                 "[%s] PairS Spearman undefined for %s: %s",

@@ -115,20 +115,21 @@ def read_preferences(path: str | Path) -> PreferenceSet:
     return prefs
 
 
-def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple[PreferenceSet, int]:
+def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple[PreferenceSet, int, int]:
     """The model's ``normal`` judgements from a pairwise task's ``--log_samples`` file.
 
     The pairwise task asks every ordered pair (i, j), i != j, in row-major order, first with the
     ``normal`` template; log-likelihood runs log two answers (one per option letter) per
-    judgement. Unparseable generated answers are skipped and counted.
+    judgement. Unparseable generated answers are skipped and counted, and so are ties (equal
+    log-likelihoods of the two letters: neither option won, so there is no winner to record).
 
     Returns:
-        The preference set and the number of unparseable judgements.
+        The preference set, the number of unparseable judgements and the number of ties.
     """
     from logic_consistency.tasks.answers import parse_choice
 
     prefs: PreferenceSet = {}
-    unparseable = 0
+    unparseable = ties = 0
     for number, sample in read_samples(Path(path)):
         where = f"{path} line {number}"
         doc = sample.get("doc")
@@ -151,7 +152,10 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
         for k, (i, j) in enumerate(pairs):
             if loglikelihood:
                 logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
-                a_wins = logprob_a >= logprob_b  # P(A) >= 0.5, the pairwise task's rule
+                if logprob_a == logprob_b:  # P(A) = 0.5: a tie, won by neither (metrics/_ties.py)
+                    ties += 1
+                    continue
+                a_wins = logprob_a > logprob_b
             else:
                 picked = parse_choice(resps[k][0], choices)
                 if picked is None:
@@ -161,7 +165,7 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
             instance.add(Comparison(ids[i], ids[j], ids[i] if a_wins else ids[j]), items[i], items[j], where=where)
     if not prefs:
         raise ValueError(f"{path}: no samples found")
-    return prefs, unparseable
+    return prefs, unparseable, ties
 
 
 def from_loader(rows: Iterable[dict[str, Any]]) -> PreferenceSet:

@@ -272,9 +272,11 @@ def _load(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
     if fmt == "auto":
         fmt = "samples" if path.name.startswith("samples_") else "jsonl"
     if fmt == "samples":
-        prefs, unparseable = from_samples(path)
+        prefs, unparseable, ties = from_samples(path)
         if unparseable:
             print(f"{unparseable} unparseable judgements in {path} were skipped")
+        if ties:
+            print(f"{ties} tied judgements (equal log-likelihoods, no winner) in {path} were skipped")
         return prefs, [path], "item"
     if fmt == "summarize_feedback":
         from logic_consistency.tasks.data.summarize_feedback import load_comparisons

@@ -22,7 +22,8 @@ over instances):
 Sampling: the k samples of a prompt are k separate requests, never deduplicated (lm-eval's own
 ``repeats`` sends the same request k times too). They are sent while lm-eval builds its requests,
 in one batched ``generate_until`` call for the whole run, and each document then carries one
-placeholder request (lm-eval needs one per document; its answer is ignored). With ``--use_cache``,
+placeholder request (lm-eval needs one per document), answered without a model call
+(:mod:`logic_consistency.harness_ext.placeholders`). With ``--use_cache``,
 lm-eval's ``CachingLM`` refuses to reuse sampled generations (it cannot tell sample 3 from
 sample 7), so this task keys each sample by (prompt, generation settings, sample index) in the same
 cache database: an interrupted run resumes, and a completed one is replayed, without re-sampling.
@@ -42,6 +43,7 @@ from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.current_run import start_build
+from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
 from logic_consistency.metrics.self_agreement import (
@@ -146,9 +148,10 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             yield doc_id, self._docs.get(doc_id, doc)
 
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """One placeholder request: the samples were generated while building requests."""
-        arguments = (self.format_prompt(PLACEHOLDER_PROMPT), {"until": ["\n"], "max_gen_toks": 1, "do_sample": False})
-        return [Instance("generate_until", doc, arguments, 0, self.request_metadata(kwargs))]
+        """One placeholder request (never sent to the model): the samples were generated while building requests."""
+        return [
+            placeholder("generate_until", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
+        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Self-agreement and the consistency of the majority judgements of one instance."""

@@ -6,7 +6,8 @@ A task is YAML only: a dataset loader (``custom_dataset: !function``) returning 
 (validated before any data loads). One document is one instance; the class asks one request per
 ordered pair and prompt variant (both presentation orders) and turns the answers back into the
 preference matrices that ``metrics.pairwise_consistency`` scores. With ``loglikelihood``,
-P(A) = softmax of the option letters' log-likelihoods; with ``generate_until`` the answer is parsed,
+P(A) = softmax of the option letters' log-likelihoods (equal ones are a tie: won by neither option,
+left out like a missing judgement, counted in ``n_ties``); with ``generate_until`` the answer is parsed,
 and an unparseable one is counted in ``unparseable``, never guessed. Beyond s_tran/s_comm/s_neg/H,
 every task reports position bias and rank aggregation from the same matrix at no extra call; a
 metric undefined for an instance is left out of its values, never counted as 0 or 1.
@@ -26,7 +27,7 @@ from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.base import PromptedTask, loader_parameter_names, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
-from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
+from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.answers import parse_choice
@@ -40,6 +41,10 @@ eval_logger = logging.getLogger(__name__)
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
 RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
+#: Judgements whose two option letters got equal log-likelihoods, P(A) = 0.5 exactly: a tie, won by
+#: neither option and left out of the metrics like a missing judgement (``metrics/_ties.py``).
+#: Summed over instances; reported by the log-likelihood tasks (a parsed generation cannot tie).
+TIES_METRIC = "n_ties"
 
 
 class PairwiseConsistencyTask(PromptedTask):
@@ -67,7 +72,8 @@ class PairwiseConsistencyTask(PromptedTask):
                 else (mean, None if name in ("position_bias", "p_first_mean") else name != "pairs_comparisons_ratio")
                 for name in self.metric_names()
             }
-            | ({} if self._generate else {MISSING_METRIC: (total, False)})  # choice-reading backends (lc-chat)
+            # n_choices_missing: choice-reading backends (lc-chat) only; n_ties: every log-likelihood backend
+            | ({} if self._generate else {MISSING_METRIC: (total, False), TIES_METRIC: (total, False)})
         )
 
     def validate_options(self, config: dict[str, Any]) -> None:
@@ -279,4 +285,6 @@ class PairwiseConsistencyTask(PromptedTask):
         out["unparseable"] = unparseable
         if (missing := count_missing(results)) is not None:
             out[MISSING_METRIC] = missing
+        if not self._generate:
+            out[TIES_METRIC] = sum(count_ties(m) for m in (prefs, neg_prefs) if m is not None)
         return out

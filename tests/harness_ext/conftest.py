@@ -132,6 +132,7 @@ class CountingProxy(http.server.ThreadingHTTPServer):
     """Forwards every POST to the chat server; counts answered calls; can inject failures.
 
     ``answered`` counts the request bodies the server answered with 200 (a hash per body),
+    ``bodies`` keeps every request body received (to show what never reaches the server),
     ``injected`` the failures sent instead of forwarding. ``fail_next = [(status, n)]`` answers the
     next ``n`` calls with ``status``. ``after_answers = (n, callback)`` runs ``callback`` once after
     the ``n``-th answered call (the tests kill the server there) and sets ``down``: from then on
@@ -145,6 +146,7 @@ class CountingProxy(http.server.ThreadingHTTPServer):
         super().__init__((HOST, 0), _ProxyHandler)
         self.upstream = upstream
         self.answered: Counter[str] = Counter()
+        self.bodies: list[bytes] = []
         self.injected = 0
         self.fail_next: list[tuple[int, int]] = []
         self.after_answers: tuple[int, Callable[[], None]] | None = None
@@ -173,6 +175,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         proxy = self.server
         with proxy.lock:
+            proxy.bodies.append(body)
             if proxy.down:
                 self._reply(502, b'{"error": {"message": "the server was stopped by the test"}}')
                 return

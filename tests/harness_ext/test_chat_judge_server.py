@@ -4,8 +4,9 @@
 ``local-chat-completions`` run the pairwise, PairS, GV and causal-ranking tasks; the
 conditional-probability causal tasks are refused with a clear error; concurrency does not change
 scores; a resumed run repeats no call; 429 / 500 are retried; a dead endpoint is one clear error.
-Small on purpose (one instance, three items): CI runs them (marked ``slow``, like the other
-real-model tests).
+Small on purpose (two or three instances of three items): CI runs them (marked ``slow``, like the
+other real-model tests). More than one instance, because every document's placeholder request
+(PairS's final request, a skipped later stage) is the same prompt: none may reach the server.
 """
 
 from __future__ import annotations
@@ -22,22 +23,37 @@ from typing import Any
 import pytest
 
 from logic_consistency.common import task_of_samples_file
+from logic_consistency.harness_ext import multistage
+from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
 PAIRWISE = "logic_consistency_caters"
 #: The infrastructure tests (concurrency, resume, retries, errors) use the fixtures' toy pairwise task:
-#: the same task class with prompts of a few dozen tokens, 3 items = 12 judgements = 12 calls.
+#: the same task class with prompts of a few dozen tokens, 3 items = 12 judgements = 12 calls per instance.
 TOY = "toy_pairwise"
 TOY_TASKS = ("--include_path", str(ROOT / "tests" / "fixtures" / "tasks"))
 SMALL = {"max_items": 3, "ks": [3], "pairs_runs": 5}
+#: Instances per task: more than one, so that the placeholders of two documents would meet.
+LIMIT = 2
+PLACEHOLDER_PROMPTS = (
+    multistage.PLACEHOLDER_PROMPT,
+    pairs_task.PLACEHOLDER_PROMPT,
+    self_agreement_task.PLACEHOLDER_PROMPT,
+)
 
 pytestmark = pytest.mark.slow
 
 
 def _lm_eval(
-    model: str, model_args: str, tasks: str, out: Path, *extra: str, metadata: dict[str, Any] | None = None
+    model: str,
+    model_args: str,
+    tasks: str,
+    out: Path,
+    *extra: str,
+    metadata: dict[str, Any] | None = None,
+    limit: int = LIMIT,
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -55,7 +71,7 @@ def _lm_eval(
         "--tasks",
         tasks,
         "--limit",
-        "1",
+        str(limit),
         "--apply_chat_template",
         "--metadata",
         json.dumps(metadata or SMALL),
@@ -89,6 +105,13 @@ def _results(out: Path) -> dict[str, Any]:
     return json.loads(files[0].read_text())["results"]
 
 
+def _no_placeholder_reached(proxy: Any) -> None:
+    assert proxy.bodies, "the run asked the server nothing"
+    for body in proxy.bodies:
+        text = body.decode()
+        assert not [prompt for prompt in PLACEHOLDER_PROMPTS if prompt in text], text[:300]
+
+
 def _samples(out: Path, task: str) -> list[dict[str, Any]]:
     # samples_<task>_<timestamp>.jsonl: the task's own file, not that of a task whose name extends it (_pairs)
     (path,) = [found for found in sorted(out.glob(f"*/samples_{task}_*.jsonl")) if task_of_samples_file(found) == task]
@@ -105,14 +128,29 @@ def test_lc_chat_pairwise_and_pairs(counting_proxy: Any, tmp_path: Path) -> None
         assert 0.0 <= pairwise[f"{name},none"] <= 1.0, name
     assert -1.0 <= pairwise["pairs_spearman_calibrated,none"] <= 1.0
     # 3 items: 6 ordered pairs x 2 questions = 12 judgements, 2 letters each, each judgement one call
-    (sample,) = _samples(tmp_path, PAIRWISE)
-    assert len(sample["resps"]) == 24
-    assert 0 <= pairwise["n_choices_missing,none"] <= 24
+    samples = _samples(tmp_path, PAIRWISE)
+    assert len(samples) == LIMIT and all(len(sample["resps"]) == 24 for sample in samples)
+    assert 0 <= pairwise["n_choices_missing,none"] <= 24 * LIMIT
+    assert 0 <= pairwise["n_ties,none"] <= 12 * LIMIT
     assert -1.0 <= results[f"{PAIRWISE}_pairs"]["pairs_spearman_calibrated,none"] <= 1.0
     assert "n_choices_missing,none" in results[f"{PAIRWISE}_pairs"]
     # the PairS rounds ask prompts the pairwise task asks too: each was sent once
     assert set(counting_proxy.answered.values()) == {1}
     assert "lc-chat: read" in run.stderr
+    _no_placeholder_reached(counting_proxy)
+
+
+def test_lc_chat_runs_pairs_and_a_two_stage_task_at_limit_3(counting_proxy: Any, tmp_path: Path) -> None:
+    """Every document's placeholder is the same prompt; sent, lc-chat would refuse the second one."""
+    tasks = [f"{PAIRWISE}_pairs", "logic_consistency_gv_triviaqa_true_false"]
+    run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), ",".join(tasks), tmp_path, limit=3)
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = _results(tmp_path)
+    assert set(tasks) <= set(results)
+    assert len(_samples(tmp_path, f"{PAIRWISE}_pairs")) == 3
+    assert len(_samples(tmp_path, "logic_consistency_gv_triviaqa_true_false")) == 3
+    assert "ChoiceRequestError" not in run.stderr
+    _no_placeholder_reached(counting_proxy)
 
 
 def test_lc_chat_generated_twin_gv_and_causal_ranking(counting_proxy: Any, tmp_path: Path) -> None:
@@ -120,12 +158,13 @@ def test_lc_chat_generated_twin_gv_and_causal_ranking(counting_proxy: Any, tmp_p
     run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), ",".join(tasks), tmp_path)
     assert run.returncode == 0, run.stderr[-4000:]
     results = _results(tmp_path)
-    assert 0 <= results[f"{PAIRWISE}_generate"]["unparseable,none"] <= 12
+    assert 0 <= results[f"{PAIRWISE}_generate"]["unparseable,none"] <= 12 * LIMIT
     assert "n_choices_missing,none" not in results[f"{PAIRWISE}_generate"]
     gv = results["logic_consistency_gv_triviaqa_true_false"]
-    assert gv["unparseable_generator,none"] in (0, 1)
+    assert 0 <= gv["unparseable_generator,none"] <= LIMIT
     assert "unparseable_generation,none" in results["logic_consistency_causal_ranking"]
     assert "AssertionError" not in run.stderr
+    _no_placeholder_reached(counting_proxy)
 
 
 def test_local_chat_completions_runs_the_generated_twins(counting_proxy: Any, tmp_path: Path) -> None:
@@ -140,6 +179,7 @@ def test_local_chat_completions_runs_the_generated_twins(counting_proxy: Any, tm
     results = _results(tmp_path)
     assert set(tasks) <= set(results)
     assert "AssertionError" not in run.stderr
+    _no_placeholder_reached(counting_proxy)
 
 
 def test_whole_sentence_log_likelihoods_are_refused_by_name(counting_proxy: Any, tmp_path: Path) -> None:
@@ -171,7 +211,7 @@ def test_concurrency_does_not_change_scores(counting_proxy: Any, tmp_path: Path)
 
 def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_proxy: Any, tmp_path: Path) -> None:
     cache = str(tmp_path / "cache" / "lm")
-    counting_proxy.after_answers = (5, chat_server.stop)  # the server dies after answering 5 of 12 calls
+    counting_proxy.after_answers = (5, chat_server.stop)  # the server dies after answering 5 of 24 calls
     args = _args(counting_proxy.chat_url, max_retries=1)
     try:
         killed = _lm_eval("lc-chat", args, TOY, tmp_path / "killed", "--use_cache", cache, *TOY_TASKS)
@@ -184,7 +224,7 @@ def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_p
     resumed = _lm_eval("lc-chat", args, TOY, tmp_path / "resumed", "--use_cache", cache, *TOY_TASKS)
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     # every judgement answered exactly once over both runs: the 5 from the cache were not asked again
-    assert len(counting_proxy.answered) == 12
+    assert len(counting_proxy.answered) == 12 * LIMIT
     assert set(counting_proxy.answered.values()) == {1}
 
 
@@ -193,7 +233,7 @@ def test_429_and_500_are_retried(counting_proxy: Any, tmp_path: Path) -> None:
     run = _lm_eval("lc-chat", _args(counting_proxy.chat_url, max_retries=3), TOY, tmp_path, *TOY_TASKS)
     assert run.returncode == 0, run.stderr[-4000:]
     assert counting_proxy.injected == 2
-    assert len(counting_proxy.answered) == 12
+    assert len(counting_proxy.answered) == 12 * LIMIT
     # the model name llama.cpp's replies report (its --model_alias) is recorded, and matches: no warning
     (results,) = tmp_path.glob("*/results_*.json")
     assert json.loads(results.read_text())["config"]["reported_models"] == ["smollm2"]

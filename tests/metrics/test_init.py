@@ -63,6 +63,7 @@ def test_public_api() -> None:
         "PairsSorter",
         "bradley_terry",
         "correlation",
+        "count_ties",
         "elo_ratings",
         "majority_choice",
         "majority_shares",

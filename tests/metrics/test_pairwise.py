@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from logic_consistency.metrics import (
     UndefinedMetricError,
     commutativity,
+    count_ties,
     human_agreement,
     negation_invariance,
     pairwise_consistency,
@@ -32,12 +33,23 @@ def random_prefs(n: int, seed: int) -> np.ndarray:
     [
         ([[NAN, 0.8], [0.3, NAN]], 1.0),  # item 0 wins in both orders
         ([[NAN, 0.8], [0.7, NAN]], 0.0),  # option A always wins: position bias
-        ([[NAN, 0.5], [0.5, NAN]], 0.0),  # ties go to option A in both orders
         ([[NAN, 0.2], [0.9, NAN]], 1.0),  # item 1 wins in both orders
     ],
 )
 def test_commutativity_two_items(prefs: list[list[float]], expected: float) -> None:
     assert commutativity(np.array(prefs)) == expected
+
+
+def test_commutativity_leaves_out_pairs_with_a_tie_in_either_order() -> None:
+    # a tie is won by neither option: never scored as option A's win, nor as agreement
+    with pytest.raises(UndefinedMetricError, match="missing or tied"):
+        commutativity(np.array([[NAN, 0.5], [0.5, NAN]]))
+    with pytest.raises(UndefinedMetricError, match="missing or tied"):
+        commutativity(np.array([[NAN, 0.5], [0.3, NAN]]))  # tie on one side only
+    prefs = np.array([[NAN, 0.9, 0.5], [0.2, NAN, 0.7], [0.5, 0.6, NAN]])
+    # {0,1} agrees, {0,2} tied in both orders (left out), {1,2} A wins both orders
+    assert commutativity(prefs) == pytest.approx(1 / 2)
+    assert count_ties(prefs) == 2
 
 
 def test_commutativity_three_items_and_diagonal_ignored() -> None:
@@ -78,9 +90,13 @@ def test_negation_invariance_hand_cases() -> None:
         negation_invariance(prefs, neg)
 
 
-def test_negation_invariance_tie_at_half_is_not_a_flip() -> None:
+def test_negation_invariance_leaves_out_ties() -> None:
     prefs = np.array([[NAN, 0.5], [0.5, NAN]])
-    assert negation_invariance(prefs, prefs) == 0.0
+    with pytest.raises(UndefinedMetricError, match="missing or tied"):
+        negation_invariance(prefs, prefs)  # neither a flip nor a failure to flip: undefined
+    decided = np.array([[NAN, 0.8], [0.3, NAN]])
+    neg = np.array([[NAN, 0.5], [0.6, NAN]])  # (0,1) tied on the negated question: left out
+    assert negation_invariance(decided, neg) == 1.0
 
 
 def test_negation_invariance_undefined_and_shape_errors() -> None:
@@ -201,24 +217,32 @@ def test_relabelling_invariance(n: int, seed: int, data: st.DataObject) -> None:
 def test_match_literal_paper_formulas(n: int, seed: int) -> None:
     """Vectorised code == eq. 2 and eq. 3 written as plain loops over the paper's sums."""
     rng = np.random.default_rng(seed)
-    # Coarse grid so that exact 0.5 ties (awarded to option A) occur often.
+    # Coarse grid so that exact 0.5 ties (won by neither option) occur often.
     prefs = rng.integers(0, 5, size=(n, n)) / 4
     neg = rng.integers(0, 5, size=(n, n)) / 4
 
-    def winner(i: int, j: int, matrix: np.ndarray) -> int:  # F(x_i, x_j): the chosen item
-        return i if matrix[i, j] >= 0.5 else j
+    def winner(i: int, j: int, matrix: np.ndarray) -> int | None:  # F(x_i, x_j): the chosen item
+        return None if matrix[i, j] == 0.5 else i if matrix[i, j] > 0.5 else j  # a tie chooses none
 
-    s_comm = sum(winner(i, j, prefs) == winner(j, i, prefs) for i in range(n) for j in range(i + 1, n)) * (
-        2 / (n * (n - 1))
-    )
-    s_neg = sum(
+    # the paper's sums over the pairs where F chose an item (a tie leaves its pair out)
+    comm = [
+        winner(i, j, prefs) == winner(j, i, prefs)
+        for i in range(n)
+        for j in range(i + 1, n)
+        if None not in (winner(i, j, prefs), winner(j, i, prefs))
+    ]
+    neg_flips = [
         (winner(i, j, neg) == i) == (winner(i, j, prefs) != i)  # F_neg = not F
         for i in range(n)
         for j in range(n)
-        if i != j
-    ) / (n * (n - 1))
-    assert commutativity(prefs) == pytest.approx(s_comm)
-    assert negation_invariance(prefs, neg) == pytest.approx(s_neg)
+        if i != j and None not in (winner(i, j, prefs), winner(i, j, neg))
+    ]
+    for metric, hits in ((lambda: commutativity(prefs), comm), (lambda: negation_invariance(prefs, neg), neg_flips)):
+        if hits:
+            assert metric() == pytest.approx(sum(hits) / len(hits))
+        else:
+            with pytest.raises(UndefinedMetricError):
+                metric()
 
 
 # --- pairwise_consistency -----------------------------------------------------------------------
@@ -362,12 +386,14 @@ def test_human_agreement_counts_both_presentation_orders() -> None:
     """A judge that always picks option A is right in one order of every pair and wrong in the other."""
     always_a = np.full((4, 4), 0.9)
     assert human_agreement(always_a, [1.0, 2.0, 3.0, 4.0]) == 0.5
-    # the PairS-calibrated matrix judges each pair once from both orders: always-A becomes 0.5,
-    # awarded to option A in both orders, so still one right and one wrong per pair
-    assert (
-        pairwise_consistency(always_a, human_scores=[1.0, 2.0, 3.0, 4.0], ks=(), calibrated=True)["human_agreement"]
-        == 0.5
+    # the PairS-calibrated matrix judges each pair once from both orders: always-A becomes 0.5
+    # everywhere, a tie won by neither item, so H is undefined (not 0.5 from A winning both orders)
+    calibrated = pairwise_consistency(
+        always_a, human_scores=[1.0, 2.0, 3.0, 4.0], ks=(3,), calibrated=True, nan_policy="omit"
     )
+    assert calibrated["human_agreement"] is None
+    assert calibrated["s_comm"] is None
+    assert calibrated["s_tran_3"] is None  # a tie draws no edge: no relation graph at all
 
 
 def test_human_agreement_ties_exclude_or_half() -> None:

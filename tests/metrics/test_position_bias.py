@@ -29,10 +29,17 @@ def test_commutative_judge_is_unbiased():
     assert p_first_mean(soft) == pytest.approx(0.5)
 
 
-def test_counts_ties_as_option_a_like_algorithm_1():
+def test_ties_are_won_by_neither_option():
+    # Algorithm 1's ">= 1/2" would score every tie as option A's win (position bias 1.0)
     prefs = np.full((3, 3), 0.5)
+    with pytest.raises(UndefinedMetricError, match="missing or a tie"):
+        position_bias(prefs)
+    assert p_first_mean(prefs) == 0.5  # a mean of probabilities: a tie enters as 0.5
+    prefs = always_a(3)
+    prefs[0, 1] = prefs[1, 0] = 0.5  # two ties among six judgements: left out, not won by A
     assert position_bias(prefs) == 1.0
-    assert p_first_mean(prefs) == 0.5
+    prefs[2, 0] = 0.0
+    assert position_bias(prefs) == pytest.approx(3 / 4)  # 4 decided judgements, 3 won by A
 
 
 def test_missing_judgements():

@@ -80,3 +80,10 @@ def test_bradley_terry_leaves_balanced_items_tied():
     assert np.ptp(strengths) == 0
     with pytest.raises(UndefinedMetricError):
         ranking_spearman(strengths, np.arange(n, dtype=float))
+
+
+def test_tied_judgements_are_no_comparison():
+    # (0, 1) tied: neither a win for the first-shown item 0 nor for 1
+    prefs = np.array([[np.nan, 0.5, 0.9], [0.2, np.nan, 0.5], [0.1, 0.3, np.nan]])
+    winners, losers = comparisons_from_prefs(prefs)
+    assert list(zip(winners.tolist(), losers.tolist(), strict=True)) == [(0, 2), (0, 1), (0, 2), (1, 2)]

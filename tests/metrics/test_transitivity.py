@@ -182,16 +182,19 @@ def test_exact_handles_larger_tournaments_quickly() -> None:
 # --- relation graph (Algorithm 1) ---------------------------------------------------------------
 
 
-def test_relation_graph_uses_upper_triangle_and_ties_go_to_i() -> None:
+def test_relation_graph_uses_upper_triangle_and_ties_draw_no_edge() -> None:
     prefs = np.array(
         [
-            [np.nan, 0.5, 0.2],  # 0 vs 1: tie -> 0 wins (>= 0.5); 0 vs 2: 2 wins
+            [np.nan, 0.5, 0.2],  # 0 vs 1: tie -> no edge (not "0 wins", Algorithm 1's >= 0.5); 0 vs 2: 2 wins
             [0.9, np.nan, 0.7],  # lower triangle is never read
             [0.0, 0.0, np.nan],
         ]
     )
-    expected = graph(3, [(0, 1), (2, 0), (1, 2)])
+    expected = graph(3, [(2, 0), (1, 2)])
     np.testing.assert_array_equal(relation_graph(prefs), expected)
+    np.testing.assert_array_equal(relation_graph(prefs, nan_policy="omit"), expected)
+    # the tied pair would close the cycle 0 -> 1 -> 2 -> 0 if it were scored as a win for 0
+    assert transitivity(relation_graph(prefs), 3) == 1.0
 
 
 def test_relation_graph_omit_leaves_pair_without_edge() -> None:

@@ -31,9 +31,8 @@ class Judge(LM):
         for request in requests:
             context, continuation = request.args
             match = _OPTIONS.search(context)
-            if match is None:  # the placeholder request
-                out.append((0.0, True))
-                continue
+            if match is None:
+                raise AssertionError(f"not a comparison (a placeholder?): {context!r}")
             self.prompts.append(context)
             a, b = map(int, match.groups())
             p_a = 1 / (1 + math.exp(-((a - b) + self.bias)))
@@ -64,10 +63,10 @@ def test_unbiased_judge_ranks_perfectly_and_asks_each_prompt_once() -> None:
     # distinct prompts over both instances: at most all 20 + 12 ordered pairs
     assert len(set(judge.prompts)) <= 32
     assert metrics["pairs_model_calls_ratio"] <= 1
-    # one batched call per merge round, then lm-eval's own call for the placeholder requests;
-    # the slower instance needs as many rounds as there were calls before the placeholders
-    assert len(judge.batches) >= 2 and judge.batches[-1] == 2
-    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches) - 1
+    # one batched call per merge round; the placeholder requests lm-eval sends afterwards are
+    # answered without the model, so the slower instance needs as many rounds as there were calls
+    assert len(judge.batches) >= 1
+    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches)
 
 
 def test_position_biased_judge_gains_from_calibration() -> None:
@@ -88,7 +87,7 @@ def test_beam_ranks_perfectly_and_asks_each_prompt_once() -> None:
     assert metrics["pairs_spearman"] == pytest.approx(1.0)
     assert metrics["pairs_spearman_calibrated"] == pytest.approx(1.0)
     assert len(judge.prompts) / 2 == len(set(judge.prompts))
-    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches) - 1  # one batched call per round
+    assert 1 <= metrics["pairs_rounds"] <= len(judge.batches)  # one batched call per round (placeholders: none)
 
 
 def test_unpruned_beam_asks_half_the_ordered_pairs_per_run_and_greedy_fewer() -> None:

@@ -141,8 +141,8 @@ def test_reads_pairwise_log_samples(tmp_path):
     }
     path = tmp_path / "samples_logic_consistency_summeval_generate_2026-01-01T00-00-00.000000.jsonl"
     path.write_text(json.dumps(sample) + "\n")
-    prefs, unparseable = from_samples(path)
-    assert unparseable == 1
+    prefs, unparseable, ties = from_samples(path)
+    assert (unparseable, ties) == (1, 0)
     assert len(prefs["i0"].comparisons) == 5
     assert all(c.winner == c.first for c in prefs["i0"].comparisons)
     assert data_statistics(prefs, ks=(3,))["s_comm"] == 0.0
@@ -159,10 +159,21 @@ def test_reads_loglikelihood_log_samples_as_logged_by_lm_eval(tmp_path):
     sample = {"doc": {"instance_id": "i1", "items": ["p", "q"], "item_ids": ["P", "Q"]}, "resps": resps}
     path = tmp_path / "samples_logic_consistency_caters_2026-01-01T00-00-00.000000.jsonl"
     path.write_text(json.dumps(sample) + "\n")
-    prefs, unparseable = from_samples(path)
-    assert unparseable == 0
+    prefs, unparseable, ties = from_samples(path)
+    assert (unparseable, ties) == (0, 0)
     assert [(c.first, c.second, c.winner) for c in prefs["i1"].comparisons] == [("P", "Q", "Q"), ("Q", "P", "Q")]
     assert data_statistics(prefs, ks=(3,))["s_comm"] == 1.0
+
+
+def test_tied_log_likelihoods_are_skipped_and_counted_not_won_by_option_a(tmp_path):
+    # (P, Q) tied (equal log-likelihoods), (Q, P) decided for P: only the decided judgement is kept
+    resps = [[["-0.7", "False"]], [["-0.7", "False"]], [["-2.0", "False"]], [["-0.1", "False"]]]
+    sample = {"doc": {"instance_id": "i2", "items": ["p", "q"], "item_ids": ["P", "Q"]}, "resps": resps}
+    path = tmp_path / "samples_logic_consistency_caters_2026-01-01T00-00-00.000000.jsonl"
+    path.write_text(json.dumps(sample) + "\n")
+    prefs, unparseable, ties = from_samples(path)
+    assert (unparseable, ties) == (0, 1)
+    assert [(c.first, c.second, c.winner) for c in prefs["i2"].comparisons] == [("Q", "P", "P")]
 
 
 def test_cli_warns_when_everything_is_tied(tmp_path, capsys):

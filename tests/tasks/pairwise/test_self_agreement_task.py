@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -174,3 +179,24 @@ def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> No
     for dataset in ("summeval", "noveleval", "caters"):
         # the dummy model answers "lol": 12 ordered pairs x 2 variants x 2 samples, all unparseable
         assert results[f"logic_consistency_{dataset}_cot_sc"]["unparseable,none"] == 48
+
+
+def test_one_sample_is_one_line_at_the_lm_eval_command(tmp_path: Path) -> None:
+    """A refused option ends ``lm_eval`` with one line naming task, key and bound (no traceback)."""
+    lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(fixtures / "data"), "HF_HUB_OFFLINE": "1"}
+    command = [lm_eval, "--model", "dummy", "--tasks", "logic_consistency_caters_cot_sc", "--limit", "1"]
+    run = subprocess.run(
+        [*command, "--metadata", json.dumps({"samples": 1})],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1] == (
+        "lm_eval: error: task 'logic_consistency_caters_cot_sc': metadata.samples must be at least 2, got 1"
+    )

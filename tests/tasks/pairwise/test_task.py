@@ -179,3 +179,39 @@ def test_pairs_replay_runs_the_beam_when_asked() -> None:
         1.0
     )
     assert len(judge.calls) == 2 * 2 * (20 + 12)  # the replay asks the model nothing more
+
+
+class TyingJudge(ScriptedJudge):
+    """Both letters equally likely (P(A) = 0.5 exactly) where ``rule`` answers "tie", else as ScriptedJudge."""
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        out = []
+        for request in requests:
+            context, continuation = request.args
+            preferred = self._answer(context)
+            if preferred == "tie":
+                out.append((math.log(0.5), False))
+            else:
+                out.append((math.log(0.9 if continuation.strip() == preferred else 0.1), False))
+        return out
+
+
+def test_a_judge_that_always_ties_wins_nothing_for_option_a() -> None:
+    """Every P(A) = 0.5: counted as ties; no metric that needs a winner is reported (never 0 or 1)."""
+    metrics = _metrics(_run(TyingJudge(lambda a, b, negated: "tie"), "toy_pairwise"), "toy_pairwise")
+    # toy instances: 5 and 4 items, normal + negated: 2 * (20 + 12) judgements, all ties
+    assert metrics["n_ties"] == 64
+    for name in ("position_bias", "s_comm", "s_neg", "human_agreement", "s_tran_3"):
+        assert name not in metrics, name  # undefined for every instance: left out, not 0 or 1
+    assert metrics["p_first_mean"] == 0.5
+
+
+def test_ties_are_left_out_of_position_bias_and_counted() -> None:
+    # always A, except that the negated question and the pairs (a, b) with a > b are ties
+    def rule(a: int, b: int, negated: bool) -> str:
+        return "tie" if negated or a > b else "A"
+
+    metrics = _metrics(_run(TyingJudge(rule), "toy_pairwise"), "toy_pairwise")
+    assert metrics["position_bias"] == 1.0  # every decided judgement is A; ties are no win for A
+    assert metrics["n_ties"] == (20 + 10) + (12 + 6)  # negated all tied, normal half tied
+    assert "s_neg" not in metrics and "s_comm" not in metrics  # each pair is tied in one order
