@@ -75,7 +75,7 @@ CASES.add(
 )
 
 
-def _simple_evaluate(**_: Any) -> None:
+def _simple_evaluate(model: Any = None, model_args: Any = None, **_: Any) -> None:
     raise AssertionError("the model was built although a credential was refused")
 
 

@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "logic_consistency"
 LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard")
 
+#: The neutral helpers every layer but ``metrics`` may import.
+NEUTRAL = ("common", "credentials", "outputs", "options", "subcommands")
 #: layer -> the suite modules (prefixes) it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
@@ -47,31 +49,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "options": (),
     "subcommands": (),
     "metrics": (),
-    "harness_ext": ("common", "credentials", "outputs", "options", "subcommands", "metrics", "root"),
-    "tasks": ("common", "credentials", "outputs", "options", "subcommands", "metrics", "harness_ext", "root"),
-    "leaderboard": (
-        "common",
-        "credentials",
-        "outputs",
-        "options",
-        "subcommands",
-        "metrics",
-        "harness_ext",
-        "tasks.reports",
-        "root",
-    ),
-    "cli": (
-        "common",
-        "credentials",
-        "outputs",
-        "options",
-        "subcommands",
-        "metrics",
-        "harness_ext",
-        "tasks",
-        "leaderboard",
-        "root",
-    ),
+    "harness_ext": (*NEUTRAL, "metrics", "root"),
+    "tasks": (*NEUTRAL, "metrics", "harness_ext", "root"),
+    "leaderboard": (*NEUTRAL, "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": (*NEUTRAL, "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,8 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURE_DATA, LM_EVAL, LOGIC_CONSISTENCY, ROOT, lm_eval_env
 
+from logic_consistency.leaderboard.ingest import without_credentials
+from logic_consistency.leaderboard.results import read_run
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = str(Path(sys.executable).parent)
+LM_EVAL = shutil.which("lm_eval", path=BIN) or "lm_eval"
+LOGIC_CONSISTENCY = shutil.which("logic-consistency", path=BIN) or "logic-consistency"
 #: A distinctive prefix: every secret of a test starts with it, so one search finds them all.
 PREFIX = f"SECRET-7f3c-{uuid.uuid4().hex[:12]}"
 #: The accepted ways: the key environment variables of the build (and a model list entry's ``env``).
@@ -61,8 +68,15 @@ sys.exit(status)
 """
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return lm_eval_env(**KEY_VARIABLES, **extra)
+def _env() -> dict[str, str]:
+    """The environment of an offline run on the fixture data, with every key variable set."""
+    return {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(ROOT / "tests" / "fixtures" / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        **KEY_VARIABLES,
+    }
 
 
 def _run(*argv: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
@@ -91,10 +105,12 @@ def _with_credentials(source: Path, target: Path, secret: str) -> Path:
 def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A build (a real dummy run that leaks, a crash that leaks), two ingests (a key, then a rotated key), a render."""
     root = tmp_path_factory.mktemp("secrets")
-    fake = root / "lm_eval_leaky"
+    inputs = root / "inputs"  # the user's files: they hold the secrets, and are not written by the suite
+    inputs.mkdir()
+    fake = inputs / "lm_eval_leaky"
     fake.write_text(LEAKY_LM_EVAL.format(python=sys.executable, prefix=PREFIX, lm_eval=LM_EVAL), encoding="utf-8")
     fake.chmod(0o755)
-    models = root / "models.yaml"
+    models = inputs / "models.yaml"
     models.write_text(
         textwrap.dedent(
             f"""
@@ -112,7 +128,6 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "--night", "2026-05-01", "--lm-eval", str(fake), "--html", str(page), *SMALL, *BOOT,
     )  # fmt: skip
     (results,) = (out / "runs" / "2026-05-01").rglob("results_*.json")
-    inputs = root / "inputs"  # the user's files: they hold the secret, and are not written by the suite
     ingests = [
         _run(LOGIC_CONSISTENCY, "leaderboard", "ingest", str(_with_credentials(results, inputs / name, key)),
              "--out", str(out), "--night", "2026-05-02", *BOOT)  # fmt: skip
@@ -142,10 +157,21 @@ def test_a_build_an_ingest_and_a_render_write_no_secret(written: dict[str, Any])
     assert leaky["provenance"]["git_hash"] == "[redacted ANTHROPIC_API_KEY]"  # the first secret, sorted
 
 
+def test_a_real_results_file_without_credentials_is_left_as_it_is(written: dict[str, Any]) -> None:
+    """No false finding in lm-eval's own fields (task configs, prompts, versions) of a real run."""
+    (results,) = (written["out"] / "runs" / "2026-05-01").rglob("results_*.json")
+    run = read_run(results)
+    assert without_credentials(run, warn=pytest.fail) is run
+
+
 def test_ingest_warns_once_naming_the_fields_and_a_rotated_key_keeps_the_row(written: dict[str, Any]) -> None:
     for run in written["ingests"]:
         (warning,) = [line for line in run.stderr.splitlines() if "warning" in line]
-        assert "credentials redacted in config.model_args" in warning and "OPENAI_API_KEY" in warning
+        assert warning.endswith(
+            "credentials redacted in config.model_args, configs.<task>.metadata.api_key, "
+            "configs.<task>.metadata.base_url (never written to the board, history or page); "
+            "give keys in environment variables such as OPENAI_API_KEY"
+        )
     board = json.loads((written["out"] / "leaderboard.json").read_text(encoding="utf-8"))
     judges = [row for row in board["rows"] if row["model"]["name"] == "judge-model"]
     assert len(judges) == 1  # the rotated key gave the same row id: one row, measured again
@@ -244,7 +270,7 @@ def test_plain_lm_eval_refuses_a_credential_before_any_call(
         [LM_EVAL, "--model", backend, "--model_args", f"model=judge,base_url={url},tokenizer_backend=none",
          "--tasks", "logic_consistency_summeval", "--limit", "1", "--apply_chat_template",
          "--output_path", str(tmp_path / "out"), "--log_samples"],
-        capture_output=True, text=True, env=_env(LOGIC_CONSISTENCY_DATA=str(FIXTURE_DATA)), timeout=300, cwd=ROOT,
+        capture_output=True, text=True, env=_env(), timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert run.returncode != 0
     last = run.stderr.strip().splitlines()[-1]
