@@ -84,8 +84,11 @@ KEY_NAMES = frozenset(
 #: Not a bare ``_token``: ``add_bos_token`` is a model argument, not a credential.
 KEY_SUFFIXES = ("_key", "_apikey", "_secret", "_password", "_passwd", "_access_token", "_api_token", "_auth_token")
 #: Environment variable names whose values are secrets (case-insensitive).
-SECRET_VARIABLE = re.compile(r"^(?:OPENAI_API_KEY|ANTHROPIC_API_KEY|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|"
-                             r"(?:\w*_)?(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD))$", re.IGNORECASE)
+SECRET_VARIABLE = re.compile(
+    r"^(?:OPENAI_API_KEY|ANTHROPIC_API_KEY|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|"
+    r"(?:\w*_)?(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD))$",
+    re.IGNORECASE,
+)
 
 #: Where each backend reads its key (lm-eval's API models and the suite's ``lc-chat``).
 KEY_VARIABLES = {
@@ -151,7 +154,10 @@ def _in_url(name: str, value: str) -> list[str]:
 
 def _pairs(model_args: str | Mapping[str, Any]) -> list[tuple[str, str]]:
     if isinstance(model_args, Mapping):
-        return [(str(key), value if isinstance(value, str) else json.dumps(value, default=str)) for key, value in model_args.items()]
+        return [
+            (str(key), value if isinstance(value, str) else json.dumps(value, default=str))
+            for key, value in model_args.items()
+        ]
     pairs = []
     for part in str(model_args).split(","):
         name, sep, value = part.partition("=")
@@ -253,7 +259,7 @@ class Redactor:
             if not is_key_name(match["name"]) or match["value"] in ("", REDACTED):
                 return match.group(0)
             self._note(repr(match["name"]), where)
-            tail = match.group(0)[match.end("value") - match.start(0):]
+            tail = match.group(0)[match.end("value") - match.start(0) :]
             return f"{match['head']}{REDACTED}{tail}"
 
         def bearer(match: re.Match[str]) -> str:
@@ -273,7 +279,13 @@ class Redactor:
             out = {}
             for key, item in value.items():
                 path = f"{where}.{key}" if where else str(key)
-                if self.patterns and isinstance(key, str) and is_key_name(key) and isinstance(item, str) and item not in ("", REDACTED):
+                if (
+                    self.patterns
+                    and isinstance(key, str)
+                    and is_key_name(key)
+                    and isinstance(item, str)
+                    and item not in ("", REDACTED)
+                ):
                     self._note("value", path)
                     out[key] = REDACTED
                 else:

@@ -340,7 +340,9 @@ def without_credentials(run: RunOutput, warn: Callable[[str], None] | None = Non
         return run
     # field paths only (``config.model_args``), each task's copy named once (``configs.<task>.metadata.api_key``)
     fields = sorted({re.sub(r"^configs\.[^.]+\.", "configs.<task>.", found.split(": ")[0]) for found in redactor.found})
-    shown = ", ".join(fields[:WARN_FIELDS]) + (f" and {len(fields) - WARN_FIELDS} more" if len(fields) > WARN_FIELDS else "")
+    shown = ", ".join(fields[:WARN_FIELDS]) + (
+        f" and {len(fields) - WARN_FIELDS} more" if len(fields) > WARN_FIELDS else ""
+    )
     (warn or _stderr)(
         f"logic-consistency: warning: {run.results_path}: credentials redacted in {shown} (never written to "
         f"the board, history or page); give keys in environment variables such as OPENAI_API_KEY"

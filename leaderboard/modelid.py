@@ -82,7 +82,7 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, st
             continue
         key, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(redact(f"model_args: {part!r} is not key=value (in {model_args!r})"))
+            raise ValueError(f"model_args: {redact(repr(part))} is not key=value (in {redact(repr(model_args))})")
         out[key.strip()] = value.strip()
     return out
 

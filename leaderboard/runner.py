@@ -167,7 +167,9 @@ def run_logged(
 
         def pump(stream: IO[bytes], keep: bool) -> None:
             for raw in stream:
-                data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
+                data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode(
+                    "utf-8", errors="surrogateescape"
+                )
                 with lock:
                     log.write(data)
                 text = data.decode("utf-8", errors="replace").rstrip("\n")

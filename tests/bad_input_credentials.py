@@ -54,7 +54,11 @@ for _name, _entry, _expect in [
         ("query parameter 'API-Key'", "OPENAI_API_KEY"),
     ),
     ("password in metadata", "model: dummy, metadata: {{password: {s}}}", ("metadata", "'password'")),
-    ("api_key in extra_args", "model: hf, extra_args: ['--wandb_args', 'api_key={s}']", ("extra_args", "WANDB_API_KEY")),
+    (
+        "api_key in extra_args",
+        "model: hf, extra_args: ['--wandb_args', 'api_key={s}']",
+        ("extra_args", "WANDB_API_KEY"),
+    ),
 ]:
     CASES.add(
         f"model list with a credential ({_name})",

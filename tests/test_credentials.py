@@ -36,7 +36,10 @@ SECRET = "SECRET-7f3c-9a1b2c3d4e5f"
         (f"base_url=https://{SECRET}@h/v1", ["user info in the URL of 'base_url'"]),
         (f"base_url=http://h/v1/chat/completions?api-key={SECRET}", ["query parameter 'api-key' in 'base_url'"]),
         (f"base_url=http://h/v1?x=1&Access_Token={SECRET}", ["query parameter 'Access_Token' in 'base_url'"]),
-        (f"base_url=http://h/v1?sig={SECRET}&password=p", ["query parameter 'sig' in 'base_url'", "query parameter 'password' in 'base_url'"]),
+        (
+            f"base_url=http://h/v1?sig={SECRET}&password=p",
+            ["query parameter 'sig' in 'base_url'", "query parameter 'password' in 'base_url'"],
+        ),
         ({"base_url": "http://h/v1", "header": {"Authorization": f"Bearer {SECRET}"}}, ["argument 'header'"]),
         (f"http://u:{SECRET}@h/v1", ["user info in the URL of 'text'"]),
     ],
@@ -136,8 +139,12 @@ def test_the_suite_writer_never_writes_a_key_variable(tmp_path: Path, monkeypatc
 
 def test_row_identity_and_cache_key_ignore_credentials() -> None:
     """Rotating a key keeps the row's model fields and the request cache (defence: the build refuses them)."""
-    first = identify("local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1?api-key={SECRET},api_key=A1")
-    second = identify("local-chat-completions", "model=judge,base_url=http://u:rotated-key@h/v1?api-key=rotated,api_key=B2")
+    first = identify(
+        "local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1?api-key={SECRET},api_key=A1"
+    )
+    second = identify(
+        "local-chat-completions", "model=judge,base_url=http://u:rotated-key@h/v1?api-key=rotated,api_key=B2"
+    )
     assert SECRET not in json.dumps(first.as_json())
     assert first == second and cache_key(first) == cache_key(second)
     assert first.model_args == "model=judge,base_url=http://REDACTED@h/v1?api-key=REDACTED,api_key=REDACTED"

@@ -129,8 +129,17 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )  # fmt: skip
     (results,) = (out / "runs" / "2026-05-01").rglob("results_*.json")
     ingests = [
-        _run(LOGIC_CONSISTENCY, "leaderboard", "ingest", str(_with_credentials(results, inputs / name, key)),
-             "--out", str(out), "--night", "2026-05-02", *BOOT)  # fmt: skip
+        _run(
+            LOGIC_CONSISTENCY,
+            "leaderboard",
+            "ingest",
+            str(_with_credentials(results, inputs / name, key)),
+            "--out",
+            str(out),
+            "--night",
+            "2026-05-02",
+            *BOOT,
+        )  # fmt: skip
         for name, key in (("first", f"{PREFIX}-key"), ("rotated", f"{PREFIX}-rotated-key"))
     ]
     render = _run(LOGIC_CONSISTENCY, "leaderboard", "render", str(out), "--out", str(root / "render" / "index.html"))
@@ -176,8 +185,7 @@ def test_ingest_warns_once_naming_the_fields_and_a_rotated_key_keeps_the_row(wri
     judges = [row for row in board["rows"] if row["model"]["name"] == "judge-model"]
     assert len(judges) == 1  # the rotated key gave the same row id: one row, measured again
     assert judges[0]["model"]["model_args"] == (
-        "model=judge-model,base_url=http://REDACTED@127.0.0.1:9/v1/chat/completions?api-key=REDACTED,"
-        "api_key=REDACTED"
+        "model=judge-model,base_url=http://REDACTED@127.0.0.1:9/v1/chat/completions?api-key=REDACTED,api_key=REDACTED"
     )
     history = json.loads((written["out"] / "history" / "2026-05-02.json").read_text(encoding="utf-8"))
     assert [row["row_id"] for row in history["rows"]] == [judges[0]["row_id"]]
@@ -200,7 +208,12 @@ REFUSED = {
         "query parameter 'api-key'",
         "OPENAI_API_KEY",
     ),
-    "metadata": ("dummy", "metadata: {{password: {s}}}", "metadata: refusing a credential (argument 'password')", "variable"),
+    "metadata": (
+        "dummy",
+        "metadata: {{password: {s}}}",
+        "metadata: refusing a credential (argument 'password')",
+        "variable",
+    ),
     "extra_args": ("hf", "extra_args: ['--wandb_args', 'project=p,api_key={s}']", "extra_args", "WANDB_API_KEY"),
 }
 
