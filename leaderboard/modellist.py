@@ -196,8 +196,8 @@ def _entry(
     extra = raw.get("extra_args", [])
     if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
         raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
-    for arg in extra:
-        refuse_credentials(arg, None, where=f"{where}: extra_args")  # lm_eval's --wandb_args, --hf_hub_log_args, ...
+    # lm_eval's --wandb_args, --hf_hub_log_args, ... are k=v,k=v text too
+    refuse_credentials(",".join(extra), None, where=f"{where}: extra_args")
     taken = sorted({arg.split("=", 1)[0] for arg in extra} & BUILD_OPTIONS)
     if taken:
         raise ValueError(f"{where}: 'extra_args' may not set {taken}: the build sets them (use the entry's keys)")
@@ -205,7 +205,7 @@ def _entry(
     if not isinstance(env, Mapping) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
     ):
-        shown = sorted(env) if isinstance(env, Mapping) else type(env).__name__  # names only: values may be keys
+        shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
     return ModelSpec(
         name=raw["name"].strip(),
