@@ -8,8 +8,9 @@ a command checks its outputs (:func:`check_outputs`, :func:`check_writable`): ne
 inputs, never a file of another kind, and writable at all. A write the file system refuses
 (read-only, permissions, immutable, disk full) is an :class:`OutputError` naming the path.
 
-A neutral module like :mod:`logic_consistency.common`: it imports nothing of the suite (see the
-layering rule in the README's layout section), and no lm-eval.
+A neutral module like :mod:`logic_consistency.common`: it imports nothing of the suite but the
+neutral :mod:`logic_consistency.credentials` (see the layering rule in the README's layout section),
+and no lm-eval.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonlines
+
+from logic_consistency.credentials import Redactor
 
 __all__ = [
     "FILE_KINDS",
@@ -48,12 +51,17 @@ def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
     """Serialise ``document`` as UTF-8 JSON in chunks (no full in-memory copy of the text).
 
     NaN and infinities are refused (``allow_nan=False``): they are not JSON, and an undefined
-    score is written as ``null`` by whoever computes it.
+    score is written as ``null`` by whoever computes it. The value of a key environment variable
+    (``OPENAI_API_KEY``, ``HF_TOKEN``, ...: :func:`~logic_consistency.credentials.secret_environment`)
+    is never written: the encoder yields each string whole, so each piece is redacted on its own.
     """
     encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False, sort_keys=False)
+    secrets = Redactor.from_environment(patterns=False)
     buffer: list[str] = []
     size = 0
-    for piece in encoder.iterencode(document):
+    for piece in encoder.iterencode(document):  # pure-Python iterencode: one piece per string
+        if secrets.secrets:
+            piece = secrets.text(piece)
         buffer.append(piece)
         size += len(piece)
         if size >= 1 << 16:
@@ -64,12 +72,14 @@ def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
 
 
 def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
-    """``records`` as UTF-8 JSONL, one chunk per record (``jsonlines``; non-ASCII kept as is)."""
+    """``records`` as UTF-8 JSONL, one chunk per record (``jsonlines``; non-ASCII kept as is; key
+    environment variables' values redacted as in :func:`json_chunks`)."""
     buffer = io.StringIO()
     writer = jsonlines.Writer(buffer, dumps=json.JSONEncoder(ensure_ascii=False).encode)
+    secrets = Redactor.from_environment(patterns=False)
     for record in records:
         writer.write(record)
-        yield buffer.getvalue().encode("utf-8")
+        yield secrets.text(buffer.getvalue()).encode("utf-8")
         buffer.seek(0)
         buffer.truncate()
 

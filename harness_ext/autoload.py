@@ -17,7 +17,10 @@ When, and only when, a program imports lm-eval, the hook
   named in one line with the fix (``request_cache.py``), and
 * ends the ``lm_eval`` command with one line, ``lm_eval: error: <message>`` (exit status 2), instead
   of a traceback, when a task refuses a bad option (the suite's ``OptionError``, whose message names
-  the task, the key and the bound or the closest valid name).
+  the task, the key and the bound or the closest valid name), and
+* wraps ``lm_eval.evaluator.simple_evaluate`` so that a credential in ``--model_args`` or
+  ``--metadata`` (which lm-eval writes into every results file) is refused before any model is built
+  (:func:`refuse_credentials_first`, ``credentials.py``).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -233,9 +236,38 @@ def _patch_evaluator(module: ModuleType) -> None:
     from logic_consistency.harness_ext.current_run import publish_lm
 
     original = getattr(module, "evaluate", None)
-    if original is None or getattr(original, "_logic_consistency", False):
-        return
-    module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
+    if original is not None and not getattr(original, "_logic_consistency", False):
+        module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
+    simple = getattr(module, "simple_evaluate", None)
+    if simple is not None and not getattr(simple, "_logic_consistency", False):
+        module.simple_evaluate = refuse_credentials_first(simple)  # type: ignore[attr-defined]
+
+
+def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``lm_eval.evaluator.simple_evaluate``: a credential in ``model_args`` or ``metadata`` is refused first.
+
+    lm-eval writes both into every results file (``config.model_args``, each task's ``metadata``);
+    the one-line error (:func:`logic_consistency.credentials.refuse_credentials`) comes before the
+    model is built, so before any call and any file, and says where the key belongs.
+    """
+    import functools
+    import inspect
+
+    from logic_consistency.credentials import refuse_credentials
+
+    signature = inspect.signature(simple_evaluate)
+
+    @functools.wraps(simple_evaluate)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = signature.bind_partial(*args, **kwargs).arguments
+        model = given.get("model")
+        backend = model if isinstance(model, str) else None
+        refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
+        refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        return simple_evaluate(*args, **kwargs)
+
+    wrapper._logic_consistency = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _guard_request_cache(module: ModuleType) -> None:

@@ -18,9 +18,12 @@ the file and the field.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-from collections.abc import Mapping
+import re
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -28,6 +31,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from logic_consistency import __version__ as SUITE_VERSION
+from logic_consistency.credentials import Redactor
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
 from .identity import row_id, settings_id, short_id
@@ -63,6 +67,7 @@ __all__ = [
     "leaf_tasks",
     "prompt_hash",
     "task_config",
+    "without_credentials",
 ]
 
 #: Name prefixes of count metrics (lm-eval aggregation: the sum over documents) that no family
@@ -316,6 +321,39 @@ def identity_from_results(run: RunOutput, **overrides: Any) -> ModelIdentity:
         raise ValueError(f"{run.results_path}: field 'config.model_args': {error}") from None
 
 
+#: How many redacted fields the warning of :func:`without_credentials` names.
+WARN_FIELDS = 6
+
+
+def without_credentials(run: RunOutput, warn: Callable[[str], None] | None = None) -> RunOutput:
+    """``run`` with every credential in its results redacted (:mod:`logic_consistency.credentials`).
+
+    A results file written by ``lm_eval`` with a key in ``--model_args`` (``api_key=...``, user info or
+    ``?api-key=`` in ``base_url``) carries it in ``config.model_args`` and in every task's
+    ``metadata``. It is redacted before the row is built, so no output holds it and neither the row's
+    identity nor its board depends on it (a rotated key gives the same row). One warning (default:
+    standard error) names the fields, never the values.
+    """
+    redactor = Redactor.from_environment()
+    results = redactor.json(run.results)
+    if not redactor.found:
+        return run
+    # field paths only (``config.model_args``), each task's copy named once (``configs.<task>.metadata.api_key``)
+    fields = sorted({re.sub(r"^configs\.[^.]+\.", "configs.<task>.", found.split(": ")[0]) for found in redactor.found})
+    shown = ", ".join(fields[:WARN_FIELDS]) + (
+        f" and {len(fields) - WARN_FIELDS} more" if len(fields) > WARN_FIELDS else ""
+    )
+    (warn or _stderr)(
+        f"logic-consistency: warning: {run.results_path}: credentials redacted in {shown} (never written to "
+        f"the board, history or page); give keys in environment variables such as OPENAI_API_KEY"
+    )
+    return dataclasses.replace(run, results=results)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def ingest_results(
     results_path: str | os.PathLike[str],
     *,
@@ -341,7 +379,7 @@ def ingest_results(
         FileNotFoundError: The results file does not exist.
         ValueError: Unreadable or mismatched files (file and field named).
     """
-    run = read_run(Path(results_path))
+    run = without_credentials(read_run(Path(results_path)))
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
     return build_row(run, identity, **options)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.credentials import Redactor, redact
+
 __all__ = [
     "EMBEDDED_BACKEND",
     "ModelIdentity",
@@ -43,7 +45,7 @@ class ModelIdentity:
     Attributes:
         name: Display name (model list ``name``; else derived from the model arguments).
         backend: lm-eval ``--model``.
-        model_args: lm-eval ``--model_args`` string.
+        model_args: lm-eval ``--model_args`` string, credentials redacted (:mod:`logic_consistency.credentials`).
         revision: Checksum / revision of the weights (``"unpinned"`` when unknown).
         revision_source: Where ``revision`` came from (see the module docstring).
         precision: dtype or quantisation label.
@@ -80,7 +82,7 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, st
             continue
         key, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"model_args: {part!r} is not key=value (in {model_args!r})")
+            raise ValueError(f"model_args: {redact(repr(part))} is not key=value (in {redact(repr(model_args))})")
         out[key.strip()] = value.strip()
     return out
 
@@ -149,10 +151,11 @@ def identify(
         ModuleNotFoundError: An embedded model's package is not installed.
     """
     args = parse_model_args(model_args)
-    args_text = format_model_args(model_args)
+    clean = Redactor.from_environment()  # credentials never enter a row, its identity or a cache name
+    args_text = clean.text(format_model_args(model_args))
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
     if name is None:
-        name = embedded_name or args.get("pretrained") or args.get("model") or backend
+        name = clean.text(embedded_name or args.get("pretrained") or args.get("model") or backend)
     if revision:
         found, source = revision, "model_list"
     elif embedded_name is not None:

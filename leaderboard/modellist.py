@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from logic_consistency.common import load_yaml, read_text
+from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .modelid import format_model_args
@@ -138,6 +139,7 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
             raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
         # the suite's one rule (options.reject_near_misses), checked before any model runs
         reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
+        refuse_credentials(value, None, where=f"{where}: metadata")  # lm-eval writes it into every task config
         return dict(value)
     if key == "batch_size":
         if value is None:
@@ -190,9 +192,12 @@ def _entry(
     model_args = raw.get("model_args")
     if model_args is not None and not isinstance(model_args, (str, Mapping)):
         raise ValueError(f"{where}: 'model_args' must be a string 'k=v,...' or a mapping, got {model_args!r}")
+    refuse_credentials(model_args, raw["model"].strip(), where=f"{where}: model_args")
     extra = raw.get("extra_args", [])
     if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
         raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
+    # lm_eval's --wandb_args, --hf_hub_log_args, ... are k=v,k=v text too
+    refuse_credentials(",".join(extra), None, where=f"{where}: extra_args")
     taken = sorted({arg.split("=", 1)[0] for arg in extra} & BUILD_OPTIONS)
     if taken:
         raise ValueError(f"{where}: 'extra_args' may not set {taken}: the build sets them (use the entry's keys)")
@@ -200,7 +205,8 @@ def _entry(
     if not isinstance(env, Mapping) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
     ):
-        raise ValueError(f"{where}: 'env' must be a mapping of variable names to values, got {env!r}")
+        shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
+        raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
     return ModelSpec(
         name=raw["name"].strip(),
         backend=raw["model"].strip(),

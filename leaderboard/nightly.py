@@ -41,6 +41,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from logic_consistency.common import RESULTS_PATTERN, files_or_folders
+from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_outputs, check_writable
 
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
@@ -142,10 +143,13 @@ def commit(
     failures: Iterable[Mapping[str, Any]],
     *,
     bootstrap: BootstrapSettings,
+    redactor: Redactor | None = None,
 ) -> dict[str, Any]:
     """Write tonight's history file and merge it into ``leaderboard.json`` (both atomically).
 
-    Call under :func:`~.atomic.build_lock`.
+    Call under :func:`~.atomic.build_lock`. Both documents are written through ``redactor``
+    (default: the key environment variables of this process, URL user info, key-like arguments):
+    no credential reaches the board or the history, even from an older board.
 
     Returns:
         The new leaderboard document.
@@ -165,6 +169,8 @@ def commit(
     incoming = copy.deepcopy(tonight)
     incoming["nights"][0]["history_file"] = f"{HISTORY_DIR}/{night}.json"
     merged = merge_documents(current, incoming, kind="leaderboard")
+    clean = redactor or Redactor.from_environment()
+    tonight, merged = clean.json(tonight), clean.json(merged)
     validate(tonight, history_path)
     validate(merged, board_path)
     atomic_write_json(history_path, tonight)
@@ -243,6 +249,8 @@ def build(
     )
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
+    # the key environment variables of the build and of every model's ``env`` (model list)
+    redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()
     settings = RunSettings(
         night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
@@ -271,7 +279,7 @@ def build(
         rows = [outcome.row for outcome in outcomes if outcome.row is not None]
         failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
         try:
-            document = commit(root, night, rows, failures, bootstrap=bootstrap)
+            document = commit(root, night, rows, failures, bootstrap=bootstrap, redactor=redactor)
         except OutputError as error:
             raise OutputError(
                 f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "

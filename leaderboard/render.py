@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import atomic_write
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
@@ -119,6 +120,7 @@ def render_html(document: dict[str, Any], *, title: str = "logic-consistency lea
         ValueError: ``document`` is not a valid leaderboard.
     """
     validate(document, "<leaderboard>")
+    document = Redactor.from_environment().json(document)  # as the board's writer does (nightly.commit)
     payload = {
         "doc": document,
         "metricInfo": {name: metric_info(name) for name in sorted(_metric_names(document))},
@@ -130,7 +132,7 @@ def render_html(document: dict[str, Any], *, title: str = "logic-consistency lea
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     escape = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
-    safe_title = "".join(escape.get(char, char) for char in title)
+    safe_title = "".join(escape.get(char, char) for char in Redactor.from_environment().text(title))
     page = _asset("page.html")
     replacements = {
         "@@CSP@@": csp,

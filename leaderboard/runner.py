@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
+from logic_consistency.credentials import Redactor, is_key_name
 from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 
-from .atomic import held_lock_fds
+from .atomic import atomic_write, held_lock_fds
 from .identity import sha256_hex
 from .ingest import BootstrapSettings, ingest_results, iso_utc
 from .modelid import ModelIdentity, identify, parse_model_args, slug
@@ -126,6 +127,7 @@ def run_logged(
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
     on_output: Callable[[str], None] | None = None,
+    redactor: Redactor | None = None,
 ) -> ProcessResult:
     """Run ``command`` in its own process group, appending its output to ``log_file``.
 
@@ -135,6 +137,8 @@ def run_logged(
         env: Environment (default: this process's).
         timeout: Seconds before the whole process group is stopped.
         on_output: Called with each output line (progress display).
+        redactor: Replaces credentials in the command echo and each output line before they are
+            logged, kept or shown (default: the key environment variables of ``env``).
 
     Returns:
         Exit status (``None`` if it had to be killed), the last stderr lines, whether it timed out.
@@ -147,8 +151,9 @@ def run_logged(
     started = time.monotonic()
     tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
     lock = threading.Lock()
+    clean = redactor or Redactor.from_environment(env)
     with log_file.open("ab") as log:
-        log.write(f"\n=== {iso_utc(time.time())} $ {' '.join(command)}\n".encode())
+        log.write(clean.text(f"\n=== {iso_utc(time.time())} $ {' '.join(command)}\n").encode())
         log.flush()
         process = subprocess.Popen(
             list(command),
@@ -162,9 +167,12 @@ def run_logged(
 
         def pump(stream: IO[bytes], keep: bool) -> None:
             for raw in stream:
+                data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode(
+                    "utf-8", errors="surrogateescape"
+                )
                 with lock:
-                    log.write(raw)
-                text = raw.decode("utf-8", errors="replace").rstrip("\n")
+                    log.write(data)
+                text = data.decode("utf-8", errors="replace").rstrip("\n")
                 last = [piece for piece in text.split("\r") if piece.strip()]
                 if not last:
                     continue
@@ -194,6 +202,30 @@ def run_logged(
                 thread.join(timeout=5)
     returncode = None if timed_out else process.returncode
     return ProcessResult(returncode, "\n".join(tail), timed_out, time.monotonic() - started)
+
+
+def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[Path]:
+    """Rewrite (atomically) each file under ``folder`` changed since ``since`` that holds a secret of ``redactor``.
+
+    Defence in depth for what ``lm_eval`` wrote (results, samples): credentials in its model
+    arguments are refused before it starts (:mod:`.modellist`), so only the values of the key
+    environment variables could reach its files. ``keep`` (the run's log, redacted as it is written)
+    is skipped.
+
+    Returns:
+        The files rewritten.
+    """
+    literal = Redactor(redactor.secrets, patterns=False)
+    changed = []
+    for path in sorted(folder.rglob("*")) if literal.secrets and folder.is_dir() else []:
+        if path == keep or not path.is_file() or path.stat().st_mtime < since:
+            continue
+        text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+        clean = literal.text(text)
+        if clean != text:
+            atomic_write(path, [clean.encode("utf-8", errors="surrogateescape")])
+            changed.append(path)
+    return changed
 
 
 def embedded_sha_subprocess(name: str) -> str:
@@ -272,10 +304,15 @@ def cache_key(identity: ModelIdentity) -> str:
 
     lm-eval's request cache (``--use_cache``) is keyed by the request alone, so the file must belong
     to one model: backend, the full revision or checksum, precision and the ``--model_args`` other
-    than :data:`NEUTRAL_MODEL_ARGS`. (The chat template and system instruction need not be in it:
+    than :data:`NEUTRAL_MODEL_ARGS` and credentials (never in it: :func:`.modelid.identify` redacts
+    them, and a key-like argument is left out, so rotating a key keeps the cache). (The chat template and system instruction need not be in it:
     they are part of every request's text.)
     """
-    args = {key: value for key, value in parse_model_args(identity.model_args).items() if key not in NEUTRAL_MODEL_ARGS}
+    args = {
+        key: value
+        for key, value in parse_model_args(identity.model_args).items()
+        if key not in NEUTRAL_MODEL_ARGS and not is_key_name(key)  # a rotated key keeps the cache
+    }
     return sha256_hex(
         {
             "backend": identity.backend,
@@ -355,12 +392,15 @@ def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[st
         spec, lm_eval=settings.lm_eval, output_path=run_dir, cache_path=settings.cache_dir / cache_name(spec, identity)
     )
     before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
+    env = {**os.environ, **spec.env}
+    redactor, since = Redactor.from_environment(env), time.time() - 1
     try:
         process = run_logged(
-            command, log_file=log_file, env={**os.environ, **spec.env}, timeout=spec.timeout, on_output=on_output
+            command, log_file=log_file, env=env, timeout=spec.timeout, on_output=on_output, redactor=redactor
         )
     except OSError as error:
         return failed(f"cannot start {command[0]}: {error}")
+    scrub_outputs(run_dir, redactor, since=since, keep=log_file)
     if process.timed_out:
         return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
     if process.returncode != 0:

@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_input_backends  # noqa: E402
 import bad_input_commands  # noqa: E402
+import bad_input_credentials  # noqa: E402
 import bad_input_data  # noqa: E402
 import bad_input_metrics  # noqa: E402
 import bad_input_options  # noqa: E402
@@ -31,6 +32,7 @@ CASES = CaseTable(
         *bad_input_commands.CASES,
         *bad_input_backends.CASES,
         *bad_input_outputs.CASES,
+        *bad_input_credentials.CASES,
     ]
 )
 

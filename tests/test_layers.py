@@ -2,11 +2,12 @@
 
 Folders are layers and imports run one way::
 
-    common, outputs, options, subcommands (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
+    common, credentials, outputs, options, subcommands (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common``, ``logic_consistency.outputs``, ``logic_consistency.options`` and
-  ``logic_consistency.subcommands`` (neutral helpers) and ``metrics`` import nothing of the suite
-  (``metrics`` not even ``common``: it is a pure library of array functions).
+* ``logic_consistency.common``, ``logic_consistency.credentials``, ``logic_consistency.outputs``,
+  ``logic_consistency.options`` and ``logic_consistency.subcommands`` (neutral helpers) and
+  ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it is a pure library of
+  array functions), except that ``outputs`` (the one writer) uses ``credentials`` to redact secrets.
 * ``harness_ext`` (generic lm-eval machinery) imports the neutral helpers and ``metrics`` only: it
   knows no dataset and no task family.
 * ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
@@ -37,18 +38,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "logic_consistency"
 LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard")
 
+#: The neutral helpers every layer but ``metrics`` may import.
+NEUTRAL = ("common", "credentials", "outputs", "options", "subcommands")
 #: layer -> the suite modules (prefixes) it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
     "common": (),
-    "outputs": (),
+    "credentials": (),
+    "outputs": ("credentials",),  # the one writer redacts key environment variables' values
     "options": (),
     "subcommands": (),
     "metrics": (),
-    "harness_ext": ("common", "outputs", "options", "subcommands", "metrics", "root"),
-    "tasks": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "root"),
-    "leaderboard": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "tasks.reports", "root"),
-    "cli": ("common", "outputs", "options", "subcommands", "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+    "harness_ext": (*NEUTRAL, "metrics", "root"),
+    "tasks": (*NEUTRAL, "metrics", "harness_ext", "root"),
+    "leaderboard": (*NEUTRAL, "metrics", "harness_ext", "tasks.reports", "root"),
+    "cli": (*NEUTRAL, "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
 
 
@@ -56,6 +60,7 @@ def _modules() -> list[tuple[str, Path]]:
     out = [
         (f"{PACKAGE}", ROOT / "__init__.py"),
         (f"{PACKAGE}.common", ROOT / "common.py"),
+        (f"{PACKAGE}.credentials", ROOT / "credentials.py"),
         (f"{PACKAGE}.outputs", ROOT / "outputs.py"),
         (f"{PACKAGE}.cli", ROOT / "cli.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),

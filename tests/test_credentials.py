@@ -1,0 +1,167 @@
+"""Credentials: what is refused (model arguments, URLs), what is redacted (key environment variables, ...)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.credentials import (
+    CredentialError,
+    Redactor,
+    find_credentials,
+    is_key_name,
+    redact,
+    refuse_credentials,
+    secret_environment,
+)
+from logic_consistency.harness_ext.autoload import refuse_credentials_first
+from logic_consistency.leaderboard.modelid import identify
+from logic_consistency.leaderboard.runner import cache_key
+from logic_consistency.outputs import atomic_write, atomic_write_json, jsonl_chunks
+
+SECRET = "SECRET-7f3c-9a1b2c3d4e5f"
+
+
+@pytest.mark.parametrize(
+    ("model_args", "found"),
+    [
+        (f"model=m,api_key={SECRET}", ["argument 'api_key'"]),
+        (f"model=m,API-KEY={SECRET}", ["argument 'API-KEY'"]),
+        ({"model": "m", "token": SECRET}, ["argument 'token'"]),
+        (f"pretrained=org/m,openai_api_key={SECRET}", ["argument 'openai_api_key'"]),
+        (f"base_url=http://user:{SECRET}@127.0.0.1:9/v1/chat/completions", ["user info in the URL of 'base_url'"]),
+        (f"base_url=https://{SECRET}@h/v1", ["user info in the URL of 'base_url'"]),
+        (f"base_url=http://h/v1/chat/completions?api-key={SECRET}", ["query parameter 'api-key' in 'base_url'"]),
+        (f"base_url=http://h/v1?x=1&Access_Token={SECRET}", ["query parameter 'Access_Token' in 'base_url'"]),
+        (
+            f"base_url=http://h/v1?sig={SECRET}&password=p",
+            ["query parameter 'sig' in 'base_url'", "query parameter 'password' in 'base_url'"],
+        ),
+        ({"base_url": "http://h/v1", "header": {"Authorization": f"Bearer {SECRET}"}}, ["argument 'header'"]),
+        (f"http://u:{SECRET}@h/v1", ["user info in the URL of 'text'"]),
+    ],
+)
+def test_credentials_are_found_by_name_never_by_value(model_args: Any, found: list[str]) -> None:
+    assert find_credentials(model_args) == found
+    with pytest.raises(CredentialError) as raised:
+        refuse_credentials(model_args, "local-chat-completions", where="models.yaml: models[0] (m): model_args")
+    message = str(raised.value)
+    assert SECRET not in message and "\n" not in message
+    assert message.startswith("models.yaml: models[0] (m): model_args: refusing a credential (")
+    assert message.endswith("give the key in the OPENAI_API_KEY environment variable")
+
+
+@pytest.mark.parametrize(
+    "model_args",
+    [
+        "model=m,base_url=http://127.0.0.1:8000/v1/chat/completions,num_concurrent=8,tokenizer_backend=none",
+        "pretrained=org/m,revision=abc,dtype=bfloat16,add_bos_token=True,max_length=2048",
+        {"model": "m", "max_tokens": 8, "top_logprobs": 5, "base_url": "https://h/v1?api-version=2024-01-01"},
+        None,
+        "",
+    ],
+)
+def test_ordinary_model_arguments_are_not_credentials(model_args: Any) -> None:
+    assert find_credentials(model_args) == []
+    refuse_credentials(model_args, "lc-chat", where="x")
+
+
+def test_where_the_key_belongs_depends_on_the_backend() -> None:
+    def message(backend: str | None) -> str:
+        with pytest.raises(CredentialError) as raised:
+            refuse_credentials("token=x", backend, where="w")
+        return str(raised.value)
+
+    assert message("lc-chat").endswith("the OPENAI_API_KEY environment variable")
+    assert message("anthropic-chat-completions").endswith("the ANTHROPIC_API_KEY environment variable")
+    assert message("hf").endswith("the HF_TOKEN environment variable")
+    assert "OPENAI_API_KEY for the OpenAI-compatible backends" in message("some-other-backend")
+    assert is_key_name("X-Api-Key") and is_key_name("client_secret") and not is_key_name("add_bos_token")
+
+
+def test_secret_environment_variables() -> None:
+    environ = {
+        "OPENAI_API_KEY": SECRET + "-a",
+        "HF_TOKEN": SECRET + "-b",
+        "MY_SERVICE_SECRET": SECRET + "-c",
+        "db_password": SECRET + "-d",
+        "AWS_SECRET_ACCESS_KEY": SECRET + "-e",
+        "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",  # too short to be a key: never replaced
+        "PATH": "/usr/local/bin:/usr/bin",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    assert secret_environment(environ) == {
+        SECRET + "-a": "OPENAI_API_KEY",
+        SECRET + "-b": "HF_TOKEN",
+        SECRET + "-c": "MY_SERVICE_SECRET",
+        SECRET + "-d": "db_password",
+        SECRET + "-e": "AWS_SECRET_ACCESS_KEY",
+    }
+    text = f"key {SECRET}-a and {SECRET}-b; path /usr/bin; 1 true"
+    assert redact(text, environ) == "key [redacted OPENAI_API_KEY] and [redacted HF_TOKEN]; path /usr/bin; 1 true"
+
+
+def test_redactor_text_and_json() -> None:
+    line = (
+        f"$ lm_eval --model_args base_url=http://u:{SECRET}@h:8/v1?api-key={SECRET}&x=1,api_key={SECRET},model=m "
+        f"{{'token': '{SECRET}', 'model': 'm'}} Authorization: Bearer {SECRET}"
+    )
+    redactor = Redactor()
+    clean = redactor.text(line)
+    assert SECRET not in clean
+    assert "base_url=http://REDACTED@h:8/v1?api-key=REDACTED&x=1,api_key=REDACTED,model=m" in clean
+    assert "'token': 'REDACTED', 'model': 'm'" in clean and "Bearer REDACTED" in clean
+    document = {"config": {"model_args": f"base_url=http://h/v1?token={SECRET}"}, "metadata": {"api_key": SECRET}}
+    redactor = Redactor()
+    assert SECRET not in json.dumps(redactor.json(document))
+    assert redactor.found == ["config.model_args: 'token'", "metadata.api_key: value"]
+    assert Redactor().json({"n": 3, "add_bos_token": True, "text": "plain"}) == {
+        "n": 3,
+        "add_bos_token": True,
+        "text": "plain",
+    }
+
+
+def test_the_suite_writer_never_writes_a_key_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``outputs.json_chunks`` / ``jsonl_chunks`` (every JSON / JSONL file the suite writes) redact them."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    document = {"a": [SECRET, {"b": f"x{SECRET}y"}], SECRET: 1, "quote": f'"{SECRET}"\n', "n": 2}
+    atomic_write_json(tmp_path / "x.json", document)
+    atomic_write(tmp_path / "x.jsonl", jsonl_chunks([document, {"c": SECRET}]))
+    for name in ("x.json", "x.jsonl"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert SECRET not in text and "[redacted OPENAI_API_KEY]" in text
+    assert json.loads((tmp_path / "x.json").read_text(encoding="utf-8"))["n"] == 2
+
+
+def test_row_identity_and_cache_key_ignore_credentials() -> None:
+    """Rotating a key keeps the row's model fields and the request cache (defence: the build refuses them)."""
+    first = identify(
+        "local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1?api-key={SECRET},api_key=A1"
+    )
+    second = identify(
+        "local-chat-completions", "model=judge,base_url=http://u:rotated-key@h/v1?api-key=rotated,api_key=B2"
+    )
+    assert SECRET not in json.dumps(first.as_json())
+    assert first == second and cache_key(first) == cache_key(second)
+    assert first.model_args == "model=judge,base_url=http://REDACTED@h/v1?api-key=REDACTED,api_key=REDACTED"
+
+
+def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:
+    """The autoload hook's wrapper of ``simple_evaluate`` (run by ``lm_eval``; see test_secrets for the command)."""
+    calls: list[Any] = []
+
+    def simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> str:
+        calls.append(model)
+        return "ran"
+
+    guarded = refuse_credentials_first(simple_evaluate)
+    with pytest.raises(CredentialError, match=r"^lm_eval --model_args: .*OPENAI_API_KEY"):
+        guarded("local-chat-completions", f"base_url=http://u:{SECRET}@127.0.0.1:9/v1/chat/completions")
+    with pytest.raises(CredentialError, match=r"^lm_eval --metadata: .*'password'"):
+        guarded(model="hf", model_args="pretrained=x", metadata={"password": SECRET})
+    assert calls == []
+    assert guarded(model="dummy", model_args="") == "ran" and guarded(model=object()) == "ran"
