@@ -7,7 +7,9 @@
 * every task name must be one ``lm_eval --tasks`` resolves (:func:`check_tasks`): a task, group or
   tag of lm-eval's ``TaskManager`` index (built-in tasks included, as the build's runs use it, plus
   an ``--include_path`` of ``extra_args``), a glob of them, a ``.yaml`` file or a folder of them;
-* each backend's model arguments go through the model-arguments check (:func:`check_model_args`).
+* each backend's model arguments go through the model-arguments check (:func:`check_model_args`);
+* the folder embedded models are converted into must be writable when one still has to be
+  converted there (:func:`check_model_cache`): an unwritable ``HOME`` is one line, not a traceback.
 
 A refusal names the file, the entry, the key and the closest valid name.
 """
@@ -20,10 +22,12 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from logic_consistency.options import closest
+from logic_consistency.outputs import OutputError, check_writable
 
+from .modelid import EMBEDDED_BACKEND, parse_model_args
 from .modellist import ModelSpec
 
-__all__ = ["check_backends", "check_model_args", "check_tasks", "preflight"]
+__all__ = ["check_backends", "check_model_args", "check_model_cache", "check_tasks", "preflight"]
 
 def check_backends(specs: Iterable[ModelSpec]) -> None:
     """Every ``model`` must name a backend of lm-eval's model registry (the suite's ``lc-*`` ones included).
@@ -117,8 +121,34 @@ def check_model_args(spec: ModelSpec) -> None:
     del spec
 
 
+def check_model_cache(specs: Iterable[ModelSpec]) -> None:
+    """The folder embedded models are converted into must be writable if one of them is not there yet.
+
+    (A read-only cache that already holds every converted model is fine.)
+
+    Raises:
+        OutputError: The folder cannot be written (one line naming it and the variable that moves it).
+    """
+    from logic_consistency.harness_ext.models import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
+
+    embedded = [spec for spec in specs if spec.backend == EMBEDDED_BACKEND]
+    names = {str(parse_model_args(spec.model_args).get("model", DEFAULT_MODEL)) for spec in embedded}
+    root = cache_root() / "models"
+    missing = sorted(name for name in names if not any(root.glob(f"{glob.escape(name)}-*/{MANIFEST}")))
+    if not missing:
+        return
+    try:
+        check_writable(root, folder=True)
+    except (OutputError, ValueError) as error:
+        raise OutputError(
+            f"{error}; the embedded model(s) {missing} are converted there on first use: set {CACHE_ENV} "
+            "(or HOME / XDG_CACHE_HOME) to a writable folder",
+            getattr(error, "errno", None),
+        ) from None
+
+
 def preflight(specs: Sequence[ModelSpec]) -> None:
-    """Run every check that needs no model call, in order: backends, model arguments, tasks.
+    """Run every check that needs no model call, in order: backends, model arguments, tasks, model cache.
 
     (``extra_args`` were parsed when the model list was read, :func:`.extra_args.parse_extra_args`.)
 
@@ -129,3 +159,4 @@ def preflight(specs: Sequence[ModelSpec]) -> None:
     for spec in specs:
         check_model_args(spec)
     check_tasks(specs)
+    check_model_cache(specs)

@@ -206,8 +206,8 @@ def embedded_sha_subprocess(name: str) -> str:
         text=True,
     )
     if completed.returncode != 0:
-        tail = "\n".join(completed.stderr.strip().splitlines()[-5:])
-        raise ValueError(f"cannot resolve embedded model {name!r}: {tail}")
+        lines = completed.stderr.strip().splitlines()
+        raise ValueError(f"cannot resolve embedded model {name!r}: {lines[-1] if lines else 'no output'}")
     folder = Path(completed.stdout.strip().splitlines()[-1])
     manifest = json.loads((folder / "logic_consistency_model.json").read_text(encoding="utf-8"))
     return str(manifest["gguf_sha256"])

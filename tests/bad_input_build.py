@@ -63,7 +63,7 @@ for _command in ("build", "ingest"):
         CASES.add(f"{_command} --night {_night}", _night_case, *_expect, error=ValueError)
 
 
-@CASES.case("build with an unwritable cache folder", "cannot write", "cache", error=OSError)
+@CASES.case("build with a cache folder that cannot be written", "cannot write", "cache")
 def _(tmp: Path) -> Any:
     cache = tmp / "cache"
     cache.mkdir()
@@ -77,3 +77,17 @@ def _(tmp: Path) -> Any:
     finally:
         if cache.is_dir():
             cache.chmod(0o700)
+
+
+@CASES.case("build with a HOME that cannot be written", "cannot write", "LOGIC_CONSISTENCY_CACHE", error=OSError)
+def _(tmp: Path) -> Any:
+    (tmp / "home").write_text("a file, so nothing can be created below it")
+    saved = {name: os.environ.pop(name, None) for name in ("HOME", "LOGIC_CONSISTENCY_CACHE", "XDG_CACHE_HOME")}
+    os.environ["HOME"] = str(tmp / "home" / "user")
+    try:
+        return _build(tmp, "  - {name: m, model: lc-embedded, model_args: 'model=smollm2-135m-instruct'}\n")
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
