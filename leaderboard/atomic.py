@@ -25,6 +25,7 @@ __all__ = [
     "remove_stale_temporaries",
 ]
 
+
 def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
     """Delete temporary files left by killed writers in ``folder`` (call only under the build lock).
 

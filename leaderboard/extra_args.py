@@ -91,5 +91,3 @@ def parse_extra_args(extra: Sequence[str], where: str) -> dict[str, Any]:
                 f"{where}: 'extra_args' {list(extra)} sets lm_eval's --{dest}, which the build sets itself ({advice})"
             )
     return given
-
-

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from logic_consistency.outputs import OutputError
+from logic_consistency.outputs import TEMP_SUFFIX, OutputError
 
 __all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "held_lock_fds"]
 
@@ -174,7 +174,7 @@ def _open_lock(path: Path) -> IO[str]:
 
 def _take_over(root: Path, lock_path: Path) -> IO[str]:
     """A fresh, locked lock file put in place of ``lock_path`` (whose lock a stale holder keeps)."""
-    fresh = root / f"{LOCK_NAME}.{os.getpid()}.new"
+    fresh = root / f"{LOCK_NAME}.{os.getpid()}{TEMP_SUFFIX}"  # removed by the next build if left behind
     handle = _open_lock(fresh)
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # a new file: nobody else holds it
     os.replace(fresh, lock_path)

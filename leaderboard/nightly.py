@@ -20,7 +20,9 @@
 Nothing is written before every model has run, and each write is atomic, so a crash or Ctrl-C at
 any point leaves the previous leaderboard intact (lm-eval's outputs of the models already run stay
 in ``runs/`` and can be added with ``leaderboard ingest``). A lock file stops two builds on the same
-folder from interleaving.
+folder from interleaving; it records the build's deadline (:func:`build_deadline`: every model has a
+timeout), past which the next build takes it over (:mod:`.lock`). Everything that can be checked
+before the first model call is checked first (:mod:`.preflight`).
 """
 
 from __future__ import annotations
@@ -261,8 +263,11 @@ def build(
         The written leaderboard and each model's outcome.
 
     Raises:
-        FileNotFoundError, ValueError: Bad model list (or no enabled model), unknown ``only`` name,
-            invalid existing leaderboard, or another build running on ``out``. Model failures do not raise.
+        FileNotFoundError, ValueError: Bad model list (or no enabled model), unknown ``only`` name, bad
+            night, unknown backend or task (:mod:`.preflight`: all before any model runs), invalid
+            existing leaderboard, or another build running on ``out`` (within its deadline); also
+            after the runs, should another build have taken this one's lock over (past its
+            deadline): nothing is written then. Model failures do not raise.
         OutputError: The board, history, runs or cache folder cannot be written: found before any
             model runs (and, should the disk fill up meanwhile, when writing the board).
         KeyboardInterrupt: Ctrl-C; the running model is stopped, nothing is written.
@@ -286,7 +291,12 @@ def build(
     settings = RunSettings(
         night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
     )
-    with stop_signals_raise(), build_lock(root, deadline_seconds=build_deadline(specs), warn=log) as lock:
+    with (
+        stop_signals_raise(),
+        build_lock(
+            root, deadline_seconds=build_deadline(specs), warn=lambda message: log(f"warning: {message}")
+        ) as lock,
+    ):
         remove_stale_temporaries(root)
         remove_stale_temporaries(root / HISTORY_DIR)
         if (root / LEADERBOARD_FILE).exists():
@@ -359,6 +369,5 @@ def ingest_into(
     for path, row in zip(files, rows):
         if no_metric_defined(row):
             raise ValueError(f"{path}: field 'results': no metric is defined in any task (nothing to rank); not added")
-    with build_lock(root, deadline_seconds=COMMIT_SECONDS) as lock:
-        lock.check()
+    with build_lock(root, deadline_seconds=COMMIT_SECONDS):
         return commit(root, night, rows, [], bootstrap=bootstrap)

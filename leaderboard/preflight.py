@@ -29,6 +29,7 @@ from .modellist import ModelSpec
 
 __all__ = ["check_backends", "check_model_args", "check_model_cache", "check_tasks", "preflight"]
 
+
 def check_backends(specs: Iterable[ModelSpec]) -> None:
     """Every ``model`` must name a backend of lm-eval's model registry (the suite's ``lc-*`` ones included).
 

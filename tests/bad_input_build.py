@@ -16,8 +16,7 @@ CASES = CaseTable()
 
 #: Nine levels of nine aliases: 9**9 (387 million) strings once expanded, from eleven lines.
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{level}: &{level} [{', '.join([f'*{previous}'] * 9)}]\n"
-    for previous, level in zip("abcdefgh", "bcdefghi")
+    f"{level}: &{level} [{', '.join([f'*{previous}'] * 9)}]\n" for previous, level in zip("abcdefgh", "bcdefghi")
 )
 
 
@@ -31,7 +30,12 @@ def _build(tmp: Path, entries: str, *, top: str = "", night: str = "2026-01-01",
 
 for _label, _entries, _top, _expect in [
     ("alias bomb", "  - {name: m, model: dummy, metadata: {bomb: *i}}\n", ALIAS_BOMB, ("models.yaml", "alias bomb")),
-    ("recursive alias", "  - &m {name: m, model: dummy, metadata: {me: *m}}\n", "", ("models.yaml", "refers to itself")),
+    (
+        "recursive alias",
+        "  - &m {name: m, model: dummy, metadata: {me: *m}}\n",
+        "",
+        ("models.yaml", "refers to itself"),
+    ),
     ("name with an escape", '  - {name: "evil\\e[31m", model: dummy}\n', "", ("models.yaml", "'name'", "U+001B")),
     ("name with a newline", '  - {name: "a\\nb", model: dummy}\n', "", ("models.yaml", "'name'", "U+000A")),
     ("name with a bidi override", '  - {name: "a\\u202eb", model: dummy}\n', "", ("models.yaml", "U+202E")),
@@ -44,7 +48,12 @@ for _label, _entries, _top, _expect in [
     ("extra_args a typo", "  - {name: m, model: dummy, extra_args: [--num_fewshots, '1']}\n", "", ("'--num_fewshot'",)),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "at most")),
     ("unknown backend", "  - {name: m, model: lc-chta}\n", "", ("models[0] (m)", "'lc-chta'", "'lc-chat'")),
-    ("unknown task", "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n", "", ("'logic_consistency_pairwise'",)),
+    (
+        "unknown task",
+        "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",
+        "",
+        ("'logic_consistency_pairwise'",),
+    ),
 ]:
     CASES.add(
         f"build model list: {_label}",
@@ -54,7 +63,10 @@ for _label, _entries, _top, _expect in [
     )
 
 for _command in ("build", "ingest"):
-    for _night, _expect in [("2026-1-5", ("--night", "'2026-01-05'")), ("9999-12-31", ("--night 9999-12-31", "future"))]:
+    for _night, _expect in [
+        ("2026-1-5", ("--night", "'2026-01-05'")),
+        ("9999-12-31", ("--night 9999-12-31", "future")),
+    ]:
 
         def _night_case(tmp: Path, command: str = _command, night: str = _night) -> Any:
             target = [] if command == "build" else [str(tmp)]

@@ -25,7 +25,9 @@ class _Counter:
     def __init__(self, tmp_path: Path) -> None:
         self.launches = tmp_path / "launches.txt"
         self.fake = tmp_path / "fake_lm_eval"
-        self.fake.write_text(COUNTING_LM_EVAL.format(python=sys.executable, launches=str(self.launches)), encoding="utf-8")
+        self.fake.write_text(
+            COUNTING_LM_EVAL.format(python=sys.executable, launches=str(self.launches)), encoding="utf-8"
+        )
         self.fake.chmod(0o755)
         self.resolved: list[str] = []
         self.tmp_path = tmp_path
@@ -70,8 +72,18 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
     [
         (GOOD, "2026-1-5", {}, r"--night must be written YYYY-MM-DD: got '2026-1-5'; did you mean '2026-01-05'\?"),
         (GOOD, "9999-12-31", {}, r"--night 9999-12-31 is in the future"),
-        (GOOD + "  - {name: typo, model: lc-chta}\n", "2026-01-01", {}, r"models\[1\] \(typo\): 'model': .*'lc-chta'; did you mean 'lc-chat'\?"),
-        (GOOD + "  - {name: typo, model: dumy}\n", "2026-01-01", {}, r"unknown lm-eval backend 'dumy'; did you mean 'dummy'\?"),
+        (
+            GOOD + "  - {name: typo, model: lc-chta}\n",
+            "2026-01-01",
+            {},
+            r"models\[1\] \(typo\): 'model': .*'lc-chta'; did you mean 'lc-chat'\?",
+        ),
+        (
+            GOOD + "  - {name: typo, model: dumy}\n",
+            "2026-01-01",
+            {},
+            r"unknown lm-eval backend 'dumy'; did you mean 'dummy'\?",
+        ),
         (
             GOOD + "  - {name: t, model: dummy, tasks: logic_consistency_summevl}\n",
             "2026-01-01",
@@ -86,7 +98,15 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
             r"sets lm_eval's --model_args",
         ),
     ],
-    ids=["night not canonical", "night in the future", "backend lc-chta", "backend dumy", "task typo", "task override", "extra -a"],
+    ids=[
+        "night not canonical",
+        "night in the future",
+        "backend lc-chta",
+        "backend dumy",
+        "task typo",
+        "task override",
+        "extra -a",
+    ],
 )
 def test_a_bad_input_is_refused_before_any_model_call(
     tmp_path: Path, entries: str, night: str, overrides: dict[str, Any], message: str
@@ -103,7 +123,10 @@ def test_task_names_resolve_as_lm_eval_resolves_them(tmp_path: Path) -> None:
     counter = _Counter(tmp_path)
     yaml_task = tmp_path / "mine.yaml"
     yaml_task.write_text("task: mine\n", encoding="utf-8")
-    counter.build("  - {name: x, model: dummy}\n", tasks=f"logic_consistency_summeval,logic_consistency_causal*,{yaml_task},arc_easy")
+    counter.build(
+        "  - {name: x, model: dummy}\n",
+        tasks=f"logic_consistency_summeval,logic_consistency_causal*,{yaml_task},arc_easy",
+    )
     assert counter.calls == 1
     with pytest.raises(ValueError, match="'logic_consistency_nothing\\*'"):
         counter.build("  - {name: x, model: dummy}\n", tasks="logic_consistency_nothing*")
@@ -155,7 +178,9 @@ OWNED_SPELLINGS = [
 
 @pytest.mark.parametrize(("extra", "dest"), OWNED_SPELLINGS, ids=[" ".join(extra) for extra, _ in OWNED_SPELLINGS])
 def test_every_spelling_of_a_build_option_is_refused(extra: list[str], dest: str) -> None:
-    with pytest.raises(ValueError, match=rf"models\[0\] \(m\): 'extra_args' .* sets lm_eval's --{dest}, which the build"):
+    with pytest.raises(
+        ValueError, match=rf"models\[0\] \(m\): 'extra_args' .* sets lm_eval's --{dest}, which the build"
+    ):
         parse_extra_args(extra, "models.yaml: models[0] (m)")
 
 

@@ -91,7 +91,7 @@ def _start_build(tmp_path: Path, model: str, hand_board: dict[str, Any]) -> tupl
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert _wait(state.exists), "the fake lm_eval never started"
+    assert _wait(state.exists, 120), "the fake lm_eval never started"  # after the pre-flight checks (lm-eval imports)
     return build, state, board
 
 
@@ -168,7 +168,9 @@ def test_a_child_of_a_killed_build_keeps_the_lock_held_but_the_next_build_takes_
     warnings: list[str] = []
     try:
         assert _alive(child)
-        assert not _flock_free(folder / ".leaderboard.lock"), "the lock was released while a child of the killed build runs"
+        assert not _flock_free(folder / ".leaderboard.lock"), (
+            "the lock was released while a child of the killed build runs"
+        )
         with build_lock(folder, warn=warnings.append):
             pass
     finally:

@@ -67,7 +67,13 @@ def test_a_run_without_any_defined_metric_is_a_failure(tmp_path: Path, undefined
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: judge, model: dummy, tasks: logic_consistency_pairwise}\n", encoding="utf-8")
     result = build(
-        tmp_path / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), bootstrap=BOOT, progress=False, log=lambda _: None
+        tmp_path / "board",
+        model_list=models,
+        night="2026-01-01",
+        lm_eval=str(fake),
+        bootstrap=BOOT,
+        progress=False,
+        log=lambda _: None,
     )
     assert result.document["rows"] == []
     (failure,) = result.document["failures"]
