@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +20,9 @@ from logic_consistency.leaderboard.ingest import BootstrapSettings
 from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
 from logic_consistency.leaderboard.nightly import build, build_deadline
 from logic_consistency.leaderboard.runner import KILL_GRACE_SECONDS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_signals import _alive, _wait  # noqa: E402 - this folder's process-table helpers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 
@@ -37,23 +39,6 @@ with open({pids!r}, "a") as out:
     out.write(f"{{os.getpid()}} {{helper.pid}}\\n")
 exec(trickle)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return "State:\tZ" not in status
-
-
-def _wait(condition: Any, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _models(tmp_path: Path, text: str) -> Path:
