@@ -131,13 +131,60 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, *, max_nodes: int | None = None) -> Any:
     """Parse YAML safely, refusing a key given twice in one mapping (a hand edit PyYAML would hide).
 
+    Args:
+        text: The YAML.
+        max_nodes: If given, refuse a document that holds more nodes than this once its aliases are
+            expanded (an "alias bomb": a few lines of aliases of aliases that expand to billions of
+            values when the result is walked, e.g. written out as JSON).
+
     Raises:
-        yaml.YAMLError: Malformed YAML or a repeated key (the message gives the line).
+        yaml.YAMLError: Malformed YAML, a repeated key or too many nodes (the message gives the line).
     """
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
+    loader = _UniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if max_nodes is not None:
+            _check_expanded_size(node, max_nodes)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _check_expanded_size(root: yaml.Node, limit: int) -> None:
+    """Raise if ``root`` expands to more than ``limit`` nodes (a shared node counted per use) or is recursive."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # post-order, without recursion (a deeply nested document must not overflow the stack)
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if not children_done:
+            if id(node) in on_path:
+                raise yaml.constructor.ConstructorError(None, None, "an alias refers to itself", node.start_mark)
+            on_path.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in _yaml_children(node))
+            continue
+        on_path.discard(id(node))
+        sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _yaml_children(node))
+        if sizes[id(node)] > limit:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"more than {limit} values once its aliases are expanded (an alias bomb?)", node.start_mark
+            )
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:

@@ -178,6 +178,8 @@ def _add_shared_options(parser: argparse.ArgumentParser) -> None:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
+    from .modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+
     parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
     commands = parser.add_subparsers(
         dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
@@ -201,7 +203,11 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     )
     settings.add_argument("--batch-size", help="lm_eval --batch_size")
     settings.add_argument(
-        "--timeout", type=float, help="seconds per model before its run is stopped and recorded as failed"
+        "--timeout",
+        type=float,
+        help="seconds per model before its run (lm_eval and every process it started) is stopped and recorded "
+        f"as failed (default from the list, else {DEFAULT_TIMEOUT_SECONDS:g} = 6 hours; at most "
+        f"{MAX_TIMEOUT_SECONDS:g})",
     )
     build.add_argument("--cache-dir", help="lm-eval request caches (default OUT/cache)")
     build.add_argument("--lm-eval", help="lm_eval executable (default: the one next to this Python)")

@@ -18,7 +18,8 @@ whole list). ``metadata`` dicts are merged key by key (file, then entry, then co
 Entry keys: ``name`` and ``model`` (required), ``model_args`` (string or mapping), ``batch_size``,
 ``tasks``, ``limit``, ``metadata``, ``revision`` and ``precision`` (row identity labels; see
 :mod:`.modelid`), ``apply_chat_template`` (bool), ``extra_args`` (list of further ``lm_eval``
-arguments), ``timeout`` (seconds; the run is killed and recorded as failed after it), ``env``
+arguments, parsed with lm-eval's own parser: :mod:`.extra_args`), ``timeout`` (seconds, default
+:data:`DEFAULT_TIMEOUT_SECONDS`; the run's process group is killed and it is recorded as failed after it), ``env``
 (environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips).
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -38,6 +40,7 @@ from logic_consistency.common import load_yaml, read_text
 from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
+from .extra_args import parse_extra_args
 from .modelid import format_model_args
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
@@ -48,21 +51,14 @@ ENTRY_KEYS = frozenset(
     {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", *SETTING_KEYS}
 )
 TOP_KEYS = frozenset({"models", *SETTING_KEYS})
-#: ``lm_eval`` options the build sets itself; ``extra_args`` may not repeat them (the last one would win).
-BUILD_OPTIONS = frozenset(
-    {
-        "--model",
-        "--model_args",
-        "--tasks",
-        "--batch_size",
-        "--limit",
-        "--metadata",
-        "--apply_chat_template",
-        "--output_path",
-        "--log_samples",
-        "--use_cache",
-    }
-)
+#: Seconds a model's run may take when neither the list nor the command line says (6 hours): a run
+#: past it is stopped (its whole process group) and recorded as failed, so every build ends.
+DEFAULT_TIMEOUT_SECONDS = 6 * 3600.0
+#: The longest per-model timeout accepted (7 days): more is a typo, not a plan.
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600.0
+#: Nodes the model list's YAML may expand to, aliases expanded (a list of hundreds of models needs a
+#: few thousand): an "alias bomb" (a few lines whose aliases expand to billions) is refused.
+MAX_YAML_NODES = 100_000
 
 
 DEFAULTS: dict[str, Any] = {
@@ -71,7 +67,7 @@ DEFAULTS: dict[str, Any] = {
     "metadata": {},
     "batch_size": None,
     "apply_chat_template": False,
-    "timeout": None,
+    "timeout": DEFAULT_TIMEOUT_SECONDS,
 }
 
 
@@ -88,11 +84,13 @@ class ModelSpec:
         metadata: lm-eval ``--metadata``.
         batch_size: lm-eval ``--batch_size`` (``None``: lm-eval's default).
         apply_chat_template: Pass ``--apply_chat_template``.
-        timeout: Seconds before the run is killed (``None``: no limit).
+        timeout: Seconds before the run's process group is killed (:data:`DEFAULT_TIMEOUT_SECONDS`).
         revision: Explicit revision label.
         precision: Explicit precision label.
         extra_args: Further ``lm_eval`` arguments.
         env: Extra environment variables.
+        lm_eval_options: The ``lm_eval`` options ``extra_args`` set (destination -> value, as lm-eval parses them).
+        where: The entry in the model list (file and index), for error messages.
     """
 
     name: str
@@ -103,11 +101,13 @@ class ModelSpec:
     metadata: dict[str, Any] = field(default_factory=dict)
     batch_size: str | None = None
     apply_chat_template: bool = False
-    timeout: float | None = None
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
     revision: str | None = None
     precision: str | None = None
     extra_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    lm_eval_options: dict[str, Any] = field(default_factory=dict, compare=False)
+    where: str = field(default="", compare=False)
 
 
 def default_model_list() -> Path:
@@ -151,8 +151,11 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
         if not isinstance(value, bool):
             raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
         return value
-    if key == "timeout":
-        return _positive_or_null(key, value, where, "a positive number of seconds")
+    if key == "timeout":  # null: the default; never unlimited, so that every build ends
+        seconds = _positive_or_null(key, value, where, "a positive number of seconds")
+        if seconds is not None and seconds > MAX_TIMEOUT_SECONDS:
+            raise ValueError(f"{where}: 'timeout' must be at most {MAX_TIMEOUT_SECONDS:g} s (7 days), got {value!r}")
+        return DEFAULT_TIMEOUT_SECONDS if seconds is None else seconds
     raise AssertionError(key)  # pragma: no cover
 
 
@@ -162,6 +165,17 @@ def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | Non
         return None
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{where}: '{key}' must be a non-empty string, got {value!r}")
+    return _printable(key, value, where)
+
+
+def _printable(key: str, value: str, where: str) -> str:
+    """``value`` if it holds no control or format character (a newline, an escape, a bidi override)."""
+    bad = next((char for char in value if unicodedata.category(char)[0] == "C"), None)
+    if bad is not None:
+        raise ValueError(
+            f"{where}: '{key}' holds the control character U+{ord(bad):04X} ({value!r}); names are shown on "
+            "the board and the page as they are"
+        )
     return value
 
 
@@ -177,6 +191,7 @@ def _entry(
     for key in ("name", "model"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
+        _printable(key, raw[key], where)
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ValueError(f"{where}: 'enabled' must be true or false, got {enabled!r}")
@@ -198,9 +213,7 @@ def _entry(
         raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
     # lm_eval's --wandb_args, --hf_hub_log_args, ... are k=v,k=v text too
     refuse_credentials(",".join(extra), None, where=f"{where}: extra_args")
-    taken = sorted({arg.split("=", 1)[0] for arg in extra} & BUILD_OPTIONS)
-    if taken:
-        raise ValueError(f"{where}: 'extra_args' may not set {taken}: the build sets them (use the entry's keys)")
+    lm_eval_options = parse_extra_args(extra, where)  # lm-eval's own parser: every spelling of a build option
     env = raw.get("env", {})
     if not isinstance(env, Mapping) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
@@ -221,6 +234,8 @@ def _entry(
         precision=_string_or_none(raw, "precision", where),
         extra_args=tuple(extra),
         env={key: str(value) for key, value in env.items()},
+        lm_eval_options=lm_eval_options,
+        where=where,
     )
 
 
@@ -246,7 +261,7 @@ def load_model_list(
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:
-        data = load_yaml(read_text(source))
+        data = load_yaml(read_text(source), max_nodes=MAX_YAML_NODES)
     except yaml.YAMLError as error:
         raise ValueError(f"{source}: not valid YAML ({error})") from None
     if not isinstance(data, Mapping):

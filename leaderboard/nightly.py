@@ -20,7 +20,9 @@
 Nothing is written before every model has run, and each write is atomic, so a crash or Ctrl-C at
 any point leaves the previous leaderboard intact (lm-eval's outputs of the models already run stay
 in ``runs/`` and can be added with ``leaderboard ingest``). A lock file stops two builds on the same
-folder from interleaving.
+folder from interleaving; it records the build's deadline (:func:`build_deadline`: every model has a
+timeout), past which the next build takes it over (:mod:`.lock`). Everything that can be checked
+before the first model call is checked first (:mod:`.preflight`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +49,17 @@ from logic_consistency.outputs import OutputError, check_outputs, check_writable
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
-from .modellist import load_model_list
+from .modellist import ModelSpec, load_model_list
+from .preflight import preflight
 from .runner import (
+    KILL_GRACE_SECONDS,
     RUNS_DIR,
     RunOutcome,
     RunSettings,
     default_lm_eval,
     embedded_sha_subprocess,
     lm_eval_command,
+    no_metric_defined,
     run_logged,
     run_model,
 )
@@ -122,12 +127,31 @@ def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-def check_night(night: str) -> str:
-    """Return ``night`` if it is a ``YYYY-MM-DD`` date, else raise :class:`ValueError`."""
+#: How far ahead of today (UTC) a night may be: a machine whose clock runs a little ahead, or a build
+#: started just before midnight in a time zone east of UTC. A later night would pin its rows.
+NIGHT_SKEW = timedelta(days=1)
+
+
+def check_night(night: str, *, now: datetime | None = None) -> str:
+    """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date at most :data:`NIGHT_SKEW` ahead of today (UTC).
+
+    Raises:
+        ValueError: Not a date, not in canonical form (``2026-1-5``: the canonical ``2026-01-05`` is
+            named), or in the future.
+    """
     try:
-        datetime.strptime(night, "%Y-%m-%d")
+        date = datetime.strptime(night, "%Y-%m-%d").replace(tzinfo=timezone.utc)
     except (TypeError, ValueError):
         raise ValueError(f"--night must be a date YYYY-MM-DD, got {night!r}") from None
+    canonical = date.strftime("%Y-%m-%d")
+    if canonical != night:
+        raise ValueError(f"--night must be written YYYY-MM-DD: got {night!r}; did you mean {canonical!r}?")
+    today_utc = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
+    if date > today_utc + NIGHT_SKEW:
+        raise ValueError(
+            f"--night {night} is in the future (today is {today_utc:%Y-%m-%d} UTC; at most "
+            f"{NIGHT_SKEW.days} day ahead is accepted)"
+        )
     return night
 
 
@@ -191,6 +215,27 @@ class BuildResult:
         return [outcome for outcome in self.outcomes if outcome.failure is not None]
 
 
+#: Seconds a build may spend per model besides its run (identity, ingestion), and on writing the board.
+PER_MODEL_SLACK_SECONDS = 900.0
+COMMIT_SECONDS = 3600.0
+
+
+def build_deadline(specs: Sequence[ModelSpec]) -> float:
+    """Seconds the build may take: every model's timeout and stop grace, plus slack (:data:`PER_MODEL_SLACK_SECONDS`,
+    :data:`COMMIT_SECONDS`). Recorded in the lock: a build past it no longer blocks the next one."""
+    return sum(spec.timeout + 2 * KILL_GRACE_SECONDS + PER_MODEL_SLACK_SECONDS for spec in specs) + COMMIT_SECONDS
+
+
+def _select(specs: list[ModelSpec], only: Sequence[str]) -> list[ModelSpec]:
+    """The models named by ``--only`` (all without it); an unknown name is an error."""
+    if not only:
+        return specs
+    unknown = sorted(set(only) - {spec.name for spec in specs})
+    if unknown:
+        raise ValueError(f"--only: no model named {unknown} in the model list ({[s.name for s in specs]})")
+    return [spec for spec in specs if spec.name in set(only)]
+
+
 def build(
     out: str | os.PathLike[str],
     *,
@@ -224,8 +269,11 @@ def build(
         The written leaderboard and each model's outcome.
 
     Raises:
-        FileNotFoundError, ValueError: Bad model list (or no enabled model), unknown ``only`` name,
-            invalid existing leaderboard, or another build running on ``out``. Model failures do not raise.
+        FileNotFoundError, ValueError: Bad model list (or no enabled model), unknown ``only`` name, bad
+            night, unknown backend or task (:mod:`.preflight`: all before any model runs), invalid
+            existing leaderboard, or another build running on ``out`` (within its deadline); also
+            after the runs, should another build have taken this one's lock over (past its
+            deadline): nothing is written then. Model failures do not raise.
         OutputError: The board, history, runs or cache folder cannot be written: found before any
             model runs (and, should the disk fill up meanwhile, when writing the board).
         KeyboardInterrupt: Ctrl-C; the running model is stopped, nothing is written.
@@ -233,12 +281,7 @@ def build(
     """
     root = Path(out)
     night = check_night(night or today())
-    specs = load_model_list(model_list, overrides)
-    if only:
-        unknown = sorted(set(only) - {spec.name for spec in specs})
-        if unknown:
-            raise ValueError(f"--only: no model named {unknown} in the model list ({[s.name for s in specs]})")
-        specs = [spec for spec in specs if spec.name in set(only)]
+    specs = _select(load_model_list(model_list, overrides), only)
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
     # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
     # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
@@ -249,13 +292,19 @@ def build(
     )
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
+    preflight(specs)  # backends, model arguments, tasks: refused before the first model call
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()
     settings = RunSettings(
         night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
     )
-    with stop_signals_raise(), build_lock(root):
+    with (
+        stop_signals_raise(),
+        build_lock(
+            root, deadline_seconds=build_deadline(specs), warn=lambda message: log(f"warning: {message}")
+        ) as lock,
+    ):
         remove_stale_temporaries(root)
         remove_stale_temporaries(root / HISTORY_DIR)
         if (root / LEADERBOARD_FILE).exists():
@@ -278,6 +327,7 @@ def build(
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")
         rows = [outcome.row for outcome in outcomes if outcome.row is not None]
         failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
+        lock.check()  # a build past its deadline whose lock another build took over writes nothing
         try:
             document = commit(root, night, rows, failures, bootstrap=bootstrap, redactor=redactor)
         except OutputError as error:
@@ -324,5 +374,8 @@ def ingest_into(
         )
         for path in tqdm(files, desc="ingest", unit="file", disable=_disable(progress))
     ]
-    with build_lock(root):
+    for path, row in zip(files, rows):
+        if no_metric_defined(row):
+            raise ValueError(f"{path}: field 'results': no metric is defined in any task (nothing to rank); not added")
+    with build_lock(root, deadline_seconds=COMMIT_SECONDS):
         return commit(root, night, rows, [], bootstrap=bootstrap)

@@ -238,8 +238,8 @@ def embedded_sha_subprocess(name: str) -> str:
         text=True,
     )
     if completed.returncode != 0:
-        tail = "\n".join(completed.stderr.strip().splitlines()[-5:])
-        raise ValueError(f"cannot resolve embedded model {name!r}: {tail}")
+        lines = completed.stderr.strip().splitlines()
+        raise ValueError(f"cannot resolve embedded model {name!r}: {lines[-1] if lines else 'no output'}")
     folder = Path(completed.stdout.strip().splitlines()[-1])
     manifest = json.loads((folder / "logic_consistency_model.json").read_text(encoding="utf-8"))
     return str(manifest["gguf_sha256"])
@@ -425,4 +425,20 @@ def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[st
         row = ingest_results(newest, identity=identity, night=night, bootstrap=settings.bootstrap)
     except (ValueError, FileNotFoundError) as error:
         return failed(f"unreadable results: {error}", returncode=0)
+    if no_metric_defined(row):
+        return failed(
+            f"no metric is defined in any task of {newest.name} (every reading undefined, e.g. bad "
+            "log-probabilities; lm-eval leaves such metrics out): nothing to rank",
+            returncode=0,
+            stderr_tail=process.stderr_tail,
+        )
     return RunOutcome(spec, row, None, time.monotonic() - started, log_file)
+
+
+def no_metric_defined(row: Mapping[str, Any]) -> bool:
+    """Whether no task or group of ``row`` has a metric with a score (counts are not metrics).
+
+    lm-eval drops a metric whose aggregate is undefined (NaN) from its results, so a run in which
+    every reading was bad yields a row of tasks without metrics: a failure on the board, not a success.
+    """
+    return not any(entry.get("metrics") for entry in row.get("tasks", {}).values())

@@ -217,7 +217,7 @@ for _model, _script, _message in [
         fake.write_text(f"#!{sys.executable}\n{script}\n", encoding="utf-8")
         fake.chmod(0o755)
         models = tmp / "models.yaml"
-        models.write_text(f"models:\n  - {{name: {model}, model: {model}}}\n", encoding="utf-8")
+        models.write_text(f"models:\n  - {{name: {model}, model: dummy}}\n", encoding="utf-8")
         result = build(
             tmp / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
         )

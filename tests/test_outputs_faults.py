@@ -228,7 +228,7 @@ def _fake(tmp_path: Path) -> tuple[Path, Path, Path]:
     fake.write_text(MARK_RUN.format(python=sys.executable, mark=str(mark)), encoding="utf-8")
     fake.chmod(0o755)
     models = tmp_path / "models.yaml"
-    models.write_text("models:\n  - {name: m, model: m}\n", encoding="utf-8")
+    models.write_text("models:\n  - {name: m, model: dummy}\n", encoding="utf-8")
     return fake, models, mark
 
 

@@ -1,0 +1,163 @@
+"""What a nightly build checks before the first model call, so that a bad input costs nothing.
+
+* ``extra_args`` of the model list were parsed with lm-eval's own argument parser when the list was
+  read (:mod:`.extra_args`);
+* every backend (``model``) must be a name of lm-eval's model registry, the suite's ``lc-*`` models
+  included (:func:`check_backends`);
+* every task name must be one ``lm_eval --tasks`` resolves (:func:`check_tasks`): a task, group or
+  tag of lm-eval's ``TaskManager`` index (built-in tasks included, as the build's runs use it, plus
+  an ``--include_path`` of ``extra_args``), a glob of them, a ``.yaml`` file or a folder of them;
+* each backend's model arguments go through the model-arguments check (:func:`check_model_args`);
+* the folder embedded models are converted into must be writable when one still has to be
+  converted there (:func:`check_model_cache`): an unwritable ``HOME`` is one line, not a traceback.
+
+A refusal names the file, the entry, the key and the closest valid name.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Callable, Iterable, Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from logic_consistency.options import closest
+from logic_consistency.outputs import OutputError, check_writable
+
+from .modelid import EMBEDDED_BACKEND, parse_model_args
+from .modellist import ModelSpec
+
+__all__ = ["check_backends", "check_model_args", "check_model_cache", "check_tasks", "preflight"]
+
+
+def check_backends(specs: Iterable[ModelSpec]) -> None:
+    """Every ``model`` must name a backend of lm-eval's model registry (the suite's ``lc-*`` ones included).
+
+    Raises:
+        ValueError: An unknown backend, named with its entry and the closest registered name.
+    """
+    import lm_eval.models  # noqa: F401 - registers lm-eval's backends (lazily, nothing heavy is imported)
+    from lm_eval.api.registry import model_registry
+
+    from logic_consistency.harness_ext import autoload
+
+    autoload.install()  # the suite's lc-* backends, as the .pth line registers them in every lm_eval
+    known = sorted(model_registry.keys())
+    for spec in specs:
+        if spec.backend not in model_registry:
+            near = closest(spec.backend, known)
+            hint = f"did you mean {near!r}? " if near else ""
+            raise ValueError(
+                f"{spec.where or spec.name}: 'model': unknown lm-eval backend {spec.backend!r}; {hint}"
+                f"(registered: {', '.join(known)})"
+            )
+
+
+def _resolves(name: str, single: bool, index: Callable[[], Sequence[str]]) -> bool:
+    """Whether ``lm_eval --tasks`` resolves ``name`` (lm-eval's ``EvaluatorConfig.process_tasks``)."""
+    if name.endswith(".yaml"):
+        return bool(glob.glob(str(Path(name).absolute())))
+    if single and Path(name).is_dir():
+        return True
+    return any(fnmatchcase(task, name) for task in index())
+
+
+class _TaskIndex:
+    """lm-eval's task names: the suite's folder alone first (about a second), every built-in task
+    (several seconds) only when a name is not found there."""
+
+    def __init__(self, include_path: str | None) -> None:
+        self.include_path = include_path
+        self.full: list[str] | None = None
+        self.suite: list[str] | None = None
+
+    def suite_only(self) -> list[str]:
+        if self.suite is None:
+            from lm_eval.tasks import TaskManager
+
+            from logic_consistency.harness_ext.autoload import tasks_dir
+
+            paths = [str(tasks_dir()), *([self.include_path] if self.include_path else [])]
+            self.suite = list(TaskManager(include_path=paths, include_defaults=False).all_tasks)
+        return self.suite
+
+    def everything(self) -> list[str]:
+        if self.full is None:
+            from lm_eval.tasks import TaskManager
+
+            self.full = list(TaskManager(include_path=self.include_path).all_tasks)
+        return self.full
+
+
+def check_tasks(specs: Iterable[ModelSpec]) -> None:
+    """Every task name must be one ``lm_eval --tasks`` resolves, with the entry's ``--include_path``.
+
+    Raises:
+        ValueError: An unknown task, named with its entry and the closest known name.
+    """
+    indexes: dict[str | None, _TaskIndex] = {}
+    for spec in specs:
+        include = spec.lm_eval_options.get("include_path")
+        index = indexes.setdefault(include, _TaskIndex(include))
+        names = [name.strip() for name in spec.tasks.split(",") if name.strip()]
+        for name in names:
+            single = len(names) == 1
+            if _resolves(name, single, index.suite_only) or _resolves(name, single, index.everything):
+                continue
+            where = f"{spec.where or spec.name}: 'tasks'"
+            if name.endswith(".yaml"):
+                raise ValueError(f"{where}: no task file matches {name!r} (a .yaml name is read as a file path)")
+            near = closest(name, index.everything())
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise ValueError(f"{where}: lm_eval knows no task, group or tag {name!r}{hint} (`lm_eval ls tasks`)")
+
+
+def check_model_args(spec: ModelSpec) -> None:
+    """PRE-FLIGHT HOOK: the per-backend check of ``model_args`` (names and values, typos named).
+
+    The one call point of harness_ext's ``check_model_args(model_name, model_args)`` for a build:
+    call it here, raising ``ValueError`` prefixed with ``spec.where``. Until that check exists this
+    hook checks nothing.
+    """
+    del spec
+
+
+def check_model_cache(specs: Iterable[ModelSpec]) -> None:
+    """The folder embedded models are converted into must be writable if one of them is not there yet.
+
+    (A read-only cache that already holds every converted model is fine.)
+
+    Raises:
+        OutputError: The folder cannot be written (one line naming it and the variable that moves it).
+    """
+    from logic_consistency.harness_ext.models import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
+
+    embedded = [spec for spec in specs if spec.backend == EMBEDDED_BACKEND]
+    names = {str(parse_model_args(spec.model_args).get("model", DEFAULT_MODEL)) for spec in embedded}
+    root = cache_root() / "models"
+    missing = sorted(name for name in names if not any(root.glob(f"{glob.escape(name)}-*/{MANIFEST}")))
+    if not missing:
+        return
+    try:
+        check_writable(root, folder=True)
+    except (OutputError, ValueError) as error:
+        raise OutputError(
+            f"{error}; the embedded model(s) {missing} are converted there on first use: set {CACHE_ENV} "
+            "(or HOME / XDG_CACHE_HOME) to a writable folder",
+            getattr(error, "errno", None),
+        ) from None
+
+
+def preflight(specs: Sequence[ModelSpec]) -> None:
+    """Run every check that needs no model call, in order: backends, model arguments, tasks, model cache.
+
+    (``extra_args`` were parsed when the model list was read, :func:`.extra_args.parse_extra_args`.)
+
+    Raises:
+        ValueError: The first bad input, named.
+    """
+    check_backends(specs)
+    for spec in specs:
+        check_model_args(spec)
+    check_tasks(specs)
+    check_model_cache(specs)

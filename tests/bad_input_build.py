@@ -1,0 +1,105 @@
+"""Bad-input cases of the nightly build found before any model call: the night, the model list (alias
+bomb, control characters, ``extra_args`` in any spelling, timeouts), backends and tasks, and folders
+that cannot be written; each message names the file, entry, argument or path at fault."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from bad_inputs_support import CaseTable, cli
+
+from logic_consistency.leaderboard.nightly import build
+
+CASES = CaseTable()
+
+#: Nine levels of nine aliases: 9**9 (387 million) strings once expanded, from eleven lines.
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{level}: &{level} [{', '.join([f'*{previous}'] * 9)}]\n" for previous, level in zip("abcdefgh", "bcdefghi")
+)
+
+
+def _build(tmp: Path, entries: str, *, top: str = "", night: str = "2026-01-01", **kwargs: Any) -> Any:
+    models = tmp / "models.yaml"
+    models.write_text(f"{top}models:\n{entries}", encoding="utf-8")
+    return build(
+        tmp / "lb", model_list=models, night=night, lm_eval="/bin/false", progress=False, log=lambda _: None, **kwargs
+    )
+
+
+for _label, _entries, _top, _expect in [
+    ("alias bomb", "  - {name: m, model: dummy, metadata: {bomb: *i}}\n", ALIAS_BOMB, ("models.yaml", "alias bomb")),
+    (
+        "recursive alias",
+        "  - &m {name: m, model: dummy, metadata: {me: *m}}\n",
+        "",
+        ("models.yaml", "refers to itself"),
+    ),
+    ("name with an escape", '  - {name: "evil\\e[31m", model: dummy}\n', "", ("models.yaml", "'name'", "U+001B")),
+    ("name with a newline", '  - {name: "a\\nb", model: dummy}\n', "", ("models.yaml", "'name'", "U+000A")),
+    ("name with a bidi override", '  - {name: "a\\u202eb", model: dummy}\n', "", ("models.yaml", "U+202E")),
+    ("revision with a tab", '  - {name: m, model: dummy, revision: "a\\tb"}\n', "", ("'revision'", "U+0009")),
+    ("extra_args -a", "  - {name: m, model: dummy, extra_args: [-a, pretrained=B]}\n", "", ("m)", "--model_args")),
+    ("extra_args -c", "  - {name: m, model: dummy, extra_args: [-c, other]}\n", "", ("extra_args", "--use_cache")),
+    ("extra_args -t", "  - {name: m, model: dummy, extra_args: ['-t', arc_easy]}\n", "", ("extra_args", "--tasks")),
+    ("extra_args --output_pat", "  - {name: m, model: dummy, extra_args: [--output_pat, x]}\n", "", ("--output_path",)),
+    ("extra_args --config", "  - {name: m, model: dummy, extra_args: [--config=c.yaml]}\n", "", ("--config",)),
+    ("extra_args a typo", "  - {name: m, model: dummy, extra_args: [--num_fewshots, '1']}\n", "", ("'--num_fewshot'",)),
+    ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "at most")),
+    ("unknown backend", "  - {name: m, model: lc-chta}\n", "", ("models[0] (m)", "'lc-chta'", "'lc-chat'")),
+    (
+        "unknown task",
+        "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",
+        "",
+        ("'logic_consistency_pairwise'",),
+    ),
+]:
+    CASES.add(
+        f"build model list: {_label}",
+        lambda tmp, entries=_entries, top=_top: _build(tmp, entries, top=top),
+        *_expect,
+        error=ValueError,
+    )
+
+for _command in ("build", "ingest"):
+    for _night, _expect in [
+        ("2026-1-5", ("--night", "'2026-01-05'")),
+        ("9999-12-31", ("--night 9999-12-31", "future")),
+    ]:
+
+        def _night_case(tmp: Path, command: str = _command, night: str = _night) -> Any:
+            target = [] if command == "build" else [str(tmp)]
+            return cli("leaderboard", command, *target, "--out", str(tmp / "lb"), "--night", night, "--no-progress")
+
+        CASES.add(f"{_command} --night {_night}", _night_case, *_expect, error=ValueError)
+
+
+@CASES.case("build with a cache folder that cannot be written", "cannot write", "cache")
+def _(tmp: Path) -> Any:
+    cache = tmp / "cache"
+    cache.mkdir()
+    cache.chmod(0o500)
+    try:
+        if os.access(cache, os.W_OK):  # root writes anyway: make the path unusable another way
+            cache.chmod(0o700)
+            cache.rmdir()
+            cache.write_text("a file, not a folder")
+        return _build(tmp, "  - {name: m, model: dummy}\n", cache_dir=cache)
+    finally:
+        if cache.is_dir():
+            cache.chmod(0o700)
+
+
+@CASES.case("build with a HOME that cannot be written", "cannot write", "LOGIC_CONSISTENCY_CACHE", error=OSError)
+def _(tmp: Path) -> Any:
+    (tmp / "home").write_text("a file, so nothing can be created below it")
+    saved = {name: os.environ.pop(name, None) for name in ("HOME", "LOGIC_CONSISTENCY_CACHE", "XDG_CACHE_HOME")}
+    os.environ["HOME"] = str(tmp / "home" / "user")
+    try:
+        return _build(tmp, "  - {name: m, model: lc-embedded, model_args: 'model=smollm2-135m-instruct'}\n")
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value

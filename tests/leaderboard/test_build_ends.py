@@ -1,0 +1,185 @@
+"""Every build ends: a default per-model timeout kills a trickling run's whole process group, and a
+build lock whose holder is gone or past its deadline is taken over (with a warning), never blocking
+the next night."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from logic_consistency.leaderboard.atomic import BuildLockedError, build_lock
+from logic_consistency.leaderboard.cli import add_cli
+from logic_consistency.leaderboard.ingest import BootstrapSettings
+from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
+from logic_consistency.leaderboard.nightly import build, build_deadline
+from logic_consistency.leaderboard.runner import KILL_GRACE_SECONDS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_signals import _alive, _wait  # noqa: E402 - this folder's process-table helpers
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+
+BOOT = BootstrapSettings(n_resamples=300)
+
+#: A stand-in for lm_eval whose "endpoint" trickles: it and a helper it starts each write a byte
+#: every 0.2 s forever (a per-read timeout would never fire). The helper's pid goes to a file.
+TRICKLING_LM_EVAL = """\
+#!{python}
+import os, subprocess, sys, time
+trickle = "import sys, time\\nwhile True:\\n    sys.stderr.write('.'); sys.stderr.flush(); time.sleep(0.2)\\n"
+helper = subprocess.Popen([sys.executable, "-c", trickle])
+with open({pids!r}, "a") as out:
+    out.write(f"{{os.getpid()}} {{helper.pid}}\\n")
+exec(trickle)
+"""
+
+
+def _models(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "models.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_default_timeout_is_set_stated_and_overridable(tmp_path: Path) -> None:
+    listed = _models(
+        tmp_path,
+        "timeout: 600\nmodels:\n  - {name: a, model: dummy}\n  - {name: b, model: dummy, timeout: 60}\n"
+        "  - {name: c, model: dummy, timeout: null}\n",
+    )
+    assert [s.timeout for s in load_model_list(listed)] == [600.0, 60.0, DEFAULT_TIMEOUT_SECONDS]
+    assert [s.timeout for s in load_model_list(listed, {"timeout": 5.0})] == [5.0, 5.0, 5.0]
+    bare = _models(tmp_path, "models:\n  - {name: a, model: dummy}\n")
+    assert load_model_list(bare)[0].timeout == DEFAULT_TIMEOUT_SECONDS == 21600
+    for bad in ("1e300", "-1", ".nan", ".inf", "true"):
+        with pytest.raises(ValueError, match="'timeout' must be"):
+            load_model_list(_models(tmp_path, f"timeout: {bad}\nmodels:\n  - {{name: a, model: dummy}}\n"))
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_cli(parser.add_subparsers())
+    build_help = parser._subparsers._group_actions[0].choices["leaderboard"]  # type: ignore[union-attr]
+    text = build_help._subparsers._group_actions[0].choices["build"].format_help()  # type: ignore[union-attr]
+    assert "21600 = 6 hours" in " ".join(text.split())
+    readme = (Path(__file__).resolve().parents[2] / "leaderboard" / "README.md").read_text(encoding="utf-8")
+    assert "21600" in readme
+
+
+def test_a_trickling_run_is_killed_with_its_children_and_the_next_build_runs(tmp_path: Path) -> None:
+    pids = tmp_path / "pids.txt"
+    fake = tmp_path / "fake_lm_eval"
+    fake.write_text(TRICKLING_LM_EVAL.format(python=sys.executable, pids=str(pids)), encoding="utf-8")
+    fake.chmod(0o755)
+    models = _models(tmp_path, "models:\n  - {name: trickle, model: dummy, timeout: 2}\n")
+    out = tmp_path / "board"
+    lines: list[str] = []
+    first = build(
+        out, model_list=models, night="2026-05-01", lm_eval=str(fake), bootstrap=BOOT, progress=False, log=lines.append
+    )
+    # the run (started after the pre-flight checks) ends at its deadline, not when the trickle stops
+    assert first.failed[0].seconds < 2 + KILL_GRACE_SECONDS + 10, first.failed[0].seconds
+    assert first.failed[0].failure is not None
+    assert first.failed[0].failure["error"]["message"] == "timed out after 2 s; stopped"
+    assert "." in first.failed[0].failure["error"]["stderr_tail"]  # it did trickle
+    for pid in map(int, pids.read_text().split()):
+        assert _wait(lambda pid=pid: not _alive(pid), 15), f"process {pid} of the run outlived its deadline"
+    # the next night's build runs on the same folder (the lock was released)
+    second = build(
+        out, model_list=models, night="2026-05-02", lm_eval=str(fake), bootstrap=BOOT, progress=False, log=lines.append
+    )
+    assert [n["night"] for n in second.document["nights"]] == ["2026-05-01", "2026-05-02"]
+    assert len(second.document["failures"]) == 1  # the newer failure of the same model
+    assert not any("taking over" in line for line in lines)
+
+
+def test_the_build_deadline_covers_every_timeout() -> None:
+    specs = load_model_list(None, {"timeout": 100.0})
+    assert build_deadline(specs) > 100.0 * len(specs) + 2 * KILL_GRACE_SECONDS * len(specs)
+
+
+HOLDER = """\
+import subprocess, sys, time
+from pathlib import Path
+from logic_consistency.leaderboard.atomic import BuildLockedError, build_lock, held_lock_fds
+folder, ready, go, deadline = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+with build_lock(folder, deadline_seconds=deadline) as lock:
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    child = subprocess.Popen(sleeper, pass_fds=held_lock_fds(), stdout=subprocess.DEVNULL)
+    ready.write_text(str(child.pid))
+    while not go.exists():
+        time.sleep(0.05)
+    try:
+        lock.check()
+        print("still mine")
+    except BuildLockedError as error:
+        print(f"refused: {error}")
+"""
+
+
+def _holder(tmp_path: Path, deadline: float) -> tuple[subprocess.Popen[str], int, Path]:
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path / "board"), str(ready), str(go), str(deadline)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert _wait(lambda: ready.exists() and ready.read_text() != ""), "the holder never took the lock"
+    return process, int(ready.read_text()), go
+
+
+def test_a_live_holder_within_its_deadline_blocks_and_is_named(tmp_path: Path) -> None:
+    holder, child, go = _holder(tmp_path, 3600)
+    try:
+        with pytest.raises(BuildLockedError, match=rf"another leaderboard build is running.*pid {holder.pid} on host"):
+            with build_lock(tmp_path / "board"):
+                pass
+        go.touch()
+        assert holder.communicate(timeout=30)[0].strip() == "still mine"
+    finally:
+        os.kill(child, signal.SIGKILL)
+        holder.kill()
+
+
+def test_a_lock_whose_holder_is_gone_is_taken_over_with_a_warning(tmp_path: Path) -> None:
+    """The holder is SIGKILLed; a run it started (the child) still holds the descriptor."""
+    holder, child, _ = _holder(tmp_path, 3600)
+    holder.kill()
+    holder.wait()
+    warnings: list[str] = []
+    try:
+        assert _alive(child)
+        with build_lock(tmp_path / "board", warn=warnings.append) as lock:
+            lock.check()
+            record = json.loads(lock.path.read_text(encoding="utf-8"))
+            assert record["pid"] == os.getpid() and record["deadline"] is None
+    finally:
+        os.kill(child, signal.SIGKILL)
+    assert len(warnings) == 1, warnings
+    assert f"taking over the stale lock of the build with pid {holder.pid} on host" in warnings[0]
+    assert "its process is gone" in warnings[0]
+
+
+def test_a_lock_past_its_deadline_is_taken_over_and_the_old_build_writes_nothing(tmp_path: Path) -> None:
+    holder, child, go = _holder(tmp_path, 1)
+    warnings: list[str] = []
+    try:
+        time.sleep(2.2)  # past the holder's deadline (recorded to the second)
+        with build_lock(tmp_path / "board", deadline_seconds=60, warn=warnings.append) as lock:
+            lock.check()
+            go.touch()
+            answer = holder.communicate(timeout=30)[0].strip()
+    finally:
+        os.kill(child, signal.SIGKILL)
+        holder.kill()
+    assert len(warnings) == 1 and f"pid {holder.pid}" in warnings[0] and "past its deadline" in warnings[0]
+    assert answer.startswith("refused: ") and "taken over by another build" in answer
+    assert f"pid {os.getpid()}" in answer
+    with build_lock(tmp_path / "board", warn=warnings.append):  # released normally: no second warning
+        pass
+    assert len(warnings) == 1

@@ -1,0 +1,206 @@
+"""Refuse before spending: a build checks its night, backends, tasks and ``extra_args`` before the first
+model call; a stand-in ``lm_eval`` counts its launches (none when any input is bad)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logic_consistency.leaderboard.extra_args import parse_extra_args
+from logic_consistency.leaderboard.ingest import BootstrapSettings
+from logic_consistency.leaderboard.modellist import load_model_list
+from logic_consistency.leaderboard.nightly import build, check_night
+
+BOOT = BootstrapSettings(n_resamples=300)
+COUNTING_LM_EVAL = "#!{python}\nwith open({launches!r}, 'a') as out:\n    out.write('launch\\n')\n"
+
+
+class _Counter:
+    """A stand-in ``lm_eval`` and embedded-model resolver that count their calls."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.launches = tmp_path / "launches.txt"
+        self.fake = tmp_path / "fake_lm_eval"
+        self.fake.write_text(
+            COUNTING_LM_EVAL.format(python=sys.executable, launches=str(self.launches)), encoding="utf-8"
+        )
+        self.fake.chmod(0o755)
+        self.resolved: list[str] = []
+        self.tmp_path = tmp_path
+
+    def embedded_sha(self, name: str) -> str:
+        self.resolved.append(name)
+        return "0" * 64
+
+    @property
+    def calls(self) -> int:
+        launched = len(self.launches.read_text().splitlines()) if self.launches.exists() else 0
+        return launched + len(self.resolved)
+
+    def build(self, entries: str, night: str = "2026-01-01", **overrides: Any) -> Any:
+        models = self.tmp_path / "models.yaml"
+        models.write_text(f"models:\n{entries}", encoding="utf-8")
+        return build(
+            self.tmp_path / "board",
+            model_list=models,
+            overrides=overrides,
+            night=night,
+            lm_eval=str(self.fake),
+            bootstrap=BOOT,
+            progress=False,
+            embedded_sha=self.embedded_sha,
+            log=lambda _: None,
+        )
+
+
+GOOD = "  - {name: good, model: lc-embedded, model_args: 'model=smollm2-135m-instruct'}\n"
+
+
+def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
+    counter = _Counter(tmp_path)
+    result = counter.build(GOOD + "  - {name: other, model: dummy}\n")
+    assert counter.calls == 3 and counter.resolved == ["smollm2-135m-instruct"]
+    assert len(result.failed) == 2  # the stand-in writes no results
+
+
+@pytest.mark.parametrize(
+    ("entries", "night", "overrides", "message"),
+    [
+        (GOOD, "2026-1-5", {}, r"--night must be written YYYY-MM-DD: got '2026-1-5'; did you mean '2026-01-05'\?"),
+        (GOOD, "9999-12-31", {}, r"--night 9999-12-31 is in the future"),
+        (
+            GOOD + "  - {name: typo, model: lc-chta}\n",
+            "2026-01-01",
+            {},
+            r"models\[1\] \(typo\): 'model': .*'lc-chta'; did you mean 'lc-chat'\?",
+        ),
+        (
+            GOOD + "  - {name: typo, model: dumy}\n",
+            "2026-01-01",
+            {},
+            r"unknown lm-eval backend 'dumy'; did you mean 'dummy'\?",
+        ),
+        (
+            GOOD + "  - {name: t, model: dummy, tasks: logic_consistency_summevl}\n",
+            "2026-01-01",
+            {},
+            r"models\[1\] \(t\): 'tasks': .*'logic_consistency_summevl'; did you mean 'logic_consistency_summeval'\?",
+        ),
+        (GOOD, "2026-01-01", {"tasks": "logic_consistency,no_such_task_anywhere"}, r"'no_such_task_anywhere'"),
+        (
+            GOOD + "  - {name: x, model: dummy, extra_args: ['-a', 'pretrained=other']}\n",
+            "2026-01-01",
+            {},
+            r"sets lm_eval's --model_args",
+        ),
+    ],
+    ids=[
+        "night not canonical",
+        "night in the future",
+        "backend lc-chta",
+        "backend dumy",
+        "task typo",
+        "task override",
+        "extra -a",
+    ],
+)
+def test_a_bad_input_is_refused_before_any_model_call(
+    tmp_path: Path, entries: str, night: str, overrides: dict[str, Any], message: str
+) -> None:
+    counter = _Counter(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        counter.build(entries, night, **overrides)
+    assert counter.calls == 0, "a model was called before the refusal"
+    assert not (tmp_path / "board" / "runs").exists() or not any((tmp_path / "board" / "runs").iterdir())
+
+
+def test_task_names_resolve_as_lm_eval_resolves_them(tmp_path: Path) -> None:
+    """Names, globs, ``.yaml`` files and built-in tasks (the full index, as the runs use it)."""
+    counter = _Counter(tmp_path)
+    yaml_task = tmp_path / "mine.yaml"
+    yaml_task.write_text("task: mine\n", encoding="utf-8")
+    counter.build(
+        "  - {name: x, model: dummy}\n",
+        tasks=f"logic_consistency_summeval,logic_consistency_causal*,{yaml_task},arc_easy",
+    )
+    assert counter.calls == 1
+    with pytest.raises(ValueError, match="'logic_consistency_nothing\\*'"):
+        counter.build("  - {name: x, model: dummy}\n", tasks="logic_consistency_nothing*")
+    with pytest.raises(ValueError, match="no task file matches .*mine_missing.yaml"):
+        counter.build("  - {name: x, model: dummy}\n", tasks=str(tmp_path / "mine_missing.yaml"))
+    assert counter.calls == 1
+
+
+def test_a_night_up_to_one_day_ahead_is_accepted() -> None:
+    now = datetime(2026, 3, 10, 23, 59, tzinfo=timezone.utc)
+    assert check_night("2026-03-11", now=now) == "2026-03-11"
+    assert check_night("1999-12-31", now=now) == "1999-12-31"
+    with pytest.raises(ValueError, match="in the future"):
+        check_night("2026-03-12", now=now)
+    for bad in ("2026-03-10T00:00", " 2026-03-10", "20260310", "2026-02-30"):
+        with pytest.raises(ValueError, match="--night"):
+            check_night(bad, now=now)
+
+
+#: Every spelling of an option the build sets itself, as lm_eval's own parser reads it.
+OWNED_SPELLINGS = [
+    (["-a", "pretrained=B"], "model_args"),
+    (["--model_args", "pretrained=B"], "model_args"),
+    (["--model_args=pretrained=B"], "model_args"),
+    (["--model_arg", "pretrained=B"], "model_args"),
+    (["-apretrained=B"], "model_args"),
+    (["-M", "hf"], "model"),
+    (["--model=hf"], "model"),
+    (["-c", "elsewhere"], "use_cache"),
+    (["--use_cache=elsewhere"], "use_cache"),
+    (["--use_c", "elsewhere"], "use_cache"),
+    (["-t", "arc_easy"], "tasks"),
+    (["--tasks=arc_easy"], "tasks"),
+    (["-o", "elsewhere"], "output_path"),
+    (["--output_pat", "elsewhere"], "output_path"),
+    (["--output_path=elsewhere"], "output_path"),
+    (["-s"], "log_samples"),
+    (["-xs"], "log_samples"),
+    (["-L", "3"], "limit"),
+    (["--lim=3"], "limit"),
+    (["-b", "4"], "batch_size"),
+    (["--batch_size=4"], "batch_size"),
+    (["--metadata", "{}"], "metadata"),
+    (["--apply_chat"], "apply_chat_template"),
+    (["-C", "config.yaml"], "config"),
+    (["--config=config.yaml"], "config"),
+]
+
+
+@pytest.mark.parametrize(("extra", "dest"), OWNED_SPELLINGS, ids=[" ".join(extra) for extra, _ in OWNED_SPELLINGS])
+def test_every_spelling_of_a_build_option_is_refused(extra: list[str], dest: str) -> None:
+    with pytest.raises(
+        ValueError, match=rf"models\[0\] \(m\): 'extra_args' .* sets lm_eval's --{dest}, which the build"
+    ):
+        parse_extra_args(extra, "models.yaml: models[0] (m)")
+
+
+def test_other_lm_eval_options_pass_and_unknown_ones_are_refused(tmp_path: Path) -> None:
+    given = parse_extra_args(
+        ["--num_fewshot", "0", "--seed=3", "--gen_kwargs", "temperature=0", "--include_path", str(tmp_path)], "w"
+    )
+    assert given["num_fewshot"] == 0 and given["include_path"] == str(tmp_path) and "model_args" not in given
+    with pytest.raises(ValueError, match=r"w: 'extra_args' .*unrecognized arguments.*did you mean '--num_fewshot'\?"):
+        parse_extra_args(["--num_fewshots", "0"], "w")
+    with pytest.raises(ValueError, match="unrecognized arguments: stray"):
+        parse_extra_args(["stray"], "w")
+    with pytest.raises(ValueError, match="'extra_args'"):
+        parse_extra_args(["--help"], "w")
+
+
+def test_the_model_list_refuses_extra_args_in_any_spelling(tmp_path: Path) -> None:
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  - {name: a, model: dummy, extra_args: [--output_pat, x]}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"models.yaml: models\[0\] \(a\): 'extra_args' .*--output_path"):
+        load_model_list(models)
+    models.write_text("models:\n  - {name: a, model: dummy, extra_args: [--num_fewshot, '0']}\n", encoding="utf-8")
+    assert load_model_list(models)[0].lm_eval_options == {"num_fewshot": 0}
