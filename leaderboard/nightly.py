@@ -43,6 +43,7 @@ from tqdm.auto import tqdm
 from logic_consistency.common import RESULTS_PATTERN, files_or_folders
 from logic_consistency.outputs import OutputError, check_outputs, check_writable
 
+from . import nights
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
@@ -122,12 +123,9 @@ def today() -> str:
 
 
 def check_night(night: str) -> str:
-    """Return ``night`` if it is a ``YYYY-MM-DD`` date, else raise :class:`ValueError`."""
-    try:
-        datetime.strptime(night, "%Y-%m-%d")
-    except (TypeError, ValueError):
-        raise ValueError(f"--night must be a date YYYY-MM-DD, got {night!r}") from None
-    return night
+    """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date not in the future, else raise
+    :class:`ValueError` (:func:`.nights.check_night`, shared by ``build`` and ``ingest``)."""
+    return nights.check_night(night).isoformat()
 
 
 def _disable(progress: bool | None) -> bool | None:

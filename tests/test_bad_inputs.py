@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bad_input_board  # noqa: E402
 import bad_input_commands  # noqa: E402
 import bad_input_data  # noqa: E402
 import bad_input_metrics  # noqa: E402
@@ -29,6 +30,7 @@ CASES = CaseTable(
         *bad_input_metrics.CASES,
         *bad_input_commands.CASES,
         *bad_input_outputs.CASES,
+        *bad_input_board.CASES,
     ]
 )
 
