@@ -108,7 +108,7 @@ def test_nesting_depth_is_measured_without_recursion() -> None:
     for _ in range(50_000):
         value = {"k": value}
     assert json_depth(value) == 50_000
-    assert json_depth([1, [2, {"a": []}]]) == 3 and json_depth(7) == 0
+    assert json_depth([1, [2, {"a": []}]]) == 4 and json_depth(7) == 0
 
 
 def _load_summeval(root: Path, monkeypatch: pytest.MonkeyPatch) -> str | None:
@@ -143,16 +143,22 @@ def test_the_data_hash_follows_the_bytes_not_the_folder(tmp_path: Path, monkeypa
 def test_a_run_records_its_data_hash_and_changed_data_starts_a_new_board(
     dummy_run: Path, run_copy: Callable[..., Path]
 ) -> None:
-    """The real run (fixture data) carries each task's data hash in its configs, hence in the settings."""
+    """The real run (fixture data) carries the data hash of each task that reads files in its configs,
+    hence in the settings; tasks whose items are generated (GV arithmetic) read no file and have none."""
     results = json.loads(dummy_run.read_text(encoding="utf-8"))
     row = ingest_results(dummy_run, bootstrap=BOOT)
+    hashed = set()
     for task, entry in row["settings"]["tasks"].items():
-        recorded = results["configs"][task]["metadata"][data_files.DATA_HASH_KEY]
-        assert entry["options"][data_files.DATA_HASH_KEY] == recorded and len(recorded) == 64
+        recorded = results["configs"][task]["metadata"].get(data_files.DATA_HASH_KEY)
+        assert entry["options"].get(data_files.DATA_HASH_KEY) == recorded
+        if recorded is not None:
+            hashed.add(task)
+            assert len(recorded) == 64
+    assert {"logic_consistency_summeval", "logic_consistency_causal_ranking", "logic_consistency_gv_triviaqa"} <= hashed
+    assert "logic_consistency_gv_arithmetic" not in hashed
 
     def changed(edited: dict[str, Any]) -> None:
-        for config in edited["configs"].values():
-            config["metadata"][data_files.DATA_HASH_KEY] = "f" * 64
+        edited["configs"]["logic_consistency_summeval"]["metadata"][data_files.DATA_HASH_KEY] = "f" * 64
 
     other = ingest_results(run_copy(changed), bootstrap=BOOT)
     assert other["settings_id"] != row["settings_id"] and other["row_id"] != row["row_id"]
