@@ -15,6 +15,7 @@ from typing import Any, cast
 import jinja2
 from lm_eval.api.task import ConfigurableTask
 
+from logic_consistency.harness_ext import data_files
 from logic_consistency.options import OptionError, reject_near_misses, reject_unknown
 
 #: Jinja2 environment for prompt templates: a misspelt variable is an error, not an empty string.
@@ -129,7 +130,8 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
             ValueError: The loader returned no document (lm-eval would stop with an ``IndexError``).
         """
         try:
-            dataset = loader(**kwargs)
+            with data_files.collecting() as files:
+                dataset = loader(**kwargs)
         except OptionError as error:
             message = str(error)
             if not message.startswith("task "):
@@ -141,6 +143,9 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
                 f"task {self.config.task!r}: no documents with these options {options}; "
                 "relax them (e.g. a smaller min_events)"
             )
+        digest = data_files.files_sha256(files.items())
+        if digest is not None:  # the data folder's identity reaches the results file's configs (data_files)
+            self.config.metadata = {**(self.config.metadata or {}), data_files.DATA_HASH_KEY: digest}
         return dataset
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["canonical_json", "row_id", "settings_id", "sha256_hex", "short_id"]
+__all__ = ["CONTROL_CHARACTERS", "canonical_json", "check_name", "row_id", "settings_id", "sha256_hex", "short_id"]
+
+#: C0 and C1 control characters (tab, newline, escape, DEL, ...): never part of a name on the board,
+#: where they would forge lines in logs or reshape the page. ``leaderboard.schema.json`` refuses the same.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def canonical_json(value: Any) -> str:
@@ -39,3 +44,14 @@ def row_id(name: str, revision: str, precision: str, prompt_set: str, settings: 
     return short_id(
         {"name": name, "revision": revision, "precision": precision, "prompt_set": prompt_set, "settings_id": settings}
     )
+
+
+def check_name(value: str, where: str) -> str:
+    """``value`` if it holds no control character, else a one-line :class:`ValueError` naming ``where``."""
+    found = CONTROL_CHARACTERS.search(value)
+    if found is not None:
+        raise ValueError(
+            f"{where}: {value!r} holds the control character {found.group()!r} at position {found.start()}; "
+            "names on the board must be printable"
+        )
+    return value

@@ -34,7 +34,7 @@ from logic_consistency import __version__ as SUITE_VERSION
 from logic_consistency.credentials import Redactor
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
-from .identity import row_id, settings_id, short_id
+from .identity import check_name, row_id, settings_id, short_id
 from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings, group_interval, group_statistic, interval
 from .modelid import ModelIdentity, identify
 from .provenance import (
@@ -315,10 +315,16 @@ def identity_from_results(run: RunOutput, **overrides: Any) -> ModelIdentity:
     model_args = config.get("model_args")
     if model_args is not None and not isinstance(model_args, (str, dict)):
         raise ValueError(f"{run.results_path}: field 'config.model_args' must be a string or an object")
+    for key, value in overrides.items():
+        if isinstance(value, str):
+            check_name(value, f"--{key}")
     try:
-        return identify(backend, model_args, **{k: v for k, v in overrides.items() if v is not None})
+        identity = identify(backend, model_args, **{k: v for k, v in overrides.items() if v is not None})
     except ValueError as error:
         raise ValueError(f"{run.results_path}: field 'config.model_args': {error}") from None
+    for key in ("name", "backend", "revision", "precision"):
+        check_name(getattr(identity, key), f"{run.results_path}: model {key} (from field 'config.model_args')")
+    return identity
 
 
 #: How many redacted fields the warning of :func:`without_credentials` names.

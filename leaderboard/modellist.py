@@ -41,6 +41,7 @@ from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .extra_args import parse_extra_args
+from .identity import CONTROL_CHARACTERS, check_name
 from .modelid import format_model_args
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
@@ -185,13 +186,14 @@ def _entry(
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
-    if isinstance(raw.get("name"), str) and raw["name"].strip():
+    if isinstance(raw.get("name"), str) and raw["name"].strip() and not CONTROL_CHARACTERS.search(raw["name"]):
         where = f"{source}: models[{index}] ({raw['name']})"
     reject_unknown(raw, ENTRY_KEYS, where=where)
     for key in ("name", "model"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
-        _printable(key, raw[key], where)
+    check_name(raw["name"], f"{source}: models[{index}] 'name'")
+    _printable("model", raw["model"], where)
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ValueError(f"{where}: 'enabled' must be true or false, got {enabled!r}")

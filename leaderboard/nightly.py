@@ -46,6 +46,7 @@ from logic_consistency.common import RESULTS_PATTERN, files_or_folders
 from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_outputs, check_writable
 
+from . import nights
 from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .merge import make_document, merge_documents
@@ -127,32 +128,10 @@ def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
 
-#: How far ahead of today (UTC) a night may be: a machine whose clock runs a little ahead, or a build
-#: started just before midnight in a time zone east of UTC. A later night would pin its rows.
-NIGHT_SKEW = timedelta(days=1)
-
-
 def check_night(night: str, *, now: datetime | None = None) -> str:
-    """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date at most :data:`NIGHT_SKEW` ahead of today (UTC).
-
-    Raises:
-        ValueError: Not a date, not in canonical form (``2026-1-5``: the canonical ``2026-01-05`` is
-            named), or in the future.
-    """
-    try:
-        date = datetime.strptime(night, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError):
-        raise ValueError(f"--night must be a date YYYY-MM-DD, got {night!r}") from None
-    canonical = date.strftime("%Y-%m-%d")
-    if canonical != night:
-        raise ValueError(f"--night must be written YYYY-MM-DD: got {night!r}; did you mean {canonical!r}?")
-    today_utc = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
-    if date > today_utc + NIGHT_SKEW:
-        raise ValueError(
-            f"--night {night} is in the future (today is {today_utc:%Y-%m-%d} UTC; at most "
-            f"{NIGHT_SKEW.days} day ahead is accepted)"
-        )
-    return night
+    """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date not in the future, else raise
+    :class:`ValueError` (:func:`.nights.check_night`, shared by ``build`` and ``ingest``)."""
+    return nights.check_night(night, today=now.date() if now is not None else None).isoformat()
 
 
 def _disable(progress: bool | None) -> bool | None:

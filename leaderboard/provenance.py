@@ -3,6 +3,7 @@ hashes, and the provenance (versions, dates, options) of one lm-eval run."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -10,7 +11,8 @@ from typing import Any
 
 from logic_consistency.options import SUITE_OPTIONS
 
-from .identity import sha256_hex
+from .identity import check_name, sha256_hex
+from .nights import check_timestamp
 from .results import RunOutput
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "PROMPT_KEYS",
     "SEED_KEYS",
     "config_hash",
+    "endpoint_model",
     "iso_utc",
     "n_samples",
     "number",
@@ -28,6 +31,8 @@ __all__ = [
     "task_config",
     "task_version",
 ]
+
+LOG = logging.getLogger(__name__)
 
 #: ``configs[task].metadata`` keys that are not run options: bookkeeping or prompt text.
 NOT_OPTIONS = frozenset({"version", "config_source", "prompt_config", "stages_config"})
@@ -209,11 +214,43 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "results_file": str(run.results_path),
         "batch_size": config.get("batch_size"),
         "device": _string(config.get("device")),
+        "endpoint_model": endpoint_model(run),
     }
+
+
+def endpoint_model(run: RunOutput) -> str | None:
+    """The model name an API endpoint reported (``config.endpoint_model``, recorded by API backends),
+    or ``None``; logs a warning when it is not the model asked for (``model=`` in ``model_args``).
+
+    Several reported names (a list) are joined with ``", "``. A results file without the field
+    (older runs, local backends) gives ``None``.
+
+    Raises:
+        ValueError: The field is neither a string nor a list of strings, or holds a control character.
+    """
+    raw = run.results["config"].get("endpoint_model")
+    if raw is None:
+        return None
+    names = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"{run.results_path}: field 'config.endpoint_model' must be a string or a list of strings")
+    reported = ", ".join(sorted(set(names)))
+    check_name(reported, f"{run.results_path}: field 'config.endpoint_model'")
+    requested = _model_args(run).get("model")
+    if requested is not None and set(names) != {requested}:
+        LOG.warning(
+            "%s: the endpoint answered as %r, but the run asked for model=%r; the row records both "
+            "(provenance.endpoint_model)",
+            run.results_path,
+            reported,
+            requested,
+        )
+    return reported
 
 
 def _date(run: RunOutput) -> str:
     date = number(run.results.get("date"))
     if date is None:
         raise ValueError(f"{run.results_path}: field 'date' (UNIX time of the run) missing or not a number")
-    return iso_utc(date)
+    moment = check_timestamp(date, where=f"{run.results_path}: field 'date'")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

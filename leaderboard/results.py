@@ -18,13 +18,20 @@ from typing import Any
 
 from logic_consistency.common import read_samples
 
+from .identity import check_name
+
 __all__ = [
+    "MAX_JSON_DEPTH",
     "RunOutput",
+    "check_depth",
+    "json_depth",
     "metric_keys",
     "metric_values",
     "read_run",
 ]
 
+#: Deepest nesting of arrays and objects accepted in a results or samples file (lm-eval's nest < 10).
+MAX_JSON_DEPTH = 64
 _RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 #: Top-level keys the leaderboard needs from a results file, with their JSON types.
 REQUIRED_KEYS: dict[str, type] = {
@@ -64,23 +71,63 @@ class RunOutput:
         return [name for name in self.results["results"] if name not in groups]
 
 
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` nests arrays and objects (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_depth(value: Any, where: str) -> Any:
+    """``value`` if it nests at most :data:`MAX_JSON_DEPTH` levels, else a one-line :class:`ValueError`.
+
+    lm-eval's files nest fewer than ten levels; a deeper file would end later code (hashing, schema
+    validation, copying) in a ``RecursionError``.
+    """
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"{where}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an lm-eval file")
+    return value
+
+
 def _load_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text ({error.reason})") from None
     try:
-        return json.loads(text)
+        return check_depth(json.loads(text), str(path))
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an lm-eval file") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
+    """The lines of a samples file; a document given twice (same ``doc_id`` and filter) is refused,
+    since every repeated line would narrow the intervals as if it were another document."""
     lines: list[dict[str, Any]] = []
-    for number, record in read_samples(path):
-        if "doc_id" not in record:
-            raise ValueError(f"{path} line {number}: field 'doc_id' missing; not an lm-eval samples file")
-        lines.append(record)
+    seen: dict[tuple[str, str], int] = {}
+    try:
+        for number, record in read_samples(path):
+            if "doc_id" not in record:
+                raise ValueError(f"{path} line {number}: field 'doc_id' missing; not an lm-eval samples file")
+            check_depth(record, f"{path} line {number}")
+            key = (json.dumps(record["doc_id"], sort_keys=True), str(record.get("filter", "")))
+            if key in seen:
+                raise ValueError(
+                    f"{path} line {number}: doc_id {record['doc_id']!r} already on line {seen[key]}; "
+                    "a document may appear once per filter (a repeated line would narrow the intervals)"
+                )
+            seen[key] = number
+            lines.append(record)
+    except RecursionError:
+        raise ValueError(f"{path}: a line nested more than {MAX_JSON_DEPTH} levels deep; not an lm-eval file") from None
     return lines
 
 
@@ -95,8 +142,11 @@ def _check_structure(path: Path, results: Any) -> dict[str, Any]:
     if not results["results"]:
         raise ValueError(f"{path}: field 'results' is empty (the run evaluated no task)")
     for task, metrics in results["results"].items():
+        check_name(task, f"{path}: field 'results', task name")
         if not isinstance(metrics, dict):
             raise ValueError(f"{path}: field 'results.{task}' must be an object, got {type(metrics).__name__}")
+        for key in metrics:
+            check_name(key, f"{path}: field 'results.{task}', metric name")
     subtasks = results.get("group_subtasks", {})
     if not isinstance(subtasks, dict) or not all(isinstance(v, list) for v in subtasks.values()):
         raise ValueError(f"{path}: field 'group_subtasks' must map names to lists of names")

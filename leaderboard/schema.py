@@ -13,6 +13,7 @@ import json
 import math
 import os
 from collections import Counter
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,15 @@ import jsonschema
 
 from logic_consistency.tasks.reports import declared_ranges, report_hooks
 
-from .identity import settings_id
+from .identity import canonical_json, row_id, settings_id
+from .nights import CLOCK_SKEW
+from .results import check_depth
 
 __all__ = ["SCHEMA_VERSION", "load_document", "load_schema", "validate"]
 
 #: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise (and
 #: teach :mod:`.migrate` to read the old major version: old boards stay readable).
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 SCHEMA_FILE = "leaderboard.schema.json"
 #: At most this many problems are listed in one error message.
 MAX_REPORTED = 20
@@ -125,12 +128,59 @@ def _is_non_finite(value: Any) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
 
+def _row_key(row: dict[str, Any]) -> str:
+    """The row id a row must carry: the hash of its model, revision, precision, prompt set and board."""
+    model = row["model"]
+    return row_id(model["name"], model["revision"], model["precision"], row["prompt_set"]["id"], row["settings_id"])
+
+
+def _duplicate_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows that are not unique: a repeated ``row_id``, a ``row_id`` that is not the hash of the row's
+    key (a copied row with a new id), or one run (same results file, date and scores) in two rows."""
+    problems = [
+        f"$.rows: row_id {duplicate} appears {count} times"
+        for duplicate, count in Counter(row["row_id"] for row in rows).items()
+        if count > 1
+    ]
+    runs: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        expected = _row_key(row)
+        if row["row_id"] != expected:
+            problems.append(
+                f"$.rows[{index}].row_id: {row['row_id']} is not the hash of the row's model, revision, "
+                f"precision, prompt set and settings ({expected}); the row was copied or edited"
+            )
+        run = canonical_json([row["measured_at"], row["provenance"]["results_file"], row["tasks"]])
+        if run in runs:
+            problems.append(
+                f"$.rows[{index}]: the same run as $.rows[{runs[run]}] (results file, date and scores), "
+                f"listed twice (model {row['model']['name']!r})"
+            )
+        runs.setdefault(run, index)
+    return problems
+
+
+def _future_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows measured more than :data:`~.nights.CLOCK_SKEW` from now (a future row pins its key in a merge)."""
+    limit = datetime.now(timezone.utc) + CLOCK_SKEW
+    problems = []
+    for index, row in enumerate(rows):
+        try:
+            measured = datetime.fromisoformat(row["measured_at"].replace("Z", "+00:00"))
+        except ValueError:
+            problems.append(f"$.rows[{index}].measured_at: {row['measured_at']!r} is not a date")
+            continue
+        if measured.tzinfo is not None and measured > limit:
+            problems.append(
+                f"$.rows[{index}].measured_at: {row['measured_at']} is in the future; a future row would "
+                "pin its place over every later measurement"
+            )
+    return problems
+
+
 def _semantic_problems(document: dict[str, Any]) -> list[str]:
-    problems: list[str] = []
     rows = document.get("rows", [])
-    for duplicate, count in Counter(row["row_id"] for row in rows).items():
-        if count > 1:
-            problems.append(f"$.rows: row_id {duplicate} appears {count} times")
+    problems = _duplicate_rows(rows) + _future_rows(rows)
     per_board: Counter[str] = Counter()
     for index, row in enumerate(rows):
         expected = settings_id(row["settings"])
@@ -224,6 +274,7 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{file}: cannot read: {error.strerror or error}") from None
     from .migrate import upgrade
 
+    check_depth(document, str(file))
     document = upgrade(document, str(file))
     validate(document, file)
     return document

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.identity import settings_id
+from logic_consistency.leaderboard.identity import row_id, settings_id
 from logic_consistency.leaderboard.merge import make_document
 
 _SHA = "0" * 64
@@ -52,7 +51,7 @@ def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> d
         }
 
     return {
-        "row_id": hashlib.sha256(model.encode()).hexdigest()[:16],
+        "row_id": row_id(model, "unpinned", "n/a", "0" * 16, sid),
         "model": {
             "name": model,
             "backend": "dummy",

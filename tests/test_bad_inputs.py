@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_input_backends  # noqa: E402
 import bad_input_build  # noqa: E402
+import bad_input_board  # noqa: E402
 import bad_input_commands  # noqa: E402
 import bad_input_credentials  # noqa: E402
 import bad_input_data  # noqa: E402
@@ -35,6 +36,7 @@ CASES = CaseTable(
         *bad_input_outputs.CASES,
         *bad_input_credentials.CASES,
         *bad_input_build.CASES,
+        *bad_input_board.CASES,
     ]
 )
 

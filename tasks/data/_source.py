@@ -21,6 +21,8 @@ from pathlib import Path
 
 import datasets
 
+from logic_consistency.harness_ext.data_files import note_read
+
 __all__ = [
     "DATA_ENV_VAR",
     "download",
@@ -61,6 +63,7 @@ def local_file(root: Path, dataset: str, relpath: str) -> Path:
             f"{DATA_ENV_VAR}={os.environ.get(DATA_ENV_VAR, '')!r}, which must hold '{dataset}/{relpath}' "
             f"(same layout and file names as upstream); unset {DATA_ENV_VAR} to download the data instead."
         )
+    note_read(root, path)  # hashed into the task's settings: changed data starts a new board
     return path
 
 

@@ -1,0 +1,74 @@
+"""The local data files a task's dataset loader reads, and their hash: the data folder's identity.
+
+A loader that reads a local file (``LOGIC_CONSISTENCY_DATA``) reports it with :func:`note_read`;
+:meth:`~.base.PromptedTask.call_loader` collects the files read while the loader runs
+(:func:`collecting`) and records their hash (:func:`files_sha256`) in the task's ``metadata`` under
+:data:`DATA_HASH_KEY`. lm-eval writes ``metadata`` into the results file's ``configs``, and the
+leaderboard makes a task's metadata part of the settings that define a board, so a run on a
+changed data folder (even with the same number of documents) starts a new board rather than being
+ranked with runs on the old data. Files fetched from the pinned online sources are identified by
+their commit and are not hashed.
+
+The hash covers each file's path relative to the data folder and its bytes, so the same data in
+another folder or on another machine gives the same hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+__all__ = ["DATA_HASH_KEY", "collecting", "files_sha256", "note_read"]
+
+#: The ``metadata`` key of a task that holds the hash of the local data files its loader read.
+DATA_HASH_KEY = "data_sha256"
+
+_COLLECTED: contextvars.ContextVar[dict[str, Path] | None] = contextvars.ContextVar(
+    "logic_consistency_data_files", default=None
+)
+#: File hashes already computed in this process, by (path, size, modification time): several tasks
+#: read the same file.
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def note_read(root: Path, path: Path) -> None:
+    """Record that a loader reads ``path`` (a file under the data folder ``root``), if collecting."""
+    collected = _COLLECTED.get()
+    if collected is not None:
+        collected[Path(os.path.relpath(path, root)).as_posix()] = path
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[dict[str, Path]]:
+    """Within the block, the files :func:`note_read` reports are added to the yielded mapping
+    (path relative to the data folder -> path)."""
+    files: dict[str, Path] = {}
+    token = _COLLECTED.set(files)
+    try:
+        yield files
+    finally:
+        _COLLECTED.reset(token)
+
+
+def _file_sha256(path: Path) -> str:
+    status = path.stat()
+    key = (str(path.absolute()), status.st_size, status.st_mtime_ns)
+    if key not in _FILE_HASHES:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _FILE_HASHES[key] = digest.hexdigest()
+    return _FILE_HASHES[key]
+
+
+def files_sha256(files: Iterable[tuple[str, Path]]) -> str | None:
+    """SHA-256 over the sorted ``(relative path, file SHA-256)`` pairs, or ``None`` for no file."""
+    pairs = sorted((name, _file_sha256(path)) for name, path in files)
+    if not pairs:
+        return None
+    return hashlib.sha256("".join(f"{name}\0{digest}\n" for name, digest in pairs).encode("utf-8")).hexdigest()
