@@ -18,6 +18,8 @@ Commands:
   spread over the prompts (``tasks/pairwise/report.py``);
 * ``logic-consistency plan --tasks ...``: requests, prompt tokens and API calls (and dollars) of a
   run, counted without loading a model (``harness_ext/plan_report.py``);
+* ``logic-consistency check-task FILE.yaml``: load a task YAML as lm-eval does and print lm-eval's
+  real error with file, key and line (``harness_ext/check_task.py``);
 * ``logic-consistency leaderboard build|render|validate``: the leaderboard (``leaderboard/``).
 
 No command writes over one of its own inputs, over an existing file of another kind (an HTML
@@ -49,6 +51,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
     "logic_consistency.harness_ext.plan_report",
+    "logic_consistency.harness_ext.check_task",
 )
 
 

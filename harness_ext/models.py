@@ -10,7 +10,9 @@ Two small real models ship on PyPI as GGUF files (no hub access is needed):
 transformers de-quantises GGUF on every load (about 20 s and 50 s on 2 CPU cores), so the first use
 converts the model once to safetensors in a user cache directory and every later load reads that
 (well under a second). The cache folder is written under a temporary name and renamed into place,
-so an interrupted conversion never leaves a half-written model behind.
+so an interrupted conversion never leaves a half-written model behind. A cache folder that cannot
+be written (a read-only HOME, say) is one error naming the folder and ``LOGIC_CONSISTENCY_CACHE``,
+before the conversion starts.
 
 Use them as ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` (any other
 ``hf`` model argument, such as ``batch_size`` or ``dtype``, passes through), or as
@@ -29,6 +31,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from logic_consistency.outputs import OutputError, check_writable
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
 MANIFEST = "logic_consistency_model.json"
@@ -82,6 +86,18 @@ def cache_root() -> Path:
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "logic_consistency"
+
+
+def check_cache_folder(root: Path) -> None:
+    """Raise :class:`OutputError` naming ``root`` and :data:`CACHE_ENV` if ``root`` cannot be written."""
+    try:
+        check_writable(root, folder=True)
+    except (OutputError, ValueError) as error:
+        raise OutputError(
+            f"embedded model cache: {error}; set {CACHE_ENV} to a writable folder "
+            f"(default: $XDG_CACHE_HOME/logic_consistency, else ~/.cache/logic_consistency)",
+            getattr(error, "errno", None),
+        ) from None
 
 
 def _package_dir(model: EmbeddedModel) -> Path:
@@ -138,6 +154,7 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
     target = root / f"{model.name}-{_source_fingerprint(model)}"
     if (target / MANIFEST).is_file():
         return target
+    check_cache_folder(root)
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
     try:

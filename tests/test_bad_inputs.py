@@ -3,7 +3,8 @@
 Every case builds its own bad input in ``tmp_path`` (hand-written fixtures from ``tests/fixtures``,
 copied and then broken), calls the public function or command a user would, and checks that the
 exception message names the file, field, option, argument or signal at fault. No model is loaded.
-The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, outputs);
+The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, outputs,
+setup);
 ``tests/bad_inputs_support.py`` holds the case machinery and the runner.
 """
 
@@ -20,6 +21,7 @@ import bad_input_data  # noqa: E402
 import bad_input_metrics  # noqa: E402
 import bad_input_options  # noqa: E402
 import bad_input_outputs  # noqa: E402 - issue 17's cases
+import bad_input_setup  # noqa: E402 - a user's task YAML, loader scores, HOME and cache folders
 from bad_inputs_support import Case, CaseTable, run_case  # noqa: E402
 
 CASES = CaseTable(
@@ -29,6 +31,7 @@ CASES = CaseTable(
         *bad_input_metrics.CASES,
         *bad_input_commands.CASES,
         *bad_input_outputs.CASES,
+        *bad_input_setup.CASES,
     ]
 )
 
