@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bad_inputs_support import CaseTable, cli
+import datasets
+from bad_inputs_support import CaseTable, cli, loader
 
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.check_task import TaskFileError
@@ -141,3 +142,31 @@ CASES.add(
     "LOGIC_CONSISTENCY_CACHE",
     error=OutputError,
 )
+
+
+def _hf_cache_at(folder: str, dataset: str) -> Callable[[Path], Any]:
+    """Load ``dataset`` from its online source with the ``datasets`` cache at ``folder`` (``HOME=/proc`` gives
+    ``/proc/.cache/huggingface/datasets``; ``datasets`` reads HOME when imported, so the path is set here)."""
+
+    def case(tmp: Path) -> Any:
+        saved, data = datasets.config.HF_DATASETS_CACHE, os.environ.pop("LOGIC_CONSISTENCY_DATA", None)
+        datasets.config.HF_DATASETS_CACHE = Path(folder)
+        try:
+            return loader(dataset)()
+        finally:
+            datasets.config.HF_DATASETS_CACHE = saved
+            if data is not None:
+                os.environ["LOGIC_CONSISTENCY_DATA"] = data
+
+    return case
+
+
+for _dataset in ("noveleval", "summeval"):  # a file download and a hub dataset
+    CASES.add(
+        f"HOME not writable: Hugging Face datasets cache ({_dataset})",
+        _hf_cache_at("/proc/.cache/huggingface/datasets", _dataset),
+        "/proc/.cache/huggingface/datasets",
+        "set HF_HOME (or HF_DATASETS_CACHE) to a writable folder",
+        "LOGIC_CONSISTENCY_DATA",
+        error=OutputError,
+    )
