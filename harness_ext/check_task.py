@@ -97,6 +97,8 @@ def _read_one(path: Path, *, resolve: bool = False) -> dict[str, Any]:
     except OSError as error:
         raise TaskFileError(f"{path}: cannot be read ({error.strerror or error})") from None
     except ValueError as error:  # lm-eval: "Expected YAML dict from ..., got list"
+        if "Expected YAML dict" not in str(error):
+            raise
         got = str(error).rpartition(", got ")[2] or str(error)
         raise TaskFileError(f"{path}: a task file is a mapping of keys (task: ...), this one holds a {got}") from None
 
@@ -125,6 +127,8 @@ def _check_functions(files: list[Path]) -> None:
     for path in files:
         try:
             _read_one(path, resolve=True)
+        except TaskFileError:
+            raise
         except (ImportError, AttributeError, ValueError, SyntaxError) as error:
             message = f"{type(error).__name__}: {error}"
             tags = list(_function_tags(_nodes(path)))
@@ -186,7 +190,9 @@ def _task_name(config: dict[str, Any], path: Path) -> str:
     name = config.get("task")
     if "group" in config:
         where = _where(path, _key_line(path, "group"), "group")
-        raise TaskFileError(f"{where}: this is a group file, not a task file (lm-eval reads its task: as the member list)")
+        raise TaskFileError(
+            f"{where}: this is a group file, not a task file (lm-eval reads its task: as the member list)"
+        )
     if name is None:
         raise TaskFileError(
             f"{path}: no 'task:' key in the file or its includes; lm-eval indexes a task file by its "
@@ -215,8 +221,12 @@ def _build(path: Path, name: str, files: list[Path]) -> Any:
         index_log.setLevel(level)
     entry = manager.task_index.get(name)
     if entry is None or entry.yaml_path is None or Path(entry.yaml_path).resolve() != path:
-        other = "" if entry is None else f": lm-eval takes it from {entry.yaml_path}, a file defining the same task name"
-        raise TaskFileError(f"{_where(path, _key_line(path, 'task'), 'task')}: task {name!r} is not indexed from this file{other}")
+        other = (
+            "" if entry is None else f": lm-eval takes it from {entry.yaml_path}, a file defining the same task name"
+        )
+        raise TaskFileError(
+            f"{_where(path, _key_line(path, 'task'), 'task')}: task {name!r} is not indexed from this file{other}"
+        )
     try:
         return manager.load([name])["tasks"][name]
     except TaskFileError:

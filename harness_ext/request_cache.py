@@ -75,7 +75,9 @@ def check_request_cache(path: str | os.PathLike[str], *, timeout: float = BUSY_T
         for table in tables:
             connection.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
     except sqlite3.Error as error:
-        raise _busy(path, error) if _is_busy(error) else fail(f"is not a readable SQLite request cache ({error})") from None
+        raise (
+            _busy(path, error) if _is_busy(error) else fail(f"is not a readable SQLite request cache ({error})")
+        ) from None
     finally:
         connection.close()
 

@@ -80,7 +80,12 @@ for _name, _value, _expect in [
     ("true", True, "must be a number"),
 ]:
     CASES.add(
-        f"data summeval human score {_name}", _summeval_score(2, _value), "summeval_hub_format.jsonl", "line 3", "[0]", _expect
+        f"data summeval human score {_name}",
+        _summeval_score(2, _value),
+        "summeval_hub_format.jsonl",
+        "line 3",
+        "[0]",
+        _expect,
     )
 
 
@@ -136,7 +141,11 @@ def _qrels_rel(rel: str | None) -> Callable[[Path], Any]:
     return run
 
 
-for _rel, _expect in [("nan", "'rel' must be an integer"), ("1.5", "'rel' must be an integer"), ("-1", "'rel' value -1")]:
+for _rel, _expect in [
+    ("nan", "'rel' must be an integer"),
+    ("1.5", "'rel' must be an integer"),
+    ("-1", "'rel' value -1"),
+]:
     CASES.add(f"data noveleval relevance {_rel}", _qrels_rel(_rel), "qrels.txt", "line 2", _expect)
 CASES.add("data noveleval relevance missing", _qrels_rel(None), "qrels.txt", "line 2", "3 columns")
 
@@ -157,7 +166,9 @@ def _(tmp: Path) -> Any:
     return loader("noveleval")()
 
 
-@CASES.case("data caters BEFORE relations in a cycle (no human order)", "test_15Oct.ann", "lines 8,", "14", "story 0", "cycle")
+@CASES.case(
+    "data caters BEFORE relations in a cycle (no human order)", "test_15Oct.ann", "lines 8,", "14", "story 0", "cycle"
+)
 def _(tmp: Path) -> Any:
     target = copy_data(tmp) / "caters" / "caters_test" / "test" / "test_15Oct.ann"
     target.write_text(target.read_text(encoding="utf-8") + "R999\tBEFORE Arg1:T2 Arg2:T1\t\n", encoding="utf-8")

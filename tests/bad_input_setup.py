@@ -21,14 +21,14 @@ from logic_consistency.outputs import OutputError
 
 CASES = CaseTable()
 
-LOADER = '''
+LOADER = """
 import datasets
 
 def load(**_):
     rows = [{"instance_id": "q1", "context": "numbers", "items": ["item-1", "item-2", "item-3"],
              "human_scores": SCORES}]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-'''
+"""
 
 PAIRWISE = f"""\
 include: {tasks_dir() / "pairwise" / "_pairwise_yaml"}
@@ -42,6 +42,7 @@ PLAIN = """\
 task: user_plain_task
 custom_dataset: !function utils.load
 output_type: loglikelihood
+test_split: test
 doc_to_text: "{{ context }}"
 doc_to_target: " yes"
 metric_list:
@@ -66,18 +67,38 @@ def _check(yaml_text: str, scores: str = "[1.0, 2.0, 3.0]", **extra: str) -> Cal
 
 # ------------------------------------------------------------------------------------ task YAML files
 for _name, _yaml, _expect in [
-    ("malformed YAML (unclosed quote)", PLAIN.replace('"{{ context }}"', '"{{ context }}'), ("task.yaml line", "column")),
-    ("malformed YAML (bad indent)", PLAIN.replace("  - metric: acc", "  - metric: acc\n bad: 1"), ("task.yaml line 8",)),
+    (
+        "malformed YAML (unclosed quote)",
+        PLAIN.replace('"{{ context }}"', '"{{ context }}'),
+        ("task.yaml line", "column"),
+    ),
+    (
+        "malformed YAML (bad indent)",
+        PLAIN.replace("  - metric: acc", "  - metric: acc\n bad: 1"),
+        ("task.yaml line 9",),
+    ),
     ("a list, not a mapping", "- task: x\n", ("task.yaml", "mapping of keys", "list")),
     ("no task: key", PLAIN.replace("task: user_plain_task\n", ""), ("task.yaml", "no 'task:' key", "Tasks not found")),
     ("a group file", "group: g\ntask: [a, b]\n", ("task.yaml", "key 'group'", "not a task file")),
     ("missing include", "include: _missing_yaml\n" + PLAIN, ("task.yaml line 1", "key 'include'", "_missing_yaml")),
     ("include cycle", "include: task.yaml\n" + PLAIN, ("task.yaml", "key 'include'", "cycle")),
-    ("unknown metric", PLAIN.replace("metric: acc", "metric: acc_nrom"), ("task.yaml line 7", "metric_list[0].metric", "acc_norm")),
-    ("unknown aggregation", PLAIN + "    aggregation: meen\n", ("task.yaml line 7", "aggregation", "'mean'")),
-    ("unknown !function module", PLAIN.replace("utils.load", "helpers.load"), ("task.yaml line 2", "custom_dataset", "helpers")),
-    ("unknown !function name", PLAIN.replace("utils.load", "utils.lode"), ("task.yaml line 2", "custom_dataset", "lode")),
-    ("unknown TaskConfig key", PLAIN + "doc_to_txt: x\n", ("task.yaml line 8", "doc_to_txt", "'doc_to_text'")),
+    (
+        "unknown metric",
+        PLAIN.replace("metric: acc", "metric: acc_nrom"),
+        ("task.yaml line 8", "metric_list[0].metric", "acc_norm"),
+    ),
+    ("unknown aggregation", PLAIN + "    aggregation: meen\n", ("task.yaml line 8", "aggregation", "'mean'")),
+    (
+        "unknown !function module",
+        PLAIN.replace("utils.load", "helpers.load"),
+        ("task.yaml line 2", "custom_dataset", "helpers"),
+    ),
+    (
+        "unknown !function name",
+        PLAIN.replace("utils.load", "utils.lode"),
+        ("task.yaml line 2", "custom_dataset", "lode"),
+    ),
+    ("unknown TaskConfig key", PLAIN + "doc_to_txt: x\n", ("task.yaml line 9", "doc_to_txt", "'doc_to_text'")),
     ("suite option typo", PAIRWISE + "metadata: {max_item: 2}\n", ("task.yaml", "user_pairwise_task", "'max_items'")),
 ]:
     CASES.add(f"check-task {_name}", _check(_yaml), *_expect, error=TaskFileError)
@@ -170,3 +191,11 @@ for _dataset in ("noveleval", "summeval"):  # a file download and a hub dataset
         "LOGIC_CONSISTENCY_DATA",
         error=OutputError,
     )
+CASES.add(
+    "check-task !function without a module",
+    _check(PLAIN.replace("utils.load", "load")),
+    "task.yaml line 2",
+    "custom_dataset",
+    "no module path",
+    error=TaskFileError,
+)

@@ -41,7 +41,9 @@ def test_lm_eval_names_the_datasets_cache_and_its_variables(tmp_path: Path) -> N
     )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert "OutputError: Hugging Face datasets cache: cannot write /proc/.cache/huggingface/datasets" in last, done.stderr[-3000:]
+    assert "OutputError: Hugging Face datasets cache: cannot write /proc/.cache/huggingface/datasets" in last, (
+        done.stderr[-3000:]
+    )
     assert "set HF_HOME (or HF_DATASETS_CACHE) to a writable folder, or LOGIC_CONSISTENCY_DATA" in last
     assert done.stderr.count("Traceback") == 1
 

@@ -169,7 +169,9 @@ def check_human_scores(rows: Any, *, source: str) -> None:
                 source, location, "human_scores", f"has {len(scores)} values, expected {len(items)} (one per item)"
             )
         for index, value in enumerate(scores):
-            require_score(value, source=source, location=location, field=f"human_scores[{index}]", low=-math.inf, high=math.inf)
+            require_score(
+                value, source=source, location=location, field=f"human_scores[{index}]", low=-math.inf, high=math.inf
+            )
 
 
 def require_int(text: str, *, source: str, location: str, field: str) -> int:
