@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.outputs import OutputError, check_writable
+from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
 MANIFEST = "logic_consistency_model.json"
@@ -86,18 +86,6 @@ def cache_root() -> Path:
         return Path(os.environ[CACHE_ENV]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "logic_consistency"
-
-
-def check_cache_folder(root: Path) -> None:
-    """Raise :class:`OutputError` naming ``root`` and :data:`CACHE_ENV` if ``root`` cannot be written."""
-    try:
-        check_writable(root, folder=True)
-    except (OutputError, ValueError) as error:
-        raise OutputError(
-            f"embedded model cache: {error}; set {CACHE_ENV} to a writable folder "
-            f"(default: $XDG_CACHE_HOME/logic_consistency, else ~/.cache/logic_consistency)",
-            getattr(error, "errno", None),
-        ) from None
 
 
 def _package_dir(model: EmbeddedModel) -> Path:
@@ -154,7 +142,12 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
     target = root / f"{model.name}-{_source_fingerprint(model)}"
     if (target / MANIFEST).is_file():
         return target
-    check_cache_folder(root)
+    check_cache_folder(
+        root,
+        what="embedded model cache",
+        fix=f"set {CACHE_ENV} to a writable folder "
+        "(default: $XDG_CACHE_HOME/logic_consistency, else ~/.cache/logic_consistency)",
+    )
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
     try:

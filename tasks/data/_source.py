@@ -21,7 +21,7 @@ from pathlib import Path
 
 import datasets
 
-from logic_consistency.outputs import OutputError, check_writable
+from logic_consistency.outputs import check_cache_folder
 
 __all__ = [
     "check_hf_cache",
@@ -117,12 +117,8 @@ def check_hf_cache() -> None:
     ``HF_HOME`` or ``HF_DATASETS_CACHE`` say otherwise; a read-only or absent HOME otherwise ends
     in a bare ``FileNotFoundError``/``PermissionError`` traceback deep inside ``datasets``.
     """
-    folder = datasets.config.HF_DATASETS_CACHE
-    try:
-        check_writable(folder, folder=True)
-    except (OutputError, ValueError) as error:
-        raise OutputError(
-            f"Hugging Face datasets cache: {error}; set HF_HOME (or HF_DATASETS_CACHE) to a writable folder, "
-            f"or {DATA_ENV_VAR} to a local copy of the data",
-            getattr(error, "errno", None),
-        ) from None
+    check_cache_folder(
+        datasets.config.HF_DATASETS_CACHE,
+        what="Hugging Face datasets cache",
+        fix=f"set HF_HOME (or HF_DATASETS_CACHE) to a writable folder, or {DATA_ENV_VAR} to a local copy of the data",
+    )
