@@ -36,8 +36,9 @@ __all__ = ["MARKER", "RequestCacheError", "check_request_cache", "guard_caching_
 #: Seconds to wait for another run's lock before calling the cache busy (SQLite's own default).
 BUSY_TIMEOUT = 5.0
 
-#: SQLite result codes of a file locked by another connection.
-_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+#: SQLite result codes of a file locked by another connection: SQLITE_BUSY (5) and SQLITE_LOCKED (6)
+#: (written as numbers: typeshed does not list the ``sqlite3.SQLITE_*`` constants of Python 3.11).
+_BUSY_CODES = frozenset({5, 6})
 
 #: What precedes the message on the last line of a failed ``lm_eval``'s stderr (the exception's name).
 MARKER = "RequestCacheError: "
