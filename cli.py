@@ -2,9 +2,9 @@
 
 Its own commands are ``tasks-dir`` (the folder for ``lm_eval --include_path`` when the autoload
 hook is off), ``models`` and ``model-path NAME`` (the embedded models); the others (``export-gv``,
-``causal-confusion``, ``repair``, ``correlate``, ``plan``, ``leaderboard``) register themselves
-from their modules (:data:`SUBCOMMAND_MODULES`, each an ``add_cli(subparsers)``), imported only when
-the parser is built. Every output is checked first (``outputs.check_outputs``): no command writes
+``causal-confusion``, ``repair``, ``correlate``, ``plan``, ``check-task``, ``leaderboard``) register
+themselves from their modules (:data:`SUBCOMMAND_MODULES`, each an ``add_cli(subparsers)``),
+imported only when the parser is built. Every output is checked first (``outputs.check_outputs``): no command writes
 over its own input, over a file of another kind or over a device. Exit status: 0; 2 for bad
 arguments or input; 3 when an output cannot be written (one line naming the path);
 ``leaderboard build`` 1 when a model failed.
@@ -29,6 +29,7 @@ SUBCOMMAND_MODULES = (
     "logic_consistency.tasks.pairwise.report",
     "logic_consistency.leaderboard.cli",
     "logic_consistency.harness_ext.plan_report",
+    "logic_consistency.harness_ext.check_task",
 )
 
 

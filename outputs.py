@@ -37,6 +37,7 @@ __all__ = [
     "OutputError",
     "atomic_write",
     "atomic_write_json",
+    "check_cache_folder",
     "check_outputs",
     "check_writable",
     "json_chunks",
@@ -346,3 +347,16 @@ def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> Non
             os.fsync(handle.fileno())
     finally:
         Path(handle.name).unlink(missing_ok=True)
+
+
+def check_cache_folder(folder: str | os.PathLike[str], *, what: str, fix: str) -> None:
+    """:func:`check_writable` for a cache folder a library or the suite fills by itself.
+
+    Raises:
+        OutputError: ``"<what>: cannot write <folder>: <reason>; <fix>"``, ``fix`` naming the
+            environment variable that moves the cache.
+    """
+    try:
+        check_writable(folder, folder=True)
+    except (OutputError, ValueError) as error:
+        raise OutputError(f"{what}: {error}; {fix}", getattr(error, "errno", None)) from None

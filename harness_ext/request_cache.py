@@ -1,4 +1,4 @@
-"""A corrupt ``--use_cache`` file names its path and the fix, in one line.
+"""A corrupt, busy or unwritable ``--use_cache`` file names its path and the fix, in one line.
 
 ``lm_eval --use_cache PATH`` keeps every answer in the SQLite file ``PATH_rank<N>.db`` through
 lm-eval's ``CachingLM``, which opens it with ``sqlitedict`` in a background thread. A file that is
@@ -6,6 +6,19 @@ not a SQLite database (truncated, overwritten, another program's file) then fail
 with three tracebacks ending in ``sqlite3.DatabaseError: file is not a database``: no path, no
 advice. The autoload hook wraps ``CachingLM.__init__`` with :func:`guard_caching_lm`, which opens the
 file first in the calling thread and raises :class:`RequestCacheError` with one line naming it.
+
+Three cases get three different messages, because their fixes differ:
+
+* **busy**: another run holds the file's lock (SQLite answers ``SQLITE_BUSY``/``SQLITE_LOCKED``,
+  "database is locked", after waiting :data:`BUSY_TIMEOUT` seconds). The file is sound and its
+  answers were paid for, so the message says "in use by another run": wait for it, or pass another
+  ``--use_cache``. It never says "delete it".
+* **corrupt**: not a SQLite database, or damaged pages: "delete it (its answers are lost and asked
+  again) or pass another --use_cache".
+* **unwritable**: the file does not exist yet and its folder cannot be created or written
+  (read-only file system, permissions): the folder is named, with "pass a --use_cache in a
+  writable folder". lm-eval would otherwise fail in its background thread with
+  ``unable to open database file``.
 """
 
 from __future__ import annotations
@@ -16,7 +29,16 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from logic_consistency.outputs import OutputError, check_writable
+
 __all__ = ["MARKER", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
+
+#: Seconds to wait for another run's lock before calling the cache busy (SQLite's own default).
+BUSY_TIMEOUT = 5.0
+
+#: SQLite result codes of a file locked by another connection: SQLITE_BUSY (5) and SQLITE_LOCKED (6)
+#: (written as numbers: typeshed does not list the ``sqlite3.SQLITE_*`` constants of Python 3.11).
+_BUSY_CODES = frozenset({5, 6})
 
 #: What precedes the message on the last line of a failed ``lm_eval``'s stderr (the exception's name).
 MARKER = "RequestCacheError: "
@@ -26,14 +48,16 @@ class RequestCacheError(RuntimeError):
     """The ``--use_cache`` file cannot be used (the message names it and says what to do)."""
 
 
-def check_request_cache(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`RequestCacheError` if ``path`` exists and is not a readable SQLite cache.
+def check_request_cache(path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT) -> None:
+    """Raise :class:`RequestCacheError` if ``path`` cannot serve as the request cache.
 
-    Reads the schema and one key (no full scan: caches grow to gigabytes). A missing file is fine:
-    lm-eval creates it.
+    Reads the schema and one key (no full scan: caches grow to gigabytes). A missing file is fine
+    when its folder can be written (lm-eval creates both). ``timeout``: seconds to wait for another
+    run's lock before calling the file busy.
     """
     path = os.fspath(path)
     if not os.path.lexists(path):
+        _check_writable_folder(path)
         return
 
     def fail(problem: str) -> RequestCacheError:
@@ -44,21 +68,46 @@ def check_request_cache(path: str | os.PathLike[str]) -> None:
     if not os.path.isfile(path):
         raise fail("is not a file")
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
     except sqlite3.Error as error:
-        raise fail(f"cannot be opened ({error})") from None
+        raise _busy(path, error) if _is_busy(error) else fail(f"cannot be opened ({error})") from None
     try:
         tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in tables:
             connection.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
     except sqlite3.Error as error:
-        raise fail(f"is not a readable SQLite request cache ({error})") from None
+        raise (
+            _busy(path, error) if _is_busy(error) else fail(f"is not a readable SQLite request cache ({error})")
+        ) from None
     finally:
         connection.close()
 
 
+def _is_busy(error: sqlite3.Error) -> bool:
+    """Whether SQLite refused because another connection holds a lock (not because the file is bad)."""
+    return getattr(error, "sqlite_errorcode", None) in _BUSY_CODES or "database is locked" in str(error)
+
+
+def _busy(path: str, error: sqlite3.Error) -> RequestCacheError:
+    return RequestCacheError(
+        f"--use_cache: {path} is in use by another run ({error}); wait for that run to finish, "
+        "or pass another --use_cache (the file is kept: its answers stay usable)"
+    )
+
+
+def _check_writable_folder(path: str) -> None:
+    """Raise :class:`RequestCacheError` if the folder of a not-yet-existing cache file cannot hold it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        check_writable(folder, folder=True)  # probes the nearest existing folder; lm-eval creates the rest
+    except (OutputError, ValueError) as error:
+        raise RequestCacheError(
+            f"--use_cache: {path} cannot be created ({error}); pass a --use_cache in a writable folder"
+        ) from None
+
+
 def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt ``cache_db`` is named first."""
+    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt, busy or unwritable ``cache_db`` is named first."""
 
     @functools.wraps(init)
     def wrapper(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:

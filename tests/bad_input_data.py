@@ -71,6 +71,83 @@ def _summeval_score(index: int, value: Any) -> Callable[[Path], Any]:
 
 CASES.add("data summeval human score NaN", _summeval_score(0, math.nan), "summeval_hub_format.jsonl", "line 1")
 CASES.add("data summeval human score a string", _summeval_score(1, "high"), "summeval_hub_format.jsonl", "line 2")
+# Human scores are refused when the data load, before any model call (the metrics would find them only after).
+for _name, _value, _expect in [
+    ("infinite", math.inf, "not a finite number"),
+    ("7 (above 5)", 7, "outside [1, 5]"),
+    ("0 (below 1)", 0.0, "outside [1, 5]"),
+    ("null", None, "must be a number"),
+    ("true", True, "must be a number"),
+]:
+    CASES.add(
+        f"data summeval human score {_name}",
+        _summeval_score(2, _value),
+        "summeval_hub_format.jsonl",
+        "line 3",
+        "[0]",
+        _expect,
+    )
+
+
+def _summeval_scores(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], Any]:
+    """Apply ``change`` to the first record of the SummEval file."""
+
+    def run(tmp: Path) -> Any:
+        target = copy_data(tmp) / "summeval" / "summeval_hub_format.jsonl"
+        lines = target.read_text(encoding="utf-8").splitlines()
+        record = json.loads(lines[0])
+        change(record)
+        target.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n", encoding="utf-8")
+        return loader("summeval")()
+
+    return run
+
+
+CASES.add(
+    "data summeval human scores missing",
+    _summeval_scores(lambda record: record.pop("coherence")),
+    "summeval_hub_format.jsonl",
+    "line 1",
+    "'coherence' is missing",
+)
+CASES.add(
+    "data summeval human scores one short",
+    _summeval_scores(lambda record: record["coherence"].pop()),
+    "summeval_hub_format.jsonl",
+    "line 1",
+    "'coherence'",
+    "one per machine summary",
+)
+CASES.add(
+    "data summeval human scores not a list",
+    _summeval_scores(lambda record: record.update(coherence="4.5")),
+    "summeval_hub_format.jsonl",
+    "line 1",
+    "'coherence' must be a list",
+)
+
+
+def _qrels_rel(rel: str | None) -> Callable[[Path], Any]:
+    """Set the relevance of the second qrels line to ``rel`` (``None``: drop the column)."""
+
+    def run(tmp: Path) -> Any:
+        target = copy_data(tmp) / "noveleval" / "qrels.txt"
+        lines = target.read_text(encoding="utf-8").splitlines()
+        fields = lines[1].split()[:3]
+        lines[1] = " ".join(fields if rel is None else [*fields, rel])
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return loader("noveleval")()
+
+    return run
+
+
+for _rel, _expect in [
+    ("nan", "'rel' must be an integer"),
+    ("1.5", "'rel' must be an integer"),
+    ("-1", "'rel' value -1"),
+]:
+    CASES.add(f"data noveleval relevance {_rel}", _qrels_rel(_rel), "qrels.txt", "line 2", _expect)
+CASES.add("data noveleval relevance missing", _qrels_rel(None), "qrels.txt", "line 2", "3 columns")
 
 
 @CASES.case("data advbench bad quote", "harmful_behaviors.csv", "line")
@@ -87,6 +164,22 @@ def _(tmp: Path) -> Any:
     fields = lines[0].split()
     target.write_text("\n".join([" ".join([*fields[:3], "7"]), *lines[1:]]) + "\n", encoding="utf-8")
     return loader("noveleval")()
+
+
+@CASES.case(
+    "data caters BEFORE relations in a cycle (no human order)", "test_15Oct.ann", "lines 8,", "14", "story 0", "cycle"
+)
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "caters" / "caters_test" / "test" / "test_15Oct.ann"
+    target.write_text(target.read_text(encoding="utf-8") + "R999\tBEFORE Arg1:T2 Arg2:T1\t\n", encoding="utf-8")
+    return loader("caters")()
+
+
+@CASES.case("data caters relation to an undefined event", "test_15Oct.ann", "Arg2", "T999")
+def _(tmp: Path) -> Any:
+    target = copy_data(tmp) / "caters" / "caters_test" / "test" / "test_15Oct.ann"
+    target.write_text(target.read_text(encoding="utf-8") + "R999\tBEFORE Arg1:T1 Arg2:T999\t\n", encoding="utf-8")
+    return loader("caters")()
 
 
 @CASES.case("data caters span outside every story", "test_15Oct.ann", "offsets")

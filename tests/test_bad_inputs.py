@@ -3,7 +3,8 @@
 Every case builds its own bad input in ``tmp_path`` (hand-written fixtures from ``tests/fixtures``,
 copied and then broken), calls the public function or command a user would, and checks that the
 exception message names the file, field, option, argument or signal at fault. No model is loaded.
-The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, backends, outputs);
+The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, backends, outputs,
+setup, credentials, build, board);
 ``tests/bad_inputs_support.py`` holds the case machinery and the runner.
 """
 
@@ -16,14 +17,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bad_input_backends  # noqa: E402
-import bad_input_build  # noqa: E402
 import bad_input_board  # noqa: E402
+import bad_input_build  # noqa: E402
 import bad_input_commands  # noqa: E402
 import bad_input_credentials  # noqa: E402
 import bad_input_data  # noqa: E402
 import bad_input_metrics  # noqa: E402
 import bad_input_options  # noqa: E402
 import bad_input_outputs  # noqa: E402 - issue 17's cases
+import bad_input_setup  # noqa: E402 - a user's task YAML, loader scores, HOME and cache folders
 from bad_inputs_support import Case, CaseTable, run_case  # noqa: E402
 
 CASES = CaseTable(
@@ -37,6 +39,7 @@ CASES = CaseTable(
         *bad_input_credentials.CASES,
         *bad_input_build.CASES,
         *bad_input_board.CASES,
+        *bad_input_setup.CASES,
     ]
 )
 

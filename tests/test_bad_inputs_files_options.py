@@ -256,6 +256,40 @@ for _name, _content in [
     )
 
 
+def _locked_cache(tmp: Path) -> Any:
+    """A sound cache that a second connection (another run) holds an exclusive lock on."""
+    path = tmp / "cache_rank0.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+    connection.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        return check_request_cache(path, timeout=0.1)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+CASES.add(
+    "request cache locked by another run",
+    _locked_cache,
+    "--use_cache",
+    "cache_rank0.db",
+    "in use by another run",
+    "wait",
+    error=RequestCacheError,
+)
+CASES.add(
+    "request cache in an unwritable folder",
+    lambda tmp: check_request_cache("/proc/logic_consistency_cache/c_rank0.db"),
+    "--use_cache",
+    "/proc",
+    "writable folder",
+    error=RequestCacheError,
+)
+
+
 # ------------------------------------------------------------------------------------ REPAIR inputs
 def _prefs(lines: list[dict[str, Any]]) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:

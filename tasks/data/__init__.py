@@ -17,10 +17,13 @@ story) with the fields
 
 Data come from the directory named by ``LOGIC_CONSISTENCY_DATA`` if it is set (layout of the
 project's ``raw/`` folder), else from the pinned online sources (see :mod:`._source`). Malformed
-input raises :class:`DatasetFormatError` (a ``ValueError``) naming the file, line and field.
+input raises :class:`DatasetFormatError` (a ``ValueError``) naming the file, line and field. The
+pairwise task class checks every loader's ``human_scores`` again when the data loads
+(:func:`check_human_scores`: one finite number per item), so a custom loader's bad score is refused
+before any model call too.
 """
 
-from ._common import DatasetFormatError, cap_row
+from ._common import DatasetFormatError, cap_row, check_human_scores
 from ._source import DATA_ENV_VAR
 
-__all__ = ["DATA_ENV_VAR", "DatasetFormatError", "cap_row"]
+__all__ = ["DATA_ENV_VAR", "DatasetFormatError", "cap_row", "check_human_scores"]

@@ -20,6 +20,7 @@ __all__ = [
     "DatasetFormatError",
     "apply_cap",
     "cap_row",
+    "check_human_scores",
     "check_options",
     "delimited_records",
     "instance_rng",
@@ -132,9 +133,45 @@ def require_score(value: Any, *, source: str, location: str, field: str, low: fl
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DatasetFormatError(source, location, field, f"must be a number, got {value!r:.60}")
     number = float(value)
-    if not math.isfinite(number) or not low <= number <= high:
+    if not math.isfinite(number):
+        raise DatasetFormatError(source, location, field, f"value {value!r} is not a finite number")
+    if not low <= number <= high:
         raise DatasetFormatError(source, location, field, f"value {value!r} is outside [{low:g}, {high:g}]")
     return number
+
+
+def check_human_scores(rows: Any, *, source: str) -> None:
+    """Refuse, before any model call, rows whose ``human_scores`` cannot be scored.
+
+    Each row's ``human_scores`` must hold one finite number per entry of ``items`` (not a bool, not
+    NaN or inf, not missing). A source with no ``human_scores`` column at all is accepted: its tasks
+    then report no human agreement. Without this check a bad score surfaced only when the metrics
+    ran, after every model call of the run.
+
+    Args:
+        rows: The loaded rows (a ``datasets.Dataset`` or any iterable of mappings).
+        source: What produced them (a file, a hub dataset, a loader), for the message.
+
+    Raises:
+        DatasetFormatError: Naming ``source``, the row (1-based, with its ``instance_id``) and the field.
+    """
+    if "human_scores" not in getattr(rows, "column_names", ["human_scores"]):
+        return
+    for number, row in enumerate(rows, start=1):
+        if "human_scores" not in row:
+            continue
+        location = f"row {number} (instance_id {row.get('instance_id')!r:.60})"
+        scores, items = row["human_scores"], row.get("items")
+        if not isinstance(scores, (list, tuple)):
+            raise DatasetFormatError(source, location, "human_scores", f"must be a list of numbers, got {scores!r:.60}")
+        if isinstance(items, (list, tuple)) and len(scores) != len(items):
+            raise DatasetFormatError(
+                source, location, "human_scores", f"has {len(scores)} values, expected {len(items)} (one per item)"
+            )
+        for index, value in enumerate(scores):
+            require_score(
+                value, source=source, location=location, field=f"human_scores[{index}]", low=-math.inf, high=math.inf
+            )
 
 
 def require_int(text: str, *, source: str, location: str, field: str) -> int:

@@ -22,8 +22,10 @@ from pathlib import Path
 import datasets
 
 from logic_consistency.harness_ext.data_files import note_read
+from logic_consistency.outputs import check_cache_folder
 
 __all__ = [
+    "check_hf_cache",
     "DATA_ENV_VAR",
     "download",
     "github_raw_url",
@@ -81,6 +83,7 @@ def download(urls: Mapping[str, str]) -> dict[str, Path]:
     Returns:
         Key -> local path of the cached file.
     """
+    check_hf_cache()
     manager = datasets.DownloadManager(dataset_name="logic_consistency")
     paths = manager.download(dict(urls))
     return {key: Path(path) for key, path in paths.items()}
@@ -105,4 +108,19 @@ def resolve_files(dataset: str, relpaths: Sequence[str], base_url: str) -> dict[
 
 def load_hub_split(path: str, split: str, revision: str | None = None) -> datasets.Dataset:
     """Load one split of a Hugging Face hub dataset (network or the ``datasets`` cache)."""
+    check_hf_cache()
     return datasets.load_dataset(path, split=split, revision=revision)
+
+
+def check_hf_cache() -> None:
+    """Raise :class:`OutputError` naming the ``datasets`` cache and the variables to set if it cannot be written.
+
+    ``datasets`` writes downloads and lock files there, under ``~/.cache/huggingface`` unless
+    ``HF_HOME`` or ``HF_DATASETS_CACHE`` say otherwise; a read-only or absent HOME otherwise ends
+    in a bare ``FileNotFoundError``/``PermissionError`` traceback deep inside ``datasets``.
+    """
+    check_cache_folder(
+        datasets.config.HF_DATASETS_CACHE,
+        what="Hugging Face datasets cache",
+        fix=f"set HF_HOME (or HF_DATASETS_CACHE) to a writable folder, or {DATA_ENV_VAR} to a local copy of the data",
+    )

@@ -225,8 +225,16 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
                 heapq.heappush(ready, (position[successor], successor))
     if len(result) != len(narrative):
         stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0)
+        lines = sorted(  # the relations to look at: every BEFORE-type one between two stuck events
+            r.line
+            for r in story.relations
+            if r.kind in BEFORE_RELATIONS and {canonical[r.arg1], canonical[r.arg2]} <= set(stuck)
+        )
         raise DatasetFormatError(
-            story.ann_path, None, None, f"story {story.index}: BEFORE-type relations form a cycle among {stuck}"
+            story.ann_path,
+            f"lines {', '.join(map(str, lines))}",
+            None,
+            f"story {story.index}: BEFORE-type relations form a cycle among {stuck}, so the human order is undefined",
         )
     return result
 

@@ -25,13 +25,13 @@ import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import PromptedTask, loader_parameter_names, total
+from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.answers import parse_choice
-from logic_consistency.tasks.data import cap_row
+from logic_consistency.tasks.data import cap_row, check_human_scores
 from logic_consistency.tasks.pairwise.cost import matrix_notes
 from logic_consistency.tasks.pairwise.options import METADATA_KEYS, PROMPT_KEYS, VARIANTS, PairwiseOptions
 from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, replay_pairs
@@ -110,8 +110,12 @@ class PairwiseConsistencyTask(PromptedTask):
             if "seed" in loader_parameter_names(loader) and "seed" not in own:
                 own["seed"] = self.options.seed
             self.dataset = self.call_loader(loader, own)
+            source = f"task {self.config.task!r}: loader {loader_name(loader)}"
         else:
             super().download(dataset_kwargs, **kwargs)
+            source = f"task {self.config.task!r}: dataset {self.config.dataset_path}"
+        for name, split in self.dataset.items():  # bad human scores are refused before any model call
+            check_human_scores(split, source=f"{source} split {name!r}")
         if self._max_items is not None:
             cap = {"max_items": self._max_items, "seed": self.options.seed}
             self.dataset = datasets.DatasetDict(

@@ -75,7 +75,9 @@ class ChatServer:
 
     def start(self) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
-            pytest.fail("llama-cpp-python[server] is not installed: pip install -e '.[test]' (bash scripts/setup.sh test)")
+            pytest.fail(
+                "llama-cpp-python[server] is not installed: pip install -e '.[test]' (bash scripts/setup.sh test)"
+            )
         command = [
             sys.executable,
             "-m",

@@ -1,14 +1,21 @@
 """A corrupt ``--use_cache`` file is named in one line, with the fix, in ``lm_eval`` runs and in
-leaderboard builds; a suite option given in ``--model_args`` is recorded in the row."""
+leaderboard builds; a cache locked by another run is called busy, never corrupt (its answers are
+kept); an unwritable cache folder is named; a suite option given in ``--model_args`` is recorded in
+the row."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from logic_consistency.harness_ext.request_cache import MARKER, check_request_cache
+import pytest
+
+from logic_consistency.harness_ext.request_cache import MARKER, RequestCacheError, check_request_cache
 from logic_consistency.leaderboard.nightly import build
 from logic_consistency.leaderboard.provenance import task_config
 from logic_consistency.leaderboard.results import RunOutput
@@ -16,9 +23,8 @@ from logic_consistency.leaderboard.results import RunOutput
 LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 
 
-def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> None:
-    (tmp_path / "cache_rank0.db").write_text("not a database " * 50)
-    done = subprocess.run(
+def _lm_eval_with_cache(cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [
             LM_EVAL,
             "--model",
@@ -30,18 +36,71 @@ def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> No
             "--metadata",
             '{"n_docs": 2}',
             "--use_cache",
-            str(tmp_path / "cache"),
+            str(cache),
         ],
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=cwd,
         timeout=600,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
+
+
+@contextlib.contextmanager
+def _held_by_another_run(path: Path) -> Iterator[None]:
+    """A sound cache file on which a second connection holds an exclusive lock (as a writing run can)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+        connection.execute("INSERT INTO unnamed VALUES ('k', x'00')")
+    connection.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "cache_rank0.db").write_text("not a database " * 50)
+    done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert MARKER in last and str(tmp_path / "cache_rank0.db") in last and "delete it" in last, done.stderr[-2000:]
     assert done.stderr.count("Traceback") == 1
+
+
+def test_a_locked_cache_is_busy_not_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "cache_rank0.db"
+    with _held_by_another_run(path), pytest.raises(RequestCacheError) as raised:
+        check_request_cache(path, timeout=0.1)
+    message = str(raised.value)
+    assert f"--use_cache: {path} is in use by another run (database is locked)" in message
+    assert "wait for that run to finish, or pass another --use_cache" in message
+    assert "delete" not in message and "not a readable" not in message
+    check_request_cache(path)  # the lock released, the same file is a sound cache again
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT key FROM unnamed").fetchall() == [("k",)]  # nothing was lost
+    connection.close()
+
+
+def test_plain_lm_eval_calls_a_locked_cache_busy_in_one_line(tmp_path: Path) -> None:
+    with _held_by_another_run(tmp_path / "cache_rank0.db"):
+        done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert MARKER in last and "in use by another run" in last and "delete" not in last, done.stderr[-2000:]
+    assert done.stderr.count("Traceback") == 1
+
+
+def test_an_unwritable_cache_folder_is_named(tmp_path: Path) -> None:
+    with pytest.raises(RequestCacheError, match="pass a --use_cache in a writable folder") as raised:
+        check_request_cache("/proc/no_such_folder/cache_rank0.db")
+    assert "/proc/no_such_folder/cache_rank0.db cannot be created" in str(raised.value)
+    done = _lm_eval_with_cache(Path("/proc/no_such_folder/cache"), tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and MARKER in last and "writable folder" in last, done.stderr[-2000:]
 
 
 def test_a_valid_or_missing_cache_passes(tmp_path: Path) -> None:
