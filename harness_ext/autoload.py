@@ -14,7 +14,10 @@ When, and only when, a program imports lm-eval, the hook
   (``current_run.current_lm``): lm-eval builds every request before calling the model, so a
   two-stage task runs its earlier stages with that same object while its requests are built, and
 * checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
-  named in one line with the fix (``request_cache.py``).
+  named in one line with the fix (``request_cache.py``), and
+* under ``LOGIC_CONSISTENCY_SHARD=i/N`` evaluates one shard of every task's documents
+  (``shards.py``: wraps ``Task.doc_iterator`` and ``evaluate``; without the variable both do
+  exactly what lm-eval does).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -232,7 +235,19 @@ def _patch_evaluator(module: ModuleType) -> None:
     original = getattr(module, "evaluate", None)
     if original is None or getattr(original, "_logic_consistency", False):
         return
-    module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
+    from logic_consistency.harness_ext.shards import shard_evaluate
+
+    module.evaluate = shard_evaluate(publish_lm(original))  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
+
+
+def _shard_documents(module: ModuleType) -> None:
+    """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards.py``)."""
+    from logic_consistency.harness_ext.shards import shard_doc_iterator
+
+    task = getattr(module, "Task", None)
+    if task is None or getattr(task.doc_iterator, "_logic_consistency", False):
+        return
+    task.doc_iterator = shard_doc_iterator(task.doc_iterator)
 
 
 def _guard_request_cache(module: ModuleType) -> None:
@@ -250,6 +265,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.models": _register_models,
     "lm_eval.evaluator": _patch_evaluator,
     "lm_eval.api.model": _guard_request_cache,
+    "lm_eval.api.task": _shard_documents,
 }
 
 

@@ -19,7 +19,11 @@ Entry keys: ``name`` and ``model`` (required), ``model_args`` (string or mapping
 ``tasks``, ``limit``, ``metadata``, ``revision`` and ``precision`` (row identity labels; see
 :mod:`.modelid`), ``apply_chat_template`` (bool), ``extra_args`` (list of further ``lm_eval``
 arguments), ``timeout`` (seconds; the run is killed and recorded as failed after it), ``env``
-(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips).
+(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips),
+``shards`` (split the model's documents into N pieces run as separate units and merged exactly; also
+a top-level setting and ``--shards``), ``resources`` (what each unit asks a Ray cluster for). The
+top-level ``api_limits`` caps concurrent requests per API endpoint across all units (see
+:mod:`.placement`).
 """
 
 from __future__ import annotations
@@ -37,16 +41,17 @@ import yaml
 from logic_consistency.common import load_yaml, read_text
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
-from .modelid import format_model_args
+from .modelid import format_model_args, parse_model_args
+from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
 
 DEFAULT_MODEL_LIST = "models.yaml"
-SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout")
+SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout", "shards")
 ENTRY_KEYS = frozenset(
-    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", *SETTING_KEYS}
+    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", "resources", *SETTING_KEYS}
 )
-TOP_KEYS = frozenset({"models", *SETTING_KEYS})
+TOP_KEYS = frozenset({"models", "api_limits", *SETTING_KEYS})
 #: ``lm_eval`` options the build sets itself; ``extra_args`` may not repeat them (the last one would win).
 BUILD_OPTIONS = frozenset(
     {
@@ -71,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
     "batch_size": None,
     "apply_chat_template": False,
     "timeout": None,
+    "shards": 1,
 }
 
 
@@ -92,6 +98,11 @@ class ModelSpec:
         precision: Explicit precision label.
         extra_args: Further ``lm_eval`` arguments.
         env: Extra environment variables.
+        shards: Number of shards the model's documents are split into (1: one run).
+        resources: What each unit asks a Ray cluster for (:func:`.placement.check_resources`).
+        endpoint: ``host[:port]`` of the model's ``base_url`` when ``api_limits`` caps it, else ``None``.
+        api_limit: That endpoint's cluster-wide limit of concurrent requests.
+        slots: Concurrent requests one unit of this model may open (its ``num_concurrent``).
     """
 
     name: str
@@ -107,6 +118,11 @@ class ModelSpec:
     precision: str | None = None
     extra_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    shards: int = 1
+    resources: dict[str, Any] = field(default_factory=dict)
+    endpoint: str | None = None
+    api_limit: int | None = None
+    slots: int = 1
 
 
 def default_model_list() -> Path:
@@ -151,6 +167,8 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
         return value
     if key == "timeout":
         return _positive_or_null(key, value, where, "a positive number of seconds")
+    if key == "shards":
+        return check_shards(value, where)
     raise AssertionError(key)  # pragma: no cover
 
 
@@ -163,8 +181,28 @@ def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | Non
     return value
 
 
+def _api_limit(model_args: str, limits: Mapping[str, int], where: str) -> dict[str, Any]:
+    """The ``endpoint``, ``api_limit`` and ``slots`` fields of a model under ``api_limits``."""
+    args = parse_model_args(model_args)
+    endpoint = endpoint_of(args)
+    if endpoint is None or endpoint not in limits:
+        return {}
+    slots = slots_of(args, where)
+    if slots > limits[endpoint]:
+        raise ValueError(
+            f"{where}: num_concurrent={slots} exceeds api_limits[{endpoint!r}] = {limits[endpoint]}; "
+            "lower num_concurrent or raise the limit"
+        )
+    return {"endpoint": endpoint, "api_limit": limits[endpoint], "slots": slots}
+
+
 def _entry(
-    raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[str, Any], source: Path
+    raw: Any,
+    index: int,
+    shared: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    source: Path,
+    limits: Mapping[str, int] | None = None,
 ) -> ModelSpec | None:
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
@@ -201,10 +239,11 @@ def _entry(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
     ):
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to values, got {env!r}")
+    formatted_args = format_model_args(model_args)
     return ModelSpec(
         name=raw["name"].strip(),
         backend=raw["model"].strip(),
-        model_args=format_model_args(model_args),
+        model_args=formatted_args,
         tasks=settings["tasks"],
         limit=settings["limit"],
         metadata=settings["metadata"],
@@ -215,6 +254,9 @@ def _entry(
         precision=_string_or_none(raw, "precision", where),
         extra_args=tuple(extra),
         env={key: str(value) for key, value in env.items()},
+        shards=settings["shards"],
+        resources=check_resources(raw.get("resources"), where),
+        **_api_limit(formatted_args, limits or {}, where),
     )
 
 
@@ -256,7 +298,8 @@ def load_model_list(
     models = data.get("models")
     if not isinstance(models, list) or not models:
         raise ValueError(f"{source}: 'models' must be a non-empty list")
-    specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
+    limits = check_api_limits(data.get("api_limits"), str(source))
+    specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
     enabled = [spec for spec in specs if spec is not None]
     if not enabled:
         raise ValueError(
