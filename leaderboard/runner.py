@@ -325,6 +325,18 @@ class RunSettings:
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess
 
 
+def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
+    """The model's identity from its model-list entry (raises what :func:`~.modelid.identify` raises)."""
+    return identify(
+        spec.backend,
+        spec.model_args,
+        name=spec.name,
+        revision=spec.revision,
+        precision=spec.precision,
+        embedded_sha=settings.embedded_sha,
+    )
+
+
 def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[str], None] | None = None) -> RunOutcome:
     """Run the suite on one model and ingest the result; never raises for a failing model.
 
@@ -345,14 +357,7 @@ def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[st
         return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
 
     try:
-        identity = identify(
-            spec.backend,
-            spec.model_args,
-            name=spec.name,
-            revision=spec.revision,
-            precision=spec.precision,
-            embedded_sha=settings.embedded_sha,
-        )
+        identity = identify_spec(spec, settings)
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
         return failed(f"cannot identify the model: {error}")
     command = lm_eval_command(

@@ -32,9 +32,19 @@ from logic_consistency.harness_ext.shards import ENV_METRICS, ENV_SHARD
 from logic_consistency.outputs import atomic_write
 
 from .ingest import ingest_results
-from .modelid import ModelIdentity, identify, slug
+from .modelid import ModelIdentity, slug
 from .modellist import ModelSpec
-from .runner import RUNS_DIR, RunOutcome, RunSettings, _failure, _known_error, cache_name, lm_eval_command, run_logged
+from .runner import (
+    RUNS_DIR,
+    RunOutcome,
+    RunSettings,
+    _failure,
+    _known_error,
+    cache_name,
+    identify_spec,
+    lm_eval_command,
+    run_logged,
+)
 
 __all__ = ["UnitJob", "UnitResult", "execute", "finish_model", "identify_spec", "model_jobs", "run_sharded"]
 
@@ -136,18 +146,6 @@ def execute(job: UnitJob, *, on_output: Callable[[str], None] | None = None) -> 
         result = _execute_in(job, Path(folder), on_output)
         files = {str(p.relative_to(folder)): p.read_bytes() for p in Path(folder).rglob("*") if p.is_file()}
     return dataclasses.replace(result, files=files)
-
-
-def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
-    """The model's identity (as :func:`~.runner.run_model` resolves it)."""
-    return identify(
-        spec.backend,
-        spec.model_args,
-        name=spec.name,
-        revision=spec.revision,
-        precision=spec.precision,
-        embedded_sha=settings.embedded_sha,
-    )
 
 
 def run_dir(spec: ModelSpec, settings: RunSettings) -> Path:
