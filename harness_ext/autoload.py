@@ -20,7 +20,10 @@ When, and only when, a program imports lm-eval, the hook
   the task, the key and the bound or the closest valid name), and
 * wraps ``lm_eval.evaluator.simple_evaluate`` so that a credential in ``--model_args`` or
   ``--metadata`` (which lm-eval writes into every results file) is refused before any model is built
-  (:func:`refuse_credentials_first`, ``credentials.py``).
+  (:func:`refuse_credentials_first`, ``credentials.py``), and
+* under ``LOGIC_CONSISTENCY_SHARD=i/N`` evaluates one shard of every task's documents
+  (``shards.py``: wraps ``Task.doc_iterator`` and ``evaluate``; without the variable both do
+  exactly what lm-eval does).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
 the folder printed by ``logic-consistency tasks-dir`` then still works.
@@ -237,7 +240,9 @@ def _patch_evaluator(module: ModuleType) -> None:
 
     original = getattr(module, "evaluate", None)
     if original is not None and not getattr(original, "_logic_consistency", False):
-        module.evaluate = publish_lm(original)  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
+        from logic_consistency.harness_ext.shards import shard_evaluate
+
+        module.evaluate = shard_evaluate(publish_lm(original))  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
     simple = getattr(module, "simple_evaluate", None)
     if simple is not None and not getattr(simple, "_logic_consistency", False):
         module.simple_evaluate = refuse_credentials_first(simple)  # type: ignore[attr-defined]
@@ -268,6 +273,16 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _shard_documents(module: ModuleType) -> None:
+    """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards.py``)."""
+    from logic_consistency.harness_ext.shards import shard_doc_iterator
+
+    task = getattr(module, "Task", None)
+    if task is None or getattr(task.doc_iterator, "_logic_consistency", False):
+        return
+    task.doc_iterator = shard_doc_iterator(task.doc_iterator)
 
 
 def _guard_request_cache(module: ModuleType) -> None:
@@ -308,6 +323,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.evaluator": _patch_evaluator,
     "lm_eval.api.model": _guard_request_cache,
     "lm_eval.__main__": _one_line_option_errors,
+    "lm_eval.api.task": _shard_documents,
 }
 
 

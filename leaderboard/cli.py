@@ -79,6 +79,20 @@ def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
     return status
 
 
+def _executor(args: argparse.Namespace) -> Any:
+    """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
+    if args.executor == "local":
+        if args.ray_address is not None:
+            raise ValueError("--ray-address needs --executor ray")
+        return None
+    from .ray_executor import RayExecutor, require_ray
+
+    if args.retries < 0:
+        raise ValueError(f"--retries must be >= 0, got {args.retries}")
+    require_ray()  # the install line now, before any model runs
+    return RayExecutor(address=args.ray_address, retries=args.retries)
+
+
 def _run_build(args: argparse.Namespace) -> int:
     from logic_consistency.outputs import check_outputs
 
@@ -100,6 +114,7 @@ def _run_build(args: argparse.Namespace) -> int:
         "metadata": _metadata(args.metadata),
         "batch_size": args.batch_size,
         "timeout": args.timeout,
+        "shards": args.shards,
     }
     try:
         result = build(
@@ -109,6 +124,7 @@ def _run_build(args: argparse.Namespace) -> int:
             only=args.only or (),
             cache_dir=args.cache_dir,
             lm_eval=args.lm_eval,
+            executor=_executor(args),
             **_shared_options(args),
         )
     except KeyboardInterrupt:
@@ -219,7 +235,26 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         f"as failed (default from the list, else {DEFAULT_TIMEOUT_SECONDS:g} = 6 hours; at most "
         f"{MAX_TIMEOUT_SECONDS:g})",
     )
-    build.add_argument("--cache-dir", help="lm-eval request caches (default OUT/cache)")
+    settings.add_argument(
+        "--shards", type=int, help="split every model into N shards (units run apart, merged exactly)"
+    )
+    build.add_argument(
+        "--cache-dir",
+        help="lm-eval request caches, one per model (per shard when sharded) (default OUT/cache); "
+        "with --executor ray give a folder every node sees, so a retry on another node resumes",
+    )
+    cluster = build.add_argument_group("cluster")
+    cluster.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: models one after another here (default); ray: each model or shard is a Ray task "
+        '(needs pip install "logic-consistency[ray]")',
+    )
+    cluster.add_argument(
+        "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"
+    )
+    cluster.add_argument("--retries", type=int, default=2, help="Ray retries per model or shard (default 2)")
     build.add_argument("--lm-eval", help="lm_eval executable (default: the one next to this Python)")
     build.add_argument("--html", help="also render the page to this file")
     _add_shared_options(build)

@@ -20,7 +20,11 @@ Entry keys: ``name`` and ``model`` (required), ``model_args`` (string or mapping
 :mod:`.modelid`), ``apply_chat_template`` (bool), ``extra_args`` (list of further ``lm_eval``
 arguments, parsed with lm-eval's own parser: :mod:`.extra_args`), ``timeout`` (seconds, default
 :data:`DEFAULT_TIMEOUT_SECONDS`; the run's process group is killed and it is recorded as failed after it), ``env``
-(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips).
+(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips),
+``shards`` (split the model's documents into N pieces run as separate units and merged exactly; also
+a top-level setting and ``--shards``), ``resources`` (what each unit asks a Ray cluster for). The
+top-level ``api_limits`` caps concurrent requests per API endpoint across all units (see
+:mod:`.placement`).
 """
 
 from __future__ import annotations
@@ -42,16 +46,17 @@ from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_
 
 from .extra_args import parse_extra_args
 from .identity import CONTROL_CHARACTERS, check_name
-from .modelid import format_model_args
+from .modelid import format_model_args, parse_model_args
+from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
 
 DEFAULT_MODEL_LIST = "models.yaml"
-SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout")
+SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout", "shards")
 ENTRY_KEYS = frozenset(
-    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", *SETTING_KEYS}
+    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", "resources", *SETTING_KEYS}
 )
-TOP_KEYS = frozenset({"models", *SETTING_KEYS})
+TOP_KEYS = frozenset({"models", "api_limits", *SETTING_KEYS})
 #: Seconds a model's run may take when neither the list nor the command line says (6 hours): a run
 #: past it is stopped (its whole process group) and recorded as failed, so every build ends.
 DEFAULT_TIMEOUT_SECONDS = 6 * 3600.0
@@ -69,6 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "batch_size": None,
     "apply_chat_template": False,
     "timeout": DEFAULT_TIMEOUT_SECONDS,
+    "shards": 1,
 }
 
 
@@ -92,6 +98,11 @@ class ModelSpec:
         env: Extra environment variables.
         lm_eval_options: The ``lm_eval`` options ``extra_args`` set (destination -> value, as lm-eval parses them).
         where: The entry in the model list (file and index), for error messages.
+        shards: Number of shards the model's documents are split into (1: one run).
+        resources: What each unit asks a Ray cluster for (:func:`.placement.check_resources`).
+        endpoint: ``host[:port]`` of the model's ``base_url`` when ``api_limits`` caps it, else ``None``.
+        api_limit: That endpoint's cluster-wide limit of concurrent requests.
+        slots: Concurrent requests one unit of this model may open (its ``num_concurrent``).
     """
 
     name: str
@@ -107,6 +118,11 @@ class ModelSpec:
     precision: str | None = None
     extra_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    shards: int = 1
+    resources: dict[str, Any] = field(default_factory=dict)
+    endpoint: str | None = None
+    api_limit: int | None = None
+    slots: int = 1
     lm_eval_options: dict[str, Any] = field(default_factory=dict, compare=False)
     where: str = field(default="", compare=False)
 
@@ -157,6 +173,8 @@ def _check_setting(key: str, value: Any, where: str) -> Any:
         if seconds is not None and seconds > MAX_TIMEOUT_SECONDS:
             raise ValueError(f"{where}: 'timeout' must be at most {MAX_TIMEOUT_SECONDS:g} s (7 days), got {value!r}")
         return DEFAULT_TIMEOUT_SECONDS if seconds is None else seconds
+    if key == "shards":
+        return check_shards(value, where)
     raise AssertionError(key)  # pragma: no cover
 
 
@@ -180,8 +198,28 @@ def _printable(key: str, value: str, where: str) -> str:
     return value
 
 
+def _api_limit(model_args: str, limits: Mapping[str, int], where: str) -> dict[str, Any]:
+    """The ``endpoint``, ``api_limit`` and ``slots`` fields of a model under ``api_limits``."""
+    args = parse_model_args(model_args)
+    endpoint = endpoint_of(args)
+    if endpoint is None or endpoint not in limits:
+        return {}
+    slots = slots_of(args, where)
+    if slots > limits[endpoint]:
+        raise ValueError(
+            f"{where}: num_concurrent={slots} exceeds api_limits[{endpoint!r}] = {limits[endpoint]}; "
+            "lower num_concurrent or raise the limit"
+        )
+    return {"endpoint": endpoint, "api_limit": limits[endpoint], "slots": slots}
+
+
 def _entry(
-    raw: Any, index: int, shared: Mapping[str, Any], overrides: Mapping[str, Any], source: Path
+    raw: Any,
+    index: int,
+    shared: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    source: Path,
+    limits: Mapping[str, int] | None = None,
 ) -> ModelSpec | None:
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
@@ -222,10 +260,11 @@ def _entry(
     ):
         shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
+    formatted_args = format_model_args(model_args)
     return ModelSpec(
         name=raw["name"].strip(),
         backend=raw["model"].strip(),
-        model_args=format_model_args(model_args),
+        model_args=formatted_args,
         tasks=settings["tasks"],
         limit=settings["limit"],
         metadata=settings["metadata"],
@@ -238,6 +277,9 @@ def _entry(
         env={key: str(value) for key, value in env.items()},
         lm_eval_options=lm_eval_options,
         where=where,
+        shards=settings["shards"],
+        resources=check_resources(raw.get("resources"), where),
+        **_api_limit(formatted_args, limits or {}, where),
     )
 
 
@@ -279,7 +321,8 @@ def load_model_list(
     models = data.get("models")
     if not isinstance(models, list) or not models:
         raise ValueError(f"{source}: 'models' must be a non-empty list")
-    specs = [_entry(raw, index, shared, checked_overrides, source) for index, raw in enumerate(models)]
+    limits = check_api_limits(data.get("api_limits"), str(source))
+    specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
     enabled = [spec for spec in specs if spec is not None]
     if not enabled:
         raise ValueError(

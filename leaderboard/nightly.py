@@ -228,6 +228,7 @@ def build(
     progress: bool | None = None,
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
+    executor: Any = None,
 ) -> BuildResult:
     """Run the nightly build (see the module docstring).
 
@@ -243,6 +244,9 @@ def build(
         progress: tqdm bar over models (``None``: only on a terminal).
         embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
         log: Receives one status line per model.
+        executor: Runs the models instead of this process, one after another: e.g. a
+            :class:`~.ray_executor.RayExecutor` (its ``run(specs, settings, log=...)`` returns one
+            outcome per model). ``None``: the local sequential executor.
 
     Returns:
         The written leaderboard and each model's outcome.
@@ -289,7 +293,10 @@ def build(
         if (root / LEADERBOARD_FILE).exists():
             load_document(root / LEADERBOARD_FILE)  # fail now, not after hours of runs
         outcomes: list[RunOutcome] = []
-        with tqdm(specs, desc=f"night {night}", unit="model", disable=_disable(progress)) as bar:
+        if executor is not None:
+            outcomes = executor.run(specs, settings, log=log)
+        local = list(specs) if executor is None else []
+        with tqdm(local, desc=f"night {night}", unit="model", disable=_disable(progress) if local else True) as bar:
             for spec in bar:
                 bar.set_postfix_str(f"{spec.name}: starting", refresh=True)
                 last_update = [0.0]

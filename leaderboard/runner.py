@@ -362,12 +362,28 @@ class RunSettings:
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess
 
 
+def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
+    """The model's identity from its model-list entry (raises what :func:`~.modelid.identify` raises)."""
+    return identify(
+        spec.backend,
+        spec.model_args,
+        name=spec.name,
+        revision=spec.revision,
+        precision=spec.precision,
+        embedded_sha=settings.embedded_sha,
+    )
+
+
 def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[str], None] | None = None) -> RunOutcome:
     """Run the suite on one model and ingest the result; never raises for a failing model.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (the run's process group is stopped first).
     """
+    if spec.shards > 1:  # split into shards merged exactly (units.py imports this module, hence here)
+        from .units import run_sharded
+
+        return run_sharded(spec, settings, on_output=on_output)
     night = settings.night
     started = time.monotonic()
     run_dir = settings.out / RUNS_DIR / night / slug(spec.name)
@@ -378,14 +394,7 @@ def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[st
         return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
 
     try:
-        identity = identify(
-            spec.backend,
-            spec.model_args,
-            name=spec.name,
-            revision=spec.revision,
-            precision=spec.precision,
-            embedded_sha=settings.embedded_sha,
-        )
+        identity = identify_spec(spec, settings)
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
         return failed(f"cannot identify the model: {error}")
     command = lm_eval_command(

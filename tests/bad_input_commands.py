@@ -193,6 +193,27 @@ def _(tmp: Path) -> Any:
     )
 
 
+for _name, _entry, _expect in [
+    ("model list resources with a typo", "resources: {num_gpu: 1}", ("models.yaml", "(a)", "'num_gpu' -> 'num_gpus'")),
+    ("model list with a fractional shard count", "shards: 1.5", ("models.yaml", "(a)", "'shards' must be a positive")),
+    ("model list with a custom resource of 0", "resources: {custom: {a100: 0}}", ("(a)", "resources.custom")),
+]:
+
+    def _cluster_field(tmp: Path, entry: str = _entry) -> Any:
+        models = tmp / "models.yaml"
+        models.write_text(f"models:\n  - {{name: a, model: dummy, {entry}}}\n", encoding="utf-8")
+        return build(tmp / "board", model_list=models, night="2026-01-01", lm_eval="/bin/false", progress=False)
+
+    CASES.add(_name, _cluster_field, *_expect, error=ValueError)
+
+
+@CASES.case("a shard variable that is not i/N", "LOGIC_CONSISTENCY_SHARD='2of3'", "expected i/N")
+def _(tmp: Path) -> Any:
+    from logic_consistency.harness_ext.shards import Shard
+
+    return Shard.parse("2of3")
+
+
 @CASES.case("build of a corrupt board fails before any model runs", "leaderboard.json", "s_comm")
 def _(tmp: Path) -> Any:
     board = _board(tmp, lambda d: _metric(d, "logic_consistency_summeval", "s_comm").update(score=7.5))

@@ -1,0 +1,231 @@
+"""Merge the shards of one ``lm_eval`` run (:mod:`.shards`) into the results one process writes.
+
+The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout
+(``<out>/<model>/results_<stamp>.json`` and ``samples_<task>_<stamp>.jsonl``), so ``leaderboard
+ingest`` and ``logic-consistency correlate`` read it like any run:
+
+* every task's per-document metric values are the union of the shards' (the pickles
+  :func:`.shards.shard_evaluate` wrote, so each value is the Python object lm-eval's aggregation
+  receives), put back in the order one process collects them (filter, then document);
+* every score, standard error, group score and sample count is then computed by lm-eval itself,
+  ``lm_eval.evaluator_utils._process_results``, with the tasks' own aggregation functions and the
+  run's ``bootstrap_iters``: no shard score is ever averaged;
+* the samples files are the shards' lines (byte for byte) in that same order, and ``task_hashes``
+  is recomputed over them as lm-eval's tracker does;
+* the task ``configs``, ``versions``, ``n-shot`` and ``higher_is_better`` are the shards' (they
+  ran the tasks); the run-wide keys (``config``, ``git_hash``, ``date``, tokenizer facts, ...) are
+  shard 0's; ``total_evaluation_time_seconds`` is the shards' sum (the compute spent).
+
+The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``, as
+``lm_eval`` does) for their aggregation functions, document counts and groups; no model is loaded.
+Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.json`` (see :func:`main`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.outputs import atomic_write
+
+from .shards import METRICS_FORMAT, SHARD_KEY
+
+__all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
+
+#: Key of a merged results file: how many shards it was merged from.
+MERGED_KEY = "logic_consistency_shards"
+#: lm-eval's result sections rebuilt by the merge (everything else comes from shard 0).
+CORE_KEYS = ("results", "groups", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples")
+_RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+
+
+@dataclass(frozen=True)
+class ShardOutput:
+    """One shard's output: its ``results_<stamp>.json`` (samples files beside it) and metrics pickle."""
+
+    results: Path
+    metrics: Path
+
+
+@dataclass(frozen=True)
+class _Shard:
+    index: int
+    count: int
+    results: dict[str, Any]
+    metrics: dict[str, list[tuple[str, int, dict[str, Any]]]]
+    path: Path
+
+    def samples_file(self, task: str) -> Path:
+        match = _RESULTS_FILE.match(self.path.name)
+        assert match is not None
+        return self.path.with_name(f"samples_{task}_{match['stamp']}.jsonl")
+
+
+def _load(output: ShardOutput) -> _Shard:
+    try:
+        results = json.loads(output.results.read_text(encoding="utf-8"))
+        payload = pickle.loads(output.metrics.read_bytes())
+    except (OSError, ValueError, pickle.UnpicklingError, EOFError) as error:
+        raise ValueError(f"shard output {output.results} / {output.metrics}: unreadable ({error})") from None
+    mark = results.get(SHARD_KEY) if isinstance(results, dict) else None
+    if not _RESULTS_FILE.match(output.results.name) or not isinstance(mark, dict):
+        raise ValueError(f"{output.results}: not a shard's results file (no {SHARD_KEY!r})")
+    if not isinstance(payload, dict) or payload.get("format") != METRICS_FORMAT:
+        raise ValueError(f"{output.metrics}: not a shard metrics file of format {METRICS_FORMAT}")
+    if list(payload["shard"]) != [mark["index"], mark["count"]]:
+        raise ValueError(f"{output.metrics}: shard {payload['shard']} but {output.results} is shard {mark}")
+    return _Shard(int(mark["index"]), int(mark["count"]), results, payload["tasks"], output.results)
+
+
+def _check_cover(shards: Sequence[_Shard]) -> None:
+    counts = {shard.count for shard in shards}
+    if len(counts) != 1:
+        raise ValueError(f"shards of different splits: counts {sorted(counts)}")
+    (count,) = counts
+    indices = sorted(shard.index for shard in shards)
+    if indices != list(range(count)):
+        raise ValueError(f"shards {indices} do not cover 0..{count - 1} exactly once")
+
+
+def _raw_metrics(shards: Sequence[_Shard], task: str) -> dict[tuple[str, str], list[Any]]:
+    """``{(metric, filter): [value per document]}`` over every shard, in one process's order."""
+    entries = [entry for shard in shards for entry in shard.metrics.get(task, [])]
+    filters = list(dict.fromkeys(entry[0] for entry in entries))
+    entries.sort(key=lambda entry: (filters.index(entry[0]), entry[1]))
+    raw: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for filter_key, _doc_id, values in entries:
+        for metric, value in values.items():
+            raw[(metric, filter_key)].append(value)
+    return raw
+
+
+def _samples_lines(shards: Sequence[_Shard], task: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every shard's samples lines of ``task`` (raw text, parsed), in one process's order."""
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for shard in shards:
+        path = shard.samples_file(task)
+        if shard.metrics.get(task) and not path.is_file():
+            raise ValueError(f"{path}: missing (shard {shard.index} evaluated {task!r})")
+        if path.is_file():
+            for text in path.read_text(encoding="utf-8").splitlines():
+                if text.strip():
+                    lines.append((text, json.loads(text)))
+    filters = list(dict.fromkeys(str(line.get("filter")) for _, line in lines))
+    lines.sort(key=lambda item: (filters.index(str(item[1].get("filter"))), int(item[1]["doc_id"])))
+    return lines
+
+
+def _union(shards: Sequence[_Shard], key: str) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for shard in shards:
+        merged.update(shard.results.get(key) or {})
+    return merged
+
+
+def _recompute(
+    shards: Sequence[_Shard], *, tasks: str, model_args: str | Mapping[str, Any], metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """lm-eval's own result sections, computed over the union of the shards' metric values."""
+    from lm_eval.evaluator_utils import _process_results
+    from lm_eval.tasks import TaskManager
+    from lm_eval.utils import simple_parse_args_string
+
+    args = simple_parse_args_string(model_args) if isinstance(model_args, str) else dict(model_args)
+    loaded = TaskManager(metadata={**args, **metadata}).load(tasks.split(","))
+    n_shot = _union(shards, "n-shot")
+    accumulators: dict[str, Any] = {}
+    for name, task in loaded["tasks"].items():
+        if name in n_shot:
+            task.set_config(key="num_fewshot", value=n_shot[name])
+        raw = _raw_metrics(shards, name)
+        if not raw:
+            raise ValueError(f"task {name!r}: no shard evaluated any document")
+        accumulators[name] = {"task": task, "raw_metrics": raw, "logged_samples": []}
+    bootstrap_iters = shards[0].results.get("config", {}).get("bootstrap_iters", 100000)
+    merged: dict[str, Any] = _process_results(accumulators, loaded["groups"], bootstrap_iters)._to_eval_results()
+    for key in ("configs", "versions", "n-shot", "higher_is_better"):
+        merged[key] = dict(sorted({**merged.get(key, {}), **_union(shards, key)}.items()))
+    return merged
+
+
+def merge_shards(
+    outputs: Sequence[ShardOutput],
+    out_dir: str | os.PathLike[str],
+    *,
+    tasks: str,
+    model_args: str | Mapping[str, Any] = "",
+    metadata: Mapping[str, Any] | None = None,
+) -> Path:
+    """Merge the shards' outputs into one run under ``out_dir`` (see the module docstring).
+
+    Args:
+        outputs: Every shard's output, one per shard index.
+        out_dir: Receives ``<model folder of shard 0>/results_<stamp>.json`` and the samples files.
+        tasks: The run's ``--tasks``.
+        model_args: The run's ``--model_args`` (lm-eval passes them to the tasks as metadata).
+        metadata: The run's ``--metadata``.
+
+    Returns:
+        The merged results file.
+
+    Raises:
+        ValueError: A shard output is unreadable or not a shard's, or the shards do not cover the
+            split exactly once (file or shard named).
+    """
+    from lm_eval.utils import handle_non_serializable, hash_string
+
+    shards = sorted((_load(output) for output in outputs), key=lambda shard: shard.index)
+    if not shards:
+        raise ValueError("no shard output to merge")
+    _check_cover(shards)
+    merged = _recompute(shards, tasks=tasks, model_args=model_args, metadata=metadata or {})
+    stamp = datetime.now().isoformat().replace(":", "-")
+    folder = Path(out_dir) / shards[0].path.parent.name
+    hashes: dict[str, str] = {}
+    for task in merged["n-samples"]:
+        lines = _samples_lines(shards, task)
+        hashes[task] = hash_string("".join(s["doc_hash"] + s["prompt_hash"] + s["target_hash"] for _, s in lines))
+        atomic_write(folder / f"samples_{task}_{stamp}.jsonl", [(text + "\n").encode() for text, _ in lines])
+    document = {key: merged[key] for key in CORE_KEYS if key in merged}
+    document.update({key: value for key, value in shards[0].results.items() if key not in (*CORE_KEYS, SHARD_KEY)})
+    document["task_hashes"] = hashes
+    seconds = [float(shard.results.get("total_evaluation_time_seconds") or 0.0) for shard in shards]
+    document["total_evaluation_time_seconds"] = str(sum(seconds))
+    document[MERGED_KEY] = {"count": len(shards)}
+    text = json.dumps(document, indent=2, default=handle_non_serializable, ensure_ascii=False)
+    return atomic_write(folder / f"results_{stamp}.json", [text.encode("utf-8")])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m logic_consistency.harness_ext.shard_merge SPEC.json``: merge as SPEC says.
+
+    SPEC is a JSON object: ``shards`` (list of ``[results file, metrics file]``), ``out``,
+    ``tasks``, ``model_args``, ``metadata``. Prints the merged results file.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m logic_consistency.harness_ext.shard_merge SPEC.json", file=sys.stderr)
+        return 2
+    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    path = merge_shards(
+        [ShardOutput(Path(results), Path(metrics)) for results, metrics in spec["shards"]],
+        spec["out"],
+        tasks=spec["tasks"],
+        model_args=spec.get("model_args") or "",
+        metadata=spec.get("metadata") or {},
+    )
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,86 @@
+"""Benchmark: the nightly build one model after another against a Ray executor, and a GPU projection.
+
+1. Builds the board of the shipped model list (the two embedded models) at ``--limit LIMIT``
+   (environment, default 2) twice in one invocation, each in a fresh folder so that no answer comes
+   from a cache: the local executor, then the Ray executor on a local Ray started here with
+   ``--workers`` CPUs (default 2). Prints both wall times (whole build, start-up included) and the
+   ratio local / Ray.
+2. With ``--gpu-tokens-per-second`` (a measured prompt-token throughput of one GPU for the judge
+   size you plan; say where the figure comes from), projects the GPUs a board of ``--judges`` models
+   at paper scale needs to finish in ``--hours``: ``judges * tokens per model / (rate * 3600 *
+   hours)``. The tokens per model come from ``--tokens-per-model`` (default: 106 M prompt tokens plus
+   about 77 M for later stages, ``logic-consistency plan --tasks logic_consistency`` on the full
+   data with the SmolLM2 tokenizer).
+
+    LOGIC_CONSISTENCY_DATA=../shared/data/raw LIMIT=2 .venv/bin/python scripts/bench_cluster.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+#: Prompt tokens of one model's full suite: 106 M (first stages) + about 77 M (later stages), from ``plan``.
+PAPER_SCALE_TOKENS = 183_000_000
+
+
+def timed_build(out: Path, limit: str, executor: Any = None) -> float:
+    """Seconds of one build of the shipped model list into ``out`` (a failed model stops the benchmark)."""
+    from logic_consistency.leaderboard.nightly import build
+
+    started = time.monotonic()
+    result = build(out, overrides={"limit": float(limit)}, progress=False, executor=executor)
+    seconds = time.monotonic() - started
+    if result.failed:
+        raise SystemExit(f"a model failed: {[outcome.failure for outcome in result.failed]}")
+    return seconds
+
+
+def projection(judges: int, tokens_per_model: float, rate: float, hours: float) -> str:
+    """A Markdown table: GPUs needed for ``judges`` models in ``hours`` at ``rate`` prompt tokens/s/GPU."""
+    total = judges * tokens_per_model
+    gpu_hours = total / rate / 3600
+    gpus = math.ceil(gpu_hours / hours)
+    return "\n".join(
+        [
+            "| judges | prompt tokens | tokens/s per GPU | GPU-hours | GPUs for the window |",
+            "|---:|---:|---:|---:|---:|",
+            f"| {judges} | {total:,.0f} | {rate:,.0f} | {gpu_hours:,.1f} | {gpus} ({hours:g} h) |",
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray (default 2)")
+    parser.add_argument("--judges", type=int, default=20)
+    parser.add_argument("--hours", type=float, default=8.0)
+    parser.add_argument("--tokens-per-model", type=float, default=PAPER_SCALE_TOKENS)
+    parser.add_argument("--gpu-tokens-per-second", type=float, help="measured prompt tokens/s of one GPU")
+    parser.add_argument("--skip-runs", action="store_true", help="only the projection")
+    args = parser.parse_args()
+    limit = os.environ.get("LIMIT", "2")
+    if not args.skip_runs:
+        with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:
+            from logic_consistency.leaderboard.ray_executor import RayExecutor
+
+            local = timed_build(Path(folder) / "local", limit)
+            ray = timed_build(Path(folder) / "ray", limit, RayExecutor(init_options={"num_cpus": args.workers}))
+        print(
+            f"LIMIT={limit}, both embedded models: local sequential {local:.0f} s, Ray ({args.workers} CPUs) {ray:.0f} s"
+        )
+        print(f"ratio local / Ray: {local / ray:.2f}")
+    if args.gpu_tokens_per_second:
+        print(projection(args.judges, args.tokens_per_model, args.gpu_tokens_per_second, args.hours))
+    else:
+        print("projection: give --gpu-tokens-per-second (a measured figure, with its source)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
