@@ -17,7 +17,7 @@ from typing import Any
 from logic_consistency import __version__ as SUITE_VERSION
 
 from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings
-from .schema import SCHEMA_VERSION
+from .version import SCHEMA_VERSION
 
 __all__ = ["board_label", "boards_of", "make_document", "merge_documents", "now_iso"]
 

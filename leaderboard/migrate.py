@@ -19,6 +19,8 @@ import copy
 from typing import Any
 
 from .identity import row_id, settings_id
+from .merge import boards_of
+from .version import SCHEMA_VERSION
 
 __all__ = ["PROMPTING_SETTINGS", "upgrade"]
 
@@ -70,9 +72,6 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
     """
     if _major(document) != "1":
         return document
-    from .merge import boards_of
-    from .schema import SCHEMA_VERSION
-
     upgraded = copy.deepcopy(document)
     upgraded["schema_version"] = SCHEMA_VERSION  # so that validation names what else is wrong, if anything
     rows = upgraded.get("rows")

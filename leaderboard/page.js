@@ -1,7 +1,7 @@
-(function () {
+// Part 1 of the page script (leaderboard/render.py PAGE_SCRIPTS): helpers, data, state, header and
+// controls, as the namespace LCPage that page_table.js, page_charts.js and page_main.js read.
+var LCPage = (function () {
   "use strict";
-  // Part 1 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): helpers, data, state,
-  // header and controls. page_table.js, page_charts.js and page_main.js follow inside this closure.
   // Every string below that comes from the data is inserted with textContent / createTextNode or
   // as the value of a fixed, non-event attribute. Nothing is ever parsed as HTML.
   var SVGNS = "http://www.w3.org/2000/svg";
@@ -131,3 +131,26 @@
     select.value = state.view || "";
   }
 
+  return {
+    el: el,
+    svg: svg,
+    clear: clear,
+    byId: byId,
+    fmt: fmt,
+    short: short,
+    own: own,
+    json: json,
+    data: data,
+    doc: doc,
+    reports: reports,
+    state: state,
+    metricInfo: metricInfo,
+    byOrder: byOrder,
+    boardRows: boardRows,
+    colorOf: colorOf,
+    latestFailure: latestFailure,
+    renderMeta: renderMeta,
+    renderBoardSelect: renderBoardSelect,
+    renderViewSelect: renderViewSelect
+  };
+})();

@@ -1,4 +1,11 @@
-  // Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): radar, declared metric series, declared report sections.
+// Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS): radar, declared metric series, declared
+// report sections, as LCCharts.
+var LCCharts = (function (P) {
+  "use strict";
+  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, own = P.own, reports = P.reports,
+      state = P.state, metricInfo = P.metricInfo, byOrder = P.byOrder, boardRows = P.boardRows,
+      colorOf = P.colorOf;
+
   // ---------------------------------------------------------------- radar
   function radarValues(row) {
     // metric -> {score, source}; per metric the entry (task or group) with the most instances
@@ -238,3 +245,10 @@
     return chart;
   }
 
+  return {
+    renderRadars: renderRadars,
+    renderStran: renderStran,
+    buildReportSections: buildReportSections,
+    renderReports: renderReports
+  };
+})(LCPage);

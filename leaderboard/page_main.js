@@ -1,4 +1,13 @@
-  // Part 4 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): provenance and wiring; closes it.
+// Part 4 of the page script (leaderboard/render.py PAGE_SCRIPTS): provenance and wiring; draws the page.
+(function (P, T, C) {
+  "use strict";
+  var el = P.el, clear = P.clear, byId = P.byId, fmt = P.fmt, json = P.json, data = P.data, doc = P.doc,
+      state = P.state, boardRows = P.boardRows, renderMeta = P.renderMeta,
+      renderBoardSelect = P.renderBoardSelect, renderViewSelect = P.renderViewSelect;
+  var renderTable = T.renderTable, renderFailures = T.renderFailures;
+  var renderRadars = C.renderRadars, renderStran = C.renderStran, buildReportSections = C.buildReportSections,
+      renderReports = C.renderReports;
+
   // ---------------------------------------------------------------- provenance
   function kv(pairs) {
     var dl = el("dl", { class: "kv" });
@@ -118,4 +127,4 @@
     box.textContent = "The page could not be drawn: " + (error && error.message ? error.message : String(error));
     document.body.setAttribute("data-rendered", "error");
   }
-})();
+})(LCPage, LCTable, LCCharts);

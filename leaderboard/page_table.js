@@ -1,4 +1,10 @@
-  // Part 2 of the page script (leaderboard/render.py PAGE_SCRIPTS, one closure): the table and the failures.
+// Part 2 of the page script (leaderboard/render.py PAGE_SCRIPTS): the table and the failures, as LCTable.
+var LCTable = (function (P) {
+  "use strict";
+  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, short = P.short, own = P.own,
+      data = P.data, doc = P.doc, state = P.state, metricInfo = P.metricInfo, byOrder = P.byOrder,
+      boardRows = P.boardRows, colorOf = P.colorOf, latestFailure = P.latestFailure;
+
   // ---------------------------------------------------------------- table
   function viewMetrics() {
     var names = {};
@@ -153,3 +159,8 @@
     box.appendChild(table);
   }
 
+  return {
+    renderTable: renderTable,
+    renderFailures: renderFailures
+  };
+})(LCPage);

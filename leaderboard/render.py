@@ -30,9 +30,10 @@ from .schema import validate
 
 __all__ = ["embed_json", "metric_info", "render_file", "render_html", "report_info"]
 
-#: The page script, split by job and concatenated in this order into the page's one inline script
-#: (one closure: ``page.js`` opens it with the helpers, the data and the state; ``page_main.js``
-#: closes it with the provenance panel and the wiring). Each part alone is not a complete script.
+#: The page script, split by job and concatenated in this order into the page's one inline script.
+#: Each part is a complete script on its own: ``page.js`` defines the namespace ``LCPage`` (helpers,
+#: data, state), ``page_table.js`` and ``page_charts.js`` read it and define ``LCTable`` and
+#: ``LCCharts``, and ``page_main.js`` reads all three and draws the page.
 PAGE_SCRIPTS = ("page.js", "page_table.js", "page_charts.js", "page_main.js")
 
 

@@ -23,14 +23,13 @@ import jsonschema
 from logic_consistency.tasks.reports import declared_ranges, report_hooks
 
 from .identity import canonical_json, row_id, settings_id
+from .migrate import upgrade
 from .nights import CLOCK_SKEW
 from .results import check_depth
+from .version import SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION", "load_document", "load_schema", "validate"]
 
-#: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise (and
-#: teach :mod:`.migrate` to read the old major version: old boards stay readable).
-SCHEMA_VERSION = "2.1"
 SCHEMA_FILE = "leaderboard.schema.json"
 #: At most this many problems are listed in one error message.
 MAX_REPORTED = 20
@@ -272,8 +271,6 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{file}: not a valid leaderboard: {error}") from None
     except OSError as error:
         raise ValueError(f"{file}: cannot read: {error.strerror or error}") from None
-    from .migrate import upgrade
-
     check_depth(document, str(file))
     document = upgrade(document, str(file))
     validate(document, file)

@@ -22,13 +22,15 @@ imports no other family; what families share lives in neutral ``tasks`` modules 
 The test parses each module with :mod:`ast` (absolute and relative imports, also those inside
 functions), so it also catches imports a test run would never execute. Imports in disguise count
 too: a string constant that is a suite module name (``importlib.import_module("logic_consistency.x")``,
-a table of module names, the leading constant part of an f-string) and the module a subprocess
-runs with ``-m``.
+a table of module names, a ``"module:Class"`` target, the leading constant part of an f-string or
+its ``{__package__}``), the module a subprocess runs with ``-m``, and every task YAML's
+``!function`` targets (held to the rule of the folder the YAML sits in).
 """
 
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 from pathlib import Path
 
@@ -81,8 +83,9 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else "root"
 
 
-def _suite_imports(module: str, path: Path) -> set[str]:
-    """Every ``logic_consistency.*`` module ``path`` imports, relative imports resolved."""
+def _suite_imports(module: str, path: Path, *, with_strings: bool = True) -> set[str]:
+    """Every ``logic_consistency.*`` module ``path`` imports, relative imports resolved (``with_strings``:
+    also the modules named in strings, :func:`_string_imports`)."""
     is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
@@ -101,30 +104,69 @@ def _suite_imports(module: str, path: Path) -> set[str]:
             # is not a module (``from ..outputs import atomic_write``) lands in the same layer.
             found.update(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
             found.add(target)
-    found.update(_string_imports(tree))
+    if with_strings:
+        found.update(_string_imports(tree, package))
     return {name for name in found if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
 
 
 #: A dotted suite module name; the bare package name is left out (it is also the suite's logger name).
-_MODULE_NAME = re.compile(rf"{PACKAGE}(?:\.\w+)+")
+#: ``module:attribute`` (an entry-point style target, as lm-eval's model registry takes) names the module.
+_MODULE_NAME = re.compile(rf"(?P<module>{PACKAGE}(?:\.\w+)+)(?::\w+(?:\.\w+)*)?")
 
 
-def _string_imports(tree: ast.AST) -> set[str]:
-    """Suite modules named in strings: whole-string module names, f-string prefixes, ``-m`` targets."""
+def _fstring_module(node: ast.JoinedStr, package: str) -> str | None:
+    """The constant leading part of an f-string module name: ``f"logic_consistency.tasks.data.{name}"``
+    names ``logic_consistency.tasks.data``, ``f"{__package__}.{family}.{name}"`` the module's own package."""
+    head = node.values[0]
+    if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith(f"{PACKAGE}."):
+        return head.value.rstrip(".")
+    if isinstance(head, ast.FormattedValue) and isinstance(head.value, ast.Name) and head.value.id == "__package__":
+        rest = node.values[1] if len(node.values) > 1 else None
+        if rest is None or (isinstance(rest, ast.Constant) and str(rest.value).startswith(".")):
+            return package
+    return None
+
+
+def _string_imports(tree: ast.AST, package: str) -> set[str]:
+    """Suite modules named in strings: whole-string module names (also ``module:Class``), f-string
+    prefixes (also ``{__package__}``), ``-m`` targets."""
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value):
-            found.add(node.value)  # "logic_consistency.tasks.causal.report", also after "-m"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = _MODULE_NAME.fullmatch(node.value)
+            if match:  # "logic_consistency.tasks.causal.report", also after "-m", or "...models:EmbeddedHFLM"
+                found.add(match["module"])
         elif isinstance(node, ast.JoinedStr) and node.values:
-            head = node.values[0]
-            if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith(f"{PACKAGE}."):
-                found.add(head.value.rstrip("."))  # f"logic_consistency.tasks.data.{name}"
+            module = _fstring_module(node, package)
+            if module:
+                found.add(module)
         elif isinstance(node, (ast.List, ast.Tuple)):
             items = node.elts
             for flag, target in zip(items, items[1:]):
                 if isinstance(flag, ast.Constant) and flag.value == "-m" and isinstance(target, ast.Constant):
                     found.add(str(target.value))
     return found
+
+
+#: lm-eval's YAML tag for a Python hook: ``!function logic_consistency.tasks.gv.arithmetic.load``.
+_YAML_FUNCTION = re.compile(rf"!function\s+({PACKAGE}(?:\.\w+)+)")
+
+
+#: ``tasks/_variants_yaml`` is not a task file: it is the source from which
+#: ``scripts/generate_task_configs.py`` writes each family's variant YAML, so it names every family's
+#: hooks; the generated files, in their family folders, are held to the rule.
+_GENERATOR_SOURCES = {ROOT / "tasks" / "_variants_yaml"}
+
+
+def _yaml_files() -> list[tuple[str, Path]]:
+    """Every task YAML (indexed ``*.yaml`` and un-indexed ``_*_yaml``), named as the module it sits beside."""
+    paths = sorted({*(ROOT / "tasks").rglob("*.yaml"), *(ROOT / "tasks").rglob("_*_yaml")} - _GENERATOR_SOURCES)
+    return [(".".join([PACKAGE, *path.relative_to(ROOT).with_suffix("").parts]), path) for path in paths]
+
+
+def _yaml_imports(path: Path) -> set[str]:
+    """The modules of a YAML file's ``!function`` targets (the target minus its last name)."""
+    return {target.rpartition(".")[0] for target in _YAML_FUNCTION.findall(path.read_text(encoding="utf-8"))}
 
 
 def _family(module: str) -> str | None:
@@ -153,6 +195,7 @@ def _allowed(importer: str, imported: str) -> bool:
 
 
 MODULES = _modules()
+YAML_FILES = _yaml_files()
 
 
 def test_every_layer_is_scanned() -> None:
@@ -198,3 +241,58 @@ def test_the_rule_catches_imports_in_disguise(tmp_path: Path) -> None:
     assert _allowed(f"{PACKAGE}.tasks.causal.hooks", f"{PACKAGE}.tasks.data.delta_causal")
     assert _allowed(f"{PACKAGE}.tasks.gv.common", f"{PACKAGE}.tasks.gv.parsing")
     assert not _allowed(f"{PACKAGE}.leaderboard.runner", f"{PACKAGE}.cli")
+
+
+@pytest.mark.parametrize(("module", "path"), YAML_FILES, ids=[str(path.relative_to(ROOT)) for _, path in YAML_FILES])
+def test_yaml_function_targets_run_one_way(module: str, path: Path) -> None:
+    """A task YAML's ``!function`` hooks follow the same rule as the module beside it (a family names no other)."""
+    bad = sorted(name for name in _yaml_imports(path) if not _allowed(module, name))
+    assert not bad, f"{path.relative_to(ROOT)} names !function targets in {bad}; see the README's layout rule"
+
+
+def test_yaml_files_are_read() -> None:
+    assert len(YAML_FILES) > 50
+    assert sum(len(_yaml_imports(path)) for _, path in YAML_FILES) > 20
+
+
+def test_the_rule_reads_entry_point_strings_package_fstrings_and_yaml(tmp_path: Path) -> None:
+    """``module:Class`` strings, ``f"{__package__}..."`` and YAML ``!function`` targets count as imports."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "targets = {'x': 'logic_consistency.tasks.gv.arithmetic:Task'}\n"
+        "family = 'gv'\n"
+        "name = f'{__package__}.{family}'\n"
+    )
+    imports = _suite_imports(f"{PACKAGE}.harness_ext.bad", source)
+    assert {f"{PACKAGE}.tasks.gv.arithmetic", f"{PACKAGE}.harness_ext"} <= imports
+    assert not _allowed(f"{PACKAGE}.harness_ext.bad", f"{PACKAGE}.tasks.gv.arithmetic")
+    yaml_file = tmp_path / "bad.yaml"
+    yaml_file.write_text("process_docs: !function logic_consistency.tasks.gv.arithmetic.load\n")
+    assert _yaml_imports(yaml_file) == {f"{PACKAGE}.tasks.gv.arithmetic"}
+    assert not _allowed(f"{PACKAGE}.tasks.pairwise.mydata", f"{PACKAGE}.tasks.gv.arithmetic")
+
+
+def test_no_import_cycle() -> None:
+    """The import statements (at module level and inside functions) between the suite's modules form no
+    circle; names imported from a module (``from .merge import boards_of``) count as that module."""
+    modules = {module for module, _ in MODULES}
+
+    def owner(name: str) -> str | None:  # the longest known module that ``name`` is or lies in
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    # A module's own packages are importing it when it loads (``from . import _graph`` also names the
+    # package): the parent relation, not a circle.
+    graph = {
+        module: {
+            target
+            for name in _suite_imports(module, path, with_strings=False)
+            if (target := owner(name)) and not (module == target or module.startswith(f"{target}."))
+        }
+        for module, path in MODULES
+    }
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail(f"import cycle: {' -> '.join(error.args[1])}")

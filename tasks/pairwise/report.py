@@ -20,6 +20,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +76,46 @@ def _groups(data: dict[str, Any]) -> set[str]:
     return names
 
 
-def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One point per (results file, pairwise task); groups are never points.
+@dataclass(frozen=True)
+class Point:
+    """One pairwise task of one results file: a point of the studies (see :func:`collect_points`)."""
 
-    A point: ``model``, ``file``, ``date``, ``task``, ``dataset``, ``variant`` ("" for the plain
-    task), ``template`` (1 for the plain task and every other variant, NN for ``paraNN``) and the
-    task's metrics.
-    """
+    model: str
+    file: str
+    date: float | None
+    task: str
+    dataset: str
+    #: "" for the plain task, else ``paraNN``, ``cot``, ``cot_sc``, ``generate``.
+    variant: str
+    #: 1 for the plain task and every other variant, NN for ``paraNN``.
+    template: int
+    metrics: dict[str, float]
+
+    @property
+    def is_template(self) -> bool:
+        """A log-likelihood template of Figure 5: the plain task or a paraphrase."""
+        return self.variant == "" or self.variant.startswith("para")
+
+    def has(self, *metrics: str) -> bool:
+        return all(metric in self.metrics for metric in metrics)
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A point the studies do not use, and why."""
+
+    model: str
+    task: str
+    file: str
+    reason: str
+
+    @classmethod
+    def of(cls, point: Point, reason: str) -> LeftOut:
+        return cls(point.model, point.task, point.file, reason)
+
+
+def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[Point]:
+    """One :class:`Point` per (results file, pairwise task); groups are never points."""
     points = []
     for label, path, data in runs:
         groups = _groups(data)
@@ -102,49 +136,42 @@ def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[dict[st
                 continue  # not a pairwise task (e.g. the PairS task)
             variant = match["variant"] or ""
             points.append(
-                {
-                    "model": label,
-                    "file": str(path),
-                    "date": date if isinstance(date, (int, float)) else None,
-                    "task": task,
-                    "dataset": match["dataset"],
-                    "variant": variant,
-                    "template": int(variant[4:]) if variant.startswith("para") else 1,
-                    "metrics": metrics,
-                }
+                Point(
+                    model=label,
+                    file=str(path),
+                    date=date if isinstance(date, (int, float)) else None,
+                    task=task,
+                    dataset=match["dataset"],
+                    variant=variant,
+                    template=int(variant[4:]) if variant.startswith("para") else 1,
+                    metrics=metrics,
+                )
             )
     return points
 
 
-def select_points(points: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def select_points(points: list[Point]) -> tuple[list[Point], list[LeftOut]]:
     """``(kept, left_out)``: each model's tasks once (see the module docstring).
 
     A task run for one model in several files is kept from the newest (lm-eval's ``date``; files
-    without one count as older than dated ones, in the order given); the plain task is left out when ``para01`` (the
-    same prompt) ran for the same model and dataset.
-
-    Returns:
-        The kept points, and ``{"model", "task", "file", "reason"}`` for every point left out.
+    without one count as older than dated ones, in the order given); the plain task is left out when
+    ``para01`` (the same prompt) ran for the same model and dataset.
     """
-    left_out: list[dict[str, Any]] = []
-    newest: dict[tuple[str, str, str], dict[str, Any]] = {}
-    ordered = sorted(enumerate(points), key=lambda ip: (ip[1]["date"] is not None, ip[1]["date"] or 0.0, ip[0]))
+    left_out: list[LeftOut] = []
+    newest: dict[tuple[str, str, str], Point] = {}
+    ordered = sorted(enumerate(points), key=lambda ip: (ip[1].date is not None, ip[1].date or 0.0, ip[0]))
     for _, point in ordered:
-        key = (point["model"], point["dataset"], point["task"])
+        key = (point.model, point.dataset, point.task)
         if key in newest:
-            left_out.append(_left_out(newest[key], f"superseded by the newer run in {point['file']}"))
+            left_out.append(LeftOut.of(newest[key], f"superseded by the newer run in {point.file}"))
         newest[key] = point
     kept = []
     for point in newest.values():
-        if point["variant"] == "" and (point["model"], point["dataset"], f"{point['task']}_para01") in newest:
-            left_out.append(_left_out(point, "same prompt as para01, counted once (para01 kept)"))
+        if point.variant == "" and (point.model, point.dataset, f"{point.task}_para01") in newest:
+            left_out.append(LeftOut.of(point, "same prompt as para01, counted once (para01 kept)"))
             continue
         kept.append(point)
-    return sorted(kept, key=lambda p: (p["model"], p["dataset"], p["variant"] != "", p["task"])), left_out
-
-
-def _left_out(point: dict[str, Any], reason: str) -> dict[str, Any]:
-    return {"model": point["model"], "task": point["task"], "file": point["file"], "reason": reason}
+    return sorted(kept, key=lambda p: (p.model, p.dataset, p.variant != "", p.task)), left_out
 
 
 def _safe_correlation(xs: list[float], ys: list[float]) -> dict[str, Any]:
@@ -154,111 +181,126 @@ def _safe_correlation(xs: list[float], ys: list[float]) -> dict[str, Any]:
         return {"undefined": str(error), "n": len(xs)}
 
 
-def _is_template(point: dict[str, Any], include_variants: Sequence[str]) -> bool:
-    """A point of the Figure 5 series: a log-likelihood template, or a variant asked for."""
-    return point["variant"] == "" or point["variant"].startswith("para") or point["variant"] in include_variants
+#: A model's points on one dataset, keyed by (model, dataset).
+Series = dict[tuple[str, str], list[Point]]
+
+
+def _series(kept: list[Point], include_variants: Sequence[str], left_out: list[LeftOut]) -> Series:
+    """Each model's Figure 5 points per dataset; other variants not asked for go to ``left_out``."""
+    series: Series = defaultdict(list)
+    for point in kept:
+        if point.is_template or point.variant in include_variants:
+            series[(point.model, point.dataset)].append(point)
+        elif point.variant in OTHER_VARIANTS:
+            reason = (
+                f"{point.variant} scoring kept apart from the Figure 5 templates (--include-variants {point.variant})"
+            )
+            left_out.append(LeftOut.of(point, reason))
+    return dict(sorted(series.items()))
+
+
+def _spread_section(series: Series) -> dict[str, Any]:
+    """Per model and dataset with a paraphrase run: each metric's spread over the templates."""
+    section: dict[str, Any] = {}
+    for (model, dataset), group in series.items():
+        templates = [p for p in group if p.is_template]
+        if not any(p.variant.startswith("para") for p in templates):
+            continue  # no paraphrase run: no spread to report
+        entry: dict[str, Any] = {}
+        for metric in SPREAD_METRICS:
+            values = [p.metrics[metric] for p in templates if p.has(metric)]
+            if values:
+                # one template has no spread: its std is undefined, null in the JSON (never NaN)
+                entry[metric] = {
+                    k: None if isinstance(v, float) and math.isnan(v) else v for k, v in spread(values).items()
+                }
+        section[f"{model} / {dataset}"] = entry
+    return section
+
+
+def _vs_human_agreement(series: Series, metric: str) -> dict[str, Any]:
+    """Per dataset and model: ``metric`` against H across that model's points (Figure 5)."""
+    per_dataset: dict[str, Any] = {}
+    for (model, dataset), group in series.items():
+        chosen = [p for p in group if p.has(metric, "human_agreement")]
+        if chosen:
+            per_dataset.setdefault(dataset, {})[model] = {
+                **_safe_correlation(
+                    [p.metrics[metric] for p in chosen], [p.metrics["human_agreement"] for p in chosen]
+                ),
+                "points": [(p.task, p.metrics[metric], p.metrics["human_agreement"]) for p in chosen],
+            }
+    return per_dataset
+
+
+def _vs_human_agreement_pooled(series: Series, metric: str) -> dict[str, Any]:
+    """Per dataset and over all: ``metric`` against H over every model's points at once."""
+    datasets = sorted({dataset for _, dataset in series})
+    entry: dict[str, Any] = {}
+    for dataset in (*datasets, "all"):
+        chosen = [
+            p
+            for (_, d), group in series.items()
+            for p in group
+            if dataset in (d, "all") and p.has(metric, "human_agreement")
+        ]
+        if chosen:
+            entry[dataset] = {
+                "pooled": "pooled over every model's points (not the paper's per-model Figure 5)",
+                **_safe_correlation(
+                    [p.metrics[metric] for p in chosen], [p.metrics["human_agreement"] for p in chosen]
+                ),
+                "points": [(p.model, p.task, p.metrics[metric], p.metrics["human_agreement"]) for p in chosen],
+            }
+    return entry
+
+
+def _stran_vs_self_agreement(kept: list[Point], key: str) -> dict[str, Any]:
+    """Per dataset, one point per model: s_tran(K) of its template-1 (else CoT) task vs its self-agreement."""
+    entry: dict[str, Any] = {}
+    for dataset in sorted({p.dataset for p in kept}):
+        xs, ys, names = [], [], []
+        for model in sorted({p.model for p in kept}):
+            mine = {p.variant: p for p in kept if p.model == model and p.dataset == dataset}
+            source = mine.get("") or mine.get("para01") or mine.get("cot")
+            sampled = mine.get("cot_sc")
+            if source and sampled and source.has(key) and sampled.has("self_agreement"):
+                xs.append(source.metrics[key])
+                ys.append(sampled.metrics["self_agreement"])
+                names.append(model)
+        if xs:
+            entry[dataset] = {**_safe_correlation(xs, ys), "points": list(zip(names, xs, ys, strict=True))}
+    return entry
 
 
 def correlation_report(
-    points: list[dict[str, Any]], *, include_variants: Sequence[str] = (), pooled: bool = False
+    points: list[Point], *, include_variants: Sequence[str] = (), pooled: bool = False
 ) -> dict[str, Any]:
     """Per-model Figure 5 correlations, spread over templates, Figure 4; ``pooled`` adds the pooled view."""
     unknown = sorted(set(include_variants) - set(OTHER_VARIANTS))
     if unknown:
         raise ValueError(f"include_variants: unknown variant(s) {unknown}; choose from {list(OTHER_VARIANTS)}")
     kept, left_out = select_points(points)
+    series = _series(kept, include_variants, left_out)
+    stran_keys = sorted({m for p in kept for m in p.metrics if m.startswith("s_tran_")})
+    metrics = (*stran_keys, *CONSISTENCY)
     report: dict[str, Any] = {
         "options": {"include_variants": sorted(include_variants), "pooled": pooled},
         "figure5_metric": FIGURE5_METRIC,
-        "spread": {},
-        "vs_human_agreement": {},
-        "s_tran_vs_self_agreement": {},
-        "left_out": left_out,
+        "spread": _spread_section(series),
+        "vs_human_agreement": _non_empty({metric: _vs_human_agreement(series, metric) for metric in metrics}),
+        "s_tran_vs_self_agreement": _non_empty({key: _stran_vs_self_agreement(kept, key) for key in stran_keys}),
+        "left_out": [asdict(item) for item in left_out],
     }
     if pooled:
-        report["vs_human_agreement_pooled"] = {}
-    series: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for point in kept:
-        if _is_template(point, include_variants):
-            series[(point["model"], point["dataset"])].append(point)
-        elif point["variant"] in OTHER_VARIANTS:
-            left_out.append(
-                _left_out(
-                    point,
-                    f"{point['variant']} scoring kept apart from the Figure 5 templates "
-                    f"(--include-variants {point['variant']})",
-                )
-            )
-
-    for (model, dataset), group in sorted(series.items()):
-        templates = [p for p in group if p["variant"] == "" or p["variant"].startswith("para")]
-        if not any(p["variant"].startswith("para") for p in templates):
-            continue  # no paraphrase run: no spread to report
-        entry: dict[str, Any] = {}
-        for metric in SPREAD_METRICS:
-            values = [p["metrics"][metric] for p in templates if metric in p["metrics"]]
-            if values:
-                # one template has no spread: its std is undefined, null in the JSON (never NaN)
-                entry[metric] = {
-                    k: None if isinstance(v, float) and math.isnan(v) else v for k, v in spread(values).items()
-                }
-        report["spread"][f"{model} / {dataset}"] = entry
-
-    datasets = sorted({dataset for _, dataset in series})
-    stran_keys = sorted({m for p in kept for m in p["metrics"] if m.startswith("s_tran_")})
-    for metric in (*stran_keys, *CONSISTENCY):
-        per_dataset: dict[str, Any] = {}
-        for (model, dataset), group in sorted(series.items()):
-            chosen = [p for p in group if metric in p["metrics"] and "human_agreement" in p["metrics"]]
-            if chosen:
-                per_dataset.setdefault(dataset, {})[model] = {
-                    **_safe_correlation(
-                        [p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]
-                    ),
-                    "points": [(p["task"], p["metrics"][metric], p["metrics"]["human_agreement"]) for p in chosen],
-                }
-        if per_dataset:
-            report["vs_human_agreement"][metric] = per_dataset
-        if pooled:
-            entry = {}
-            for dataset in (*datasets, "all"):
-                chosen = [
-                    p
-                    for (_, d), group in sorted(series.items())
-                    for p in group
-                    if dataset in (d, "all") and metric in p["metrics"] and "human_agreement" in p["metrics"]
-                ]
-                if chosen:
-                    entry[dataset] = {
-                        "pooled": "pooled over every model's points (not the paper's per-model Figure 5)",
-                        **_safe_correlation(
-                            [p["metrics"][metric] for p in chosen], [p["metrics"]["human_agreement"] for p in chosen]
-                        ),
-                        "points": [
-                            (p["model"], p["task"], p["metrics"][metric], p["metrics"]["human_agreement"])
-                            for p in chosen
-                        ],
-                    }
-            if entry:
-                report["vs_human_agreement_pooled"][metric] = entry
-
-    for key in stran_keys:
-        entry = {}
-        for dataset in sorted({p["dataset"] for p in kept}):
-            xs, ys, names = [], [], []
-            for model in sorted({p["model"] for p in kept}):
-                mine = {p["variant"]: p for p in kept if p["model"] == model and p["dataset"] == dataset}
-                source = mine.get("") or mine.get("para01") or mine.get("cot")
-                sampled = mine.get("cot_sc")
-                if source and sampled and key in source["metrics"] and "self_agreement" in sampled["metrics"]:
-                    xs.append(source["metrics"][key])
-                    ys.append(sampled["metrics"]["self_agreement"])
-                    names.append(model)
-            if xs:
-                entry[dataset] = {**_safe_correlation(xs, ys), "points": list(zip(names, xs, ys, strict=True))}
-        if entry:
-            report["s_tran_vs_self_agreement"][key] = entry
+        report["vs_human_agreement_pooled"] = _non_empty(
+            {metric: _vs_human_agreement_pooled(series, metric) for metric in metrics}
+        )
     return report
+
+
+def _non_empty(sections: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {name: section for name, section in sections.items() if section}
 
 
 def _fmt_corr(entry: dict[str, Any]) -> str:
@@ -267,40 +309,48 @@ def _fmt_corr(entry: dict[str, Any]) -> str:
     return f"Pearson {entry['pearson']:+.3f} (p {entry['pearson_p']:.3g}), Spearman {entry['spearman']:+.3f} (p {entry['spearman_p']:.3g}), n = {entry['n']}"
 
 
-def print_report(report: dict[str, Any]) -> None:
-    """Human-readable tables of :func:`correlation_report`."""
+def _print_spread(report: dict[str, Any]) -> None:
     if report["spread"]:
         print("Spread over paraphrased templates (min / max / mean / std, n templates)")
-        for name, entry in report["spread"].items():
-            print(f"  {name}")
-            for metric, s in entry.items():
-                print(
-                    f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {'-' if s['std'] is None else format(s['std'], '.4f')}  (n = {s['n']})"
-                )
+    for name, entry in report["spread"].items():
+        print(f"  {name}")
+        for metric, s in entry.items():
+            std = "-" if s["std"] is None else format(s["std"], ".4f")
+            print(f"    {metric:16} {s['min']:.4f} / {s['max']:.4f} / {s['mean']:.4f} / {std}  (n = {s['n']})")
+
+
+def _print_vs_human_agreement(report: dict[str, Any]) -> None:
     title = (
         f"vs human agreement H, per model across its templates (Figure 5 is {report['figure5_metric']}; "
         "the other metrics are the suite's additions)"
     )
-    if not report["vs_human_agreement"]:
-        print(f"{title}: no points")
-    else:
-        print(title)
-        for metric, per_dataset in report["vs_human_agreement"].items():
-            for dataset, per_model in per_dataset.items():
-                for model, corr in per_model.items():
-                    print(f"  {metric:14} {dataset:10} {model}: {_fmt_corr(corr)}")
+    print(title if report["vs_human_agreement"] else f"{title}: no points")
+    for metric, per_dataset in report["vs_human_agreement"].items():
+        for dataset, per_model in per_dataset.items():
+            for model, corr in per_model.items():
+                print(f"  {metric:14} {dataset:10} {model}: {_fmt_corr(corr)}")
     if "vs_human_agreement_pooled" in report:
         print("vs human agreement H, POOLED over models and templates (not the paper's per-model Figure 5)")
         for metric, entry in report["vs_human_agreement_pooled"].items():
             for dataset, corr in entry.items():
                 print(f"  {metric:14} {dataset:10} pooled: {_fmt_corr(corr)}")
+
+
+def _print_stran_vs_self_agreement(report: dict[str, Any]) -> None:
     if not report["s_tran_vs_self_agreement"]:
         print("s_tran vs self-agreement (Figure 4): no points")
-    else:
-        print("s_tran vs self-agreement (Figure 4), one point per model")
-        for metric, entry in report["s_tran_vs_self_agreement"].items():
-            for dataset, corr in entry.items():
-                print(f"  {metric:14} {dataset:10} {_fmt_corr(corr)}")
+        return
+    print("s_tran vs self-agreement (Figure 4), one point per model")
+    for metric, entry in report["s_tran_vs_self_agreement"].items():
+        for dataset, corr in entry.items():
+            print(f"  {metric:14} {dataset:10} {_fmt_corr(corr)}")
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """Human-readable tables of :func:`correlation_report`."""
+    _print_spread(report)
+    _print_vs_human_agreement(report)
+    _print_stran_vs_self_agreement(report)
     if report["left_out"]:
         reasons: dict[str, int] = defaultdict(int)
         for item in report["left_out"]:

@@ -7,6 +7,8 @@ import copy
 import hashlib
 import json
 import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from html.parser import HTMLParser
@@ -183,19 +185,25 @@ def test_render_command(row: dict[str, Any], tmp_path: Path, cli: Callable[..., 
     assert missing.returncode == 2 and f"{tmp_path / 'nope.json'}: leaderboard file not found" in missing.stderr
 
 
-def test_page_script_parts_form_one_closure() -> None:
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_script_parts_are_each_a_complete_script(tmp_path: Path) -> None:
+    """Every part parses on its own (``node --check``), and together they are the page's one script."""
     from importlib import resources
 
     from logic_consistency.leaderboard.render import PAGE_SCRIPTS
 
-    parts = [
-        resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
+    parts = {
+        name: resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
         for name in PAGE_SCRIPTS
-    ]
-    script = "".join(parts)
-    assert script.startswith("(function () {\n") and script.rstrip().endswith("})();")
-    assert script.count("(function () {\n") == 1  # the parts open no closure of their own
-    assert all(len(part.splitlines()) <= 400 for part in parts)
+    }
+    for name, text in parts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        checked = subprocess.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0, f"{name}: {checked.stderr}"
+        assert len(text.splitlines()) <= 400, name
+    broken = tmp_path / "broken.js"  # the check itself: an unclosed part fails it
+    broken.write_text(parts["page.js"].rstrip()[: -len("})();")], encoding="utf-8")
+    assert subprocess.run(["node", "--check", str(broken)], capture_output=True, timeout=60).returncode != 0
 
 
 def test_an_instruct_model_with_its_chat_template_and_a_base_model_share_one_board(

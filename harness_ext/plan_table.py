@@ -1,0 +1,319 @@
+"""The plan's figures per task (requests, contexts, tokens, API calls, dollars) and its Markdown table.
+
+What each figure means is stated in :mod:`logic_consistency.harness_ext.plan_report`, the command
+that prints them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
+    from logic_consistency.harness_ext.plan import StageBound, TaskPlan
+
+__all__ = ["api_costs", "counts", "dollars", "render", "repeated_costs"]
+
+LL, GEN = "loglikelihood", "generate_until"
+
+
+def _parts(plan: TaskPlan) -> list[Any]:
+    return [tally for part in (plan.building, plan.final) for tally in part.values()]
+
+
+def counts(plan: TaskPlan) -> dict[str, Any]:
+    """Requests, distinct contexts and generated-token bound by request type (exact parts + bounds)."""
+    out: dict[str, Any] = {}
+    for part in (plan.building, plan.final):
+        for kind, tally in part.items():
+            row = out.setdefault(kind, {"requests": 0, "contexts": 0, "generated_tokens_bound": 0})
+            row["requests"] += tally.requests
+            row["contexts"] += len(tally.contexts)
+            row["generated_tokens_bound"] += tally.generated_tokens
+    return out
+
+
+def api_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, dict[str, Any]]:
+    """Calls, prompt tokens and generated-token bound of ``plan`` on ``lc-chat`` and ``local-chat-completions``."""
+    lc: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
+    chat: dict[str, Any] = {"calls": 0, "prompt_tokens": 0, "generated_tokens_bound": 0, "runnable": True, "reason": ""}
+    multi = 0
+    for part in (plan.building, plan.final):
+        for kind, tally in part.items():
+            if kind == GEN:
+                for row in (lc, chat):
+                    row["calls"] += tally.requests
+                    row["prompt_tokens"] += tally.request_tokens
+                    row["generated_tokens_bound"] += tally.generated_tokens
+            elif kind == LL:
+                multi += len(tally.multi_token_contexts)
+                lc["calls"] += len(tally.contexts)
+                lc["prompt_tokens"] += tally.distinct_tokens
+                lc["generated_tokens_bound"] += len(tally.contexts) * lc_chat_max_tokens
+                chat["runnable"], chat["reason"] = (
+                    False,
+                    "log-likelihood requests: chat backends have none (run the _generate twin)",
+                )
+            else:
+                for row in (lc, chat):
+                    row["runnable"], row["reason"] = False, f"{kind} requests are not supported on chat backends"
+    for bound in plan.later_stages:
+        _add_bound(bound, lc, chat, lc_chat_max_tokens)
+        if bound.request_type == LL and not bound.single_choice:
+            multi += bound.contexts or 0
+    if multi:
+        lc["runnable"] = False
+        lc["reason"] = f"{multi} log-likelihood contexts with free (multi-token) continuations are refused by lc-chat"
+    return {"lc-chat": lc, "local-chat-completions": chat}
+
+
+def _add_bound(bound: StageBound, lc: dict[str, Any], chat: dict[str, Any], lc_chat_max_tokens: int) -> None:
+    if bound.contexts is None:
+        for row in (lc, chat):
+            row["bounds_unknown"] = True
+        return
+    tokens = bound.context_tokens_estimate or 0
+    if bound.request_type == GEN:
+        for row in (lc, chat):
+            row["calls"] += bound.requests or 0
+            row["prompt_tokens"] += tokens
+            row["generated_tokens_bound"] += bound.generated_tokens
+    else:
+        lc["calls"] += bound.contexts
+        lc["prompt_tokens"] += tokens
+        lc["generated_tokens_bound"] += bound.contexts * lc_chat_max_tokens
+        chat["runnable"], chat["reason"] = (
+            False,
+            "log-likelihood requests: chat backends have none (run the _generate twin)",
+        )
+
+
+def repeated_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, int]:
+    """What the plan's totals drop for ``plan``: earlier-stage requests an earlier task already asked."""
+    out = {"requests": 0, "calls": 0, "request_tokens": 0, "call_tokens": 0, "generated_tokens": 0, "ll_calls": 0}
+    for kind, tally in plan.repeated.items():
+        out["requests"] += tally.requests
+        out["request_tokens"] += tally.request_tokens
+        if kind == GEN:
+            out["calls"] += tally.requests
+            out["call_tokens"] += tally.request_tokens
+            out["generated_tokens"] += tally.generated_tokens
+        else:
+            out["ll_calls"] += len(tally.contexts)
+            out["call_tokens"] += tally.distinct_tokens
+            out["generated_tokens"] += len(tally.contexts) * lc_chat_max_tokens
+    return out
+
+
+def dollars(cost: dict[str, Any], price_in: float | None, price_out: float | None) -> float | None:
+    """USD of one backend's cost at the given prices per million tokens (``None`` without prices)."""
+    if price_in is None and price_out is None:
+        return None
+    return float(cost["prompt_tokens"] * (price_in or 0.0) + cost["generated_tokens_bound"] * (price_out or 0.0)) / 1e6
+
+
+def _n(value: float | None, prefix: str = "") -> str:
+    if value is None:
+        return "?"
+    return f"{prefix}{value:,.0f}" if not isinstance(value, float) or value >= 100 else f"{prefix}{value:,.2f}"
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million prompt / generated tokens; both ``None`` when the plan is not priced."""
+
+    price_in: float | None
+    price_out: float | None
+
+    @property
+    def priced(self) -> bool:
+        return self.price_in is not None or self.price_out is not None
+
+    def usd(self, cost: dict[str, Any]) -> float | None:
+        return dollars(cost, self.price_in, self.price_out)
+
+
+@dataclass
+class Totals:
+    """The plan's total row: repeated earlier-stage requests counted once, API columns runnable tasks only."""
+
+    docs: int = 0
+    tokens: int = 0
+    tokens_estimate: int = 0
+    gen: int = 0
+    lc: int = 0
+    lc_tokens: int = 0
+    chat: int = 0
+    lc_usd: float = 0.0
+    chat_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class TaskCosts:
+    """One task's figures, as the table needs them."""
+
+    plan: TaskPlan
+    counts: dict[str, Any]
+    lc: dict[str, Any]
+    chat: dict[str, Any]
+    #: Estimated later-stage prompt tokens (0 for a single-stage task).
+    later: int
+    prompt: int
+    gen_bound: int
+    again: dict[str, int]
+
+    @classmethod
+    def of(cls, plan: TaskPlan, *, lc_chat_max_tokens: int) -> TaskCosts:
+        c = counts(plan)
+        costs = api_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens)
+        later = plan.tokens.get("later_stage_tokens_estimate", 0)
+        gen_bound = sum(row["generated_tokens_bound"] for row in c.values()) + sum(
+            b.generated_tokens for b in plan.later_stages
+        )
+        return cls(
+            plan=plan,
+            counts=c,
+            lc=costs["lc-chat"],
+            chat=costs["local-chat-completions"],
+            later=later,
+            prompt=plan.tokens.get("request_tokens", 0) + later,
+            gen_bound=gen_bound,
+            again=repeated_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens),
+        )
+
+
+def _header(prices: Prices) -> list[str]:
+    head = [
+        "task",
+        "docs",
+        "loglikelihood req / contexts",
+        "generate req / contexts",
+        "prompt tokens",
+        "gen tokens ≤",
+        "lc-chat calls",
+        "lc-chat prompt tokens",
+        "local-chat calls",
+    ]
+    return head + ["lc-chat $", "local-chat $"] if prices.priced else head
+
+
+def _request_cells(task: TaskCosts) -> tuple[str, str]:
+    """The log-likelihood and generation cells: exact requests / contexts, then each later stage's bound."""
+    ll, gen = task.counts.get(LL, {}), task.counts.get(GEN, {})
+    ll_cell = f"{_n(ll.get('requests', 0))} / {_n(ll.get('contexts', 0))}"
+    gen_cell = f"{_n(gen.get('requests', 0))} / {_n(gen.get('contexts', 0))}"
+    for bound in task.plan.later_stages:
+        extra = f" + ≤{_n(bound.requests)} / {_n(bound.contexts)}"
+        if bound.request_type == LL:
+            ll_cell += extra
+        else:
+            gen_cell += extra
+    return ll_cell, gen_cell
+
+
+def _task_row(task: TaskCosts, prices: Prices) -> list[str]:
+    lc, chat, approx = task.lc, task.chat, "≈" if task.later else ""
+    row = [
+        task.plan.task,
+        _n(task.plan.documents),
+        *_request_cells(task),
+        approx + _n(task.prompt),
+        _n(task.gen_bound),
+        _n(lc["calls"]) if lc["runnable"] else "refused",
+        approx + _n(lc["prompt_tokens"]) if lc["runnable"] else "-",
+        _n(chat["calls"]) if chat["runnable"] else "not runnable",
+    ]
+    if prices.priced:
+        row += [
+            _n(prices.usd(lc), "$") if lc["runnable"] else "-",
+            _n(prices.usd(chat), "$") if chat["runnable"] else "-",
+        ]
+    return row
+
+
+def _add_to_totals(totals: Totals, task: TaskCosts, prices: Prices) -> None:
+    """Add one task, less the earlier-stage requests an earlier task already asked (one run sends them once)."""
+    again = task.again
+    totals.docs += task.plan.documents
+    totals.tokens += task.prompt - task.later - again["request_tokens"]
+    totals.tokens_estimate += task.later
+    totals.gen += task.gen_bound - again["generated_tokens"]
+    # the repeated requests, priced alike on both backends
+    again_usd = prices.usd({"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]})
+    if task.lc["runnable"]:
+        totals.lc += task.lc["calls"] - again["calls"] - again["ll_calls"]
+        totals.lc_tokens += task.lc["prompt_tokens"] - again["call_tokens"]
+        totals.lc_usd += (prices.usd(task.lc) or 0.0) - (again_usd or 0.0)
+    if task.chat["runnable"]:
+        totals.chat += task.chat["calls"] - again["calls"]
+        totals.chat_usd += (prices.usd(task.chat) or 0.0) - (again_usd or 0.0)
+
+
+def _task_notes(task: TaskCosts) -> list[str]:
+    name, notes = task.plan.task, []
+    if task.again["requests"]:
+        notes.append(
+            f"{name}: {_n(task.again['requests'])} of its earlier-stage requests repeat an earlier "
+            "task's; one lm_eval run sends them once, and the total counts them once"
+        )
+    for label, value in task.plan.notes:
+        notes.append(f"{name}: {label}: {_n(value) if isinstance(value, int) else value}")
+    for bound in task.plan.later_stages:
+        if bound.requests is None:
+            notes.append(f"{name}: stage {bound.stage!r}: its prompts hook declares no count (unknown)")
+    for backend, cost in (("lc-chat", task.lc), ("local-chat-completions", task.chat)):
+        if not cost["runnable"]:
+            notes.append(f"{name}: not runnable on {backend}: {cost['reason']}")
+    return notes
+
+
+def _total_row(totals: Totals, prices: Prices) -> list[str]:
+    tokens_cell = _n(totals.tokens) + (f" + ≈{_n(totals.tokens_estimate)}" if totals.tokens_estimate else "")
+    row = [
+        "total (API columns: runnable tasks)",
+        _n(totals.docs),
+        "",
+        "",
+        tokens_cell,
+        _n(totals.gen),
+        _n(totals.lc),
+        _n(totals.lc_tokens),
+        _n(totals.chat),
+    ]
+    return row + [_n(totals.lc_usd, "$"), _n(totals.chat_usd, "$")] if prices.priced else row
+
+
+def _footer(prices: Prices, *, tokenizer: str, lc_chat_max_tokens: int) -> list[str]:
+    lines = [
+        "",
+        f"Tokens: {tokenizer} tokenizer (an approximation for any other model). ≤: bound on a later "
+        "stage (its prompts need the earlier answers); ≈: estimated later-stage prompt tokens. "
+        f"lc-chat: one call per distinct single-choice context (max_tokens {lc_chat_max_tokens}) "
+        "+ one per generation. Earlier-stage requests shared by several tasks count once in the total.",
+    ]
+    if prices.priced:
+        lines.append(
+            f"Prices: ${prices.price_in or 0:g} / ${prices.price_out or 0:g} per million prompt / generated tokens; "
+            "generated tokens at their bound."
+        )
+    return lines
+
+
+def render(
+    plans: list[TaskPlan], *, lc_chat_max_tokens: int, price_in: float | None, price_out: float | None, tokenizer: str
+) -> str:
+    """The plan as a Markdown table plus notes (what ``logic-consistency plan`` prints)."""
+    prices = Prices(price_in, price_out)
+    head = _header(prices)
+    rows, notes, totals = [], [], Totals()
+    for plan in plans:
+        task = TaskCosts.of(plan, lc_chat_max_tokens=lc_chat_max_tokens)
+        rows.append(_task_row(task, prices))
+        _add_to_totals(totals, task, prices)
+        notes += _task_notes(task)
+    rows.append(_total_row(totals, prices))
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += _footer(prices, tokenizer=tokenizer, lc_chat_max_tokens=lc_chat_max_tokens)
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
