@@ -51,7 +51,7 @@ import importlib.abc
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import importlib.machinery
@@ -75,6 +75,92 @@ PREFIX_SHARING_MODEL_NAME = "lc-hf"
 TASK_ENTRY_POINT_GROUP = "lm_eval.tasks"
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
+
+
+class LmEvalHook(NamedTuple):
+    """One place where the suite reaches into lm-eval beyond its public API (see :data:`LM_EVAL_HOOKS`)."""
+
+    #: The upstream object, ``module:qualified.name``.
+    upstream: str
+    #: ``wraps`` (patched at import, :data:`_CALLBACKS`), ``overrides`` (a private method a subclass
+    #: replaces) or ``reads`` (a private attribute read).
+    kind: str
+    #: Where the suite does it.
+    by: str
+    why: str
+    #: The upstream change that would let the suite drop it.
+    retire_when: str
+
+
+#: Every reach into lm-eval 0.4.13 beyond its public API. ``tests/harness_ext/test_lm_eval_hooks.py``
+#: pins each upstream object's signature, so an lm-eval upgrade fails in the suite's tests, not in a
+#: user's run; on another installed version :func:`_warn_if_unpinned` warns once before any patch.
+LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
+    LmEvalHook(
+        "lm_eval.tasks.manager:TaskManager.__init__",
+        "wraps",
+        "autoload._patch_task_manager",
+        "plain `lm_eval --tasks logic_consistency` finds the suite's YAML without --include_path",
+        "task plug-ins by entry point (group lm_eval.tasks) in a release; the hook then steps aside by itself",
+    ),
+    LmEvalHook(
+        "lm_eval.tasks.manager:TaskManager._index",
+        "reads",
+        "autoload._indexes_suite_folder",
+        "asks whether this lm-eval already indexes the suite's folder (entry-point discovery)",
+        "the same release as above (the probe can then be removed with the patch)",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator:evaluate",
+        "wraps",
+        "autoload._patch_evaluator (current_run.publish_lm, placeholders.answered_here, shards.shard_evaluate)",
+        "two-stage tasks run later stages with the run's model while requests are built; requests whose answer "
+        "is ignored never reach the model; a shard evaluates only its documents; lc-chat refuses tasks first",
+        "chained (multi-stage) tasks in lm-eval; a request flag for answers that are not used; sharded evaluation",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator:simple_evaluate",
+        "wraps",
+        "autoload.refuse_credentials_first",
+        "a credential in --model_args or --metadata is refused before lm-eval writes it into results files",
+        "lm-eval redacting or refusing credentials in the configuration it writes",
+    ),
+    LmEvalHook(
+        "lm_eval.api.model:CachingLM.__init__",
+        "wraps",
+        "autoload._guard_request_cache (request_cache.guard_caching_lm)",
+        "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback",
+        "CachingLM checking its database when it opens it",
+    ),
+    LmEvalHook(
+        "lm_eval.__main__:cli_evaluate",
+        "wraps",
+        "autoload._one_line_option_errors",
+        "a task's refusal of a bad option ends lm_eval with one line and exit status 2, not a traceback",
+        "lm_eval's CLI reporting task configuration errors as argument errors",
+    ),
+    LmEvalHook(
+        "lm_eval.api.task:Task.doc_iterator",
+        "wraps",
+        "autoload._shard_documents (shards.shard_doc_iterator)",
+        "under LOGIC_CONSISTENCY_SHARD a task lists only its shard's documents",
+        "document sharding in lm-eval beyond its data-parallel rank/world_size",
+    ),
+    LmEvalHook(
+        "lm_eval.models.huggingface:HFLM._loglikelihood_tokens",
+        "overrides",
+        "prefix_scorer.PrefixSharingHFLM",
+        "prompts that share a prefix are scored from one cached forward pass of it (lc-hf)",
+        "prefix (KV) sharing across requests in lm-eval's hf backend",
+    ),
+    LmEvalHook(
+        "lm_eval.models.openai_completions:LocalChatCompletion._create_payload",
+        "overrides",
+        "chat_judge.ChatJudgeLM",
+        "a judgement asks the endpoint for top_logprobs, so answer-choice probabilities can be read (lc-chat)",
+        "log-likelihood requests answered from chat top_logprobs in lm-eval's chat backends",
+    ),
+)
 
 
 def tasks_dir() -> Path:
@@ -156,7 +242,6 @@ def _patch_task_manager(module: ModuleType) -> None:
             stacklevel=2,
         )
         return
-    _warn_if_unpinned()
 
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -194,7 +279,7 @@ def _indexes_suite_folder(task_manager: type, init: Callable[..., None]) -> bool
         init(probe, include_defaults=False)
     except Exception:  # an lm-eval whose bare TaskManager cannot be built: keep adding the folder
         return False
-    index = getattr(probe, "_index", None)
+    index = getattr(probe, "_index", None)  # lm-eval hook: a private attribute (LM_EVAL_HOOKS)
     if not isinstance(index, dict):
         return False
     ours = TASKS_DIR.resolve()
@@ -218,7 +303,14 @@ def _register_models(module: ModuleType) -> None:
             model_registry.register(name, target=target)
 
 
+_VERSION_CHECKED: list[bool] = []
+
+
 def _warn_if_unpinned() -> None:
+    """Warn once per process when the installed lm-eval is not the release the hooks were written for."""
+    if _VERSION_CHECKED:
+        return
+    _VERSION_CHECKED.append(True)
     import warnings
 
     try:
@@ -229,8 +321,9 @@ def _warn_if_unpinned() -> None:
         return
     if installed != PINNED_LM_EVAL_VERSION:
         warnings.warn(
-            f"logic-consistency's lm-eval hook was written for lm-eval {PINNED_LM_EVAL_VERSION}; "
-            f"found {installed}. Set {ENV_SWITCH}=0 and use --include_path if task loading fails.",
+            f"logic-consistency's lm-eval hooks (autoload.LM_EVAL_HOOKS) were written and tested for lm-eval "
+            f"{PINNED_LM_EVAL_VERSION}; found {installed}. They are applied anyway; if a run fails inside lm-eval, "
+            f"set {ENV_SWITCH}=0 and use --include_path.",
             stacklevel=2,
         )
 
@@ -333,8 +426,20 @@ def install() -> None:
         return
     if any(isinstance(finder, _PostImportHook) for finder in sys.meta_path):
         return
-    sys.meta_path.insert(0, _PostImportHook(dict(_CALLBACKS)))
+    callbacks = {name: _after_version_check(callback) for name, callback in _CALLBACKS.items()}
+    sys.meta_path.insert(0, _PostImportHook(callbacks))
     # A module imported before install() (e.g. install() called by hand) is patched right away.
-    for name, callback in _CALLBACKS.items():
+    for name, callback in callbacks.items():
         if name in sys.modules:
             callback(sys.modules[name])
+
+
+def _after_version_check(callback: Callable[[ModuleType], None]) -> Callable[[ModuleType], None]:
+    """``callback``, preceded by the one-time check of the installed lm-eval version (nothing is
+    patched on another release without its warning first)."""
+
+    def checked(module: ModuleType) -> None:
+        _warn_if_unpinned()
+        callback(module)
+
+    return checked

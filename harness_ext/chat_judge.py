@@ -155,6 +155,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         return {"reported_models": sorted(self.reported_models)}
 
     # ------------------------------------------------------------------ payloads
+    # lm-eval hook: overrides a private upstream method; listed and pinned in autoload.LM_EVAL_HOOKS.
     def _create_payload(
         self,
         messages: Any,

@@ -69,6 +69,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             eval_logger.warning(duplicated)
 
     # ------------------------------------------------------------------ lm-eval entry point
+    # lm-eval hook: overrides a private upstream method; listed and pinned in autoload.LM_EVAL_HOOKS.
     def _loglikelihood_tokens(
         self,
         requests: list[Request],
