@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from logic_consistency.harness_ext.model_args import check_model_args as check_backend_args
 from logic_consistency.options import closest
 from logic_consistency.outputs import OutputError, check_writable
 
@@ -113,13 +114,19 @@ def check_tasks(specs: Iterable[ModelSpec]) -> None:
 
 
 def check_model_args(spec: ModelSpec) -> None:
-    """PRE-FLIGHT HOOK: the per-backend check of ``model_args`` (names and values, typos named).
+    """The per-backend check of ``model_args`` (names and values, typos named), before any run.
 
-    The one call point of harness_ext's ``check_model_args(model_name, model_args)`` for a build:
-    call it here, raising ``ValueError`` prefixed with ``spec.where``. Until that check exists this
-    hook checks nothing.
+    The suite's backends declare their arguments (``harness_ext.model_args``); another backend's
+    arguments are left to lm-eval.
+
+    Raises:
+        ValueError: An argument the backend does not take (the closest one named) or a bad value,
+            prefixed with the model list entry.
     """
-    del spec
+    try:
+        check_backend_args(spec.backend, spec.model_args)
+    except ValueError as error:
+        raise ValueError(f"{spec.where}: model_args: {error}") from None
 
 
 def check_model_cache(specs: Iterable[ModelSpec]) -> None:

@@ -97,6 +97,13 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
             {},
             r"sets lm_eval's --model_args",
         ),
+        (
+            GOOD
+            + "  - {name: api, model: lc-chat, model_args: 'model=m,base_url=http://127.0.0.1:9/v1,max_token=1'}\n",
+            "2026-01-01",
+            {},
+            r"models\[1\] \(api\): model_args: .*'max_token'.*'max_tokens'",
+        ),
     ],
     ids=[
         "night not canonical",
@@ -106,6 +113,7 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
         "task typo",
         "task override",
         "extra -a",
+        "lc-chat model_args typo",
     ],
 )
 def test_a_bad_input_is_refused_before_any_model_call(
