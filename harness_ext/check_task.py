@@ -84,7 +84,7 @@ def _read_one(path: Path, *, resolve: bool = False) -> dict[str, Any]:
     from lm_eval.tasks._yaml_loader import load_yaml
 
     try:
-        return load_yaml(path, resolve_func=resolve, recursive=False)
+        return dict(load_yaml(path, resolve_func=resolve, recursive=False))
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
