@@ -71,19 +71,12 @@ async def post(
     return checked_reply(body, url=url, content_type=content_type)
 
 
-def post_once(
-    url: str,
-    payload: Mapping[str, Any],
-    *,
-    headers: Mapping[str, str] | None,
-    timeout: float,
-    ssl_context: ssl.SSLContext | bool = True,
-) -> dict[str, Any]:
-    """:func:`post` from synchronous code, in a session of its own."""
+def post_once(url: str, payload: Mapping[str, Any], **options: Any) -> dict[str, Any]:
+    """:func:`post` (same keyword arguments) from synchronous code, in a session of its own."""
 
     async def run() -> dict[str, Any]:
         async with aiohttp.ClientSession() as session:
-            return await post(session, url, payload, headers=headers, timeout=timeout, ssl_context=ssl_context)
+            return await post(session, url, payload, **options)
 
     return asyncio.run(run())
 

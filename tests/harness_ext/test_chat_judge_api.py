@@ -183,27 +183,20 @@ def test_minus_infinity_is_probability_zero_and_a_missing_choice_loses(endpoint:
     assert a[0] == -math.inf and a.missing and b[0] == pytest.approx(-3.0) and not b.tied
 
 
+@pytest.mark.parametrize(
+    ("reported", "warned"),
+    [("other-model", True), ("judge-2024-08-06", False)],  # a dated snapshot of the asked model is not warned
+)
 def test_the_reported_model_is_recorded_and_a_different_one_warned(
-    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture
+    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture, reported: str, warned: bool
 ) -> None:
-    endpoint.respond = lambda handler: handler.send(200, completion([("A", -0.1)], model="other-model"))
+    endpoint.respond = lambda handler: handler.send(200, completion([("A", -0.1)], model=reported))
     lm = _judge(endpoint.url)
     with caplog.at_level(logging.INFO, logger="lm_eval.models.lc_chat"):
         lm.loglikelihood(_requests(2), disable_tqdm=True)
-    assert lm.get_model_info() == {"reported_models": ["other-model"]}
-    warned = [r.message for r in caplog.records if "answers as model" in r.message]
-    assert len(warned) == 1 and "'other-model', not the 'judge' asked for" in warned[0]
-
-
-def test_a_dated_snapshot_of_the_asked_model_is_not_warned(
-    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture
-) -> None:
-    endpoint.respond = lambda handler: handler.send(200, completion([("A", -0.1)], model="judge-2024-08-06"))
-    lm = _judge(endpoint.url)
-    with caplog.at_level(logging.WARNING, logger="lm_eval.models.lc_chat"):
-        lm.loglikelihood(_requests(), disable_tqdm=True)
-    assert lm.get_model_info() == {"reported_models": ["judge-2024-08-06"]}
-    assert not [r for r in caplog.records if "answers as model" in r.message]
+    assert lm.get_model_info() == {"reported_models": [reported]}
+    lines = [r.message for r in caplog.records if "answers as model" in r.message]
+    assert len(lines) == 1 and (f"{reported!r}, not the 'judge' asked for" in lines[0]) == warned
 
 
 def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
