@@ -1,4 +1,5 @@
-"""Parse a generated choice among lettered options ("A" or "B") out of free text, never guessing.
+"""Read a judge's answer to a two-option question: a generated choice among lettered options ("A" or
+"B") parsed out of free text, never guessed, or P(first option) from the two options' log-likelihoods.
 
 Shared by every family that asks the model to pick a lettered option (the pairwise judge, the GV
 validators' A/B questions), so no family imports another's parser.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from scipy.special import expit
 
 _NOUNS = r"(?:summary|passage|document|event|option|choice|answer|candidate|item)"
 
@@ -62,3 +65,13 @@ def parse_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str | None:
     if leading:
         return leading.group(1)
     return None
+
+
+def first_option_probability(logprob_a: float, logprob_b: float) -> float:
+    """P(A) among the two options: the two-way softmax ``1 / (1 + exp(lb - la))`` of their log-likelihoods.
+
+    Computed as ``expit(la - lb)``, which neither overflows for a gap past ~709 nor loses a tiny
+    probability: equal log-likelihoods give exactly 0.5 (a tie), ``la = -inf`` gives 0, and two
+    ``-inf`` give NaN (no judgement, left out like a missing one).
+    """
+    return float(expit(float(logprob_a) - float(logprob_b)))

@@ -34,7 +34,6 @@ record holds the counts themselves and the search used.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -47,6 +46,7 @@ from logic_consistency.harness_ext.current_run import call_once, start_build
 from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
+from logic_consistency.tasks.answers import first_option_probability
 from logic_consistency.tasks.pairwise.cost import pairs_notes
 from logic_consistency.tasks.pairwise.task import TIES_METRIC, PairwiseConsistencyTask
 
@@ -87,8 +87,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
         return pairs_notes(docs, pairs_runs=self.options.pairs_runs)
 
     def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
-        logprob_a, logprob_b = float(responses[0][0]), float(responses[1][0])
-        return 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
+        return first_option_probability(responses[0][0], responses[1][0])
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")

@@ -16,7 +16,6 @@ metric undefined for an instance is left out of its values, never counted as 0 o
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,7 @@ from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_m
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
-from logic_consistency.tasks.answers import parse_choice
+from logic_consistency.tasks.answers import first_option_probability, parse_choice
 from logic_consistency.tasks.data import cap_row, check_human_scores
 from logic_consistency.tasks.pairwise.cost import matrix_notes
 from logic_consistency.tasks.pairwise.options import METADATA_KEYS, PROMPT_KEYS, VARIANTS, PairwiseOptions
@@ -207,8 +206,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 )
             for k, (variant, i, j) in enumerate(plan):
                 logprob_a, logprob_b = results[2 * k][0], results[2 * k + 1][0]
-                # P(A) among the two letters: a numerically stable two-way softmax.
-                matrices[variant][i, j] = 1.0 / (1.0 + math.exp(logprob_b - logprob_a))
+                matrices[variant][i, j] = first_option_probability(logprob_a, logprob_b)
         return matrices["normal"], matrices.get("negated"), unparseable
 
     def bias_and_ranking(self, doc: dict[str, Any], prefs: np.ndarray) -> dict[str, float | None]:

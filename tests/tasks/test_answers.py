@@ -65,3 +65,16 @@ def test_custom_choices_are_case_sensitive() -> None:
     assert parse_choice("1", ("1", "2")) == "1"
     assert parse_choice("b", ("A", "B")) is None  # lower-case is not the option "B"
     assert parse_choice("Answer: yes", ("yes", "no")) == "yes"
+
+
+def test_first_option_probability_is_a_stable_two_way_softmax() -> None:
+    import math
+
+    from logic_consistency.tasks.answers import first_option_probability
+
+    assert first_option_probability(-1.0, -1.0) == 0.5  # a tie, exactly
+    assert math.isclose(first_option_probability(math.log(0.8), math.log(0.2)), 0.8)
+    # a gap past exp's range (about 709) neither overflows nor rounds to a wrong side
+    assert first_option_probability(-2000.0, 0.0) == 0.0 and first_option_probability(0.0, -2000.0) == 1.0
+    assert first_option_probability(float("-inf"), -3.0) == 0.0
+    assert math.isnan(first_option_probability(float("-inf"), float("-inf")))  # no judgement
