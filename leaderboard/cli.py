@@ -179,7 +179,9 @@ def _add_shared_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--night", help="night date YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     group = parser.add_argument_group("intervals")
-    group.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples, 1000 to 100000 (default 10000)")
+    group.add_argument(
+        "--n-resamples", type=int, default=10_000, help="bootstrap resamples, 1000 to 100000 (default 10000)"
+    )
     group.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     group.add_argument("--bootstrap-seed", type=int, default=0, help="bootstrap seed (default 0)")
 

@@ -178,7 +178,9 @@ CASES.add(
 )
 CASES.add(
     "board validate: task name with a newline",
-    lambda tmp: _board_with(tmp, lambda rows: rows[0]["tasks"].update({"x\ny": rows[0]["tasks"]["logic_consistency_causal"]})),
+    lambda tmp: _board_with(
+        tmp, lambda rows: rows[0]["tasks"].update({"x\ny": rows[0]["tasks"]["logic_consistency_causal"]})
+    ),
     "leaderboard.json",
     "rows[0].tasks",
 )

@@ -61,7 +61,9 @@ def test_a_row_dated_in_the_future_no_longer_pins_the_board(tmp_path: Path) -> N
         ingest_results(tiny_run(tmp_path / "ahead", lambda r: r.update(date=time.time() + 30 * 86400)), bootstrap=BOOT)
     older = ingest_results(tiny_run(tmp_path / "old", lambda r: r.update(date=time.time() - 86400)), bootstrap=BOOT)
     newer = ingest_results(tiny_run(tmp_path / "new"), bootstrap=BOOT)
-    merged = merge_documents(make_document("leaderboard", [older], bootstrap=BOOT), make_document("night", [newer], bootstrap=BOOT))
+    merged = merge_documents(
+        make_document("leaderboard", [older], bootstrap=BOOT), make_document("night", [newer], bootstrap=BOOT)
+    )
     assert [row["measured_at"] for row in merged["rows"]] == [newer["measured_at"]]
 
 
