@@ -69,7 +69,9 @@ def run_studies(model_args: list[str], tmp_path: Path) -> dict[str, Any]:
     assert main(["repair", str(samples_file), "--out", str(tmp_path / "repair"), "--ks", "3"]) == 0
     assert main(["correlate", str(runs), "--out", str(tmp_path / "report")]) == 0
     board = tmp_path / "board"
-    assert main(["leaderboard", "ingest", str(runs), "--out", str(board), "--n-resamples", "200", "--no-progress"]) == 0
+    assert (
+        main(["leaderboard", "ingest", str(runs), "--out", str(board), "--n-resamples", "1000", "--no-progress"]) == 0
+    )
     assert main(["leaderboard", "render", str(board / "leaderboard.json")]) == 0
     return {
         "results": json.loads(results_file.read_text())["results"],
