@@ -27,7 +27,7 @@ from .conftest import FIXTURE_DATA, LOGIC_CONSISTENCY, lm_eval_env
 from .shard_support import HASH_LM, HASH_RUN, comparable, hash_lm_eval, model_list
 
 ray = pytest.importorskip("ray")  # the test extra installs it; CI runs these
-from logic_consistency.leaderboard.ray_executor import NAMESPACE, RayExecutor  # noqa: E402
+from logic_consistency.leaderboard.ray_executor import NAMESPACE, EndpointBudget, RayExecutor  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NIGHT = "2026-06-02"
@@ -177,6 +177,8 @@ def test_the_api_budget_holds_across_shards(cluster: Any, tmp_path: Path) -> Non
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
         endpoint = f"127.0.0.1:{server.server_address[1]}"
+        # the budget as another build would hold it: the build's units must share this actor
+        budget = ray.remote(num_cpus=0)(EndpointBudget).options(name=f"api:{endpoint}", namespace=NAMESPACE).remote(1)
         models = model_list(
             tmp_path,
             tasks=TASKS[:1],
@@ -185,7 +187,7 @@ def test_the_api_budget_holds_across_shards(cluster: Any, tmp_path: Path) -> Non
             entry=f", model_args: 'base_url={url},num_concurrent=1'",
         )
         _build(tmp_path, "out", models, RayExecutor(), shards=3)
-        in_use, held_at_once = ray.get(ray.get_actor(f"api:{endpoint}", namespace=NAMESPACE).usage.remote())
+        in_use, held_at_once = ray.get(budget.usage.remote())
     finally:
         server.shutdown()
         server.server_close()
