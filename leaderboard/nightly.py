@@ -65,6 +65,7 @@ from .runner import (
     run_model,
 )
 from .schema import load_document, validate
+from .units import run_sharded
 
 __all__ = [
     "BuildResult",
@@ -307,7 +308,8 @@ def build(
                         last[0] = now
                         bar.set_postfix_str(f"{name}: {line.strip()[-60:]}", refresh=True)
 
-                outcome = run_model(spec, settings, on_output=show)
+                run = run_sharded if spec.shards > 1 else run_model  # shards: run one by one, merged exactly
+                outcome = run(spec, settings, on_output=show)
                 outcomes.append(outcome)
                 status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
                 log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")

@@ -380,10 +380,8 @@ def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[st
     Raises:
         KeyboardInterrupt: Ctrl-C (the run's process group is stopped first).
     """
-    if spec.shards > 1:  # split into shards merged exactly (units.py imports this module, hence here)
-        from .units import run_sharded
-
-        return run_sharded(spec, settings, on_output=on_output)
+    if spec.shards > 1:
+        raise ValueError(f"{spec.name}: a model with shards runs through units.run_sharded, not run_model")
     night = settings.night
     started = time.monotonic()
     run_dir = settings.out / RUNS_DIR / night / slug(spec.name)
