@@ -42,6 +42,7 @@ __all__ = [
     "check_writable",
     "json_chunks",
     "jsonl_chunks",
+    "remove_stale_temporaries",
 ]
 
 #: Temporary files are named ``.<final name>.<random>.tmp`` (hidden, next to the destination).
@@ -360,3 +361,20 @@ def check_cache_folder(folder: str | os.PathLike[str], *, what: str, fix: str) -
         check_writable(folder, folder=True)
     except (OutputError, ValueError) as error:
         raise OutputError(f"{what}: {error}; {fix}", getattr(error, "errno", None)) from None
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete temporary files left by killed writers in ``folder`` (call only under the build lock).
+
+    Returns:
+        The removed paths.
+    """
+    removed: list[Path] = []
+    root = Path(folder)
+    if not root.is_dir():
+        return removed
+    for candidate in root.glob(f".*{TEMP_SUFFIX}"):
+        if candidate.is_file():
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed

@@ -44,11 +44,17 @@ from tqdm.auto import tqdm
 
 from logic_consistency.common import RESULTS_PATTERN, files_or_folders
 from logic_consistency.credentials import Redactor
-from logic_consistency.outputs import OutputError, check_outputs, check_writable
+from logic_consistency.outputs import (
+    OutputError,
+    atomic_write_json,
+    check_outputs,
+    check_writable,
+    remove_stale_temporaries,
+)
 
 from . import nights
-from .atomic import atomic_write_json, build_lock, remove_stale_temporaries
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
+from .lock import build_lock
 from .merge import make_document, merge_documents
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
@@ -151,7 +157,7 @@ def commit(
 ) -> dict[str, Any]:
     """Write tonight's history file and merge it into ``leaderboard.json`` (both atomically).
 
-    Call under :func:`~.atomic.build_lock`. Both documents are written through ``redactor``
+    Call under :func:`~.lock.build_lock`. Both documents are written through ``redactor``
     (default: the key environment variables of this process, URL user info, key-like arguments):
     no credential reaches the board or the history, even from an older board.
 

@@ -4,7 +4,7 @@ Each model runs in its own process group (:func:`run_logged`), so a model that c
 or hangs past its ``timeout`` is stopped (SIGTERM, then SIGKILL after :data:`KILL_GRACE_SECONDS`)
 without taking the build down. The run never outlives the build: on Linux it is started with
 ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, so the kernel kills it when the build dies, even by SIGKILL,
-and it inherits the build lock's descriptor (:func:`~.atomic.held_lock_fds`), so the lock is
+and it inherits the build lock's descriptor (:func:`~.lock.held_lock_fds`), so the lock is
 released only once the run has gone too. (Processes lm_eval itself starts are in the run's process
 group, which every stop signals; they are not covered by the death signal, which is per process.); :func:`run_model` turns the outcome into a leaderboard row
 (:mod:`.ingest`) or a failure record. Writing the board is :mod:`.nightly`'s job.
@@ -29,10 +29,11 @@ from typing import IO, Any
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import Redactor, is_key_name
 from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
+from logic_consistency.outputs import atomic_write
 
-from .atomic import atomic_write, held_lock_fds
 from .identity import sha256_hex
 from .ingest import BootstrapSettings, ingest_results, iso_utc
+from .lock import held_lock_fds
 from .modelid import ModelIdentity, identify, parse_model_args, slug
 from .modellist import ModelSpec
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import main
-from logic_consistency.leaderboard.atomic import atomic_write_json
 from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.outputs import check_outputs
+from logic_consistency.outputs import atomic_write_json, check_outputs
 
 
 @pytest.fixture

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import OUTPUT_ERROR_STATUS, main
-from logic_consistency.leaderboard.atomic import atomic_write_json
 from logic_consistency.leaderboard.merge import make_document
 from logic_consistency.leaderboard.nightly import build
-from logic_consistency.outputs import OutputError, atomic_write, check_outputs, check_writable
+from logic_consistency.outputs import OutputError, atomic_write, atomic_write_json, check_outputs, check_writable
 
 
 @pytest.fixture

@@ -15,16 +15,11 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.atomic import (
-    BuildLockedError,
-    atomic_write,
-    atomic_write_json,
-    build_lock,
-    remove_stale_temporaries,
-)
 from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
 from logic_consistency.leaderboard.nightly import commit
 from logic_consistency.leaderboard.schema import load_document
+from logic_consistency.outputs import atomic_write, atomic_write_json, remove_stale_temporaries
 
 BOOT = BootstrapSettings(n_resamples=300)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.leaderboard.atomic import BuildLockedError, build_lock
 from logic_consistency.leaderboard.cli import add_cli
 from logic_consistency.leaderboard.ingest import BootstrapSettings
+from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
 from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
 from logic_consistency.leaderboard.nightly import build, build_deadline
 from logic_consistency.leaderboard.runner import KILL_GRACE_SECONDS
@@ -106,7 +106,7 @@ def test_the_build_deadline_covers_every_timeout() -> None:
 HOLDER = """\
 import subprocess, sys, time
 from pathlib import Path
-from logic_consistency.leaderboard.atomic import BuildLockedError, build_lock, held_lock_fds
+from logic_consistency.leaderboard.lock import BuildLockedError, build_lock, held_lock_fds
 folder, ready, go, deadline = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
 with build_lock(folder, deadline_seconds=deadline) as lock:
     sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
