@@ -172,7 +172,7 @@ def test_ctrl_c_during_a_build_leaves_the_previous_leaderboard(
             "--limit",
             "2",
             "--n-resamples",
-            "300",
+            "1000",
             "--no-progress",
         ],
         stdout=subprocess.PIPE,

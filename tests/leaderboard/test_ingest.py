@@ -271,12 +271,12 @@ def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cl
         "dummy-model",
         "--no-progress",
         "--n-resamples",
-        "500",
+        "1000",
     )
     assert run.returncode == 0, run.stderr
     board = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
     assert [r["model"]["name"] for r in board["rows"]] == ["dummy-model"]
-    assert board["bootstrap"]["n_resamples"] == 500
+    assert board["bootstrap"]["n_resamples"] == 1000
     assert board["nights"] == [
         {"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}
     ]

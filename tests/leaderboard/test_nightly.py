@@ -22,7 +22,7 @@ from logic_consistency.leaderboard.modellist import (
 from logic_consistency.leaderboard.nightly import build, lm_eval_command
 from logic_consistency.leaderboard.schema import load_document
 
-BOOT = BootstrapSettings(n_resamples=300)
+BOOT = BootstrapSettings(n_resamples=1000)
 SMALL = (
     "--tasks",
     "logic_consistency_pairwise",
@@ -31,7 +31,7 @@ SMALL = (
     "--metadata",
     json.dumps({"max_items": 5}),
     "--n-resamples",
-    "300",
+    "1000",
     "--no-progress",
 )
 
