@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 SHELL_LANGUAGES = {"bash", "sh", "console", "shell"}
-#: The documents checked, relative to the repository root (``docs/`` may not exist yet).
+#: The documents checked, relative to the repository root.
 DOC_GLOBS = ("README.md", "leaderboard/README.md", "tasks/**/README.md", "docs/**/*.md")
 PLACEHOLDER = re.compile(r"<[^<>]*>|\.\.\.")
 #: What a placeholder word is parsed as (its value is not checked).
@@ -60,9 +60,8 @@ class Command:
 
 
 def doc_files(root: Path) -> list[Path]:
-    """The Markdown files checked (an absent folder gives none; ``docs/_drafts/`` is material, not docs)."""
-    found = {path for pattern in DOC_GLOBS for path in root.glob(pattern) if path.is_file()}
-    return sorted(path for path in found if "_drafts" not in path.relative_to(root).parts)
+    """The Markdown files checked (an absent folder gives none)."""
+    return sorted({path for pattern in DOC_GLOBS for path in root.glob(pattern) if path.is_file()})
 
 
 def shell_blocks(text: str) -> Iterator[tuple[int, str, list[str]]]:

@@ -14,6 +14,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_check import Checker, commands, doc_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+README_LIMIT = 12 * 1024
+#: A reference to the history of the work ("issue 18", "stop 20", "PR #4015", "the last pass"), which
+#: a reader cannot follow: the docs say what is, not how it came to be.
+HISTORY = re.compile(
+    r"\b(?:issues?|stops?|PR|pull request)\s*#?\d+|\bthe last pass\b|\bwas fixed\b|\bbefore the change\b",
+    re.IGNORECASE,
+)
 _NAMES = re.compile(r"^(?:group|task): (logic_consistency\w+)\s*$", re.MULTILINE)
 _PARAPHRASE = re.compile(r"_para\d\d$")
 
@@ -21,6 +28,7 @@ _PARAPHRASE = re.compile(r"_para\d\d$")
 #: Paths the docs name that are not this repository's files.
 NOT_OURS = {
     "tasks/pairwise/mydata/": "the example folder a reader creates to add a task",
+    "tasks/pairwise/mydata/mydata.yaml": "the example task file a reader writes there",
     "tests/test_tasks.py": "lm-eval's own test file",
 }
 
@@ -32,7 +40,7 @@ def checker() -> Checker:
 
 def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> None:
     files = doc_files(ROOT)
-    assert ROOT / "README.md" in files and ROOT / "leaderboard" / "README.md" in files
+    assert {ROOT / "README.md", ROOT / "leaderboard" / "README.md", ROOT / "docs" / "README.md"} <= set(files)
     problems = [problem for path in files for problem in checker.check_file(path)]
     assert not problems, "\n".join(problems)
 
@@ -113,3 +121,27 @@ def test_commands_join_continuations_and_drop_comments_prompts_and_env_prefixes(
         (5, ["grep", "y"]),
         (5, ["echo", "http://h/#z"]),
     ]
+
+
+def history_references(text: str) -> list[str]:
+    """``"<line>: <match>"`` for every reference to the history of the work in ``text``."""
+    return [f"{n}: {m.group(0)}" for n, line in enumerate(text.split("\n"), 1) for m in HISTORY.finditer(line)]
+
+
+def test_the_readme_is_a_front_page_of_at_most_12_kib() -> None:
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= README_LIMIT, f"README.md is {size} bytes (limit {README_LIMIT}); move the detail into docs/"
+
+
+def test_no_doc_cites_the_history_of_the_work() -> None:
+    found = [
+        f"{p.relative_to(ROOT)}:{ref}"
+        for p in doc_files(ROOT)
+        for ref in history_references(p.read_text(encoding="utf-8"))
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_history_references_are_found_and_ordinary_numbers_are_not() -> None:
+    text = "fixed in issue 18\nsee stop 20 and PR #4015\nafter the last pass\n5 issues, 3 stops, 100 runs\n"
+    assert history_references(text) == ["1: issue 18", "2: stop 20", "2: PR #4015", "3: the last pass"]
