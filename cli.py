@@ -17,6 +17,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from logic_consistency.harness_ext.autoload import tasks_dir
+from logic_consistency.outputs import OutputError
+
 #: Exit status when an output cannot be written (read-only, permissions, immutable, disk full); bad
 #: arguments or input are 2, and ``leaderboard build`` uses 1 for "a model failed".
 OUTPUT_ERROR_STATUS = 3
@@ -34,14 +37,17 @@ SUBCOMMAND_MODULES = (
 
 
 def _tasks_dir(_: argparse.Namespace) -> int:
-    from logic_consistency.harness_ext.autoload import tasks_dir
 
     print(tasks_dir())
     return 0
 
 
 def _models(_: argparse.Namespace) -> int:
-    from logic_consistency.harness_ext.models import DEFAULT_MODEL, EMBEDDED_MODELS
+    # deferred: imports torch and transformers (seconds); the parser must not
+    from logic_consistency.harness_ext.models import (
+        DEFAULT_MODEL,
+        EMBEDDED_MODELS,
+    )
 
     for name, model in EMBEDDED_MODELS.items():
         marker = " (default)" if name == DEFAULT_MODEL else ""
@@ -50,6 +56,7 @@ def _models(_: argparse.Namespace) -> int:
 
 
 def _model_path(args: argparse.Namespace) -> int:
+    # deferred: imports torch and transformers (seconds); the parser must not
     from logic_consistency.harness_ext.models import resolve
 
     print(resolve(args.name))
@@ -72,7 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
-    from logic_consistency.outputs import OutputError
 
     args = build_parser().parse_args(argv)
     try:

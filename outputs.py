@@ -243,7 +243,7 @@ def _kind_of(head: bytes) -> str:
     return "other"
 
 
-def check_outputs(
+def check_outputs(  # noqa: C901 - one branch per way an output can be refused (kind, device, input, unwritable), each a distinct message
     outputs: Iterable[tuple[str | os.PathLike[str], str]],
     inputs: Iterable[str | os.PathLike[str]],
     *,

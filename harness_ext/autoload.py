@@ -329,10 +329,12 @@ def _warn_if_unpinned() -> None:
 
 
 def _patch_evaluator(module: ModuleType) -> None:
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.current_run import publish_lm
 
     original = getattr(module, "evaluate", None)
     if original is not None and not getattr(original, "_logic_consistency", False):
+        # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
         from logic_consistency.harness_ext.shards import shard_evaluate
 
         module.evaluate = shard_evaluate(publish_lm(original))  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
@@ -349,6 +351,8 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
     model is built, so before any call and any file, and says where the key belongs.
     """
     import functools
+
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import inspect
 
     from logic_consistency.credentials import refuse_credentials
@@ -370,6 +374,7 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
 
 def _shard_documents(module: ModuleType) -> None:
     """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards.py``)."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.shards import shard_doc_iterator
 
     task = getattr(module, "Task", None)
@@ -380,6 +385,7 @@ def _shard_documents(module: ModuleType) -> None:
 
 def _guard_request_cache(module: ModuleType) -> None:
     """A corrupt ``--use_cache`` file is named in one line (``request_cache.py``)."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.request_cache import guard_caching_lm
 
     caching_lm = getattr(module, "CachingLM", None)
@@ -390,6 +396,7 @@ def _guard_request_cache(module: ModuleType) -> None:
 
 def _one_line_option_errors(module: ModuleType) -> None:
     """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
 
     from logic_consistency.options import OptionError

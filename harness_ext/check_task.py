@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.subcommands import add_subcommand
 
 __all__ = ["TaskCheck", "TaskFileError", "add_cli", "check_task"]
@@ -206,8 +207,6 @@ def _task_name(config: dict[str, Any], path: Path) -> str:
 def _build(path: Path, name: str, files: list[Path]) -> Any:
     """Build task ``name`` with lm-eval's ``TaskManager`` (the file's folder and the suite's tasks)."""
     from lm_eval.tasks import TaskManager
-
-    from logic_consistency.harness_ext.autoload import tasks_dir
 
     suite = Path(tasks_dir()).resolve()
     folder = path.parent

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from lm_eval.api.instance import Instance
 
 from logic_consistency.harness_ext import current_run, multistage
+from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.choice_reading import is_single_choice
 from logic_consistency.harness_ext.placeholders import is_placeholder
 
@@ -161,8 +162,6 @@ def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[st
     """
     from lm_eval.tasks import TaskManager
 
-    from logic_consistency.harness_ext.autoload import tasks_dir
-
     manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=dict(metadata or {}))
     if any(name not in manager.all_tasks for name in tasks):
         manager = TaskManager(metadata=dict(metadata or {}))
@@ -178,7 +177,11 @@ def load_tokenizer(name: str) -> Any:
     """An embedded model's tokenizer by name, or a local tokenizer folder (never the hub)."""
     from transformers import AutoTokenizer
 
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
+    # deferred: imports torch and transformers (seconds); the parser must not
+    from logic_consistency.harness_ext.models import (
+        EMBEDDED_MODELS,
+        resolve,
+    )
 
     path = str(resolve(name)) if name in EMBEDDED_MODELS else name
     try:

@@ -66,6 +66,7 @@ def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
             raise ValueError(f"{option} must be a finite number >= 0 (USD per million tokens), got {value}")
     if args.limit is not None and (not math.isfinite(args.limit) or args.limit <= 0):
         raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {args.limit}")
+    # deferred: imports torch and transformers (seconds); the parser must not
     from logic_consistency.harness_ext.models import EMBEDDED_MODELS
 
     if args.tokenizer not in EMBEDDED_MODELS and not Path(args.tokenizer).is_dir():
@@ -89,6 +90,7 @@ def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
 def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     metadata = _check_options(args)
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from logic_consistency.harness_ext.plan import plan_tasks
 
     tasks = [name for names in args.tasks for name in names.split(",") if name]

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+from logic_consistency.outputs import check_outputs
 from logic_consistency.subcommands import add_subcommand
 
 __all__ = ["add_cli"]
@@ -31,6 +33,7 @@ N_RESAMPLES_RANGE = (1_000, 100_000)
 
 
 def _bootstrap(args: argparse.Namespace) -> Any:
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .ingest import BootstrapSettings
 
     if not 0.0 < args.confidence < 1.0:
@@ -85,7 +88,11 @@ def _executor(args: argparse.Namespace) -> Any:
         if args.ray_address is not None:
             raise ValueError("--ray-address needs --executor ray")
         return None
-    from .ray_executor import RayExecutor, require_ray
+    # deferred: Ray is an optional extra, imported only under --executor ray
+    from .ray_executor import (
+        RayExecutor,
+        require_ray,
+    )
 
     if args.retries < 0:
         raise ValueError(f"--retries must be >= 0, got {args.retries}")
@@ -94,9 +101,18 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from logic_consistency.outputs import check_outputs
 
-    from .nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildStopped, build, check_night, today
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .nightly import (
+        HISTORY_DIR,
+        LEADERBOARD_FILE,
+        BuildStopped,
+        build,
+        check_night,
+        today,
+    )
+
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .render import render_file
 
     if args.html:
@@ -144,7 +160,11 @@ def _run_build(args: argparse.Namespace) -> int:
 
 
 def _run_ingest(args: argparse.Namespace) -> int:
-    from .nightly import LEADERBOARD_FILE, ingest_into
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .nightly import (
+        LEADERBOARD_FILE,
+        ingest_into,
+    )
 
     try:
         document = ingest_into(
@@ -162,9 +182,11 @@ def _run_ingest(args: argparse.Namespace) -> int:
 
 
 def _run_render(args: argparse.Namespace) -> int:
-    from logic_consistency.outputs import check_outputs
 
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .render import render_file
+
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .schema import load_document
 
     source = Path(args.leaderboard)
@@ -180,6 +202,7 @@ def _run_render(args: argparse.Namespace) -> int:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .schema import load_document
 
     for name in args.files:
@@ -204,7 +227,6 @@ def _add_shared_options(parser: argparse.ArgumentParser) -> None:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
-    from .modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
 
     parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
     commands = parser.add_subparsers(

@@ -116,6 +116,7 @@ def _manifest_sha(folder: str) -> str | None:
 
 def _embedded_sha(name: str) -> str:
     """The GGUF sha256 of an embedded model (converts it on first use, like lm-eval would)."""
+    # deferred: imports torch and transformers (seconds); the parser must not
     from logic_consistency.harness_ext import models
 
     sha = models.manifest(models.resolve(name)).get("gguf_sha256")

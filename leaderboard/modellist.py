@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -140,42 +140,61 @@ def _positive_or_null(key: str, value: Any, where: str, what: str) -> float | No
     return float(value)
 
 
+def _tasks(value: Any, where: str) -> str:
+    if isinstance(value, list) and value and all(isinstance(t, str) and t for t in value):
+        return ",".join(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where}: 'tasks' must be a task/group name or a list of them, got {value!r}")
+    return value
+
+
+def _metadata(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+    # the suite's one rule (options.reject_near_misses), checked before any model runs
+    reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
+    refuse_credentials(value, None, where=f"{where}: metadata")  # lm-eval writes it into every task config
+    return dict(value)
+
+
+def _batch_size(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip():
+        raise ValueError(f"{where}: 'batch_size' must be an integer or a string like 'auto', got {value!r}")
+    return str(value)
+
+
+def _apply_chat_template(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
+    return value
+
+
+def _timeout(value: Any, where: str) -> float:
+    """Seconds; null is the default, never unlimited, so that every build ends."""
+    seconds = _positive_or_null("timeout", value, where, "a positive number of seconds")
+    if seconds is not None and seconds > MAX_TIMEOUT_SECONDS:
+        raise ValueError(f"{where}: 'timeout' must be at most {MAX_TIMEOUT_SECONDS:g} s (7 days), got {value!r}")
+    return DEFAULT_TIMEOUT_SECONDS if seconds is None else seconds
+
+
+#: The check of each setting (file, entry or command line): value and where -> the checked value.
+_SETTING_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "tasks": _tasks,
+    "limit": lambda value, where: _positive_or_null("limit", value, where, "a positive number"),
+    "metadata": _metadata,
+    "batch_size": _batch_size,
+    "apply_chat_template": _apply_chat_template,
+    "timeout": _timeout,
+    "shards": check_shards,
+}
+
+
 def _check_setting(key: str, value: Any, where: str) -> Any:
-    if key == "tasks":
-        if isinstance(value, list) and value and all(isinstance(t, str) and t for t in value):
-            return ",".join(value)
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{where}: 'tasks' must be a task/group name or a list of them, got {value!r}")
-        return value
-    if key == "limit":
-        return _positive_or_null(key, value, where, "a positive number")
-    if key == "metadata":
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
-        # the suite's one rule (options.reject_near_misses), checked before any model runs
-        reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
-        refuse_credentials(value, None, where=f"{where}: metadata")  # lm-eval writes it into every task config
-        return dict(value)
-    if key == "batch_size":
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip():
-            raise ValueError(f"{where}: 'batch_size' must be an integer or a string like 'auto', got {value!r}")
-        return str(value)
-    if key == "apply_chat_template":
-        if not isinstance(value, bool):
-            raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
-        return value
-    if key == "timeout":  # null: the default; never unlimited, so that every build ends
-        seconds = _positive_or_null(key, value, where, "a positive number of seconds")
-        if seconds is not None and seconds > MAX_TIMEOUT_SECONDS:
-            raise ValueError(f"{where}: 'timeout' must be at most {MAX_TIMEOUT_SECONDS:g} s (7 days), got {value!r}")
-        return DEFAULT_TIMEOUT_SECONDS if seconds is None else seconds
-    if key == "shards":
-        return check_shards(value, where)
-    raise AssertionError(key)  # pragma: no cover
+    return _SETTING_CHECKS[key](value, where)
 
 
 def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -213,6 +232,34 @@ def _api_limit(model_args: str, limits: Mapping[str, int], where: str) -> dict[s
     return {"endpoint": endpoint, "api_limit": limits[endpoint], "slots": slots}
 
 
+def _model_args(raw: Mapping[str, Any], where: str) -> str:
+    model_args = raw.get("model_args")
+    if model_args is not None and not isinstance(model_args, (str, Mapping)):
+        raise ValueError(f"{where}: 'model_args' must be a string 'k=v,...' or a mapping, got {model_args!r}")
+    refuse_credentials(model_args, raw["model"].strip(), where=f"{where}: model_args")
+    return format_model_args(model_args)
+
+
+def _extra_args(raw: Mapping[str, Any], where: str) -> tuple[list[str], dict[str, Any]]:
+    """The entry's ``extra_args`` and the ``lm_eval`` options they set (read with lm-eval's own parser)."""
+    extra = raw.get("extra_args", [])
+    if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
+        raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
+    # lm_eval's --wandb_args, --hf_hub_log_args, ... are k=v,k=v text too
+    refuse_credentials(",".join(extra), None, where=f"{where}: extra_args")
+    return extra, parse_extra_args(extra, where)  # every spelling of a build option is refused
+
+
+def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    env = raw.get("env", {})
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
+    ):
+        shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
+        raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
+    return env
+
+
 def _entry(
     raw: Any,
     index: int,
@@ -244,23 +291,9 @@ def _entry(
             settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
     for key, value in overrides.items():
         settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
-    model_args = raw.get("model_args")
-    if model_args is not None and not isinstance(model_args, (str, Mapping)):
-        raise ValueError(f"{where}: 'model_args' must be a string 'k=v,...' or a mapping, got {model_args!r}")
-    refuse_credentials(model_args, raw["model"].strip(), where=f"{where}: model_args")
-    extra = raw.get("extra_args", [])
-    if not isinstance(extra, list) or not all(isinstance(arg, str) for arg in extra):
-        raise ValueError(f"{where}: 'extra_args' must be a list of strings, got {extra!r}")
-    # lm_eval's --wandb_args, --hf_hub_log_args, ... are k=v,k=v text too
-    refuse_credentials(",".join(extra), None, where=f"{where}: extra_args")
-    lm_eval_options = parse_extra_args(extra, where)  # lm-eval's own parser: every spelling of a build option
-    env = raw.get("env", {})
-    if not isinstance(env, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
-    ):
-        shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
-        raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
-    formatted_args = format_model_args(model_args)
+    formatted_args = _model_args(raw, where)
+    extra, lm_eval_options = _extra_args(raw, where)
+    env = _env(raw, where)
     return ModelSpec(
         name=raw["name"].strip(),
         backend=raw["model"].strip(),

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from logic_consistency.harness_ext import autoload
+from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.model_args import check_model_args as check_backend_args
 from logic_consistency.options import closest
 from logic_consistency.outputs import OutputError, check_writable
@@ -39,8 +41,6 @@ def check_backends(specs: Iterable[ModelSpec]) -> None:
     """
     import lm_eval.models  # noqa: F401 - registers lm-eval's backends (lazily, nothing heavy is imported)
     from lm_eval.api.registry import model_registry
-
-    from logic_consistency.harness_ext import autoload
 
     autoload.install()  # the suite's lc-* backends, as the .pth line registers them in every lm_eval
     known = sorted(model_registry.keys())
@@ -75,8 +75,6 @@ class _TaskIndex:
     def suite_only(self) -> list[str]:
         if self.suite is None:
             from lm_eval.tasks import TaskManager
-
-            from logic_consistency.harness_ext.autoload import tasks_dir
 
             paths = [str(tasks_dir()), *([self.include_path] if self.include_path else [])]
             self.suite = list(TaskManager(include_path=paths, include_defaults=False).all_tasks)
@@ -137,7 +135,13 @@ def check_model_cache(specs: Iterable[ModelSpec]) -> None:
     Raises:
         OutputError: The folder cannot be written (one line naming it and the variable that moves it).
     """
-    from logic_consistency.harness_ext.models import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
+    # deferred: imports torch and transformers (seconds); the parser must not
+    from logic_consistency.harness_ext.models import (
+        CACHE_ENV,
+        DEFAULT_MODEL,
+        MANIFEST,
+        cache_root,
+    )
 
     embedded = [spec for spec in specs if spec.backend == EMBEDDED_BACKEND]
     names = {str(parse_model_args(spec.model_args).get("model", DEFAULT_MODEL)) for spec in embedded}

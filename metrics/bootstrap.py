@@ -14,7 +14,7 @@ from ._validation import check_int
 _BLOCK_VALUES = 1 << 22
 
 
-def bootstrap_ci(
+def bootstrap_ci(  # noqa: C901 - input validation up front, one branch per argument, as scipy.stats does
     values: ArrayLike,
     *,
     confidence: float = 0.95,

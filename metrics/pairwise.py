@@ -219,7 +219,7 @@ def _check_ks(ks: object, n_items: int) -> list[int]:
     return [check_k(k, n_items, name="ks") for k in ks]
 
 
-def pairwise_consistency(
+def pairwise_consistency(  # noqa: C901 - one branch per optional input (negated matrix, human scores, K values), validated up front
     prefs: ArrayLike,
     neg_prefs: ArrayLike | None = None,
     human_scores: ArrayLike | None = None,

@@ -212,7 +212,7 @@ def _line_reference(line: str, keys: Sequence[str]) -> tuple[int | None | str, b
     return number, bool(rest)
 
 
-def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:
+def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:  # noqa: C901 - one branch per accepted answer form, in precedence order; splitting would scatter the grammar
     """The ranking of ``arguments`` that a generated answer gives, as 1-based argument numbers.
 
     Accepted (a ranking must name every argument exactly once):

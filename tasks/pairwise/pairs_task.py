@@ -89,7 +89,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
     def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
         return first_option_probability(responses[0][0], responses[1][0])
 
-    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: C901 - the PairS merge rounds: one loop over rounds with the batch, memo and cache steps together  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
         states: dict[int, dict[str, Any]] = {}
         runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search.kwargs()

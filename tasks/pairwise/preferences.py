@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import read_samples
+from logic_consistency.tasks.answers import parse_choice
 
 __all__ = [
     "Comparison",
@@ -126,7 +127,6 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
     Returns:
         The preference set, the number of unparseable judgements and the number of ties.
     """
-    from logic_consistency.tasks.answers import parse_choice
 
     prefs: PreferenceSet = {}
     unparseable = ties = 0

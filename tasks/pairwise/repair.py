@@ -254,21 +254,29 @@ def _load(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
     if args.loader:
         if args.input:
             raise ValueError("give either INPUT or --loader, not both")
-        if args.loader == "summarize_feedback":
-            from logic_consistency.tasks.data.summarize_feedback import load_comparisons
-
-            return from_summarize_feedback(load_comparisons(args.split)), [], "summary"
-        import importlib
-
-        module = importlib.import_module(f"logic_consistency.tasks.data.{args.loader}")
-        rows = module.load(max_items=args.max_items)["test"]
-        return from_loader(rows), [], "summary" if args.loader == "summeval" else "item"
+        return _load_from_loader(args)
     if not args.input:
         raise ValueError("INPUT is required (or --loader)")
     path = Path(args.input)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: input file not found")
-    fmt = args.format
+    return _load_file(path, args.format)
+
+
+def _load_from_loader(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
+    if args.loader == "summarize_feedback":
+        # deferred: imports datasets (seconds), needed only for that input
+        from logic_consistency.tasks.data.summarize_feedback import load_comparisons
+
+        return from_summarize_feedback(load_comparisons(args.split)), [], "summary"
+    import importlib
+
+    module = importlib.import_module(f"logic_consistency.tasks.data.{args.loader}")
+    rows = module.load(max_items=args.max_items)["test"]
+    return from_loader(rows), [], "summary" if args.loader == "summeval" else "item"
+
+
+def _load_file(path: Path, fmt: str) -> tuple[PreferenceSet, list[Path], str]:
     if fmt == "auto":
         fmt = "samples" if path.name.startswith("samples_") else "jsonl"
     if fmt == "samples":
@@ -279,6 +287,7 @@ def _load(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
             print(f"{ties} tied judgements (equal log-likelihoods, no winner) in {path} were skipped")
         return prefs, [path], "item"
     if fmt == "summarize_feedback":
+        # deferred: imports datasets (seconds), needed only for that input
         from logic_consistency.tasks.data.summarize_feedback import load_comparisons
 
         return from_summarize_feedback(load_comparisons(path=path)), [path], "summary"

@@ -29,6 +29,7 @@ from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 from logic_consistency.outputs import atomic_write_json, check_outputs
 from logic_consistency.subcommands import add_subcommand
+from logic_consistency.tasks.pairwise.report_plots import plot_paths, write_plots
 
 __all__ = ["add_cli", "collect_points", "correlation_report", "read_results", "select_points"]
 
@@ -359,7 +360,6 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from logic_consistency.tasks.pairwise.report_plots import plot_paths, write_plots
 
     files = files_or_folders(args.results, RESULTS_PATTERN)  # walked once: read, then kept from --out
     runs = read_results(files)
