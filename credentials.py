@@ -1,23 +1,15 @@
 """Credentials are never written: found and refused in configuration, redacted from every output.
 
-The policy (README, "Where the key belongs"):
+* **Refused** where a credential would be written as configuration (lm-eval records
+  ``--model_args`` in every results file): a key-like argument name (:func:`is_key_name`), user
+  info in a URL or a key-like query parameter. :func:`refuse_credentials` raises
+  :class:`CredentialError` naming the environment variable the backend reads (:func:`key_variable`).
+* **Redacted** everywhere the suite writes (:class:`Redactor`): the values of the key environment
+  variables (:func:`secret_environment`), URL user info, key-like query parameters, ``Bearer``
+  tokens and key-like ``name=value`` pairs. See docs/api-judges.md, "Where the key belongs".
 
-* **Refused** where a credential would be written as configuration: a model argument with a
-  key-like name (:func:`is_key_name`: ``api_key``, ``token``, ``password``, ``header``, ...), user
-  info in a URL (``http://user:pass@host``) or a key-like query parameter (``?api-key=...``) in any
-  model argument's value. lm-eval records ``--model_args`` in every results file (and copies them
-  into each task's config), so :func:`find_credentials` lists what it found (names, never values)
-  and :func:`refuse_credentials` raises :class:`CredentialError` saying where the key belongs: the
-  environment variable the backend reads (:func:`key_variable`).
-* **Redacted** everywhere the suite writes (defence in depth): the values of the key environment
-  variables (:func:`secret_environment`: ``OPENAI_API_KEY``, ``HF_TOKEN``, any name ending in
-  ``_API_KEY``, ``_KEY``, ``_TOKEN``, ``_SECRET``, ``_PASSWORD``; values of at least
-  :data:`MIN_SECRET_LENGTH` characters), URL user info, key-like query parameters, ``Bearer``
-  tokens and key-like ``name=value`` / ``"name": "value"`` pairs in text (:class:`Redactor`).
-
-A neutral module like :mod:`logic_consistency.common`: it imports nothing of the suite, and no lm-eval.
-(Not named ``secrets``: the package folder is the repository root, where that name would shadow the
-standard library's module for a script run from it.)
+Neutral like :mod:`logic_consistency.common`: imports nothing of the suite, and no lm-eval. (Not
+named ``secrets``: at the repository root that name would shadow the standard library's module.)
 """
 
 from __future__ import annotations

@@ -1,48 +1,17 @@
 """Make plain ``lm_eval --tasks logic_consistency`` find this suite, with no ``--include_path``.
 
-lm-eval 0.4.13 has no task plug-in hook (entry-point task plug-ins are an open upstream PR), so the
-distribution ships ``logic_consistency_autoload.pth``. Python runs its one line at start-up; the line
-calls :func:`install`, which only registers an import hook (microseconds, nothing is imported).
-When, and only when, a program imports lm-eval, the hook
+lm-eval 0.4.13 has no task plug-in hook, so the distribution ships ``logic_consistency_autoload.pth``,
+whose one line calls :func:`install`: it only registers an import hook. When, and only when, a
+program imports lm-eval, the hook adds this suite's ``tasks/`` folder to every ``TaskManager``'s
+include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entry point:
+:func:`lm_eval_discovers_suite`), registers ``lc-hf`` and ``lc-embedded``, and applies the other
+patches listed in :data:`LM_EVAL_HOOKS` (the running model for multi-stage tasks, placeholders,
+shards, request-cache checks, credential refusal, one-line option errors).
 
-* appends this suite's ``tasks/`` folder to every ``lm_eval.tasks.TaskManager``'s ``include_path``
-  (first, so a user's own ``--include_path`` still wins on a name clash), unless the installed
-  lm-eval finds the suite by itself through its ``lm_eval.tasks`` entry point (see below), and
-* registers the model names ``lc-hf`` (lm-eval's ``hf`` with prefix-sharing log-likelihood scoring,
-  see ``prefix_scorer.py``) and ``lc-embedded`` (the embedded default models, see ``models.py``), and
-* wraps ``lm_eval.evaluator.evaluate`` so that it publishes the model object it was given
-  (``current_run.current_lm``): lm-eval builds every request before calling the model, so a
-  two-stage task runs its earlier stages with that same object while its requests are built, and
-* checks a ``--use_cache`` file before lm-eval's ``CachingLM`` opens it, so that a corrupt one is
-  named in one line with the fix (``request_cache.py``), and
-* ends the ``lm_eval`` command with one line, ``lm_eval: error: <message>`` (exit status 2), instead
-  of a traceback, when a task refuses a bad option (the suite's ``OptionError``, whose message names
-  the task, the key and the bound or the closest valid name), and
-* wraps ``lm_eval.evaluator.simple_evaluate`` so that a credential in ``--model_args`` or
-  ``--metadata`` (which lm-eval writes into every results file) is refused before any model is built
-  (:func:`refuse_credentials_first`, ``credentials.py``), and
-* under ``LOGIC_CONSISTENCY_SHARD=i/N`` evaluates one shard of every task's documents
-  (``shards.py``: wraps ``Task.doc_iterator`` and ``evaluate``; without the variable both do
-  exactly what lm-eval does).
-
-Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` in the environment; ``--include_path`` pointing at
-the folder printed by ``logic-consistency tasks-dir`` then still works.
-
-The patch is pinned to the lm-eval release it was written against: on another release it warns once
-and still applies while ``TaskManager.__init__`` keeps its ``include_path`` parameter.
-
-Task plug-ins by entry point (upstream PR #4015, not in 0.4.13): the distribution declares its
-``logic_consistency.tasks`` package under the entry-point group ``lm_eval.tasks`` (setup.cfg). An
-lm-eval that reads that group indexes the folder itself, after its built-ins and before
-``--include_path``, even under ``TaskManager(include_defaults=False)``; adding it again here would
-index it twice (and log an "overrides existing task" warning per task). So the first
-``TaskManager`` built asks lm-eval's own, unpatched constructor whether a bare
-``TaskManager(include_defaults=False)`` already indexes this folder (:func:`lm_eval_discovers_suite`),
-and from then on the include-path patch steps aside if it does. This tests the feature itself, not a
-version number or a function name the upstream PR may still rename, and it also keeps the patch on
-when lm-eval has the feature but this installation's metadata lacks the entry point (an older
-install), where stepping aside would lose the tasks. Without the feature the check indexes no folder
-and costs well under a millisecond.
+Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0``; ``--include_path`` pointing at the folder printed by
+``logic-consistency tasks-dir`` then still works. The patch is pinned to the lm-eval release it was
+written against: on another release it warns once and still applies while ``TaskManager.__init__``
+keeps its ``include_path`` parameter. See docs/backends.md and docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,37 +1,17 @@
 """``lc-chat``: lm-eval's ``local-chat-completions`` with answer-choice probabilities.
 
-lm-eval's chat-completions backends generate but refuse log-likelihood requests (a chat endpoint
-scores no given continuation). A judge, though, needs the probability of each answer choice:
-calibration, ``p_first_mean`` and PairS are built on P(A). ``lc-chat`` answers a log-likelihood
-request whose continuation is one answer choice (one word: an answer letter, True/False) from the
-top log-probabilities of ONE greedy chat completion of its context, as PairS's authors do
-(:mod:`logic_consistency.harness_ext.choice_reading` states the matching rule):
+lm-eval's chat-completions backends refuse log-likelihood requests, but a judge needs P(A).
+``lc-chat`` answers a log-likelihood request whose continuation is one answer choice (one word)
+from the top log-probabilities of ONE greedy chat completion of its context, as PairS's authors do
+(:mod:`logic_consistency.harness_ext.choice_reading` states the matching rule): one call per
+judgement, payload ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``. Any other
+log-likelihood request is refused before any call, naming its task (:meth:`ChatJudgeLM.check_tasks`).
 
-* every choice asked of one context is read from the same completion (one call per judgement);
-* the payload is ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``; N
-  (``top_logprobs``, 2 to 20, OpenAI's limit: one listed token cannot order two choices) and M
-  (``max_tokens``; 1 = a first-token reading) are model arguments;
-* any other log-likelihood request (several words, e.g. the conditional-probability causal tasks'
-  effects, or a context that is not chat messages) is refused before any call, naming its task:
-  a task whose later stage scores per-document continuations is refused when the run starts
-  (:meth:`ChatJudgeLM.check_tasks`), before its generation stage is sent.
-
-Model arguments are declared in :mod:`logic_consistency.harness_ext.model_args` (an unknown or
-credential-like one is an error). Every request, generation included, goes through
-:mod:`logic_consistency.harness_ext.chat_reply`: ``timeout`` is a total deadline per attempt, and a
-reply that is not a chat completion is one error naming ``base_url``. lm-eval keeps the retries
-(``max_retries`` attempts, exponential back-off of 1-10 s: a 429, a 500, a timeout or a broken reply
-is retried), concurrency (``num_concurrent``), the API key (``OPENAI_API_KEY``) and ``--use_cache``
-(each answer is written to the cache as its call returns, so a run killed half-way resumes without
-repeating a call). A request thus ends within ``max_retries * (timeout + 10)`` seconds; an endpoint
-that still fails stops the run with one error naming ``base_url``.
-
-The model name each reply reports (its ``model`` field) is logged, with a warning when it is not
-the one asked for, and recorded in the results file as ``config.reported_models``.
-
-Each ``loglikelihood`` call logs how many contexts it read, the positions used, how many choices
-were missing from the top N (probability 0) and how many readings were ties; the tasks report the
-missing count as ``n_choices_missing``.
+Model arguments are declared in :mod:`logic_consistency.harness_ext.model_args`. Every request goes
+through :mod:`logic_consistency.harness_ext.chat_reply`; lm-eval keeps the retries, concurrency, the
+API key (``OPENAI_API_KEY``) and ``--use_cache``, so a request ends within ``max_retries * (timeout
++ 10)`` seconds. The model name each reply reports is recorded as ``config.reported_models``; missing
+choices and ties are logged and counted (``n_choices_missing``). See docs/api-judges.md.
 """
 
 from __future__ import annotations

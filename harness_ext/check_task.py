@@ -1,24 +1,15 @@
 """``logic-consistency check-task FILE.yaml``: load a task YAML as lm-eval does and name what is wrong.
 
-``lm_eval --tasks NAME --include_path DIR`` indexes every YAML file of ``DIR`` and silently skips
-any file it cannot read, so a malformed file, a missing ``task:`` key or a missing ``include:`` all
-end in "Tasks not found", and an unknown metric in ``KeyError: None``. This command reads one file
-the way lm-eval 0.4.13 does (its ``load_yaml``, its ``TaskManager`` with the file's folder and the
-suite's tasks as include paths, ``include_defaults=False``) and stops at the first problem with one
-line naming the file, the key and the line:
-
-* malformed YAML: the YAML reader's line, column and problem;
-* an ``include:`` that names no file (or an include cycle), in the file that has the ``include:``;
-* no ``task:`` key in the file or its includes (lm-eval indexes a task file by that key);
-* a ``!function`` target that cannot be imported, or a module without the function;
-* a ``metric_list`` metric or aggregation lm-eval does not register (it would try the HF
-  ``evaluate`` hub, then fail with ``KeyError: None``), with the closest registered name;
-* any error lm-eval raises while building the task (unknown ``TaskConfig`` keys, the suite's own
-  option checks, the dataset loader's errors), with its type and message.
+``lm_eval --tasks NAME --include_path DIR`` silently skips any YAML file it cannot read, so a
+malformed file, a missing ``task:`` key or a missing ``include:`` all end in "Tasks not found", and
+an unknown metric in ``KeyError: None``. This command reads one file the way lm-eval 0.4.13 does
+(its ``load_yaml`` and ``TaskManager``, ``include_defaults=False``) and stops at the first problem
+with one line naming the file, the key and the line: malformed YAML, an ``include:`` that names no
+file or a cycle, no ``task:`` key, a ``!function`` that cannot be imported, an unregistered metric or
+aggregation (with the closest name), or any error lm-eval raises while building the task.
 
 On success it prints the task name, its output type and, unless ``--no-data``, the number of
-documents lm-eval would evaluate (building a task loads its data: a hub dataset then needs the
-network; ``--no-data`` checks everything before the data).
+documents lm-eval would evaluate (``--no-data`` checks everything before the data).
 """
 
 from __future__ import annotations

@@ -1,50 +1,17 @@
 """Answer-choice log-probabilities read from the top log-probabilities of one chat completion.
 
-A chat endpoint gives no log-likelihood of an arbitrary continuation, but it can return, for each
-generated token, the N most likely tokens at that position with their log-probabilities
-(OpenAI's ``logprobs: true, top_logprobs: N``). PairS's authors score an API judge that way
-(``cambridgeltl/PairS``, ``pairs/openai_model.py``, ``OpenAIChatModel.extract_prob``): generate
-greedily, walk the generated positions, and read P(A) and P(B) at the first position whose top
-tokens hold an answer letter. :func:`read_choices` does the same for any set of one-word choices
-(answer letters, True/False).
+A chat endpoint can return, for each generated token, the N most likely tokens with their
+log-probabilities (OpenAI's ``logprobs: true, top_logprobs: N``). PairS's authors score an API
+judge that way (``cambridgeltl/PairS``, ``pairs/openai_model.py``, ``extract_prob``): generate
+greedily and read P(A) and P(B) at the first position whose top tokens hold an answer letter.
+:func:`read_choices` does the same for any one-word choices: tokens match after stripping
+whitespace (case kept); a choice's log-probability is the log of the summed probabilities of its
+matching tokens; a choice absent from the top N gets probability 0 and is flagged ``missing``; a
+reading whose highest log-probability is shared names no winner (``tied``, :func:`is_tied`).
+Invalid log-probabilities raise :class:`ReadingError`; ``-inf`` and :data:`OPENAI_FLOOR` are 0.
 
-Every listed log-probability is checked first: NaN, +inf or a value above 0 (P > 1), or listed
-probabilities summing above 1, raise :class:`ReadingError` naming the position (the backend adds
-the endpoint). ``-inf`` and OpenAI's floor (-9999, :data:`OPENAI_FLOOR`, or below) are probability
-0, as ``exp`` makes them in the authors' code. A token string listed twice at one position is
-counted once (its first entry).
-
-Matching rule (documented in the README, "Judges behind an API"):
-
-* a returned token matches a choice when the two are equal after stripping surrounding whitespace
-  (so ``"A"``, ``" A"`` and ``"A\\n"`` all match choice ``A`` or ``" A"``); case is kept, as in the
-  authors' code (``"a"`` is not ``"A"``, ``"true"`` is not ``"True"``);
-* the position read is the first generated position where at least one choice matches a top token
-  with a probability above 0 (position 0 is a first-token reading; ``max_tokens=1`` allows no other);
-* a choice's log-probability there is the log of the summed probabilities of all its matching top
-  tokens (``" A"`` and ``"A"`` are different tokens for the same answer; the authors keep the first
-  one found, which is the larger);
-* a choice absent from the top N at that position (or listed with probability 0) gets probability 0
-  (``-inf``), as the authors give it: it ranks below every listed choice. It is flagged ``missing``
-  and counted (the model's log and the tasks' ``n_choices_missing`` metric);
-* when no generated position lists any choice, every choice is missing; all get the same finite
-  value, the N-th (least) listed log-probability at position 0 (an upper bound of each), so the
-  reading is a tie; the authors return P = 0.5 for each in that case;
-* ``tied`` (set on every answer of the reading): the highest log-probability is shared by two or
-  more choices (including the case above), so the reading names no winner. A tie is counted and
-  never scored as a preference for either choice; :func:`is_tied` tells the same of any backend's
-  answers (equal highest log-likelihoods);
-* ``is_greedy``: the choice matches the most likely token at the position read.
-
-Differences from the authors' code, stated: they also stop at a position listing ``"C"`` (their
-prompts' third option, which then takes the probability mass; the suite's prompts have none, so
-only the task's own choices stop the walk), and they read the first of several matching tokens
-where this sums them.
-
-Answers are :class:`ChoiceAnswer` objects: lm-eval's ``(logprob, is_greedy)`` pair that also
-carries ``missing``, ``tied`` and ``position``, so a task can count missing choices and ties from
-the responses it receives (:func:`count_missing`, :func:`is_tied`) without knowing which backend
-produced them.
+Answers are :class:`ChoiceAnswer` objects (lm-eval's ``(logprob, is_greedy)`` plus ``missing``,
+``tied``, ``position``), so tasks count them whatever the backend. Full rule: docs/api-judges.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
 """The ``lm_eval`` evaluation in progress: its model object, and the calls a task makes to it early.
 
-lm-eval 0.4.13 builds every request of every task before it calls the model once per request
-type, so a task that needs model answers to build its requests (a multi-stage task's earlier
-stages, PairS merge rounds) cannot get them from lm-eval. This module gives it the model:
+lm-eval 0.4.13 builds every request of every task before it calls the model, so a task that needs
+model answers to build its requests (a multi-stage task's earlier stages, PairS merge rounds) cannot
+get them from lm-eval. This module gives it the model: the autoload hook wraps
+``lm_eval.evaluator.evaluate`` with :func:`publish_lm` (the model object is :func:`current_lm` while
+it runs; :func:`published` does the same for a block, and placeholder requests are answered without
+a model call, :mod:`logic_consistency.harness_ext.placeholders`); :func:`start_build` begins such a
+task's ``build_all_requests``, and :func:`call_once` sends its early requests to that model.
 
-* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with :func:`publish_lm`, which makes the
-  model object it receives available as :func:`current_lm` while it runs (:func:`published` does
-  the same for a block, e.g. the cost plan's recorder), and has that object answer the placeholder
-  requests itself, without a model call (:mod:`logic_consistency.harness_ext.placeholders`);
-* :func:`start_build` begins such a task's ``build_all_requests`` (the model, this rank's documents);
-* :func:`call_once` sends the task's early requests to that model.
-
-Because the early requests go to the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
-stores their answers too: an interrupted run resumes without repeating a model call. They are sent
-in chunks of :data:`STAGE_CHUNK` requests, and ``CachingLM`` commits each chunk's answers when the
-chunk returns, so a run killed half-way resumes from the last finished chunk rather than from the
-start, even with a backend that does not write its answers to the cache one by one
-(``cache_hook.add_partial``, which ``hf`` does). Within one run, an early request that another task
-already sent (the seven conditional-probability causal tasks share one generation stage) is answered
-from memory, not sent again; sampled generations (``do_sample: true``) are never reused.
+The early requests go through ``--use_cache`` too, in chunks of :data:`STAGE_CHUNK` that
+``CachingLM`` commits one by one, so a run killed half-way resumes from the last finished chunk.
+An early request another task already sent in this run is answered from memory; sampled
+generations (``do_sample: true``) are never reused. See docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """The suite's backends declare their ``--model_args`` here, as data; one validator checks them.
 
 Each of ``lc-chat``, ``lc-hf`` and ``lc-embedded`` states its own arguments once (name, type,
-bounds or choices, default, one-line meaning) and the names it passes on to lm-eval's parent class
-unchecked. :func:`logic_consistency.options.check_declared` reads the declarations; the backends
-call it before loading anything, and :func:`check_model_args` lets a caller (the nightly build)
-check a run's arguments before any run starts. A mistyped argument is an error naming the closest
-one (``max_token`` -> ``max_tokens``), never silently ignored:
-
-* ``lc-chat`` refuses every name it does not know (lm-eval's API models swallow unknown keywords),
-  and every credential-like name (``api_key``, ``auth_token``, ...): the key belongs in the
-  ``OPENAI_API_KEY`` environment variable;
-* ``lc-hf`` and ``lc-embedded`` pass unknown names on to transformers' ``from_pretrained`` (which
-  takes any keyword: ``attn_implementation``, ``load_in_4bit``...), but refuse a near miss of a
-  known one (``dtyp``, ``min_shared_token``).
+bounds or choices, default, meaning) and the names it passes on to lm-eval's parent class unchecked.
+:func:`logic_consistency.options.check_declared` reads the declarations before anything loads, and
+:func:`check_model_args` lets a caller (the nightly build) check a run's arguments ahead of time. A
+mistyped argument is an error naming the closest one (``max_token`` -> ``max_tokens``): ``lc-chat``
+refuses every unknown and every credential-like name; ``lc-hf`` and ``lc-embedded`` pass unknown
+names on to transformers' ``from_pretrained`` but refuse a near miss of a known one (``dtyp``).
 
 This module imports neither lm-eval nor torch. The names passed on are lm-eval 0.4.13's
 (``tests/harness_ext/test_model_args.py`` pins them against its signatures).

@@ -1,52 +1,17 @@
 """Multi-stage tasks: stage 2's prompts are built from the same document plus stage 1's outputs.
 
-lm-eval 0.4.13 builds every request of every task before it calls the model once per request
-type, so one task cannot chain stages by itself (upstream's advice is two separate runs). This
-module chains them inside one ``lm_eval`` run, with the one loaded model:
+lm-eval 0.4.13 builds every request of every task before it calls the model, so one task cannot
+chain stages by itself. :class:`MultiStageTask` chains them inside one ``lm_eval`` run, with the one
+loaded model (:func:`~logic_consistency.harness_ext.current_run.current_lm`): it runs its earlier
+stages inside ``build_all_requests``, batched across every document (one call per stage), and
+attaches each document's prompts, raw and parsed outputs under ``doc["stages"][name]``. The last
+stage's requests are ordinary lm-eval requests, scored by ``process_results`` and logged by
+``--log_samples`` next to the earlier stages' outputs; a document whose earlier stage was
+unparseable carries one placeholder request (:mod:`logic_consistency.harness_ext.placeholders`).
 
-* the autoload hook wraps ``lm_eval.evaluator.evaluate`` with
-  :func:`~logic_consistency.harness_ext.current_run.publish_lm`, which only makes the model object it
-  receives available as :func:`~logic_consistency.harness_ext.current_run.current_lm` while it runs;
-* :class:`MultiStageTask` runs its earlier stages with that object inside ``build_all_requests``,
-  batched across every document of the run (one ``generate_until`` / ``loglikelihood`` call per
-  stage), and attaches each document's prompts, raw outputs and parsed outputs under
-  ``doc["stages"][name]``;
-* the last stage's requests are ordinary lm-eval requests, so they are batched with every other
-  task's, scored by ``process_results``, and logged by ``--log_samples`` next to the document that
-  holds the earlier stages' outputs.
-
-Because the earlier stages call the same model object, ``--use_cache`` (lm-eval's ``CachingLM``)
-stores their answers too: an interrupted run resumes without repeating a model call. An earlier
-stage is sent in chunks that ``CachingLM`` commits one by one, and a request another task already
-sent in this run is answered from memory (:mod:`logic_consistency.harness_ext.current_run`). Works with
-every backend that implements the request types a stage uses (``hf``, ``vllm``,
-``local-completions``; ``lc-chat`` also for one-word-choice ``loglikelihood`` stages; the
-chat-completions backends for ``generate_until`` stages). With ``--apply_chat_template`` every
-stage's prompt is formatted by lm-eval's own ``fewshot_context`` with the model's chat template,
-so chat backends receive chat messages. A document whose earlier stage was unparseable carries one
-placeholder request, answered without a model call
-(:mod:`logic_consistency.harness_ext.placeholders`).
-
-YAML (one task = one file; prompts are Jinja2 over the document's fields and ``stages``)::
-
-    class: !function logic_consistency.harness_ext.multistage.MultiStageTask
-    stages:
-      - name: generator
-        output_type: generate_until          # or loglikelihood
-        prompts: {answer: "Q: {{ question }}\\nA:"}   # or !function hook(doc) -> {name: prompt}
-        generation_kwargs: {until: ["\\n"], max_gen_toks: 32}
-        parse: !function my_module.parse     # (doc, outputs) -> dict; {"error": ...} stops the doc
-      - name: validator
-        output_type: loglikelihood
-        choices: ["True", "False"]           # each prompt scored on each choice
-        prompts: {check: "{{ question }} {{ stages.generator.parsed.answer }}. True or False?"}
-        parse: !function my_module.parse_validator
-    score: !function my_module.score         # (doc with all stages) -> {metric: value}
-    metrics:
-      - {metric: gv_consistency, aggregation: mean, higher_is_better: true}
-
-A ``loglikelihood`` prompt is either a string (scored on each of ``choices``) or a mapping
-``{context: ..., continuation: ...}`` (scored on that continuation; from a ``!function`` hook).
+Works with every backend that implements the request types a stage uses; with
+``--apply_chat_template`` every stage's prompt goes through lm-eval's ``fewshot_context``. The YAML
+form (``stages:``, ``score:``) is shown in docs/adding-a-task.md, "Two-stage tasks".
 """
 
 from __future__ import annotations

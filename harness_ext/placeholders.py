@@ -1,32 +1,17 @@
 """Placeholder requests: lm-eval needs one request per document, but some documents need no answer.
 
-lm-eval 0.4.13 scores a document from the requests it built for it and reads the first of them for
-the sample log, so every document must carry at least one request. Some of this suite's documents
-have nothing left to ask when lm-eval sends its requests: PairS asked every comparison in its merge
-rounds, self-agreement sampled every judgement, and a two-stage document whose earlier stage was
-unparseable skips its last stage. Each carries one *placeholder* whose answer is ignored.
+lm-eval 0.4.13 scores a document from the requests it built for it, so every document must carry
+at least one. Some documents have nothing left to ask (PairS asked every comparison in its merge
+rounds, self-agreement sampled every judgement, a two-stage document's earlier stage was
+unparseable); each carries one *placeholder* (:func:`placeholder`, a :class:`PlaceholderInstance`)
+whose answer is ignored, and which must never reach a model, on any backend (a paid endpoint would
+bill it; ``lc-chat`` would refuse the repeated context).
 
-A placeholder must cost nothing: it is never sent to the model, on any backend. Sending it would
-bill a paid endpoint for an answer nobody reads, and ``lc-chat`` refuses it outright from the
-second document on (every document's placeholder is the same context and continuation, which it
-reads as one context asking for the same choice twice). So the placeholder is answered here, in
-one place for every backend:
-
-* tasks build it with :func:`placeholder` (a :class:`PlaceholderInstance`, an ``Instance`` that says
-  what it is);
-* while ``lm_eval.evaluator.evaluate`` runs (the autoload hook's wrapper,
-  :func:`~logic_consistency.harness_ext.current_run.publish_lm`), :func:`answered_here` replaces
-  the model object's request methods (``loglikelihood``, ``generate_until``,
-  ``loglikelihood_rolling``) by ones that take the placeholders out of each call, answer them with
-  :data:`FIXED_ANSWERS`, and send the model only the rest (no call at all when nothing is left).
-  Wrapping the object lm-eval was given (a ``CachingLM`` under ``--use_cache``, or the backend
-  itself) catches the placeholders before the request cache and before any backend, whichever it
-  is, and the wrapping is undone when ``evaluate`` returns;
-* the cost plan (:mod:`logic_consistency.harness_ext.plan`) leaves them out of its counts.
-
-Filtering at the model call, rather than dropping the placeholders from the task's instances, keeps
-lm-eval's own bookkeeping intact: the document still has its one request, which gets its (fixed)
-answer the way every other request does.
+While ``lm_eval.evaluator.evaluate`` runs, :func:`answered_here` wraps the model object lm-eval was
+given (``CachingLM`` or the backend): its request methods answer the placeholders with
+:data:`FIXED_ANSWERS` and send the model only the rest (no call when nothing is left). The cost plan
+leaves them out of its counts. Filtering at the model call keeps lm-eval's own bookkeeping intact:
+the document still has its one request. See docs/architecture.md.
 """
 
 from __future__ import annotations

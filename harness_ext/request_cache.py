@@ -1,24 +1,14 @@
 """A corrupt, busy or unwritable ``--use_cache`` file names its path and the fix, in one line.
 
-``lm_eval --use_cache PATH`` keeps every answer in the SQLite file ``PATH_rank<N>.db`` through
-lm-eval's ``CachingLM``, which opens it with ``sqlitedict`` in a background thread. A file that is
-not a SQLite database (truncated, overwritten, another program's file) then fails in that thread
-with three tracebacks ending in ``sqlite3.DatabaseError: file is not a database``: no path, no
-advice. The autoload hook wraps ``CachingLM.__init__`` with :func:`guard_caching_lm`, which opens the
-file first in the calling thread and raises :class:`RequestCacheError` with one line naming it.
+lm-eval's ``CachingLM`` opens the SQLite file ``PATH_rank<N>.db`` in a background thread, where a
+bad file fails with three tracebacks and no path. The autoload hook wraps ``CachingLM.__init__``
+with :func:`guard_caching_lm`, which opens the file first and raises :class:`RequestCacheError`:
 
-Three cases get three different messages, because their fixes differ:
-
-* **busy**: another run holds the file's lock (SQLite answers ``SQLITE_BUSY``/``SQLITE_LOCKED``,
-  "database is locked", after waiting :data:`BUSY_TIMEOUT` seconds). The file is sound and its
-  answers were paid for, so the message says "in use by another run": wait for it, or pass another
-  ``--use_cache``. It never says "delete it".
-* **corrupt**: not a SQLite database, or damaged pages: "delete it (its answers are lost and asked
-  again) or pass another --use_cache".
-* **unwritable**: the file does not exist yet and its folder cannot be created or written
-  (read-only file system, permissions): the folder is named, with "pass a --use_cache in a
-  writable folder". lm-eval would otherwise fail in its background thread with
-  ``unable to open database file``.
+* **busy** (another run holds the lock after :data:`BUSY_TIMEOUT` seconds): "in use by another
+  run"; the file is sound and its answers were paid for, so it never says "delete it";
+* **corrupt**: "delete it (its answers are lost and asked again) or pass another --use_cache";
+* **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable
+  folder".
 """
 
 from __future__ import annotations

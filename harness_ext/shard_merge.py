@@ -1,24 +1,16 @@
 """Merge the shards of one ``lm_eval`` run (:mod:`.shards`) into the results one process writes.
 
-The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout
-(``<out>/<model>/results_<stamp>.json`` and ``samples_<task>_<stamp>.jsonl``), so ``leaderboard
-ingest`` and ``logic-consistency correlate`` read it like any run:
+The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout, so
+``leaderboard ingest`` and ``logic-consistency correlate`` read it like any run. Every task's
+per-document metric values are the union of the shards' pickles, in the order one process collects
+them; every score, standard error, group score and count is then computed by lm-eval itself
+(``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
+``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
+that order (``task_hashes`` recomputed); task configs are the shards', run-wide keys shard 0's, and
+``total_evaluation_time_seconds`` the shards' sum.
 
-* every task's per-document metric values are the union of the shards' (the pickles
-  :func:`.shards.shard_evaluate` wrote, so each value is the Python object lm-eval's aggregation
-  receives), put back in the order one process collects them (filter, then document);
-* every score, standard error, group score and sample count is then computed by lm-eval itself,
-  ``lm_eval.evaluator_utils._process_results``, with the tasks' own aggregation functions and the
-  run's ``bootstrap_iters``: no shard score is ever averaged;
-* the samples files are the shards' lines (byte for byte) in that same order, and ``task_hashes``
-  is recomputed over them as lm-eval's tracker does;
-* the task ``configs``, ``versions``, ``n-shot`` and ``higher_is_better`` are the shards' (they
-  ran the tasks); the run-wide keys (``config``, ``git_hash``, ``date``, tokenizer facts, ...) are
-  shard 0's; ``total_evaluation_time_seconds`` is the shards' sum (the compute spent).
-
-The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``, as
-``lm_eval`` does) for their aggregation functions, document counts and groups; no model is loaded.
-Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.json`` (see :func:`main`).
+The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``); no model is
+loaded. Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.json`` (:func:`main`).
 """
 
 from __future__ import annotations

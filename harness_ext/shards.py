@@ -1,28 +1,17 @@
 """One shard of an ``lm_eval`` run: a deterministic share of every task's evaluated documents.
 
-A run split into ``N`` shards runs ``N`` ordinary ``lm_eval`` processes, each with
-``LOGIC_CONSISTENCY_SHARD=i/N`` in its environment. Shard ``i`` evaluates, of every task, the
-documents at positions ``i, i+N, i+2N, ...`` of the ones a single process evaluates: the split is
-made *after* ``--limit`` (and ``--samples``) chose them, and ``max_items`` works inside a document,
-so the union of the shards is exactly the set one process evaluates, with the same instances and
-items. The split is lm-eval's own: :meth:`lm_eval.api.task.Task.doc_iterator` already takes a
-``rank`` and a ``world_size`` (its multi-GPU split, ``islice(docs, rank, limit, world_size)``);
-the autoload hook wraps it (:func:`shard_doc_iterator`) so that, under a shard, ``rank=i,
-world_size=N`` is what every caller gets: lm-eval's request building and scoring loops, and the
-stateful tasks (PairS merge rounds, self-agreement samples, multi-stage tasks), which list their
-documents through it (:func:`~.current_run.start_build`). So these shard per instance too.
+A run split into ``N`` shards runs ``N`` ordinary ``lm_eval`` processes with
+``LOGIC_CONSISTENCY_SHARD=i/N``. Shard ``i`` evaluates the documents at positions ``i, i+N, ...`` of
+the ones a single process evaluates (after ``--limit`` and ``--samples``), so the union of the shards
+is exactly one process's set. The split is lm-eval's own ``Task.doc_iterator(rank, world_size)``,
+which the autoload hook wraps (:func:`shard_doc_iterator`) for every caller, stateful tasks included.
 
-Under a shard, the wrapped ``evaluate`` (:func:`shard_evaluate`)
-
-* evaluates only the tasks that have documents in this shard (lm-eval cannot score a task without
-  documents) and leaves the groups to the merge (a group score of a shard means nothing);
-* marks the results with ``"logic_consistency_shard": {"index": i, "count": N}``;
-* pickles every task's per-document metric values, exactly as lm-eval's aggregation functions
-  would receive them, to the file named by ``LOGIC_CONSISTENCY_SHARD_METRICS`` (the logged samples
-  hold them only as JSON, where e.g. a tuple turns into a list).
-
-:mod:`.shard_merge` then recomputes every score over the union with the tasks' own aggregation
-functions. Sharding is not combined with lm-eval's own multi-process ranks (``accelerate``).
+Under a shard, the wrapped ``evaluate`` (:func:`shard_evaluate`) evaluates only the tasks that have
+documents in this shard and leaves the groups to the merge, marks the results with
+``"logic_consistency_shard": {"index": i, "count": N}``, and pickles every task's per-document metric
+values (as lm-eval's aggregations receive them) to the file named by
+``LOGIC_CONSISTENCY_SHARD_METRICS``. :mod:`.shard_merge` recomputes every score over the union.
+Sharding is not combined with lm-eval's own multi-process ranks (``accelerate``). See docs/cluster.md.
 """
 
 from __future__ import annotations

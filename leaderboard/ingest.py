@@ -1,19 +1,13 @@
 """One lm-eval run (results file + samples files) -> one leaderboard row.
 
-For every task and every metric of the run the row holds lm-eval's score, a percentile bootstrap
-95% interval over the task's instances (documents) computed with
-:func:`logic_consistency.metrics.bootstrap_ci` from the per-document values in the samples file,
-and the number of instances the metric is defined on. Metrics whose name starts with
-``unparseable`` or ``n_`` are counts: their sum over instances, no interval.
-
-Groups (``logic_consistency``, ``logic_consistency_pairwise``, ...) get the same treatment: lm-eval
-aggregates a group as the mean of its leaf tasks' scores, and the group interval is a stratified
-bootstrap of exactly that mean of task means (see :mod:`.intervals`, which computes every interval;
-:mod:`.results` reads the files; this module builds the rows).
+For every task, group and metric the row holds lm-eval's score, a percentile bootstrap 95%
+interval over the task's instances (a stratified bootstrap of the mean of task means for a group;
+:mod:`.intervals` computes every interval, :mod:`.results` reads the files) and the number of
+instances the metric is defined on. Metrics named ``unparseable*`` or ``n_*`` are counts: their sum
+over instances, no interval.
 
 Nothing here trusts the files: the score recomputed from the samples must equal the one in the
-results file, otherwise the samples do not belong to the results and a :class:`ValueError` names
-the file and the field.
+results file, otherwise a :class:`ValueError` names the file and the field.
 """
 
 from __future__ import annotations

@@ -1,30 +1,17 @@
 """The nightly build's model list (YAML).
 
 Top-level keys are run settings shared by every model; each entry of ``models`` may override any of
-them. Settings given on the command line override both (so ``--limit 2`` makes a quick run of the
-whole list). ``metadata`` dicts are merged key by key (file, then entry, then command line).
+them, and the command line overrides both (``--limit 2`` makes a quick run of the whole list).
+``metadata`` dicts are merged key by key (file, then entry, then command line).
 
 .. code-block:: yaml
 
     tasks: logic_consistency          # lm_eval --tasks
-    limit: null                       # lm_eval --limit (null: every instance)
-    metadata: {}                      # lm_eval --metadata (e.g. {max_items: 5})
-    batch_size: 8
     models:
       - name: smollm2-135m-instruct   # display name and row key
         model: lc-embedded            # lm_eval --model
-        model_args: "model=smollm2-135m-instruct"
 
-Entry keys: ``name`` and ``model`` (required), ``model_args`` (string or mapping), ``batch_size``,
-``tasks``, ``limit``, ``metadata``, ``revision`` and ``precision`` (row identity labels; see
-:mod:`.modelid`), ``apply_chat_template`` (bool), ``extra_args`` (list of further ``lm_eval``
-arguments, parsed with lm-eval's own parser: :mod:`.extra_args`), ``timeout`` (seconds, default
-:data:`DEFAULT_TIMEOUT_SECONDS`; the run's process group is killed and it is recorded as failed after it), ``env``
-(environment variables for the run, e.g. ``CUDA_VISIBLE_DEVICES``), ``enabled`` (``false`` skips),
-``shards`` (split the model's documents into N pieces run as separate units and merged exactly; also
-a top-level setting and ``--shards``), ``resources`` (what each unit asks a Ray cluster for). The
-top-level ``api_limits`` caps concurrent requests per API endpoint across all units (see
-:mod:`.placement`).
+Every key, with its default, is listed in docs/leaderboard.md ("Model list").
 """
 
 from __future__ import annotations

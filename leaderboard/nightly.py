@@ -1,28 +1,16 @@
 """The nightly build: run the suite on every listed model, merge into the leaderboard, keep history.
 
-``logic-consistency leaderboard build`` (:func:`build`):
+``logic-consistency leaderboard build`` (:func:`build`) reads the model list (:mod:`.modellist`)
+and validates the existing board, then runs each model in its own ``lm_eval`` subprocess
+(:mod:`.runner`; a model that crashes or hangs past its ``timeout`` cannot take the build down) with
+a request cache keyed by the model's whole identity (:func:`.runner.cache_key`), ingests each
+results file into a row (:mod:`.ingest`) or records the failure, and finally writes
+``history/<night>.json`` and ``leaderboard.json``, each atomically.
 
-1. reads the model list (:mod:`.modellist`) and the existing ``leaderboard.json`` (validated first,
-   so a corrupt board is reported before hours of evaluation);
-2. for each model, in its own ``lm_eval`` subprocess (:mod:`.runner`; a model that cannot load, crashes or hangs
-   past its ``timeout`` cannot take the build down): ``--output_path runs/<night>/<slug>
-   --log_samples --use_cache cache/<slug>-<revision>-<key>``. lm-eval's request cache is keyed by
-   the request text, so the cache file name carries a hash of the model's whole identity
-   (:func:`.runner.cache_key`: full revision, precision, answer-changing model arguments): an
-   unchanged model is answered from the cache instead of being re-scored, a changed one starts a
-   fresh cache;
-3. ingests each results file into a row (:mod:`.ingest`); a failure (non-zero exit, timeout, no or
-   unreadable results) is recorded with its error and the last lines of stderr, and the next model
-   runs;
-4. writes ``history/<night>.json`` (tonight's rows and failures, merged with an earlier build of the
-   same night) and then ``leaderboard.json`` (merged with the existing board), each atomically.
-
-Nothing is written before every model has run, and each write is atomic, so a crash or Ctrl-C at
-any point leaves the previous leaderboard intact (lm-eval's outputs of the models already run stay
-in ``runs/`` and can be added with ``leaderboard ingest``). A lock file stops two builds on the same
-folder from interleaving; it records the build's deadline (:func:`build_deadline`: every model has a
-timeout), past which the next build takes it over (:mod:`.lock`). Everything that can be checked
-before the first model call is checked first (:mod:`.preflight`).
+Nothing is written before every model has run, so a crash or Ctrl-C leaves the previous leaderboard
+intact. A lock file stops two builds on the same folder from interleaving; it records the build's
+deadline (:func:`build_deadline`), past which the next build takes it over (:mod:`.lock`).
+Everything that can be checked before the first model call is checked first (:mod:`.preflight`).
 """
 
 from __future__ import annotations

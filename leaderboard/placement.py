@@ -1,22 +1,11 @@
 """Where and in how many pieces a model of the nightly build runs: ``shards``, ``resources``, ``api_limits``.
 
-Model list keys (validated here; :mod:`.modellist` reads the file):
-
-.. code-block:: yaml
-
-    shards: 1                        # split each model into N shards (an entry may override; --shards N)
-    api_limits:                      # concurrent requests per API endpoint, over the whole cluster
-      "127.0.0.1:8000": 8            # key: the host[:port] of a model's base_url
-    models:
-      - name: big-judge
-        model: vllm
-        shards: 4
-        resources: {num_gpus: 1, num_cpus: 4, memory: 32e9, custom: {"a100": 1}}
-
-``resources`` is what each unit (the model, or each of its shards) asks the Ray executor for:
-``num_cpus`` (default 1), ``num_gpus``, ``memory`` (bytes) and ``custom`` resources by name; the
-local executor ignores it. A model whose ``base_url`` names an endpoint of ``api_limits`` holds
-``num_concurrent`` (from its ``model_args``, default 1) of that endpoint's slots while it runs.
+Validates these model list keys (:mod:`.modellist` reads the file; docs/cluster.md shows them):
+``shards`` (top level, per entry or ``--shards N``) splits a model into N units; ``resources`` is
+what each unit asks the Ray executor for (``num_cpus``, default 1, ``num_gpus``, ``memory`` in
+bytes, ``custom`` by name; the local executor ignores it); ``api_limits`` caps concurrent requests
+per API endpoint (``host[:port]`` of a model's ``base_url``) over the whole cluster, a model holding
+``num_concurrent`` (from its ``model_args``, default 1) of its endpoint's slots while it runs.
 """
 
 from __future__ import annotations

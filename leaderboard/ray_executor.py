@@ -1,24 +1,16 @@
 """``leaderboard build --executor ray``: every unit of the nightly build is one Ray task.
 
-A unit is a model's whole run, or one of its shards (:mod:`.units`). Each Ray task
+A unit is a model's whole run, or one of its shards (:mod:`.units`). Each Ray task asks for the
+model's ``resources``, runs ``lm_eval`` in a temporary folder on its node and returns every file it
+wrote (only the driver writes the runs folder, the board, the history and the page, under the build
+lock); it keeps its own request cache, is retried ``--retries`` times (default 2) when its worker
+dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of its endpoint's ``api_limits``
+budget through one named actor per endpoint (:class:`EndpointBudget`) granting time-limited leases,
+so a killed worker's slots come back.
 
-* asks for the model's ``resources`` (``num_cpus``, default 1; ``num_gpus``; ``memory``;
-  ``custom``), so Ray places it on a node that has them (and sets ``CUDA_VISIBLE_DEVICES``);
-* runs ``lm_eval`` in a temporary folder on its node (the same ``lm_eval`` path, cache folder and
-  suite installation on every node) and returns every file it wrote: only the driver writes the
-  runs folder, the board, the history and the page, under the build lock;
-* keeps its own request cache (``--cache-dir``; give a folder every node sees, e.g. NFS, if a retry
-  on another node is to resume), so a retry answers the requests already made from the cache;
-* is retried ``--retries`` times (default 2) when its worker dies or ``lm_eval`` fails (not when
-  it times out); after that the model's failure names the shard and keeps the model off tonight's
-  board (its previous row stays);
-* holds ``num_concurrent`` slots of its endpoint's ``api_limits`` budget while it runs: one named
-  actor per endpoint (:class:`EndpointBudget`, shared by every build on the cluster in the same
-  namespace) grants time-limited leases the task renews, so a killed worker's slots come back.
-
-Ctrl-C or SIGTERM on the driver cancels every task (``ray.cancel(force=True)`` kills the workers;
-their ``lm_eval`` dies with its parent, see :func:`~.runner.run_logged`) and shuts down a Ray it
-started itself. Ray is imported only here, only when ``--executor ray`` is chosen.
+Ctrl-C or SIGTERM on the driver cancels every task (``ray.cancel(force=True)``; their ``lm_eval``
+dies with its parent, see :func:`~.runner.run_logged`) and shuts down a Ray it started itself. Ray
+is imported only here, only when ``--executor ray`` is chosen. See docs/cluster.md.
 """
 
 from __future__ import annotations

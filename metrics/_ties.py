@@ -1,24 +1,17 @@
 """Which option a pairwise judgement picks, and what a tie is (shared by the pairwise metrics).
 
-A judgement ``p = prefs[i, j]`` (P(option A), item i shown as option A) is
-
-* a win for option A when ``p > 0.5``,
-* a win for option B when ``p < 0.5``,
-* a **tie** when ``p == 0.5`` exactly (e.g. equal log-likelihoods of the two option letters, or a
-  chat reading in which neither letter is listed), and
-* missing when ``p`` is NaN (an unparseable answer).
+A judgement ``p = prefs[i, j]`` (P(option A), item i shown as option A) is a win for option A when
+``p > 0.5``, a win for option B when ``p < 0.5``, a **tie** when ``p == 0.5`` exactly, and missing
+when ``p`` is NaN (an unparseable answer).
 
 Liu et al.'s Algorithm 1 writes "i wins if P(x_i > x_j) >= 1/2", which makes every tie a win for
-option A: a judge whose readings all tie would then score position_bias = 1 and s_comm = 0
-whatever it says. The paper's F, however, returns one of the two items (a forced choice; eq. 2 and
-3 compare the items F returns), and a tie returns neither. So here a tie is a judgement without a
-winner: it enters every metric the way a missing judgement does (the pair or judgement that needs
-it is left out), is counted (:func:`count_ties`; the tasks report ``n_ties``), and a metric with
-nothing left is undefined (:class:`UndefinedMetricError`), never 0 or 1. The authors' code for the
-paper is not public (the paper's link is anonymised); PairS's authors (cambridgeltl/PairS) return
-P = 0.5 when they read no answer at all, which their merge sort then resolves by keeping the left
-run's item first, as :mod:`~logic_consistency.metrics.pairs_sort` does: a sort must place every
-item, a consistency metric need not score every pair.
+option A (an all-ties judge would score position_bias = 1 and s_comm = 0); the paper's F, however,
+returns one of the two items, and a tie returns neither. So a tie is a judgement without a winner:
+it is left out like a missing judgement, counted (:func:`count_ties`; tasks report ``n_ties``),
+and a metric with nothing left is undefined (:class:`UndefinedMetricError`), never 0 or 1. PairS
+(cambridgeltl/PairS) instead resolves P = 0.5 by keeping the left run's item first, as
+:mod:`~logic_consistency.metrics.pairs_sort` does: a sort must place every item. See
+docs/studies.md, "Ties".
 """
 
 from __future__ import annotations

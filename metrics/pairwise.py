@@ -4,16 +4,12 @@ Conventions shared by every function here:
 
 * ``prefs[i, j]`` is the model's probability that item i is better than item j when i is
   shown as option A and j as option B; the diagonal is ignored and may hold anything.
-* A judgement picks option A (item i wins) when ``prefs[i, j] > 0.5`` and option B when
-  ``prefs[i, j] < 0.5``. ``prefs[i, j] == 0.5`` exactly is a **tie**: no winner. Algorithm 1 of the
-  paper writes ">= 1/2", which would score every tie as a win for option A; here a tie is left out
-  like a missing judgement and counted (:func:`count_ties`); see :mod:`._ties` for why. Each
-  metric's docstring says how ties enter it.
+* ``prefs[i, j] > 0.5`` picks option A (item i wins), ``< 0.5`` option B; ``== 0.5`` is a **tie**,
+  left out like a missing judgement and counted (:func:`count_ties`; see :mod:`._ties` for why).
 * ``neg_prefs[i, j]`` is the probability that, asked the negated question ("which is
   worse?"), the model picks option A (= i).
-* Missing judgements (unparseable answers) are NaN off-diagonal entries. ``nan_policy="raise"``
-  (default) rejects them; ``"omit"`` leaves out the pairs that need them. Ties are left out under
-  either policy (they are valid readings, not errors). When nothing is left a metric raises
+* Missing judgements are NaN off-diagonal entries: ``nan_policy="raise"`` (default) rejects them,
+  ``"omit"`` leaves out the pairs that need them. When nothing is left a metric raises
   :class:`UndefinedMetricError` (a ValueError): it is undefined, never 0 or 1.
 """
 

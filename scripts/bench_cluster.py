@@ -1,16 +1,13 @@
 """Benchmark: the nightly build one model after another against a Ray executor, and a GPU projection.
 
-1. Builds the board of the shipped model list (the two embedded models) at ``--limit LIMIT``
-   (environment, default 2) twice in one invocation, each in a fresh folder so that no answer comes
-   from a cache: the local executor, then the Ray executor on a local Ray started here with
-   ``--workers`` CPUs (default 2). Prints both wall times (whole build, start-up included) and the
-   ratio local / Ray.
+1. Builds the board of the shipped model list at ``--limit LIMIT`` (environment, default 2) twice,
+   each in a fresh folder (no answer from a cache): the local executor, then the Ray executor on a
+   local Ray started here with ``--workers`` CPUs (default 2). Prints both wall times and the ratio.
 2. With ``--gpu-tokens-per-second`` (a measured prompt-token throughput of one GPU for the judge
    size you plan; say where the figure comes from), projects the GPUs a board of ``--judges`` models
    at paper scale needs to finish in ``--hours``: ``judges * tokens per model / (rate * 3600 *
-   hours)``. The tokens per model come from ``--tokens-per-model`` (default: 106 M prompt tokens plus
-   about 77 M for later stages, ``logic-consistency plan --tasks logic_consistency`` on the full
-   data with the SmolLM2 tokenizer).
+   hours)``. ``--tokens-per-model`` defaults to 106 M prompt tokens plus about 77 M for later
+   stages (``logic-consistency plan --tasks logic_consistency``, full data, SmolLM2 tokenizer).
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw LIMIT=2 .venv/bin/python scripts/bench_cluster.py
 """

@@ -2,25 +2,16 @@
 
 Each module exposes ``load(...) -> datasets.DatasetDict`` for
 ``custom_dataset: !function logic_consistency.tasks.data.<module>.load``; it takes only its declared
-keyword options (no ``**kwargs``). The task classes pass a loader only the ``dataset_kwargs`` and
-``metadata`` keys it names, and a ``dataset_kwargs`` key it does not name is an error
-(:meth:`logic_consistency.harness_ext.base.PromptedTask.check_loader_options`). The pairwise task
-class applies ``max_items`` itself; the loaders keep their own ``max_items`` for direct use.
-The result has one split ``"test"``; one row is one instance (the item set of one article, query or
-story) with the fields
+keyword options, and a ``dataset_kwargs`` key it does not name is an error
+(:meth:`logic_consistency.harness_ext.base.PromptedTask.check_loader_options`). The result has one
+split ``"test"``; one row is one instance with the fields ``instance_id``, ``context`` (article /
+query / unordered event list), ``items`` and ``item_ids``, ``human_scores`` (higher = the item that
+should win the normal question) and ``aspect``.
 
-- ``instance_id: str``
-- ``context: str`` (article / query / unordered event list)
-- ``items: list[str]`` and ``item_ids: list[str]``
-- ``human_scores: list[float]`` (higher = the item that should win the normal question)
-- ``aspect: str``
-
-Data come from the directory named by ``LOGIC_CONSISTENCY_DATA`` if it is set (layout of the
-project's ``raw/`` folder), else from the pinned online sources (see :mod:`._source`). Malformed
-input raises :class:`DatasetFormatError` (a ``ValueError``) naming the file, line and field. The
-pairwise task class checks every loader's ``human_scores`` again when the data loads
-(:func:`check_human_scores`: one finite number per item), so a custom loader's bad score is refused
-before any model call too.
+Data come from ``$LOGIC_CONSISTENCY_DATA`` if set, else from the pinned online sources
+(:mod:`._source`). Malformed input raises :class:`DatasetFormatError` (a ``ValueError``) naming the
+file, line and field; :func:`check_human_scores` checks every loader's scores when the data load
+(one finite number per item), so a custom loader's bad score is refused before any model call.
 """
 
 from ._common import DatasetFormatError, cap_row, check_human_scores

@@ -1,76 +1,17 @@
 """CaTeRS (Mostafazadeh et al., 2016): which of two events of a short story happened earlier?
 
-Source files
-    The CaTeRS brat release as shipped by github ``phosseini/CREST`` at a pinned commit, folder
-    ``data/caters/`` (or ``$LOGIC_CONSISTENCY_DATA/caters/``): the 13 documents
-    ``caters_evaluation/{train/batch_1..10, dev/part_11..13}`` and the gold test document
-    ``caters_test/test/test_15Oct`` (``.txt`` + ``.ann`` each). ``test_15Oct.ann`` is byte-identical
-    to ``caters_test/test_15March_annot1.ann``, the annotator the release's ``readme.rtf`` calls gold;
-    the second annotator's file is not used. Each ``.txt`` holds 20 five-sentence stories separated
-    by ``***`` lines: 280 stories, 2,353 event spans, 2,502 relations.
+The brat release in ``phosseini/CREST`` (``data/caters/``, or ``$LOGIC_CONSISTENCY_DATA/caters/``).
+One row per story (``instance_id`` ``"train/batch_1/story00"``): ``items`` are its distinct events,
+each written as its span within its sentence (``slipped (in: "She [slipped] on ...")``), in a seeded
+random order; ``context`` lists them, never the story text; ``human_scores`` is ``-k`` for the event
+at position ``k`` of the human order, so the EARLIER event wins (mentions linked by ``IDENTITY``
+are one event); ``aspect`` is ``"temporal order"``.
 
-One row per story
-    - ``instance_id``: ``"<split>/<document>/story<NN>"``, e.g. ``"train/batch_1/story00"``
-      (``NN`` = 0-based position of the story in its document).
-    - ``items``: one per distinct event, written ``<span> (in: "<sentence with the span in [brackets]>")``,
-      e.g. ``slipped (in: "She [slipped] on a crack that was on one of the concrete tiles.")``. The
-      bare span (a single word such as ``was`` or ``get``) is often ambiguous; the sentence makes
-      each item self-contained, and the brackets say which word is meant when it occurs twice.
-      Discontinuous spans (``was ... commercial``) get one bracket pair per fragment.
-    - ``item_ids``: the brat ids (``"T2"``) of the events.
-    - ``context``: the items again, one ``- <item>`` line each, in the same order as ``items``.
-      The paper gives the model "a list of unordered events"; the story text itself is never
-      included (it would give the order away). Items and context lines are in a seeded random
-      order (``seed`` + a SHA-256 of the instance id), never in narrative order, so that the item
-      position leaks nothing either. With ``max_items`` the context lists only the kept items.
-    - ``human_scores``: ``-k`` for the event at position ``k`` (0 = earliest) of the human order,
-      so the EARLIER event has the higher score and wins the normal question "which event
-      happened earlier?".
-    - ``aspect``: ``"temporal order"``.
-
-Distinct events
-    A span belongs to the story containing its start offset (spans never cross story boundaries
-    in the release; this is checked). Spans with identical offsets would be duplicates (there are
-    none). Spans linked by an ``IDENTITY`` relation (66 in the release, e.g. ``eat`` ... ``eat``,
-    ``robbed`` ... ``taken``) are mentions of one event; "which happened earlier" has no answer for
-    such a pair, so each IDENTITY cluster becomes one event, represented by its first mention, and
-    the relations of the other mentions are moved to it.
-
-Human order (option ``order``)
-    The paper does not say how it derived the gold order. Default ``"annotated"``: the order the
-    annotated temporal relations give, i.e. a topological order of the BEFORE-type relations
-    (BEFORE, CAUSE_BEFORE, ENABLE_BEFORE, PREVENT_BEFORE, CAUSE_TO_END_BEFORE; Arg1 before Arg2),
-    with narrative order (order of mention) used only to break the ties the annotations leave
-    open: the narrative order, with events moved as little as needed to satisfy every annotated
-    BEFORE-type relation (Kahn's algorithm always taking the available event mentioned first).
-    It agrees with all annotated BEFORE-type relations (they contain no cycle in the release; a
-    cycle is a format error naming the story) and equals narrative order elsewhere. This is the
-    order the annotators stated, so a judge that follows a flashback ("He saw that his office had
-    been ransacked": ransacked BEFORE saw) is not marked wrong. ``order="narrative"`` keeps the
-    order of mention for comparison. Measured on the release: of the 1,108 annotated BEFORE-type
-    relations 1,017 have the earlier event mentioned first, i.e. **91.8 %** agree with narrative
-    order (BEFORE 92.0 %, CAUSE_BEFORE 91.7 %, ENABLE_BEFORE 90.9 %, PREVENT_BEFORE 1/2,
-    CAUSE_TO_END_BEFORE 0/1); over all event pairs of the 228 default instances the two orders
-    differ on 147 of 7,899 pairs (1.9 %). :func:`load` logs that count for the stories it keeps
-    (:func:`order_disagreements`). See also :func:`narrative_order_agreement`.
-
-Instance filter (options ``min_events`` and ``count_events``)
-    The paper "filtered to instances with seven or more events, resulting in 70 instances", but
-    the public release has many more stories with seven or more events, so the paper's extra
-    criterion is unknown. Rule used here: keep a story when at least ``min_events`` (default 7) of
-    its distinct events are counted, where ``count_events`` says which events count:
-
-    ============================  =====================================================  =========
-    ``count_events``              events counted                                         stories
-    ============================  =====================================================  =========
-    ``"all"`` (default)           every distinct event                                   **228**
-    ``"temporal"``                events in >= 1 temporal/causal (non-IDENTITY) relation 222
-    ``"before"``                  events in >= 1 BEFORE-type relation                    78
-    ============================  =====================================================  =========
-
-    For comparison: counting raw event spans (before merging IDENTITY mentions) gives 238 stories
-    with >= 7, and >= 10 distinct events gives 59. Items are always all distinct events of a kept
-    story; ``count_events`` only decides which stories are kept.
+Option ``order``: ``"annotated"`` (default) is a topological order of the BEFORE-type relations,
+narrative order breaking the ties they leave open (Kahn's algorithm taking the event mentioned
+first; a cycle is a format error); ``"narrative"`` is the order of mention. Options ``min_events``
+(default 7) and ``count_events`` (``all``, ``temporal``, ``before``) choose the stories kept (the
+paper's "70 instances" rule is unknown). Counts and reasons: docs/data.md.
 """
 
 from __future__ import annotations

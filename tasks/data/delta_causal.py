@@ -1,30 +1,16 @@
 """δ-CAUSAL (Cui et al., ACL Findings 2024): defeasible cause-effect pairs, for the causal epistemic
 consistency tasks (Cui et al., "Nuance Matters", section 4.1).
 
-One document per CSV row (1,969 rows of ``shuffled_test_extended.csv``; the paper reports "1,970
-defeasible cause-effect pairs", i.e. it counts rows). A row is one cause-effect pair with one
-original defeater and one original supporter, which is exactly the input of one generation phase
-(paper Appendix B.2: "using the original defeater and supporter from the data and prompting the
-model four times for each cause-effect pair"). The 500 distinct (cause, effect) pairs appear in 3
-or 4 rows each (IDs ``3804``, ``3804-1``, ...) with different defeaters and supporters;
-``one_per_pair=True`` keeps only the first row of each pair (500 documents).
-
-Fields of a document:
-
-- ``id``: the row ID (``"3804-1"``); ``pair_id``: the part before the first ``-`` (``"3804"``);
-- ``domain``, ``keyword``, ``keyword_model`` (upstream ``keyword-model``);
-- ``cause``; ``effect_interval`` (upstream ``long_term_interval``, e.g. ``"Years later,"``);
-  ``effect`` (upstream ``long_term_effect``);
-- ``defeater_interval`` (upstream ``defeater_time_interval``), ``defeater``, ``supporter``
-  (upstream ``assumption`` in the validation file);
-- ``display_order``: a seeded permutation of 0..9, the order in which the ten intermediates
-  (indexed in generation order, 0 = label -5 ... 9 = label +5) are shown as arguments 1..10 in the
-  ranking prompt. It depends only on ``seed`` and ``id``, so it is the same on every run and
-  machine, and differs between documents.
-
-Sources: ``delta-causal-dataset/<file>`` of github ``cui-shaobo/defeasibility-in-causality`` at a
-pinned commit, or ``$LOGIC_CONSISTENCY_DATA/delta_causal/<file>``. Malformed input raises
-:class:`~logic_consistency.tasks.data.DatasetFormatError` naming the file, line and field.
+One document per CSV row (1,969 rows of ``shuffled_test_extended.csv``; the paper's "1,970 pairs"
+counts rows): one cause-effect pair with one original defeater and one original supporter, the input
+of one generation phase (paper Appendix B.2). ``one_per_pair=True`` keeps only the first row of each
+of the 500 distinct (cause, effect) pairs. Fields: ``id``, ``pair_id``, ``domain``, ``keyword``,
+``keyword_model``, ``cause``, ``effect_interval``, ``effect``, ``defeater_interval``, ``defeater``,
+``supporter`` (upstream names differ: ``long_term_interval``, ``long_term_effect``,
+``defeater_time_interval``, ``assumption``) and ``display_order``, a permutation of 0..9 seeded by
+``seed`` and ``id``: the order in which the ten intermediates (0 = label -5 ... 9 = label +5) are
+shown in the ranking prompt. Sources: ``delta-causal-dataset/<file>`` of github
+``cui-shaobo/defeasibility-in-causality`` at a pinned commit, or ``$LOGIC_CONSISTENCY_DATA/delta_causal/``.
 """
 
 from __future__ import annotations

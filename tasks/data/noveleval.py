@@ -1,23 +1,13 @@
 """NovelEval (Sun et al., 2023): which of two passages is more relevant to a query?
 
-One row per query (21 instances):
+One row per query (21 instances): ``context`` is the query (``queries.tsv``); ``items`` the 20
+passages judged for it (``corpus.tsv``) in ``qrels.txt`` order, with ``item_ids`` ``"<qid>-<n>"``;
+``human_scores`` the graded relevance from ``qrels.txt`` (0 not relevant, 1 partially, 2 relevant;
+many ties); ``aspect`` is ``"relevance"``.
 
-- ``context``: the query text (``queries.tsv``);
-- ``items``: the passages judged for the query (``corpus.tsv``), 20 per query, in ``qrels.txt``
-  order (which is the ``<qid>-0`` ... ``<qid>-19`` order of the first-stage retrieval);
-- ``item_ids``: the passage ids (``"<qid>-<n>"``);
-- ``human_scores``: the graded relevance from ``qrels.txt``: 0 not relevant, 1 partially relevant,
-  2 relevant. There are many ties (290 / 40 / 90 of 420 judgements); the metrics handle ties;
-- ``aspect``: ``"relevance"``.
-
-Sources: ``queries.tsv``, ``corpus.tsv`` and ``qrels.txt`` of github ``sunnweiwei/RankGPT`` at a
-pinned commit, folder ``NovelEval/`` (or ``$LOGIC_CONSISTENCY_DATA/noveleval/``). ``data.json`` in
-that folder repeats the same texts and is not needed.
-
-The ``.tsv`` files use CSV quoting (a passage containing ``"`` is wrapped in quotes with the inner
-quotes doubled, and one passage contains tab characters inside its quotes), so they are read with
-:mod:`csv`, not by splitting lines on tabs. Parsed this way every passage equals its copy in
-``data.json``.
+Sources: github ``sunnweiwei/RankGPT`` at a pinned commit, folder ``NovelEval/`` (or
+``$LOGIC_CONSISTENCY_DATA/noveleval/``). The ``.tsv`` files use CSV quoting (doubled inner quotes,
+tabs inside one passage), so they are read with :mod:`csv`, not split on tabs.
 """
 
 from __future__ import annotations

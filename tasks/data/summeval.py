@@ -1,22 +1,13 @@
 """SummEval (Fabbri et al., 2021): which of two summaries of an article is more coherent?
 
-One row per CNN/DM article (100 instances):
-
-- ``context``: the source article;
-- ``items``: the 16 machine summaries, in the order of the source's ``machine_summaries`` list;
-- ``item_ids``: ``"S0"`` ... ``"S15"``, the position in that list (the hub format records no system
-  names);
-- ``human_scores``: the mean of the 3 expert annotations (1-5) for ``aspect`` (default coherence,
-  the aspect used by the logical-consistency paper), so the more coherent summary should win;
-- ``aspect``: the aspect name.
+One row per CNN/DM article (100 instances): ``context`` is the article; ``items`` its 16 machine
+summaries in the source's order, ``item_ids`` ``"S0"`` ... ``"S15"``; ``human_scores`` the mean of
+the 3 expert annotations (1-5) for ``aspect`` (default coherence, the paper's aspect). Textually
+identical summaries of one article are kept (the benchmark is defined on all 16; docs/data.md).
 
 Sources: online, hub dataset ``mteb/summeval`` split ``test``; offline,
-``$LOGIC_CONSISTENCY_DATA/summeval/summeval_hub_format.jsonl`` (one JSON object per line with the
-hub dataset's fields). Both go through :func:`build_row`, so they are validated identically.
-
-Note on the data: in 37 of the 100 articles some machine summaries are textually identical
-(44 groups, e.g. positions 10 and 11 in 18 articles), and in 28 of those groups the copies received
-different expert scores. They are kept, because the benchmark is defined on all 16 summaries.
+``$LOGIC_CONSISTENCY_DATA/summeval/summeval_hub_format.jsonl`` (the hub dataset's fields, one JSON
+object per line). Both go through :func:`build_row`, so they are validated identically.
 """
 
 from __future__ import annotations

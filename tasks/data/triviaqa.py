@@ -1,19 +1,13 @@
 """TriviaQA (Joshi et al., 2017): closed-book questions with their answer aliases.
 
 Used by the generator-validator task ``logic_consistency_gv_triviaqa``. One row per question:
-
-- ``qid``: question id (``tqa_...`` locally, TriviaQA's ``question_id`` online);
-- ``question``: the question text;
-- ``gold_answer``: the canonical answer (``answer.value`` online);
-- ``aliases``: every accepted spelling of the answer (``answer.aliases`` online); non-empty.
+``qid``, ``question``, ``gold_answer`` (``answer.value`` online) and ``aliases`` (every accepted
+spelling, ``answer.aliases`` online; non-empty).
 
 Sources: offline, ``$LOGIC_CONSISTENCY_DATA/triviaqa/triviaqa.json`` (a JSON list of objects
 ``{qid, question, gold_answer, aliases}``; 150 validation questions, see the data folder's
 ``SOURCE.md``); online, hub dataset ``mandarjoshi/trivia_qa`` config ``rc.nocontext`` split
-``validation`` (17,944 questions; the local file is a 150-question subset of the same split, drawn
-from config ``rc.wikipedia``, whose questions are a subset of ``rc.nocontext``'s).
-
-Errors name the file, the line where the offending record starts and the field.
+``validation``. Errors name the file, the line where the offending record starts and the field.
 """
 
 from __future__ import annotations

@@ -2,33 +2,16 @@
 
 Every instance's items are sorted by the PairS merge sort with the model as comparator
 (:mod:`logic_consistency.metrics.pairs`), ``pairs_runs`` times (default 100, as the paper) from
-seeded random initial orders, raw and calibrated (each comparison judged from both presentation
-orders). The merge is ``pairs_method``: ``greedy`` (default; the authors' and the paper's) or the
-authors' ``beam`` search with ``pairs_beam_size`` and ``pairs_prob_gap``
-(:mod:`~logic_consistency.tasks.pairwise.pairs_search`); each beam step asks all the comparisons
-its paths need at once. The merge rounds depend on earlier answers, so the task runs them while
-lm-eval builds its requests (as :mod:`logic_consistency.harness_ext.multistage` does for earlier
-stages): in each round every unfinished sort of every document advances as far as the answers
-known so far allow, and all comparisons still needed, over all documents, go to the model in ONE
-batched ``loglikelihood`` call (:func:`~logic_consistency.harness_ext.current_run.call_once`, so
-``--use_cache`` resumes). Raw and calibrated sorts and all runs share one memo per document: a
-prompt is asked at most once.
+seeded random initial orders, raw and calibrated (each comparison judged from both orders). The
+merge is ``pairs_method``: ``greedy`` (default, as the authors) or their ``beam`` search
+(:mod:`~logic_consistency.tasks.pairwise.pairs_search`). The merge rounds depend on earlier answers,
+so they run while lm-eval builds its requests: each round sends every comparison still needed, over
+all documents, in ONE batched ``loglikelihood`` call
+(:func:`~logic_consistency.harness_ext.current_run.call_once`, so ``--use_cache`` resumes); a prompt
+is asked at most once per document. The prompt is the ``normal`` template (log-likelihood only).
 
-The comparison prompt is the pairwise task's ``normal`` template (same YAML keys, option letters
-scored by log-likelihood, P(A) = softmax over the two letters); PairS needs probabilities, so only
-``output_type: loglikelihood`` is supported. After the rounds, each document carries one short
-placeholder request (lm-eval needs one per document), answered without a model call
-(:mod:`logic_consistency.harness_ext.placeholders`).
-
-Metrics per instance (means over instances): ``pairs_spearman`` and ``pairs_spearman_calibrated``
-(mean Spearman rho over runs against the human scores), ``pairs_comparisons_ratio`` and
-``pairs_calibrated_comparisons_ratio`` (mean comparisons per run / n(n-1), counted as the authors'
-``api_call``: a greedy merge step, or a distinct pair a beam merge asks; a calibrated comparison
-costs two prompts), ``pairs_model_calls_ratio`` (distinct prompts asked for the instance /
-n(n-1)), ``pairs_rounds`` (batched rounds the instance needed) and ``n_ties`` (distinct
-comparisons asked whose two letters got equal log-likelihoods; a sort must place every item, so
-the merge keeps the left run's item first on a tie, as the authors' code does). The sample log's ``pairs``
-record holds the counts themselves and the search used.
+Metrics (means over instances; meanings in tasks/pairwise/README.md): ``pairs_spearman[_calibrated]``,
+``pairs_[calibrated_]comparisons_ratio``, ``pairs_model_calls_ratio``, ``pairs_rounds``, ``n_ties``.
 """
 
 from __future__ import annotations

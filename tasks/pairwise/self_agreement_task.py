@@ -1,33 +1,17 @@
-"""Self-agreement of sampled chain-of-thought judgements (Liu et al., "Aligning with Logic",
-section 3.1 and Figure 4).
+"""Self-agreement of sampled chain-of-thought judgements (Liu et al., "Aligning with Logic", 3.1, Fig. 4).
 
-Every judgement of the pairwise CoT task (every ordered pair, ``normal`` and ``negated``) is
-sampled k times (``metadata.samples``, default 10, at ``generation_kwargs.temperature`` 0.7 with
-``do_sample: true``: the paper's Figure 4 settings; both overridable with ``--metadata`` /
-``--gen_kwargs``). Each sample is parsed like the CoT task's answers. Reported per instance (means
-over instances):
+Every judgement of the pairwise CoT task is sampled k times (``metadata.samples``, default 10, at
+least 2; temperature 0.7 with ``do_sample: true``, the paper's settings) and parsed like the CoT
+task's answers. Reported (means over instances): ``self_agreement``
+(:func:`logic_consistency.metrics.self_agreement.self_agreement`), the consistency metrics of the
+majority judgements (a tie has no majority and counts as missing), and the sums ``unparseable``,
+``n_majority_ties`` and ``n_single_sample`` (a lone sample agrees with itself, so such a judgement
+is left out of ``self_agreement``).
 
-* ``self_agreement``: mean over judgements of the share of parsed samples that agree with the
-  majority (:func:`logic_consistency.metrics.self_agreement.self_agreement`; unparseable samples
-  are left out of their judgement's share);
-* ``s_tran_K``, ``s_comm``, ``s_neg``, ``human_agreement``, ``position_bias`` of the majority
-  judgements (a tie, e.g. 5 A / 5 B, has no majority and counts as a missing judgement, like an
-  unparseable one; see :mod:`logic_consistency.metrics.self_agreement`);
-* ``unparseable`` (samples whose answer could not be parsed), ``n_majority_ties`` (judgements
-  left without a majority) and ``n_single_sample`` (judgements with exactly one parsed sample: a
-  lone sample agrees with itself, so such a judgement is left out of ``self_agreement`` instead of
-  scoring 1.0; its one sample still counts as its majority judgement), all summed over instances.
-  ``metadata.samples`` must be at least 2.
-
-Sampling: the k samples of a prompt are k separate requests, never deduplicated (lm-eval's own
-``repeats`` sends the same request k times too). They are sent while lm-eval builds its requests,
-in one batched ``generate_until`` call for the whole run, and each document then carries one
-placeholder request (lm-eval needs one per document), answered without a model call
-(:mod:`logic_consistency.harness_ext.placeholders`). With ``--use_cache``,
-lm-eval's ``CachingLM`` refuses to reuse sampled generations (it cannot tell sample 3 from
-sample 7), so this task keys each sample by (prompt, generation settings, sample index) in the same
-cache database: an interrupted run resumes, and a completed one is replayed, without re-sampling.
-Randomness comes from the backend's sampler, seeded by ``lm_eval --seed``.
+The k samples are k separate requests, never deduplicated, sent in one batched ``generate_until``
+call while lm-eval builds its requests; each document then carries one placeholder request. Each
+sample is cached by (prompt, generation settings, sample index), so ``--use_cache`` resumes without
+re-sampling. Randomness comes from the backend's sampler, seeded by ``lm_eval --seed``.
 """
 
 from __future__ import annotations
