@@ -14,11 +14,13 @@ module knows no task family.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,6 +30,7 @@ from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.choice_reading import is_single_choice
 from logic_consistency.harness_ext.placeholders import is_placeholder
+from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -204,6 +207,7 @@ def plan_tasks(
     tokenizer: Any,
     seed: int = 0,
     timings: dict[str, float] | None = None,
+    shard: Shard | None = None,
 ) -> list[TaskPlan]:
     """Build every task's requests with a recorder for the model and count them (see the module docstring).
 
@@ -216,6 +220,7 @@ def plan_tasks(
             the tasks, so that a bad task name fails fast); used for the chat template and the counts.
         seed: Seed of the recorder's random log-likelihoods (PairS simulation).
         timings: If given, receives the seconds spent loading tasks, building requests and counting tokens.
+        shard: Plan only this shard's share, as a run under ``LOGIC_CONSISTENCY_SHARD`` builds it.
     """
     from lm_eval.evaluator_utils import get_sample_size
 
@@ -237,7 +242,7 @@ def plan_tasks(
         for logger in quiet:
             logger.setLevel(logging.ERROR)
         try:
-            with current_run.published(recorder):
+            with current_run.published(recorder), _as_shard(shard):
                 task.build_all_requests(
                     limit=get_sample_size(task, limit),
                     rank=0,
@@ -268,6 +273,23 @@ def plan_tasks(
             count_tokens=time.perf_counter() - clock["built"],
         )
     return plans
+
+
+@contextlib.contextmanager
+def _as_shard(shard: Shard | None) -> Iterator[None]:
+    """Build as shard ``shard`` would (``LOGIC_CONSISTENCY_SHARD``, read by the wrapped ``doc_iterator``)."""
+    if shard is None:
+        yield
+        return
+    previous = os.environ.get(ENV_SHARD)
+    os.environ[ENV_SHARD] = str(shard)
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ[ENV_SHARD]
+        else:
+            os.environ[ENV_SHARD] = previous
 
 
 def _tally(requests: Iterable[Instance], *, repeats: bool = False) -> dict[str, Tally]:

@@ -7,6 +7,7 @@ call per distinct context of one-word choices, read from ``top_logprobs``, bound
 ``local-chat-completions`` (generation only). Counts come from
 :func:`~logic_consistency.harness_ext.plan.plan_tasks`: exact for first stages, bounds (``≤``) and
 estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--price-in`` / ``--price-out`` (USD per million tokens) add dollars.
+``--shards N`` also plans each shard of a sharded run (a model list's ``shards``) as that shard builds it.
 """
 
 from __future__ import annotations
@@ -20,13 +21,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
-from logic_consistency.harness_ext.plan_table import api_costs, counts, dollars, render, repeated_costs
+from logic_consistency.harness_ext.plan_table import (
+    api_costs,
+    counts,
+    dollars,
+    render,
+    render_shards,
+    repeated_costs,
+    shard_totals,
+)
 from logic_consistency.subcommands import add_subcommand
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import TaskPlan
 
 DEFAULT_TOKENIZER = "smollm2-135m-instruct"
+#: Bound on ``--shards``: every shard's requests are built once more (a plan of N shards costs N+1 plans).
+MAX_SHARDS = 256
 
 
 def as_json(
@@ -76,6 +87,8 @@ def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
         )
     if args.lc_chat_max_tokens < 1:
         raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {args.lc_chat_max_tokens}")
+    if not 1 <= args.shards <= MAX_SHARDS:
+        raise ValueError(f"--shards must be between 1 and {MAX_SHARDS}, got {args.shards}")
     if args.metadata is None:
         return None
     try:
@@ -87,26 +100,35 @@ def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
     return metadata
 
 
+def _unpriced(totals: Any) -> dict[str, Any]:
+    """A shard's totals for ``--json``: counts only (shards are not priced)."""
+    return {key: value for key, value in vars(totals).items() if not key.endswith("_usd")}
+
+
 def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     metadata = _check_options(args)
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.harness_ext.plan import plan_tasks
+    from logic_consistency.harness_ext.plan import load_tokenizer, plan_tasks
+    from logic_consistency.harness_ext.shards import Shard
 
     tasks = [name for names in args.tasks for name in names.split(",") if name]
     if not tasks:
         raise ValueError("--tasks names no task")
     timings: dict[str, float] = {}
-    plans = plan_tasks(
-        tasks,
-        limit=args.limit,
-        metadata=metadata,
-        timings=timings,
-        apply_chat_template=args.apply_chat_template,
-        system_instruction=args.system_instruction,
-        fewshot_as_multiturn=args.fewshot_as_multiturn,
-        tokenizer=args.tokenizer,
-    )
+    settings: dict[str, Any] = {
+        "limit": args.limit,
+        "metadata": metadata,
+        "apply_chat_template": args.apply_chat_template,
+        "system_instruction": args.system_instruction,
+        "fewshot_as_multiturn": args.fewshot_as_multiturn,
+        "tokenizer": load_tokenizer(args.tokenizer),
+    }
+    plans = plan_tasks(tasks, **settings, timings=timings)
+    shard_plans = [
+        plan_tasks(tasks, **settings, shard=Shard(index, args.shards))
+        for index in range(args.shards if args.shards > 1 else 0)
+    ]
     options = {
         "lc_chat_max_tokens": args.lc_chat_max_tokens,
         "price_in": args.price_in,
@@ -114,9 +136,21 @@ def _run(args: argparse.Namespace) -> int:
         "tokenizer": args.tokenizer,
     }
     if args.json:
-        print(json.dumps(as_json(plans, **options), indent=1))
+        report = as_json(plans, **options)
+        if shard_plans:
+            report["shards"] = [
+                {
+                    "shard": f"{index}/{args.shards}",
+                    **_unpriced(shard_totals(part, lc_chat_max_tokens=args.lc_chat_max_tokens)),
+                }
+                for index, part in enumerate(shard_plans)
+            ]
+        print(json.dumps(report, indent=1))
     else:
         print(render(plans, **options))
+        if shard_plans:
+            print(f"\nShards (LOGIC_CONSISTENCY_SHARD=i/{args.shards}; the model list's `shards`): what each sends")
+            print(render_shards(shard_plans, lc_chat_max_tokens=args.lc_chat_max_tokens))
         parts = ", ".join(f"{name.replace('_', ' ')} {seconds:.1f} s" for name, seconds in timings.items())
         print(f"(planned in {time.perf_counter() - started:.1f} s: {parts}; no model was loaded)", file=sys.stderr)
     return 0
@@ -150,6 +184,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--price-in", type=float, default=None, dest="price_in", help="USD per million prompt tokens")
     parser.add_argument(
         "--price-out", type=float, default=None, dest="price_out", help="USD per million generated tokens"
+    )
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="also plan each of N shards (a model list's `shards`): documents, tokens and calls per shard",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
     return parser

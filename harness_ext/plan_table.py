@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import StageBound, TaskPlan
 
-__all__ = ["api_costs", "counts", "dollars", "render", "repeated_costs"]
+__all__ = ["api_costs", "counts", "dollars", "render", "render_shards", "repeated_costs", "shard_totals"]
 
 LL, GEN = "loglikelihood", "generate_until"
 
@@ -316,4 +316,33 @@ def render(
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += _footer(prices, tokenizer=tokenizer, lc_chat_max_tokens=lc_chat_max_tokens)
     lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def shard_totals(plans: list[TaskPlan], *, lc_chat_max_tokens: int) -> Totals:
+    """The total row of one shard's plans (as :func:`render` sums a whole plan, unpriced)."""
+    totals, prices = Totals(), Prices(None, None)
+    for plan in plans:
+        _add_to_totals(totals, TaskCosts.of(plan, lc_chat_max_tokens=lc_chat_max_tokens), prices)
+    return totals
+
+
+def render_shards(shard_plans: list[list[TaskPlan]], *, lc_chat_max_tokens: int) -> str:
+    """Per shard ``i/N`` of the run: documents, prompt tokens and calls (what each shard will send)."""
+    head = [
+        "shard",
+        "docs",
+        "prompt tokens",
+        "gen tokens ≤",
+        "lc-chat calls",
+        "lc-chat prompt tokens",
+        "local-chat calls",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    count = len(shard_plans)
+    for index, plans in enumerate(shard_plans):
+        t = shard_totals(plans, lc_chat_max_tokens=lc_chat_max_tokens)
+        tokens = _n(t.tokens) + (f" + ≈{_n(t.tokens_estimate)}" if t.tokens_estimate else "")
+        cells = [f"{index}/{count}", _n(t.docs), tokens, _n(t.gen), _n(t.lc), _n(t.lc_tokens), _n(t.chat)]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

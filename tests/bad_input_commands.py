@@ -147,6 +147,7 @@ for _argv, _message in [
     (("plan", "--tasks", "logic_consistency_summeval", "--price-in", "-1"), "--price-in"),
     (("plan", "--tasks", "logic_consistency_summeval", "--price-out", "nan"), "--price-out"),
     (("plan", "--tasks", "logic_consistency_summeval", "--limit", "0"), "--limit"),
+    (("plan", "--tasks", "logic_consistency_summeval", "--shards", "0"), "--shards"),
     (("plan", "--tasks", "logic_consistency_summeval", "--tokenizer", "no/such/tokenizer"), "no/such/tokenizer"),
 ]:
 

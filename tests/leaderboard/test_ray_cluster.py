@@ -104,7 +104,10 @@ def test_a_killed_worker_is_retried_with_no_repeated_call(cluster: Any, tmp_path
     assert [comparable(r) for r in result.document["rows"]] == [comparable(r) for r in reference.document["rows"]]
 
 
-def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_lm_eval(cluster: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_cancels_the_ray_tasks_and_leaves_no_lm_eval(
+    cluster: Any, tmp_path: Path, stop: signal.Signals
+) -> None:
     calls = tmp_path / "calls.txt"
     models = model_list(
         tmp_path, tasks=TASKS[:1], limit=3, entry=f", env: {{HASH_LM_CALLS: '{calls}', HASH_LM_DELAY: '1'}}"
@@ -117,9 +120,10 @@ def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_lm_eval(cluster: Any, tmp_pa
     while not _calls(calls) and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.5)
     assert _calls(calls), "no model call started"
-    driver.send_signal(signal.SIGINT)
+    driver.send_signal(stop)
     _, stderr = driver.communicate(timeout=120)
-    assert driver.returncode == 130, stderr[-2000:]
+    assert driver.returncode == 128 + stop, stderr[-2000:]  # 130 for Ctrl-C, 143 for SIGTERM
+    assert f"interrupted by {stop.name}" in stderr, stderr[-2000:]
     deadline = time.monotonic() + 30
     while _running_hash_lm() and time.monotonic() < deadline:
         time.sleep(0.5)
