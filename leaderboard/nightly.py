@@ -270,7 +270,9 @@ def build(
     )
     for folder in (root / RUNS_DIR, caches):
         check_writable(folder, folder=True)
-    preflight(specs)  # backends, model arguments, tasks: refused before the first model call
+    # backends, model arguments, tasks: refused before the first model call (backend names only
+    # against this process's registry: a custom --lm-eval may know more)
+    preflight(specs, registry=lm_eval is None)
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()

@@ -159,15 +159,18 @@ def check_model_cache(specs: Iterable[ModelSpec]) -> None:
         ) from None
 
 
-def preflight(specs: Sequence[ModelSpec]) -> None:
+def preflight(specs: Sequence[ModelSpec], *, registry: bool = True) -> None:
     """Run every check that needs no model call, in order: backends, model arguments, tasks, model cache.
 
     (``extra_args`` were parsed when the model list was read, :func:`.extra_args.parse_extra_args`.)
+    ``registry=False`` skips the backend names: a custom ``--lm-eval`` may register backends this
+    process does not know (the runs then name an unknown one).
 
     Raises:
         ValueError: The first bad input, named.
     """
-    check_backends(specs)
+    if registry:
+        check_backends(specs)
     for spec in specs:
         check_model_args(spec)
     check_tasks(specs)

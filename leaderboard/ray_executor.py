@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import signal
 import threading
 import time
 import uuid
@@ -113,6 +114,25 @@ def _lease(budget: Any, slots: int) -> Iterator[None]:
         ray.get(budget.release.remote(token))
 
 
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``.
+
+    Ray's core worker installs its own fatal-signal handler for SIGTERM in the driver (it logs and
+    exits with status 1), which would bypass the build's stop path: cancel every task, write nothing,
+    exit 143. Re-installing the Python handlers restores that path.
+    """
+    names = ("SIGTERM", "SIGHUP", "SIGINT")
+    kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
+    try:
+        yield
+    finally:
+        if threading.current_thread() is threading.main_thread():  # signal.signal works only there
+            for sig, handler in kept.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
+
+
 class UnitFailedError(RuntimeError):
     """A unit's ``lm_eval`` failed; raised in the Ray task so that Ray retries it."""
 
@@ -179,14 +199,15 @@ class RayExecutor:
         ray = require_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            ray.init(
-                address=self.address,
-                namespace=NAMESPACE,
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-                **self.init_options,
-            )
+            with _signal_handlers_kept():
+                ray.init(
+                    address=self.address,
+                    namespace=NAMESPACE,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                    **self.init_options,
+                )
         try:
             return self._run(ray, specs, settings, log)
         finally:
@@ -235,9 +256,14 @@ class RayExecutor:
                     model.results.append(_result(ray, ref, job))
                     if len(model.results) == model.units:
                         outcomes[model.spec.name] = _finish(model, settings, log)
-        except BaseException:
+        except BaseException as error:
             for ref in pending:
                 ray.cancel(ref, force=True)
+            # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
+            # ("returned a result with an exception set"): re-raise the stop itself
+            if isinstance(error, SystemError) and isinstance(error.__cause__, BaseException):
+                if not isinstance(error.__cause__, Exception):
+                    raise error.__cause__ from None
             raise
         return [outcomes[spec.name] for spec in specs]
 

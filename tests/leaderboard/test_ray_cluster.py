@@ -119,7 +119,9 @@ def test_ctrl_c_or_sigterm_cancels_the_ray_tasks_and_leaves_no_lm_eval(
     deadline = time.monotonic() + 240
     while not _calls(calls) and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.5)
-    assert _calls(calls), "no model call started"
+    if not _calls(calls):
+        driver.kill()
+        assert False, f"no model call started: {driver.communicate()[1][-3000:]}"
     driver.send_signal(stop)
     _, stderr = driver.communicate(timeout=120)
     assert driver.returncode == 128 + stop, stderr[-2000:]  # 130 for Ctrl-C, 143 for SIGTERM
