@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -44,9 +44,6 @@ from .provenance import (
     task_version,
 )
 from .results import RunOutput, metric_keys, metric_values, read_run
-
-if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; annotations are not evaluated at run time
-    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_BOOTSTRAP",
@@ -231,16 +228,6 @@ def _progress_total(run: RunOutput) -> int:
     return sum(len(metric_keys(run.results["results"][name])) for name in run.results["results"])
 
 
-class RowOptions(TypedDict, total=False):
-    """The keyword options of :func:`build_row`, which :func:`ingest_results` passes on unchanged
-    (defaults and meanings: :func:`build_row`)."""
-
-    night: str | None
-    bootstrap: BootstrapSettings
-    suite_version: str
-    progress: bool
-
-
 def build_row(
     run: RunOutput,
     identity: ModelIdentity,
@@ -361,7 +348,10 @@ def ingest_results(
     name: str | None = None,
     revision: str | None = None,
     precision: str | None = None,
-    **options: Unpack[RowOptions],
+    night: str | None = None,
+    bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    suite_version: str = SUITE_VERSION,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Read one results file (and its samples) into a leaderboard row.
 
@@ -372,8 +362,7 @@ def ingest_results(
         name: Display name override.
         revision: Revision override.
         precision: Precision override.
-        **options: The keyword options of :func:`build_row` (:class:`RowOptions`): ``night``,
-            ``bootstrap``, ``suite_version``, ``progress``.
+        night, bootstrap, suite_version, progress: As :func:`build_row`.
 
     Raises:
         FileNotFoundError: The results file does not exist.
@@ -382,4 +371,4 @@ def ingest_results(
     run = without_credentials(read_run(Path(results_path)))
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
-    return build_row(run, identity, **options)
+    return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)

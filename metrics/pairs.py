@@ -15,17 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import UndefinedMetricError, check_int
-from .pairs_sort import Comparisons, MergeOptions, Method, comparison, merge_sort_steps
+from .pairs_sort import Comparisons, Method, comparison, merge_sort_steps
 from .ranking import ranking_spearman
-
-if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; annotations are not evaluated at run time
-    from typing_extensions import Unpack
 
 #: ``ask(pairs)`` answers ordered pairs (a, b) with P(item a is better | a shown as option A).
 BatchJudge = Callable[[Sequence[tuple[int, int]]], Sequence[float]]
@@ -58,16 +54,6 @@ class PairsResult:
     all_pairs: int  #: n (n - 1), the cost of the full pairwise matrix
     orders: list[list[int]]  #: final order of each run, best first
     rhos: list[float]  #: Spearman rho of each run
-
-
-class SortOptions(MergeOptions, total=False):
-    """The keyword options of :class:`PairsSorter` (its merge options and these), which
-    :func:`pairs_rank` passes on unchanged (defaults and meanings: :class:`PairsSorter`)."""
-
-    calibrated: bool
-    runs: int
-    seed: int
-    memo: dict[tuple[int, int], float] | None
 
 
 class PairsSorter:
@@ -181,7 +167,14 @@ def pairs_rank(
     n_items: int,
     judge: BatchJudge,
     human_scores: ArrayLike,
-    **options: Unpack[SortOptions],
+    *,
+    calibrated: bool = False,
+    runs: int = 100,
+    seed: int = 0,
+    memo: dict[tuple[int, int], float] | None = None,
+    method: Method = "greedy",
+    beam_size: int = 1,
+    prob_gap: float = 0.1,
 ) -> PairsResult:
     """Rank n items R times by PairS merge sort and correlate each ranking with human scores.
 
@@ -195,8 +188,7 @@ def pairs_rank(
         judge: batched comparator; ``judge([(a, b), ...])`` returns P(a better | a as option A)
             for each pair, each in [0, 1].
         human_scores: length-N human scores (higher = better) for Spearman's rho.
-        **options: the keyword options of :class:`PairsSorter` (:class:`SortOptions`):
-            ``calibrated``, ``runs``, ``seed``, ``memo``, ``method``, ``beam_size``, ``prob_gap``.
+        calibrated, runs, seed, memo, method, beam_size, prob_gap: as :class:`PairsSorter`.
 
     Returns:
         :class:`PairsResult` (``model_calls`` counts the pairs this call asked the judge).
@@ -207,7 +199,16 @@ def pairs_rank(
         UndefinedMetricError: human scores constant (Spearman undefined).
     """
     human = _human_scores(human_scores, n_items)  # before any judge call
-    sorter = PairsSorter(n_items, **options)
+    sorter = PairsSorter(
+        n_items,
+        calibrated=calibrated,
+        runs=runs,
+        seed=seed,
+        memo=memo,
+        method=method,
+        beam_size=beam_size,
+        prob_gap=prob_gap,
+    )
     rounds = asked = 0
     while wanted := sorter.wanted():
         sorter.feed(wanted, list(judge(wanted)))

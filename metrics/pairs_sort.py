@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict, get_args
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -26,7 +26,6 @@ from ._validation import check_int, validate_prefs
 __all__ = [
     "METHODS",
     "Comparisons",
-    "MergeOptions",
     "Method",
     "SortSteps",
     "comparison",
@@ -37,14 +36,6 @@ __all__ = [
 
 Method = Literal["greedy", "beam"]
 METHODS: tuple[str, ...] = get_args(Method)
-
-
-class MergeOptions(TypedDict, total=False):
-    """The merge options of :func:`merge_sort_steps` and :func:`pairs_order`, as keyword arguments."""
-
-    method: Method
-    beam_size: int
-    prob_gap: float
 
 
 # A sort (or one merge) is a generator that yields the comparisons (a, b) it needs next, all at

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
-from logic_consistency.metrics.pairs_sort import METHODS, MergeOptions, Method
+from logic_consistency.metrics.pairs_sort import METHODS, Method
 from logic_consistency.options import OptionError, OptionTypeError, check_choice, check_int
 
 #: The ``metadata`` keys read here.
@@ -60,10 +60,6 @@ class PairsSearch:
         assert beam_size is not None
         return cls(method=method, beam_size=beam_size, prob_gap=float(prob_gap))
 
-    def kwargs(self) -> MergeOptions:
-        """The keyword arguments of :func:`~logic_consistency.metrics.pairs.pairs_rank` and ``PairsSorter``."""
-        return {"method": self.method, "beam_size": self.beam_size, "prob_gap": self.prob_gap}
-
 
 def replay_pairs(prefs: np.ndarray, human: Any, *, runs: int, seed: int, search: PairsSearch) -> dict[str, float]:
     """PairS raw and calibrated on a complete matrix of ``normal`` judgements (no model call).
@@ -76,7 +72,18 @@ def replay_pairs(prefs: np.ndarray, human: Any, *, runs: int, seed: int, search:
     judge = judge_from_prefs(prefs)
     out: dict[str, float] = {}
     for name, calibrated in (("pairs_spearman", False), ("pairs_spearman_calibrated", True)):
-        result = pairs_rank(n, judge, human, calibrated=calibrated, runs=runs, seed=seed, memo=memo, **search.kwargs())
+        result = pairs_rank(
+            n,
+            judge,
+            human,
+            calibrated=calibrated,
+            runs=runs,
+            seed=seed,
+            memo=memo,
+            method=search.method,
+            beam_size=search.beam_size,
+            prob_gap=search.prob_gap,
+        )
         out[name] = result.spearman
         if not calibrated:
             out["pairs_comparisons_ratio"] = result.comparisons / result.all_pairs

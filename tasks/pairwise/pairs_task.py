@@ -16,6 +16,7 @@ Metrics (means over instances; meanings in tasks/pairwise/README.md): ``pairs_sp
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -75,12 +76,21 @@ class PairsRankingTask(PairwiseConsistencyTask):
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: C901 - the PairS merge rounds: one loop over rounds with the batch, memo and cache steps together  # noqa: D102
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
         states: dict[int, dict[str, Any]] = {}
-        runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search.kwargs()
+        runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search
         for doc_id, doc in docs:
             memo: dict[tuple[int, int], float] = {}
             n = len(doc["items"])
             sorters = {
-                name: PairsSorter(n, calibrated=calibrated, runs=runs, seed=seed, memo=memo, **search)
+                name: PairsSorter(
+                    n,
+                    calibrated=calibrated,
+                    runs=runs,
+                    seed=seed,
+                    memo=memo,
+                    method=search.method,
+                    beam_size=search.beam_size,
+                    prob_gap=search.prob_gap,
+                )
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
             states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
@@ -122,7 +132,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
         for doc_id, state in states.items():
             doc, n = state["doc"], len(state["doc"]["items"])
             record: dict[str, Any] = {
-                "search": self.options.pairs_search.kwargs(),
+                "search": dataclasses.asdict(search),
                 "rounds": state["rounds"],
                 MISSING_METRIC: state["missing"],
                 "model_calls": len(state["memo"]),
