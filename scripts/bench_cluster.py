@@ -1,6 +1,7 @@
 """Benchmark: the nightly build one model after another against a Ray executor, and a GPU projection.
 
-1. Builds the board of the shipped model list at ``--limit LIMIT`` (environment, default 2) twice,
+1. Builds the board of the shipped model list at ``--limit LIMIT`` (environment, default 2) and
+   ``max_items`` ``MAX_ITEMS`` (default 5), as ``scripts/leaderboard.sh`` does, twice,
    each in a fresh folder (no answer from a cache): the local executor, then the Ray executor on a
    local Ray started here with ``--workers`` CPUs (default 2). Prints both wall times and the ratio.
 2. Projects the GPUs a board of ``--judges`` models at paper scale needs to finish in ``--hours``:
@@ -37,12 +38,13 @@ PUBLISHED_RATES = {
 }
 
 
-def timed_build(out: Path, limit: str, executor: Any = None) -> float:
+def timed_build(out: Path, limit: str, max_items: str, executor: Any = None) -> float:
     """Seconds of one build of the shipped model list into ``out`` (a failed model stops the benchmark)."""
     from logic_consistency.leaderboard.nightly import build
 
+    overrides = {"limit": float(limit), "metadata": {"max_items": int(max_items)}}
     started = time.monotonic()
-    result = build(out, overrides={"limit": float(limit)}, progress=False, executor=executor)
+    result = build(out, overrides=overrides, progress=False, executor=executor)
     seconds = time.monotonic() - started
     if result.failed:
         raise SystemExit(f"a model failed: {[outcome.failure for outcome in result.failed]}")
@@ -76,15 +78,17 @@ def main() -> int:
     )
     parser.add_argument("--skip-runs", action="store_true", help="only the projection")
     args = parser.parse_args()
-    limit = os.environ.get("LIMIT", "2")
+    limit, max_items = os.environ.get("LIMIT", "2"), os.environ.get("MAX_ITEMS", "5")
     if not args.skip_runs:
         with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:
             from logic_consistency.leaderboard.ray_executor import RayExecutor
 
-            local = timed_build(Path(folder) / "local", limit)
-            ray = timed_build(Path(folder) / "ray", limit, RayExecutor(init_options={"num_cpus": args.workers}))
+            local = timed_build(Path(folder) / "local", limit, max_items)
+            ray_executor = RayExecutor(init_options={"num_cpus": args.workers})
+            ray = timed_build(Path(folder) / "ray", limit, max_items, ray_executor)
         print(
-            f"LIMIT={limit}, both embedded models: local sequential {local:.0f} s, Ray ({args.workers} CPUs) {ray:.0f} s"
+            f"LIMIT={limit}, MAX_ITEMS={max_items}, both embedded models: local sequential {local:.0f} s, "
+            f"Ray ({args.workers} CPUs) {ray:.0f} s"
         )
         print(f"ratio local / Ray: {local / ray:.2f}")
     if args.gpu_tokens_per_second:
