@@ -9,10 +9,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CONTROL_CHARACTERS", "canonical_json", "check_name", "row_id", "settings_id", "sha256_hex", "short_id"]
+__all__ = [
+    "CONTROL_CHARACTERS",
+    "UNPRINTABLE_CATEGORIES",
+    "canonical_json",
+    "check_name",
+    "row_id",
+    "settings_id",
+    "sha256_hex",
+    "short_id",
+]
 
 #: C0 and C1 control characters (tab, newline, escape, DEL, ...): never part of a name on the board,
 #: where they would forge lines in logs or reshape the page. ``leaderboard.schema.json`` refuses the same.
@@ -46,12 +56,17 @@ def row_id(name: str, revision: str, precision: str, prompt_set: str, settings: 
     )
 
 
+#: Unicode categories never part of a name: control (newline, escape), format (a bidi override that
+#: reorders the page's text), surrogate and private use.
+UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
 def check_name(value: str, where: str) -> str:
-    """``value`` if it holds no control character, else a one-line :class:`ValueError` naming ``where``."""
-    found = CONTROL_CHARACTERS.search(value)
-    if found is not None:
-        raise ValueError(
-            f"{where}: {value!r} holds the control character {found.group()!r} at position {found.start()}; "
-            "names on the board must be printable"
-        )
+    """``value`` if every character is printable, else a one-line :class:`ValueError` naming ``where``."""
+    for position, char in enumerate(value):
+        if unicodedata.category(char) in UNPRINTABLE_CATEGORIES:
+            raise ValueError(
+                f"{where}: {value!r} holds the control character U+{ord(char):04X} at position {position}; "
+                "names on the board must be printable"
+            )
     return value

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -32,7 +31,7 @@ from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .extra_args import parse_extra_args
-from .identity import CONTROL_CHARACTERS, check_name
+from .identity import check_name
 from .modelid import format_model_args, parse_model_args
 from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of
 
@@ -195,13 +194,7 @@ def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | Non
 
 def _printable(key: str, value: str, where: str) -> str:
     """``value`` if it holds no control or format character (a newline, an escape, a bidi override)."""
-    bad = next((char for char in value if unicodedata.category(char)[0] == "C"), None)
-    if bad is not None:
-        raise ValueError(
-            f"{where}: '{key}' holds the control character U+{ord(bad):04X} ({value!r}); names are shown on "
-            "the board and the page as they are"
-        )
-    return value
+    return check_name(value, f"{where}: '{key}'")
 
 
 def _api_limit(model_args: str, limits: Mapping[str, int], where: str) -> dict[str, Any]:
@@ -258,7 +251,7 @@ def _entry(
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
-    if isinstance(raw.get("name"), str) and raw["name"].strip() and not CONTROL_CHARACTERS.search(raw["name"]):
+    if isinstance(raw.get("name"), str) and raw["name"].strip() and raw["name"].isprintable():
         where = f"{source}: models[{index}] ({raw['name']})"
     reject_unknown(raw, ENTRY_KEYS, where=where)
     for key in ("name", "model"):

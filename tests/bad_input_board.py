@@ -121,7 +121,7 @@ def _cli_in(tmp: Path, *argv: str) -> Any:
 
 for _argv, _expect in [
     (("--night", "9999-12-31"), ("--night", "in the future")),
-    (("--night", "2026-1-5"), ("--night", "YYYY-MM-DD")),
+    (("--night", "2026-1-5"), ("--night", "YYYY-MM-DD", "'2026-01-05'")),
     (("--n-resamples", "1"), ("--n-resamples", "1,000")),
     (("--n-resamples", "2000000000"), ("--n-resamples", "100,000")),
 ]:

@@ -20,11 +20,20 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 )
 
 
-def _build(tmp: Path, entries: str, *, top: str = "", night: str = "2026-01-01", **kwargs: Any) -> Any:
+def _build(
+    tmp: Path,
+    entries: str,
+    *,
+    top: str = "",
+    night: str = "2026-01-01",
+    lm_eval: str | None = "/bin/false",
+    **kwargs: Any,
+) -> Any:
+    """A build whose ``lm_eval`` fails at once (``None``: the suite's own, whose backends the build checks)."""
     models = tmp / "models.yaml"
     models.write_text(f"{top}models:\n{entries}", encoding="utf-8")
     return build(
-        tmp / "lb", model_list=models, night=night, lm_eval="/bin/false", progress=False, log=lambda _: None, **kwargs
+        tmp / "lb", model_list=models, night=night, lm_eval=lm_eval, progress=False, log=lambda _: None, **kwargs
     )
 
 
@@ -47,7 +56,6 @@ for _label, _entries, _top, _expect in [
     ("extra_args --config", "  - {name: m, model: dummy, extra_args: [--config=c.yaml]}\n", "", ("--config",)),
     ("extra_args a typo", "  - {name: m, model: dummy, extra_args: [--num_fewshots, '1']}\n", "", ("'--num_fewshot'",)),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "at most")),
-    ("unknown backend", "  - {name: m, model: lc-chta}\n", "", ("models[0] (m)", "'lc-chta'", "'lc-chat'")),
     (
         "unknown task",
         "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",
@@ -62,7 +70,16 @@ for _label, _entries, _top, _expect in [
         error=ValueError,
     )
 
-for _command in ("build", "ingest"):
+CASES.add(
+    "build model list: unknown backend",
+    lambda tmp: _build(tmp, "  - {name: m, model: lc-chta}\n", lm_eval=None),
+    "models[0] (m)",
+    "'lc-chta'",
+    "'lc-chat'",
+    error=ValueError,
+)
+
+for _command in ("build",):  # ingest's nights: bad_input_board.py
     for _night, _expect in [
         ("2026-1-5", ("--night", "'2026-01-05'")),
         ("9999-12-31", ("--night 9999-12-31", "future")),

@@ -207,7 +207,6 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
           - {name: hang, model: dummy, timeout: 2}
           - {name: silent, model: dummy}
           - {name: garbage, model: dummy}
-          - {name: unknown-embedded, model: lc-embedded, model_args: "model=no-such-model"}
     """,
     )
     result = build(
@@ -220,15 +219,11 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
         log=lambda _: None,
     )
     messages = {o.spec.name: o.failure["error"]["message"] for o in result.outcomes if o.failure}
-    assert list(messages) == ["crash", "hang", "silent", "garbage", "unknown-embedded"]
+    assert list(messages) == ["crash", "hang", "silent", "garbage"]
     assert messages["crash"] == "lm_eval exited with status 1"
     assert messages["hang"] == "timed out after 2 s; stopped"
     assert messages["silent"].startswith("lm_eval exited 0 but wrote no results_*.json")
     assert messages["garbage"].startswith("unreadable results: ") and "field 'results' missing" in messages["garbage"]
-    assert (
-        messages["unknown-embedded"].startswith("cannot identify the model: ")
-        and "no-such-model" in messages["unknown-embedded"]
-    )
     crash = next(f for f in result.document["failures"] if f["name"] == "crash")
     assert crash["error"]["returncode"] == 1 and crash["error"]["stderr_tail"].endswith(
         "RuntimeError: CUDA out of memory"
@@ -238,7 +233,18 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
     hang = next(o for o in result.outcomes if o.spec.name == "hang")
     assert hang.seconds < 30
     board = load_document(tmp_path / "board" / "leaderboard.json")
-    assert board["rows"] == [] and len(board["failures"]) == 5
+    assert board["rows"] == [] and len(board["failures"]) == 4
+    # an embedded model that does not exist is refused before any model runs (leaderboard/preflight.py)
+    unknown = _write(
+        tmp_path / "unknown.yaml",
+        """
+        models:
+          - {name: unknown-embedded, model: lc-embedded, model_args: "model=no-such-model"}
+    """,
+    )
+    with pytest.raises(ValueError, match=r"models\[0\] \(unknown-embedded\): model_args: .*'no-such-model'"):
+        build(tmp_path / "other", model_list=unknown, night="2026-05-01", lm_eval=str(fake), progress=False)
+    assert not (tmp_path / "other" / "runs").exists() or not any((tmp_path / "other" / "runs").iterdir())
 
 
 RECORD_CACHE = """\
