@@ -1,9 +1,12 @@
 """On both embedded models, ``lc-hf`` gives stock ``HFLM``'s answers for a small real run.
 
-Every log-likelihood request of a small run (pairwise judgements, GV validator, CTP effect
-sentences; the earlier generation stages run for real on the model) is scored by the stock path and
-by the prefix-sharing path of one model object: log-probabilities agree within 1e-4 (float32, CPU),
-``is_greedy`` agrees, and so does every pairwise judgement (which letter is more likely).
+Every log-likelihood request of a small run (pairwise judgements; the GV validator and CTP effect
+sentences of the documents whose earlier generation stage, run for real on the model, parsed) is
+scored by the stock path and by the prefix-sharing path of one model object: log-probabilities agree
+within 1e-4 (float32, CPU), ``is_greedy`` agrees, and so does every pairwise judgement (which letter
+is more likely). The embedded models' generations rarely parse on the fixture, and a blocked
+document's placeholder is answered without a model call, so multi-token continuations on the real
+pairwise prompts are added to make sure some are scored.
 """
 
 from __future__ import annotations
@@ -45,10 +48,10 @@ def test_real_requests_score_as_with_stock_hflm(model: str) -> None:
         captured = capture_loglikelihood_requests(
             lm, tasks=[task], limit=limit, metadata=metadata, apply_chat_template=chat
         )
-        assert captured, task
+        # the pairwise slice has no earlier stage: it always asks; the two-stage slices ask only
+        # for documents whose generation parsed
+        assert captured or task != SLICES[0][0], task
         pairs += captured
-    # CTP scores only documents whose generation stage parsed, which a 135M model may not manage on
-    # the fixture: multi-token continuations on the real pairwise prompts make sure some are scored.
     contexts = sorted({context for context, continuation in pairs if continuation.strip() in ("A", "B")})
     pairs += [(context, " A, because it reads more clearly.") for context in contexts[:6]]
     lm.prefix_sharing = False

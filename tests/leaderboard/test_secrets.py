@@ -36,7 +36,7 @@ KEY_VARIABLES = {
 }
 MODEL_ENV_SECRET = f"{PREFIX}-model-list-env"
 SMALL = ("--tasks", "logic_consistency_pairwise", "--limit", "2", "--metadata", json.dumps({"max_items": 5}))
-BOOT = ("--n-resamples", "300", "--no-progress")
+BOOT = ("--n-resamples", "1000", "--no-progress")
 
 #: An ``lm_eval`` stand-in that leaks on purpose: ``--model leaky`` runs the real ``lm_eval`` with the
 #: dummy model, then copies every key variable's value into its results and samples files, a file of
@@ -127,7 +127,9 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         LOGIC_CONSISTENCY, "leaderboard", "build", "--models", str(models), "--out", str(out),
         "--night", "2026-05-01", "--lm-eval", str(fake), "--html", str(page), *SMALL, *BOOT,
     )  # fmt: skip
-    (results,) = (out / "runs" / "2026-05-01").rglob("results_*.json")
+    found = list((out / "runs" / "2026-05-01").rglob("results_*.json"))
+    assert len(found) == 1, build.stderr[-3000:]
+    (results,) = found
     ingests = [
         _run(
             LOGIC_CONSISTENCY,
