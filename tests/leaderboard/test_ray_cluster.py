@@ -121,7 +121,7 @@ def test_ctrl_c_or_sigterm_cancels_the_ray_tasks_and_leaves_no_lm_eval(
         time.sleep(0.5)
     if not _calls(calls):
         driver.kill()
-        assert False, f"no model call started: {driver.communicate()[1][-3000:]}"
+        raise AssertionError(f"no model call started: {driver.communicate()[1][-3000:]}")
     driver.send_signal(stop)
     _, stderr = driver.communicate(timeout=120)
     assert driver.returncode == 128 + stop, stderr[-2000:]  # 130 for Ctrl-C, 143 for SIGTERM
