@@ -22,7 +22,7 @@ import pytest
 from logic_consistency.common import files_or_folders
 from logic_consistency.harness_ext.base import loader_name, loader_parameter_names
 from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
-from logic_consistency.options import LIMITS, OptionError
+from logic_consistency.options import OptionError, declared_options
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -120,7 +120,7 @@ for _dataset, _relative, _ in DATA_FILES:
 
 # ------------------------------------------------------------------------------------ options
 for _metadata, _message in [
-    ({"pairs_runs": 10**9}, f"pairs_runs must be at most {LIMITS['pairs_runs']:,}"),
+    ({"pairs_runs": 10**9}, f"pairs_runs must be at most {declared_options()['pairs_runs'].maximum:,}"),
     ({"transitivity_samples": 10**12}, "transitivity_samples must be at most"),
     ({"transitivity_samples": True}, "transitivity_samples"),
     ({"pairs_runs": 1.5}, "pairs_runs"),
@@ -151,7 +151,7 @@ def _gv(module: str, function: str = "load", **options: Any) -> Callable[[Path],
 
 
 for _module, _options, _message in [
-    ("arithmetic", {"n_docs": 10**8}, f"n_docs must be at most {LIMITS['n_docs']:,}"),
+    ("arithmetic", {"n_docs": 10**8}, f"n_docs must be at most {declared_options()['n_docs'].maximum:,}"),
     ("arithmetic", {"n_docs": 1e8}, "n_docs must be an integer"),
     ("arithmetic", {"n_docs": 0}, "n_docs"),
     ("arithmetic", {"max_digits": 10}, "max_digits"),

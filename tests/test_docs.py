@@ -145,3 +145,32 @@ def test_no_doc_cites_the_history_of_the_work() -> None:
 def test_history_references_are_found_and_ordinary_numbers_are_not() -> None:
     text = "fixed in issue 18\nsee stop 20 and PR #4015\nafter the last pass\n5 issues, 3 stops, 100 runs\n"
     assert history_references(text) == ["1: issue 18", "2: stop 20", "2: PR #4015", "3: the last pass"]
+
+
+def _option_rows() -> dict[str, str]:
+    """docs/running.md's options table: each option name (a row may name several) -> its row."""
+    rows: dict[str, str] = {}
+    text = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
+    table = text[text.index("| option | tasks | default | meaning |") :].split("\n\n", 1)[0]
+    for line in table.splitlines()[2:]:
+        first = line.split("|")[1]
+        for name in re.findall(r"`(\w+)`", first):
+            rows[name] = line
+    return rows
+
+
+def test_the_options_table_is_the_declared_options() -> None:
+    """Every declared option (``_options_yaml``) has a row of docs/running.md's options table and no
+    other does; a row states the option's upper bound and every choice."""
+    from logic_consistency.options import declared_options
+
+    rows = _option_rows()
+    declared = declared_options()
+    assert set(rows) == set(declared)
+    for name, arg in declared.items():
+        row = rows[name]
+        if arg.maximum is not None:
+            bound = f"{arg.maximum:,}" if isinstance(arg.maximum, int) else f"{arg.maximum:g}"
+            assert bound in row, f"{name}: the row does not state the bound {bound}"
+        for choice in arg.choices or ():
+            assert f"`{choice}`" in row, f"{name}: the row does not name the choice {choice!r}"

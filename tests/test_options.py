@@ -1,18 +1,28 @@
-"""The one options module: errors name source and key, unknown keys suggest the closest one."""
+"""The one options module: errors name source and key, unknown keys suggest the closest one; the
+run options are declared once, in the families' ``_options_yaml``, and checked against them."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from logic_consistency.options import (
     DEFAULT_SEED,
+    OPTIONS_FILE,
+    SUITE_OPTIONS,
     OptionError,
     OptionTypeError,
     check_bool,
     check_choice,
     check_int,
+    check_option,
     check_seed,
     closest,
+    collect_options,
+    declared_options,
+    load_option_file,
+    read_option,
     reject_unknown,
 )
 
@@ -71,3 +81,68 @@ def test_int_upper_bound_names_the_bound() -> None:
     assert check_int(10, name="n", maximum=10) == 10
     with pytest.raises(OptionError, match="n must be at most 10,000, got 1,000,000,000"):
         check_int(10**9, name="n", maximum=10_000)
+
+
+# ----------------------------------------------------------------------------- declarations
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_options_module_names_no_declared_option() -> None:
+    """``options.py`` reads the declarations; of their names it spells out only ``seed`` (``check_seed``)."""
+    import ast
+
+    import logic_consistency.options as options
+
+    tree = ast.parse(Path(options.__file__).read_text(encoding="utf-8"))
+    named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert named & set(declared_options()) == {"seed"}
+    assert declared_options()["seed"].default == DEFAULT_SEED
+
+
+def test_suite_options_are_the_declared_options_each_declared_once() -> None:
+    assert frozenset(declared_options()) == SUITE_OPTIONS
+    assert len(SUITE_OPTIONS) == 22  # as many as before the declarations moved to the families
+
+
+def test_a_malformed_declaration_names_the_file_and_the_option(tmp_path: Path) -> None:
+    good = "options:\n  width:\n    type: integer\n    minimum: 1\n    default: 3\n    meaning: how wide\n"
+    assert [arg.name for arg in load_option_file(_write(tmp_path / "a" / OPTIONS_FILE, good))] == ["width"]
+    for text, message in [
+        ("widths: {}\n", "expected one key 'options'"),
+        ("options:\n  width: {type: integer, default: 3}\n", r"option 'width': 'meaning' is a required property"),
+        ("options:\n  width: {type: int, default: 3, meaning: m}\n", "option 'width', key 'type'"),
+        ("options:\n  width: {type: integer, default: 3, meaning: m, colour: red}\n", "colour"),
+        ("options:\n  width: {type: integer, minimum: 5, default: 3, meaning: m}\n", "its default does not pass"),
+        ("options:\n  k: {type: string, choices: [a, b], maximum: 2, default: a, meaning: m}\n", "option 'k'"),
+    ]:
+        with pytest.raises(OptionError, match=message):
+            load_option_file(_write(tmp_path / "b" / OPTIONS_FILE, text))
+    twice = _write(tmp_path / "c" / OPTIONS_FILE, good)
+    with pytest.raises(OptionError, match=r"option 'width' is already declared in .*a"):
+        collect_options([tmp_path / "a" / OPTIONS_FILE, twice])
+
+
+def test_declared_values_are_checked_with_the_suite_messages() -> None:
+    assert check_option("ks", [3, 4]) == (3, 4)
+    with pytest.raises(OptionError, match=r"task 't': metadata.ks must be a non-empty list of integers >= 3"):
+        check_option("ks", [2], label="metadata.ks", where="task 't'")
+    with pytest.raises(OptionTypeError, match="ks must be a list of integers"):
+        check_option("ks", "35")
+    assert check_option("pairs_prob_gap", 0) == 0.0
+    with pytest.raises(OptionTypeError, match=r"pairs_prob_gap must be a number in \[0, 0.5\]"):
+        check_option("pairs_prob_gap", "0.1")
+    with pytest.raises(OptionError, match=r"pairs_prob_gap must be in \[0, 0.5\], got nan"):
+        check_option("pairs_prob_gap", float("nan"))
+    with pytest.raises(OptionError, match="n_docs must be at most 100,000"):
+        check_option("n_docs", 10**6)
+    assert check_option("n_docs", None) is None
+    with pytest.raises(OptionTypeError, match="n_docs must be an integer, got None"):
+        check_option("n_docs", None, nullable=False)
+    with pytest.raises(OptionError, match="max_items must be at least 5, got 4"):
+        check_option("max_items", 4, minimum=5)
+    with pytest.raises(OptionError, match="aspect must be one of .* did you mean 'coherence'"):
+        check_option("aspect", "coherance")
+    assert read_option({}, "pairs_runs") == 100 and read_option({"seed": 7}, "seed") == 7

@@ -21,11 +21,11 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
-from logic_consistency.options import DEFAULT_SEED, check_choice
+from logic_consistency.options import DEFAULT_SEED, check_option
 from logic_consistency.tasks.data import delta_causal
 
 from .parsing import ParseError, parse_arguments, parse_ranking
-from .prompts import CONJUNCTIONS, GENERATION_PROMPTS, ctp_request, generation_prompt, ranking_prompt
+from .prompts import GENERATION_PROMPTS, ctp_request, generation_prompt, ranking_prompt
 
 __all__ = [
     "GENERATED_LABELS",
@@ -138,7 +138,7 @@ def load_ctp(
         split, one_per_pair, seed: As :func:`logic_consistency.tasks.data.delta_causal.load`
             (named here so that the task knows its options).
     """
-    check_choice(conjunction, CONJUNCTIONS, name="conjunction")
+    check_option("conjunction", conjunction)
     loaded = delta_causal.load(split=split, one_per_pair=one_per_pair, seed=seed)
     test = loaded["test"]
     return datasets.DatasetDict({"test": test.add_column("conjunction", [conjunction] * test.num_rows)})

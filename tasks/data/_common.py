@@ -14,13 +14,14 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng, select_item_indices
-from logic_consistency.options import check_int, check_seed
+from logic_consistency.options import OptionError, OptionTypeError, check_option
 
 __all__ = [
     "DatasetFormatError",
     "apply_cap",
     "cap_row",
     "check_human_scores",
+    "check_max_items",
     "check_options",
     "delimited_records",
     "instance_rng",
@@ -182,15 +183,42 @@ def require_int(text: str, *, source: str, location: str, field: str) -> int:
     return int(stripped)
 
 
+def check_max_items(
+    max_items: Any, *, minimum: int | None = None, name: str = "max_items", where: str | None = None, why: str = ""
+) -> int | None:
+    """The item cap ``max_items`` (declared in ``_options_yaml``: ``None`` = all, else at least 2), checked once.
+
+    Args:
+        max_items: The value.
+        minimum: A tighter lower bound (a pairwise task's largest K); the declared one (2) by default.
+        name: How messages name it (``metadata.max_items``).
+        where: How messages name the source (``task 'logic_consistency_summeval'``).
+        why: Appended to a bound's message (why the bound, what to do).
+
+    Raises:
+        OptionTypeError: Not an integer or ``None``.
+        OptionError: Below the bound.
+    """
+    try:
+        cap: int | None = check_option("max_items", max_items, label=name, where=where, minimum=minimum)
+    except OptionTypeError:
+        raise
+    except OptionError as error:
+        if not why:
+            raise
+        raise OptionError(f"{error}; {why}") from None
+    return cap
+
+
 def check_options(max_items: int | None, seed: int) -> None:
-    """Validate the options shared by every loader (through :mod:`logic_consistency.options`).
+    """Validate the options shared by every loader (declared in ``_options_yaml``).
 
     Raises:
         TypeError: ``max_items`` or ``seed`` is not an integer (an ``OptionTypeError``, also a ``ValueError``).
         ValueError: ``max_items`` < 2 (a pairwise comparison needs two items) or ``seed`` < 0.
     """
-    check_int(max_items, name="max_items", minimum=2, allow_none=True)
-    check_seed(seed)
+    check_max_items(max_items)
+    check_option("seed", seed)
 
 
 def pairwise_features(extra: Mapping[str, datasets.features.FeatureType] | None = None) -> datasets.Features:

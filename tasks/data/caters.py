@@ -24,7 +24,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.options import DEFAULT_SEED, check_choice, check_int
+from logic_consistency.options import DEFAULT_SEED, check_option
 
 from . import _source
 from ._common import (
@@ -345,9 +345,8 @@ def load(
         DatasetFormatError: A line is malformed (the message names file, line and field).
     """
     check_options(max_items, seed)
-    check_int(min_events, name="min_events", minimum=2)
-    check_choice(count_events, COUNT_EVENTS, name="count_events")
-    check_choice(order, ORDERS, name="order")
+    for name, value in (("min_events", min_events), ("count_events", count_events), ("order", order)):
+        check_option(name, value)
     relpaths = [f"{stem}{extension}" for _, stem in DOCUMENTS for extension in (".txt", ".ann")]
     stories = read_stories(_source.resolve_files(LOCAL_DIR, relpaths, BASE_URL))
     kept = [story for story in stories if _counted_events(story, count_events) >= min_events]

@@ -23,7 +23,7 @@ from pathlib import Path
 import datasets
 
 from logic_consistency.common import text_lines
-from logic_consistency.options import DEFAULT_SEED, check_bool, check_choice
+from logic_consistency.options import DEFAULT_SEED, check_option
 
 from . import _source
 from ._common import (
@@ -186,8 +186,8 @@ def load(
         DatasetFormatError: A record is malformed.
     """
     check_options(None, seed)
-    check_choice(split, SPLIT_FILES, name="split")
-    check_bool(one_per_pair, name="one_per_pair")
+    check_option("split", split)
+    check_option("one_per_pair", one_per_pair)
     filename = SPLIT_FILES[split]
     path = _source.resolve_files(LOCAL_DIR, [filename], BASE_URL)[filename]
     rows = read_rows(path)

@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import JsonLineError, read_jsonl
-from logic_consistency.options import DEFAULT_SEED, check_choice
+from logic_consistency.options import DEFAULT_SEED, check_option
 
 from . import _source
 from ._common import (
@@ -150,7 +150,7 @@ def load(
         DatasetFormatError: A record is malformed.
     """
     check_options(max_items, seed)
-    check_choice(aspect, ASPECTS, name="aspect")
+    check_option("aspect", aspect)
     root = _source.local_data_dir()
     if root is not None:
         path = _source.local_file(root, LOCAL_DIR, LOCAL_FILE)

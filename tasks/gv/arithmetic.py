@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.options import OptionError
+from logic_consistency.options import OptionError, check_option
 
 from .base import GVTask
 from .common import TRUE_FALSE, TRUE_FALSE_AFTER_CHAIN, stage_parser
@@ -91,10 +91,9 @@ def check_operations(operations: Any) -> str:
 
 
 def check_max_digits(max_digits: Any) -> int:
-    """Validate the ``max_digits`` option (an int in 1..9)."""
-    if isinstance(max_digits, bool) or not isinstance(max_digits, int) or not 1 <= max_digits <= 9:
-        raise OptionError(f"max_digits must be an integer from 1 to 9, got {max_digits!r}")
-    return max_digits
+    """Validate the ``max_digits`` option (declared in ``_options_yaml``: an int in 1..9)."""
+    digits: int = check_option("max_digits", max_digits)
+    return digits
 
 
 def _operand(rng: Any, max_digits: int) -> int:

@@ -51,12 +51,13 @@ def check_n_docs(n_docs: Any, *, allow_none: Literal[False]) -> int: ...
 @overload
 def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None: ...
 def check_n_docs(n_docs: Any, *, allow_none: bool) -> int | None:
-    """Validate the ``n_docs`` option: an int in 1..``LIMITS['n_docs']``, or ``None`` = all when allowed.
+    """Validate the ``n_docs`` option (declared in ``_options_yaml``), ``None`` = all when allowed.
 
-    The bound keeps a typo such as ``1e8`` from generating documents for hours before ``--limit``
-    applies (lm-eval cuts the documents after the loader has made them all).
+    The upper bound keeps a typo such as ``1e8`` from generating documents for hours before
+    ``--limit`` applies (lm-eval cuts the documents after the loader has made them all).
     """
-    return options.check_int(n_docs, name="n_docs", minimum=1, maximum=options.LIMITS["n_docs"], allow_none=allow_none)
+    n: int | None = options.check_option("n_docs", n_docs, nullable=allow_none)
+    return n
 
 
 def draw_r(seed: int, doc_id: str) -> int:

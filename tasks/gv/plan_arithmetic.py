@@ -18,7 +18,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.options import check_choice
+from logic_consistency.options import check_option
 
 from .base import GVTask
 from .common import PROMPT, TRUE_FALSE, TRUE_FALSE_AFTER_CHAIN, stage_parser
@@ -143,7 +143,7 @@ def load(*, n_docs: int = 200, seed: int = 1234, negation: str = "not_equals") -
         negation: Wording of the r = -1 generator prompt: ``"not_equals"`` (Table 1) or
             ``"constraint"`` (Appendix G); stored in each document.
     """
-    check_choice(negation, NEGATIONS, name="negation")
+    check_option("negation", negation)
     return GV.numbered_docs(
         lambda instance_seed, doc_id: {**make_instance(instance_seed, doc_id), "negation": negation},
         n_docs=n_docs,

@@ -21,7 +21,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import instance_rng
-from logic_consistency.options import check_choice
+from logic_consistency.options import check_option
 
 from .base import GVTask
 from .common import A_OR_B, stage_parser
@@ -46,7 +46,7 @@ def load(*, n_docs: int | None = 100, seed: int = 1234, style_split: str = "trai
 
 def pairs(n_docs: int | None, seed: int, style_split: str) -> list[dict[str, Any]]:
     """``n_docs`` (sentence, style) rows drawn without replacement, in (sentence, style) order."""
-    check_choice(style_split, STYLE_SPLITS, name="style_split")
+    check_option("style_split", style_split)
     styles = STYLE_SPLITS[style_split]
     total = len(SENTENCES) * len(styles)
     size = total if n_docs is None else min(n_docs, total)

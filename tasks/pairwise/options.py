@@ -10,27 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from logic_consistency.harness_ext.base import TEMPLATES
 from logic_consistency.options import (
-    DEFAULT_SEED,
-    LIMITS,
-    PAIRWISE_OPTIONS,
-    check_bool,
-    check_int,
-    check_seed,
+    OPTIONS_FILE,
+    load_option_file,
+    read_option,
     reject_near_misses,
     reject_unknown,
 )
-from logic_consistency.tasks.pairwise.pairs_search import PAIRS_SEARCH_KEYS, PairsSearch
+from logic_consistency.tasks.data import check_max_items
+from logic_consistency.tasks.pairwise.pairs_search import PairsSearch
 
 #: The prompt variants, in request order (``negated`` is optional).
 VARIANTS = ("normal", "negated")
-#: The run options a pairwise task reads from ``metadata`` (``samples``: the self-agreement variant).
-METADATA_KEYS = (*PAIRWISE_OPTIONS, *PAIRS_SEARCH_KEYS)
+#: The run options a pairwise task reads from ``metadata``: those declared in this folder's
+#: ``_options_yaml`` (``samples``: the self-agreement variant; ``pairs_*``: the PairS search) and the
+#: loaders' ``max_items`` and ``seed``, which the task applies itself whatever the loader.
+METADATA_KEYS = (*(arg.name for arg in load_option_file(Path(__file__).with_name(OPTIONS_FILE))), "max_items", "seed")
 #: Top-level YAML keys read by the task class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
 
@@ -88,45 +89,17 @@ def _choices(prompt_config: dict[str, Any], task: str) -> tuple[str, str]:
     return (choices[0], choices[1])
 
 
-def _ks(metadata: dict[str, Any], task: str) -> tuple[int, ...]:
-    """The transitivity subset sizes ``ks``; ``max_items`` must leave room for the largest."""
-    ks_value = metadata.get("ks", (3, 5))
-    if not isinstance(ks_value, (list, tuple)):
-        raise _error(task, f"metadata.ks must be a list of integers >= 3, e.g. [3, 5], got {ks_value!r}")
-    ks = tuple(ks_value)
-    if not ks or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 3 for k in ks):
-        raise _error(task, f"metadata.ks must be a list of integers >= 3, got {list(ks)!r}")
-    max_items = metadata.get("max_items")
-    if max_items is not None and (not isinstance(max_items, int) or max_items < max(ks)):
-        raise _error(
-            task,
-            f"metadata.max_items={max_items!r} must be an integer >= the largest K in ks ({max(ks)}); "
-            'lower ks too, e.g. --metadata \'{"max_items": 4, "ks": [3, 4]}\'',
-        )
-    return ks
-
-
-def _transitivity_samples(metadata: dict[str, Any], task: str) -> int | None:
-    """``None`` (exact s_tran) or the number of sampled K-subsets."""
-    samples = metadata.get("transitivity_samples")
-    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
-        raise _error(task, f"metadata.transitivity_samples must be null (exact) or a positive integer, got {samples!r}")
-    return check_int(
-        samples,
-        name="metadata.transitivity_samples",
-        maximum=LIMITS["transitivity_samples"],
-        allow_none=True,
+def _ks_and_cap(metadata: dict[str, Any], task: str) -> tuple[tuple[int, ...], int | None]:
+    """The transitivity subset sizes ``ks``, and ``max_items``, which must leave room for the largest."""
+    ks: tuple[int, ...] = read_option(metadata, "ks", where=f"task {task!r}")
+    max_items = check_max_items(
+        metadata.get("max_items"),
+        minimum=max(ks),
+        name="metadata.max_items",
         where=f"task {task!r}",
+        why=f'the largest K in ks is {max(ks)}; lower ks too, e.g. --metadata \'{{"max_items": 4, "ks": [3, 4]}}\'',
     )
-
-
-def _pairs_runs(metadata: dict[str, Any], task: str) -> int:
-    """How many runs of the PairS replay (0 = none)."""
-    pairs_runs = metadata.get("pairs_runs", 100)
-    if not isinstance(pairs_runs, int) or isinstance(pairs_runs, bool) or pairs_runs < 0:
-        raise _error(task, f"metadata.pairs_runs must be a non-negative integer (0 = no PairS), got {pairs_runs!r}")
-    check_int(pairs_runs, name="metadata.pairs_runs", maximum=LIMITS["pairs_runs"], where=f"task {task!r}")
-    return pairs_runs
+    return ks, max_items
 
 
 @dataclass(frozen=True)
@@ -142,6 +115,7 @@ class PairwiseOptions:
     seed: int
     pairs_runs: int = 100
     pairs_search: PairsSearch = PairsSearch()
+    max_items: int | None = None
 
     @classmethod
     def from_config(
@@ -167,16 +141,20 @@ class PairwiseOptions:
         # 0.4.13 merges --model_args into every task's metadata and --metadata reaches every task;
         # a near miss of an option name (``max_itemz``) is a typo and an error.
         reject_near_misses(metadata, (*METADATA_KEYS, *loader_options), where=f"{where}: metadata")
-        # Keyword arguments are evaluated left to right: of several bad options, the first below is
-        # the one reported.
+        # Of several bad options, the first checked below is the one reported.
+        templates = _templates(prompt_config, task)
+        answer_instruction = _answer_instruction(prompt_config, task)
+        choices = _choices(prompt_config, task)
+        ks, max_items = _ks_and_cap(metadata, task)
         return cls(
-            templates=_templates(prompt_config, task),
-            answer_instruction=_answer_instruction(prompt_config, task),
-            choices=_choices(prompt_config, task),
-            ks=_ks(metadata, task),
-            transitivity_samples=_transitivity_samples(metadata, task),
-            seed=check_seed(metadata.get("seed", DEFAULT_SEED), name="metadata.seed", where=where),
-            calibrated=check_bool(metadata.get("calibrated", False), name="metadata.calibrated", where=where),
-            pairs_runs=_pairs_runs(metadata, task),
+            templates=templates,
+            answer_instruction=answer_instruction,
+            choices=choices,
+            ks=ks,
+            transitivity_samples=read_option(metadata, "transitivity_samples", where=where),
+            seed=read_option(metadata, "seed", where=where),
+            calibrated=read_option(metadata, "calibrated", where=where),
+            pairs_runs=read_option(metadata, "pairs_runs", where=where),
             pairs_search=PairsSearch.from_metadata(metadata, where=where),
+            max_items=max_items,
         )

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
-from logic_consistency.metrics.pairs_sort import METHODS, Method
-from logic_consistency.options import OptionError, OptionTypeError, check_choice, check_int
+from logic_consistency.metrics.pairs_sort import Method
+from logic_consistency.options import OptionError, read_option
 
 #: The ``metadata`` keys read here.
 PAIRS_SEARCH_KEYS = ("pairs_method", "pairs_beam_size", "pairs_prob_gap")
@@ -33,7 +33,8 @@ PAIRS_METRICS = ["pairs_spearman", "pairs_spearman_calibrated", "pairs_compariso
 
 @dataclass(frozen=True)
 class PairsSearch:
-    """Validated ``pairs_method``, ``pairs_beam_size`` and ``pairs_prob_gap``."""
+    """Validated ``pairs_method``, ``pairs_beam_size`` and ``pairs_prob_gap`` (declared in ``_options_yaml``;
+    ``tests/tasks/test_task_options.py`` checks it against :mod:`logic_consistency.metrics.pairs_sort`)."""
 
     method: Method = "greedy"
     beam_size: int = 1
@@ -42,23 +43,13 @@ class PairsSearch:
     @classmethod
     def from_metadata(cls, metadata: dict[str, Any], *, where: str) -> PairsSearch:
         """Read and check the three options; errors name ``where`` and the key."""
-        method = check_choice(
-            metadata.get("pairs_method", "greedy"), METHODS, name="metadata.pairs_method", where=where
-        )
+        method = read_option(metadata, "pairs_method", where=where)
         if method == "greedy" and (beam_keys := [key for key in PAIRS_SEARCH_KEYS[1:] if key in metadata]):
             raise OptionError(
                 f"{where}: metadata.{beam_keys[0]} applies to pairs_method 'beam' only, and pairs_method is 'greedy'"
             )
-        beam_size = check_int(
-            metadata.get("pairs_beam_size", 1), name="metadata.pairs_beam_size", minimum=1, where=where
-        )
-        prob_gap = metadata.get("pairs_prob_gap", 0.1)
-        if isinstance(prob_gap, bool) or not isinstance(prob_gap, (int, float)):
-            raise OptionTypeError(f"{where}: metadata.pairs_prob_gap must be a number in [0, 0.5], got {prob_gap!r}")
-        if not 0.0 <= prob_gap <= 0.5:
-            raise OptionError(f"{where}: metadata.pairs_prob_gap must be in [0, 0.5], got {prob_gap!r}")
-        assert beam_size is not None
-        return cls(method=method, beam_size=beam_size, prob_gap=float(prob_gap))
+        beam_size, prob_gap = (read_option(metadata, key, where=where) for key in PAIRS_SEARCH_KEYS[1:])
+        return cls(method=method, beam_size=beam_size, prob_gap=prob_gap)
 
 
 def replay_pairs(prefs: np.ndarray, human: Any, *, runs: int, seed: int, search: PairsSearch) -> dict[str, float]:

@@ -31,19 +31,17 @@ from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
 from logic_consistency.metrics.self_agreement import (
-    MIN_PARSED,
     count_single_sample_rows,
     majority_choice,
     self_agreement,
 )
-from logic_consistency.options import LIMITS, check_int
+from logic_consistency.options import read_option
 from logic_consistency.tasks.answers import parse_choice
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 
 eval_logger = logging.getLogger(__name__)
 
 PLACEHOLDER_PROMPT = "(self-agreement: every sample of this document was generated before)"
-DEFAULT_SAMPLES = 10  # Figure 4: "10 CoT inferences"
 
 
 def sample_generations(lm: Any, requests: Sequence[Instance], k: int) -> list[list[str]]:
@@ -89,17 +87,11 @@ class SelfAgreementTask(PairwiseConsistencyTask):
         self._docs: dict[int, dict[str, Any]] = {}
 
     def validate_options(self, config: dict[str, Any]) -> None:
-        """The pairwise options, and ``samples`` (k, each a model call: at least 2, since one sample always agrees
-        with itself, and at most ``LIMITS["samples"]``)."""
+        """The pairwise options, and ``samples`` (k, each a model call; its bounds and default, Figure 4's 10
+        CoT inferences, are declared in ``_options_yaml``: at least ``MIN_PARSED`` = 2, since one sample
+        always agrees with itself)."""
         super().validate_options(config)
-        samples = (config.get("metadata") or {}).get("samples", DEFAULT_SAMPLES)
-        self.samples: int = check_int(
-            samples,
-            name="metadata.samples",
-            minimum=MIN_PARSED,
-            maximum=LIMITS["samples"],  # type: ignore[assignment]
-            where=f"task {config.get('task')!r}",
-        )
+        self.samples: int = read_option(config.get("metadata") or {}, "samples", where=f"task {config.get('task')!r}")
 
     def metric_names(self) -> list[str]:  # noqa: D102
         names = ["self_agreement"] + [f"s_tran_{k}" for k in self.options.ks] + ["s_comm"]

@@ -86,7 +86,6 @@ class PairwiseConsistencyTask(PromptedTask):
         if self.extra_config.get("template_id") is not None and "paraphrases" in self.extra_config:
             # record the prompts actually used, not all paraphrases
             self.extra_config["prompts"] = self.extra_config.pop("paraphrases")[self.extra_config["template_id"] - 1]
-        self._max_items = metadata.get("max_items")
 
     # ------------------------------------------------------------------ data
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -115,8 +114,8 @@ class PairwiseConsistencyTask(PromptedTask):
             source = f"task {self.config.task!r}: dataset {self.config.dataset_path}"
         for name, split in self.dataset.items():  # bad human scores are refused before any model call
             check_human_scores(split, source=f"{source} split {name!r}")
-        if self._max_items is not None:
-            cap = {"max_items": self._max_items, "seed": self.options.seed}
+        if self.options.max_items is not None:
+            cap = {"max_items": self.options.max_items, "seed": self.options.seed}
             self.dataset = datasets.DatasetDict(
                 {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}
             )

@@ -42,6 +42,7 @@ PROMPT_KEYS = frozenset(
 OPAQUE_KEYS = frozenset(
     {
         "metadata",
+        "options",  # _options_yaml: the declarations of run options (choices there are option values)
         "generation_kwargs",
         "dataset_kwargs",
         "aggregate_metric_list",

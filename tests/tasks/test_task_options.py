@@ -13,7 +13,7 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.options import LIMITS, SUITE_OPTIONS, OptionError
+from logic_consistency.options import SUITE_OPTIONS, OptionError, declared_options
 from logic_consistency.tasks.data import DATA_ENV_VAR, _source
 from logic_consistency.tasks.pairwise.options import METADATA_KEYS
 
@@ -112,6 +112,52 @@ def test_suite_options_are_the_families_options() -> None:
         if spec.kind is spec.KEYWORD_ONLY
     }
     assert names | set(METADATA_KEYS) == SUITE_OPTIONS
+    # each declared default is what a loader taking the option defaults to (GV's differ per task:
+    # the declaration states the main task's), or what the pairwise task reads from the declaration
+    defaults: dict[str, set[Any]] = {}
+    for loader in loaders:
+        for p, spec in inspect.signature(loader).parameters.items():
+            defaults.setdefault(p, set()).add(spec.default)
+    for name, arg in declared_options().items():
+        if name in defaults:
+            assert arg.default in defaults[name], name
+        else:
+            assert name in METADATA_KEYS, name
+
+
+def test_declared_choices_and_bounds_are_the_codes() -> None:
+    """The tables the code dispatches on offer what the declarations allow, and the PairS search and
+    self-agreement bounds are the metrics library's."""
+    from logic_consistency.metrics.pairs_sort import METHODS, _check_search
+    from logic_consistency.metrics.self_agreement import MIN_PARSED
+    from logic_consistency.tasks.causal.prompts import CONJUNCTIONS
+    from logic_consistency.tasks.data.caters import COUNT_EVENTS, ORDERS
+    from logic_consistency.tasks.data.delta_causal import SPLIT_FILES
+    from logic_consistency.tasks.data.summeval import ASPECTS
+    from logic_consistency.tasks.gv.plan_arithmetic import NEGATIONS
+    from logic_consistency.tasks.gv.style_inputs import STYLE_SPLITS
+
+    declared = declared_options()
+    for name, code in [
+        ("aspect", ASPECTS),
+        ("order", ORDERS),
+        ("count_events", COUNT_EVENTS),
+        ("split", SPLIT_FILES),
+        ("conjunction", CONJUNCTIONS),
+        ("negation", NEGATIONS),
+        ("style_split", STYLE_SPLITS),
+        ("pairs_method", METHODS),
+    ]:
+        assert set(declared[name].choices or ()) == set(code), name
+    assert declared["samples"].minimum == MIN_PARSED
+    gap = declared["pairs_prob_gap"]
+    assert gap.minimum is not None and gap.maximum is not None
+    _check_search("beam", declared["pairs_beam_size"].minimum, gap.maximum)
+    for outside in (gap.minimum - 0.01, gap.maximum + 0.01):
+        with pytest.raises(ValueError, match="prob_gap"):
+            _check_search("beam", 1, outside)
+    with pytest.raises(ValueError, match="beam_size"):
+        _check_search("beam", int(declared["pairs_beam_size"].minimum or 0) - 1, 0.1)
 
 
 # ----------------------------------------------------------------------------- bounds
@@ -126,7 +172,8 @@ def test_suite_options_are_the_families_options() -> None:
     ],
 )
 def test_sizes_have_stated_upper_bounds(task: str, key: str) -> None:
-    bound = LIMITS[key]
+    bound = declared_options()[key].maximum
+    assert isinstance(bound, int)
     with pytest.raises(OptionError, match=rf"task '{task}'.*{key} must be at most {bound:,}"):
         load(task, **{key: bound + 1})
 

@@ -137,3 +137,12 @@ def test_a_loader_takes_only_its_declared_options(dataset: str) -> None:
     load = importlib.import_module(f"logic_consistency.tasks.data.{dataset}").load
     with pytest.raises(TypeError, match="unexpected keyword argument 'version'"):
         load(version=1.0)
+
+
+def test_one_item_cap_check_serves_loaders_and_tasks() -> None:
+    """Loaders call it with the declared minimum (2); a pairwise task with its largest K and a reason."""
+    from logic_consistency.options import OptionError
+
+    assert _common.check_max_items(None) is None and _common.check_max_items(2) == 2
+    with pytest.raises(OptionError, match=r"task 't': metadata.max_items must be at least 5, got 4; the largest K"):
+        _common.check_max_items(4, minimum=5, name="metadata.max_items", where="task 't'", why="the largest K is 5")
