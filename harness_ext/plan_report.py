@@ -11,20 +11,19 @@ estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--pr
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.harness_ext.plan_table import api_costs, counts, dollars, render, repeated_costs
-from logic_consistency.subcommands import add_subcommand
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import TaskPlan
+
+__all__ = ["DEFAULT_TOKENIZER", "PlanOptions", "PlanRun", "api_costs", "as_json", "check_options", "plan_run", "render"]
 
 DEFAULT_TOKENIZER = "smollm2-135m-instruct"
 
@@ -59,97 +58,85 @@ def as_json(
     }
 
 
-def _check_options(args: argparse.Namespace) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class PlanOptions:
+    """The ``plan`` command's settings, one per option; ``tasks`` as given (comma-separated names)."""
+
+    tasks: list[str]
+    limit: float | None = None
+    metadata: str | None = None
+    apply_chat_template: bool = False
+    system_instruction: str | None = None
+    fewshot_as_multiturn: bool = False
+    tokenizer: str = DEFAULT_TOKENIZER
+    lc_chat_max_tokens: int = DEFAULT_MAX_TOKENS
+    price_in: float | None = None
+    price_out: float | None = None
+
+    def costing(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`as_json` and :func:`~logic_consistency.harness_ext.plan_table.render`."""
+        return {
+            "lc_chat_max_tokens": self.lc_chat_max_tokens,
+            "price_in": self.price_in,
+            "price_out": self.price_out,
+            "tokenizer": self.tokenizer,
+        }
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """What :func:`plan_run` planned: one plan per task, and seconds per planning step."""
+
+    plans: list[TaskPlan]
+    timings: dict[str, float]
+
+
+def check_options(options: PlanOptions) -> dict[str, Any] | None:
     """Validate the options before anything loads; errors name the option. Returns the metadata."""
-    for option, value in (("--price-in", args.price_in), ("--price-out", args.price_out)):
+    for option, value in (("--price-in", options.price_in), ("--price-out", options.price_out)):
         if value is not None and (not math.isfinite(value) or value < 0):
             raise ValueError(f"{option} must be a finite number >= 0 (USD per million tokens), got {value}")
-    if args.limit is not None and (not math.isfinite(args.limit) or args.limit <= 0):
-        raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {args.limit}")
+    if options.limit is not None and (not math.isfinite(options.limit) or options.limit <= 0):
+        raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {options.limit}")
     # deferred: imports torch and transformers (seconds); the parser must not
     from logic_consistency.harness_ext.models import EMBEDDED_MODELS
 
-    if args.tokenizer not in EMBEDDED_MODELS and not Path(args.tokenizer).is_dir():
+    if options.tokenizer not in EMBEDDED_MODELS and not Path(options.tokenizer).is_dir():
         raise ValueError(
-            f"--tokenizer {args.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+            f"--tokenizer {options.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
             "nor a local tokenizer folder"
         )
-    if args.lc_chat_max_tokens < 1:
-        raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {args.lc_chat_max_tokens}")
-    if args.metadata is None:
+    if options.lc_chat_max_tokens < 1:
+        raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {options.lc_chat_max_tokens}")
+    if options.metadata is None:
         return None
     try:
-        metadata = json.loads(args.metadata)
+        metadata = json.loads(options.metadata)
     except json.JSONDecodeError as error:
-        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {args.metadata!r}") from None
+        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {options.metadata!r}") from None
     if not isinstance(metadata, dict):
-        raise ValueError(f"--metadata must be a JSON object, got {args.metadata!r}")
+        raise ValueError(f"--metadata must be a JSON object, got {options.metadata!r}")
     return metadata
 
 
-def _run(args: argparse.Namespace) -> int:
-    started = time.perf_counter()
-    metadata = _check_options(args)
+def plan_run(options: PlanOptions) -> PlanRun:
+    """``plan``: check the options, then plan every named task (no model is loaded)."""
+    metadata = check_options(options)
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from logic_consistency.harness_ext.plan import plan_tasks
 
-    tasks = [name for names in args.tasks for name in names.split(",") if name]
+    tasks = [name for names in options.tasks for name in names.split(",") if name]
     if not tasks:
         raise ValueError("--tasks names no task")
     timings: dict[str, float] = {}
     plans = plan_tasks(
         tasks,
-        limit=args.limit,
+        limit=options.limit,
         metadata=metadata,
         timings=timings,
-        apply_chat_template=args.apply_chat_template,
-        system_instruction=args.system_instruction,
-        fewshot_as_multiturn=args.fewshot_as_multiturn,
-        tokenizer=args.tokenizer,
+        apply_chat_template=options.apply_chat_template,
+        system_instruction=options.system_instruction,
+        fewshot_as_multiturn=options.fewshot_as_multiturn,
+        tokenizer=options.tokenizer,
     )
-    options = {
-        "lc_chat_max_tokens": args.lc_chat_max_tokens,
-        "price_in": args.price_in,
-        "price_out": args.price_out,
-        "tokenizer": args.tokenizer,
-    }
-    if args.json:
-        print(json.dumps(as_json(plans, **options), indent=1))
-    else:
-        print(render(plans, **options))
-        parts = ", ".join(f"{name.replace('_', ' ')} {seconds:.1f} s" for name, seconds in timings.items())
-        print(f"(planned in {time.perf_counter() - started:.1f} s: {parts}; no model was loaded)", file=sys.stderr)
-    return 0
-
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``logic-consistency plan``."""
-    parser = add_subcommand(
-        subparsers, "plan", __doc__, _run, help="count the requests, tokens and API calls of a run, without a model"
-    )
-    parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
-    parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")
-    parser.add_argument("--metadata", default=None, help="lm_eval's --metadata (a JSON object)")
-    parser.add_argument(
-        "--apply_chat_template", action="store_true", help="format prompts with the tokenizer's chat template"
-    )
-    parser.add_argument("--system_instruction", default=None, help="lm_eval's --system_instruction")
-    parser.add_argument("--fewshot_as_multiturn", action="store_true", help="lm_eval's --fewshot_as_multiturn")
-    parser.add_argument(
-        "--tokenizer",
-        default=DEFAULT_TOKENIZER,
-        help=f"embedded model name or local tokenizer folder (default {DEFAULT_TOKENIZER})",
-    )
-    parser.add_argument(
-        "--lc-chat-max-tokens",
-        type=int,
-        default=DEFAULT_MAX_TOKENS,
-        dest="lc_chat_max_tokens",
-        help=f"lc-chat's max_tokens per choice call (generated-token bound; default {DEFAULT_MAX_TOKENS}, lc-chat's own)",
-    )
-    parser.add_argument("--price-in", type=float, default=None, dest="price_in", help="USD per million prompt tokens")
-    parser.add_argument(
-        "--price-out", type=float, default=None, dest="price_out", help="USD per million generated tokens"
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    return parser
+    return PlanRun(plans=plans, timings=timings)
