@@ -14,7 +14,6 @@ documents lm-eval would evaluate (``--no-data`` checks everything before the dat
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import logging
 from collections.abc import Iterator
@@ -24,9 +23,8 @@ from typing import Any
 import yaml
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.subcommands import add_subcommand
 
-__all__ = ["TaskCheck", "TaskFileError", "add_cli", "check_task"]
+__all__ = ["TaskCheck", "TaskFileError", "check_task"]
 
 
 class TaskFileError(ValueError):
@@ -262,22 +260,3 @@ def check_task(path: str | Path, *, load_data: bool = True) -> TaskCheck:
         result["output_type"] = task.OUTPUT_TYPE
         result["docs"] = len(task.eval_docs)
     return result
-
-
-def _run(args: argparse.Namespace) -> int:
-    result = check_task(args.file, load_data=not args.no_data)
-    docs = f", {result['docs']} documents" if "docs" in result else ""
-    print(f"{result['yaml_path']}: task {result['task']!r} is valid: output_type {result['output_type']}{docs}")
-    return 0
-
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``logic-consistency check-task``."""
-    parser = add_subcommand(
-        subparsers, "check-task", __doc__, _run, help="load a task YAML as lm-eval does and name what is wrong"
-    )
-    parser.add_argument("file", help="the task's YAML file")
-    parser.add_argument(
-        "--no-data", action="store_true", help="check the YAML without building the task (no data load, no network)"
-    )
-    return parser

@@ -27,6 +27,6 @@ def docstring_lines() -> dict[str, int]:
 
 def test_no_module_docstring_is_over_the_limit() -> None:
     lines = docstring_lines()
-    assert "cli.py" in lines and "metrics/transitivity.py" in lines
+    assert "cli/__init__.py" in lines and "metrics/transitivity.py" in lines
     over = {path: n for path, n in lines.items() if n > MAX_LINES}
     assert not over, f"module docstrings over {MAX_LINES} lines: {over}"

@@ -2,18 +2,19 @@
 
 Folders are layers and imports run one way::
 
-    common, credentials, outputs, options, subcommands (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
+    common, credentials, outputs, options (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common``, ``logic_consistency.credentials``, ``logic_consistency.outputs``,
-  ``logic_consistency.options`` and ``logic_consistency.subcommands`` (neutral helpers) and
-  ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it is a pure library of
+* ``logic_consistency.common``, ``logic_consistency.credentials``, ``logic_consistency.outputs`` and
+  ``logic_consistency.options`` (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it is a pure library of
   array functions), except that ``outputs`` (the one writer) uses ``credentials`` to redact secrets.
 * ``harness_ext`` (generic lm-eval machinery) imports the neutral helpers and ``metrics`` only: it
   knows no dataset and no task family.
 * ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
 * ``leaderboard`` reads results and samples files; it imports the neutral helpers, ``metrics``,
   ``harness_ext`` and, of ``tasks``, only the family-neutral report registry ``tasks.reports``.
-* ``cli`` (the console entry point) sits on top and may import every layer.
+* ``cli`` (the console entry point, one module per command) sits on top and may import every layer;
+  nothing imports it, but a module's ``if __name__ == "__main__":`` block (its ``python -m`` entry,
+  never run on import) may hand over to it.
 
 Inside ``tasks``, a family (a sub-package other than ``data``: ``pairwise``, ``gv``, ``causal``)
 imports no other family; what families share lives in neutral ``tasks`` modules (``tasks.answers``,
@@ -38,10 +39,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "logic_consistency"
-LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard")
+LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard", "cli")
 
 #: The neutral helpers every layer but ``metrics`` may import.
-NEUTRAL = ("common", "credentials", "outputs", "options", "subcommands")
+NEUTRAL = ("common", "credentials", "outputs", "options")
 #: layer -> the suite modules (prefixes) it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
@@ -49,7 +50,6 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "credentials": (),
     "outputs": ("credentials",),  # the one writer redacts key environment variables' values
     "options": (),
-    "subcommands": (),
     "metrics": (),
     "harness_ext": (*NEUTRAL, "metrics", "root"),
     "tasks": (*NEUTRAL, "metrics", "harness_ext", "root"),
@@ -64,9 +64,7 @@ def _modules() -> list[tuple[str, Path]]:
         (f"{PACKAGE}.common", ROOT / "common.py"),
         (f"{PACKAGE}.credentials", ROOT / "credentials.py"),
         (f"{PACKAGE}.outputs", ROOT / "outputs.py"),
-        (f"{PACKAGE}.cli", ROOT / "cli.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),
-        (f"{PACKAGE}.subcommands", ROOT / "subcommands.py"),
     ]
     for folder in LAYER_FOLDERS:
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -83,13 +81,26 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else "root"
 
 
-def _suite_imports(module: str, path: Path, *, with_strings: bool = True) -> set[str]:
+def _is_main_block(statement: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` at module level: the ``python -m`` entry, never run on import."""
+    test = statement.test if isinstance(statement, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+def _suite_imports(module: str, path: Path, *, with_strings: bool = True, main_block: bool = False) -> set[str]:
     """Every ``logic_consistency.*`` module ``path`` imports, relative imports resolved (``with_strings``:
-    also the modules named in strings, :func:`_string_imports`)."""
+    also the modules named in strings, :func:`_string_imports`); those of its ``__main__`` block apart
+    (``main_block``: only those)."""
     is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    source = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = ast.Module(body=[s for s in source.body if _is_main_block(s) == main_block], type_ignores=[])
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -208,6 +219,25 @@ def test_every_layer_is_scanned() -> None:
 def test_imports_run_one_way(module: str, path: Path) -> None:
     bad = sorted(name for name in _suite_imports(module, path) if not _allowed(module, name))
     assert not bad, f"{path.relative_to(ROOT)} ({_layer(module)}) imports {bad}; see the README's layout rule"
+
+
+@pytest.mark.parametrize(("module", "path"), MODULES, ids=[module for module, _ in MODULES])
+def test_a_main_block_may_hand_over_to_cli(module: str, path: Path) -> None:
+    """A module's ``if __name__ == "__main__":`` block (its ``python -m`` entry) keeps to its layer, or runs ``cli``."""
+    imports = _suite_imports(module, path, main_block=True)
+    bad = sorted(name for name in imports if not _allowed(module, name) and _layer(name) != "cli")
+    assert not bad, f"{path.relative_to(ROOT)}: its __main__ block imports {bad}; see the README's layout rule"
+
+
+def test_the_main_block_is_read_apart(tmp_path: Path) -> None:
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "from logic_consistency.metrics import transitivity\n"
+        "if __name__ == '__main__':\n"
+        "    from logic_consistency.cli.causal_confusion import main\n"
+    )
+    assert _suite_imports(f"{PACKAGE}.tasks.x", source) == {f"{PACKAGE}.metrics", f"{PACKAGE}.metrics.transitivity"}
+    assert f"{PACKAGE}.cli.causal_confusion" in _suite_imports(f"{PACKAGE}.tasks.x", source, main_block=True)
 
 
 def test_the_rule_catches_a_backward_import(tmp_path: Path) -> None:

@@ -11,16 +11,15 @@ every parsed ranking where each generation label ended up, and writes per task
 
 Files are written atomically (a temporary file in the same folder, then ``os.replace``), so a
 reader never sees half a report. Command line: ``logic-consistency causal-confusion FILE... --out
-DIR`` (registered by :func:`add_cli`).
+DIR`` (:mod:`logic_consistency.cli.causal_confusion`).
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +29,8 @@ import numpy as np
 from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.metrics.causal import CAUSAL_LABELS, confusion_matrix
 from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs
-from logic_consistency.subcommands import add_subcommand, run_alone
 
-__all__ = ["add_cli", "confusion_report", "is_ranking_task", "leaderboard_confusion", "read_rankings", "task_name"]
+__all__ = ["confusion_report", "is_ranking_task", "leaderboard_confusion", "read_rankings", "task_name"]
 
 logger = logging.getLogger("logic_consistency")
 #: What a folder given to ``causal-confusion`` stands for.
@@ -231,38 +229,8 @@ def confusion_report(
     return written
 
 
-def _run(args: argparse.Namespace) -> int:
-    for name, files in confusion_report(args.samples, args.out).items():
-        print(f"{name}: {files['json']} {files['png']}")
-    return 0
+if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.tasks.causal.report``, as before
+    # deferred: the command line is the top layer; this module's old standalone entry hands over to it
+    from logic_consistency.cli.causal_confusion import main
 
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``causal-confusion`` subcommand on an ``argparse`` subparsers object.
-
-    The subcommand's ``run`` default takes the parsed arguments and returns an exit status.
-    """
-    parser = add_subcommand(
-        subparsers,
-        "causal-confusion",
-        __doc__,
-        _run,
-        help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
-    )
-    parser.add_argument(
-        "samples",
-        nargs="+",
-        help="samples_<task>_<timestamp>.jsonl files (lm-eval --log_samples), "
-        "or folders holding them; a file given twice is read once",
-    )
-    parser.add_argument("--out", default=".", help="output folder (default: the current folder)")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the subcommand on its own (``python -m logic_consistency.tasks.causal.report``)."""
-    return run_alone(add_cli, "causal-confusion", argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

@@ -10,7 +10,6 @@ record carries ``consistent``.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 from collections.abc import Iterable, Iterator
@@ -20,7 +19,6 @@ from typing import Any
 
 from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.outputs import atomic_write, check_outputs, jsonl_chunks
-from logic_consistency.subcommands import add_subcommand
 
 from .common import GENERATOR, PROMPT, VALIDATOR
 
@@ -28,7 +26,7 @@ logger = logging.getLogger("logic_consistency")
 #: What a folder given to ``export-gv`` stands for.
 SAMPLES_GLOB = "samples_logic_consistency_gv_*.jsonl"
 
-__all__ = ["ExportResult", "add_cli", "export_pairs", "output_name", "pairs_of_sample"]
+__all__ = ["ExportResult", "export_gv", "export_pairs", "output_name", "pairs_of_sample"]
 
 #: lm-eval's sample-log file name (``datetime.isoformat()`` with ``:`` replaced by ``-``).
 
@@ -166,32 +164,12 @@ def _expand(paths: Iterable[str]) -> list[Path]:
     return files_or_folders(paths, SAMPLES_GLOB)
 
 
-def _run_cli(args: argparse.Namespace) -> int:
-    paths = _expand(args.samples)
-    for consistent_only in (True, False):
-        result = export_pairs(paths, args.out, consistent_only=consistent_only)
-        print(
-            f"{result.path}: {result.pairs} pairs from {result.exported} of {result.documents} documents "
-            f"({result.incomplete} with an unparseable answer)"
-        )
-    return 0
+def export_gv(samples: Iterable[str], out: str | os.PathLike[str]) -> tuple[ExportResult, ExportResult]:
+    """``export-gv``: both files from GV sample logs (files, or folders holding them), consistent pairs first.
 
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``export-gv`` on an ``argparse`` sub-parser collection (``set_defaults(run=...)``).
-
-    ``logic-consistency export-gv SAMPLES... --out DIR`` writes both ``gv_pairs_consistent.jsonl``
-    and ``gv_pairs_all.jsonl``.
+    Args:
+        samples: ``samples_<task>_<timestamp>.jsonl`` files of GV tasks, or folders holding them.
+        out: The output folder (``gv_pairs_consistent.jsonl`` and ``gv_pairs_all.jsonl``).
     """
-    parser = add_subcommand(
-        subparsers,
-        "export-gv",
-        __doc__,
-        _run_cli,
-        help="write consistency fine-tuning pairs from GV --log_samples files",
-    )
-    parser.add_argument(
-        "samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files of GV tasks, or folders holding them"
-    )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    return parser
+    paths = _expand(samples)
+    return export_pairs(paths, out, consistent_only=True), export_pairs(paths, out, consistent_only=False)

@@ -14,10 +14,10 @@ label noise first (the paper uses P = 0.1).
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ import numpy as np
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
-from logic_consistency.subcommands import add_subcommand
 
 from .preferences import (
     Comparison,
@@ -42,7 +41,8 @@ __all__ = [
     "Comparison",
     "Instance",
     "PreferenceSet",
-    "add_cli",
+    "RepairOptions",
+    "RepairRun",
     "chat_records",
     "data_statistics",
     "flip_labels",
@@ -51,6 +51,7 @@ __all__ = [
     "from_summarize_feedback",
     "read_preferences",
     "repair",
+    "run_repair",
 ]
 
 METHOD_ALIASES = {"win_loss": "win_loss", "elo": "elo", "bt": "bradley_terry", "bradley_terry": "bradley_terry"}
@@ -245,35 +246,61 @@ def id_records(prefs: PreferenceSet, *, negated: bool) -> Iterable[dict[str, Any
                 }
 
 
-# ------------------------------------------------------------------------------------------ CLI
+# ------------------------------------------------------------------ the ``repair`` command's run
 OUTPUTS = ("repaired.jsonl", "repaired_with_negated.jsonl", "repair_stats.json")
 
 
-def _load(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
-    """Read the input named by the arguments; returns prefs, input files and a noun for prompts."""
-    if args.loader:
-        if args.input:
+@dataclass(frozen=True)
+class RepairOptions:
+    """The ``repair`` command's settings, one per option (``input`` or ``loader`` names the input)."""
+
+    out: str
+    input: str | None = None
+    format: str = "auto"
+    loader: str | None = None
+    split: str = "validation"
+    max_items: int | None = None
+    method: str = "win_loss"
+    flip: float = 0.0
+    seed: int = 0
+    ks: tuple[int, ...] = (3, 5)
+    noun: str | None = None
+    ids_only: bool = False
+
+
+@dataclass(frozen=True)
+class RepairRun:
+    """What :func:`run_repair` wrote: ``summary`` (as in ``repair_stats.json``) and the files, in :data:`OUTPUTS` order."""
+
+    summary: dict[str, Any]
+    written: list[Path]
+
+
+def _load(options: RepairOptions) -> tuple[PreferenceSet, list[Path], str]:
+    """Read the input named by the options; returns prefs, input files and a noun for prompts."""
+    if options.loader:
+        if options.input:
             raise ValueError("give either INPUT or --loader, not both")
-        return _load_from_loader(args)
-    if not args.input:
+        return _load_from_loader(options)
+    if not options.input:
         raise ValueError("INPUT is required (or --loader)")
-    path = Path(args.input)
+    path = Path(options.input)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: input file not found")
-    return _load_file(path, args.format)
+    return _load_file(path, options.format)
 
 
-def _load_from_loader(args: argparse.Namespace) -> tuple[PreferenceSet, list[Path], str]:
-    if args.loader == "summarize_feedback":
+def _load_from_loader(options: RepairOptions) -> tuple[PreferenceSet, list[Path], str]:
+    if options.loader == "summarize_feedback":
         # deferred: imports datasets (seconds), needed only for that input
         from logic_consistency.tasks.data.summarize_feedback import load_comparisons
 
-        return from_summarize_feedback(load_comparisons(args.split)), [], "summary"
+        return from_summarize_feedback(load_comparisons(options.split)), [], "summary"
     import importlib
 
-    module = importlib.import_module(f"logic_consistency.tasks.data.{args.loader}")
-    rows = module.load(max_items=args.max_items)["test"]
-    return from_loader(rows), [], "summary" if args.loader == "summeval" else "item"
+    module = importlib.import_module(f"logic_consistency.tasks.data.{options.loader}")
+    rows = module.load(max_items=options.max_items)["test"]
+    return from_loader(rows), [], "summary" if options.loader == "summeval" else "item"
 
 
 def _load_file(path: Path, fmt: str) -> tuple[PreferenceSet, list[Path], str]:
@@ -294,36 +321,28 @@ def _load_file(path: Path, fmt: str) -> tuple[PreferenceSet, list[Path], str]:
     return read_preferences(path), [path], "response"
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-
-def _run(args: argparse.Namespace) -> int:
-    method = METHOD_ALIASES.get(args.method)
+def run_repair(options: RepairOptions) -> RepairRun:
+    """``repair``: read the input, optionally flip labels, REPAIR and write the :data:`OUTPUTS` into ``options.out``."""
+    method = METHOD_ALIASES.get(options.method)
     if method is None:
-        raise ValueError(f"--method must be one of win_loss, elo, bt, got {args.method!r}")
-    out_dir = Path(args.out)
-    targets = [out_dir / name for name in OUTPUTS]
+        raise ValueError(f"--method must be one of win_loss, elo, bt, got {options.method!r}")
+    targets = [Path(options.out) / name for name in OUTPUTS]
     # Checked before reading, so that no input, however malformed, is ever written over.
-    check_outputs([(target, "json") for target in targets], [args.input] if args.input else [], argument="--out")
-    prefs, inputs, noun = _load(args)
+    check_outputs([(target, "json") for target in targets], [options.input] if options.input else [], argument="--out")
+    prefs, _, noun = _load(options)
     flipped = 0
-    if args.flip:
-        prefs, flipped = flip_labels(prefs, args.flip, seed=args.seed)
-    ks = tuple(args.ks)
-    before = data_statistics(prefs, ks=ks)
+    if options.flip:
+        prefs, flipped = flip_labels(prefs, options.flip, seed=options.seed)
+    before = data_statistics(prefs, ks=options.ks)
     repaired = repair(prefs, method=method)
-    after = data_statistics(repaired, ks=ks)
-    scores = {key: instance_scores(inst, method) for key, inst in prefs.items()}
-    agree = agreement(prefs, scores)
-    records = (
-        id_records if args.ids_only else (lambda p, negated: chat_records(p, negated=negated, noun=args.noun or noun))
-    )
-    # Materialise first so that a missing text fails before anything is written.
-    plain = list(records(repaired, negated=False))
-    with_negated = list(records(repaired, negated=True))
+    after = data_statistics(repaired, ks=options.ks)
+    agree = agreement(prefs, {key: instance_scores(inst, method) for key, inst in prefs.items()})
+    if options.ids_only:
+        plain, with_negated = list(id_records(repaired, negated=False)), list(id_records(repaired, negated=True))
+    else:  # materialised first, so that a missing text fails before anything is written
+        named = options.noun or noun
+        plain = list(chat_records(repaired, negated=False, noun=named))
+        with_negated = list(chat_records(repaired, negated=True, noun=named))
     atomic_write(targets[0], jsonl_chunks(plain))
     atomic_write(targets[1], jsonl_chunks(with_negated))
     summary = {
@@ -335,57 +354,4 @@ def _run(args: argparse.Namespace) -> int:
         **agree,
     }
     atomic_write_json(targets[2], summary, indent=2)
-    rows = [("comparisons", "comparisons"), ("per instance", "comparisons_per_instance")]
-    rows += [(f"s_tran({k})", f"s_tran_{k}") for k in ks] + [("s_comm", "s_comm")]
-    print(
-        f"REPAIR ({method}) over {before['instances']} instances"
-        + (f", {flipped} labels flipped first" if flipped else "")
-    )
-    print(f"{'':14}{'input':>10}{'REPAIR-ed':>12}")
-    for label, key in rows:
-        print(f"{label:14}{_fmt(before[key]):>10}{_fmt(after[key]):>12}")
-    print(f"records with negated relations: {len(with_negated)}")
-    if after["comparisons"] == 0:
-        print(
-            "warning: no pair could be ordered, every instance's items are tied (for example the "
-            "judgements of a judge that always picks the first-shown option); the output files are empty"
-        )
-    print(f"agreement of the refined ranking with the input: {_fmt(agree['agreement'])} (tied: {_fmt(agree['tied'])})")
-    for target in targets:
-        print(f"wrote {target}")
-    return 0
-
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
-    parser = add_subcommand(
-        subparsers, "repair", __doc__, _run, help="REPAIR: consistent fine-tuning data from noisy pairwise preferences"
-    )
-    parser.add_argument(
-        "input",
-        nargs="?",
-        help="preferences JSONL, a pairwise samples_<task>_*.jsonl, or a Summarize-from-Feedback JSONL",
-    )
-    parser.add_argument(
-        "--out", required=True, help="output folder (repaired.jsonl, repaired_with_negated.jsonl, repair_stats.json)"
-    )
-    parser.add_argument(
-        "--format",
-        choices=("auto", "jsonl", "samples", "summarize_feedback"),
-        default="auto",
-        help="input format (auto: samples_* files are lm-eval sample logs, else preferences JSONL)",
-    )
-    parser.add_argument(
-        "--loader",
-        choices=("summeval", "noveleval", "caters", "summarize_feedback"),
-        help="instead of INPUT: human preferences of a dataset loader",
-    )
-    parser.add_argument("--split", default="validation", help="Summarize-from-Feedback split (train / validation)")
-    parser.add_argument("--max-items", type=int, default=None, help="cap items per instance (dataset loaders)")
-    parser.add_argument("--method", default="win_loss", help="rank estimation: win_loss (default), elo or bt")
-    parser.add_argument("--flip", type=float, default=0.0, help="flip this share of labels first (the paper: 0.1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --flip")
-    parser.add_argument("--ks", type=int, nargs="+", default=[3, 5], help="transitivity subset sizes K (default 3 5)")
-    parser.add_argument("--noun", default=None, help="what the items are called in prompts (default by source)")
-    parser.add_argument("--ids-only", action="store_true", help="write item ids instead of chat messages")
-    return parser
+    return RepairRun(summary=summary, written=targets)

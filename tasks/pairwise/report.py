@@ -13,7 +13,6 @@ constant side is undefined, never 0.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -28,10 +27,17 @@ from logic_consistency.common import RESULTS_PATTERN, files_or_folders, read_tex
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.correlation import correlation, spread
 from logic_consistency.outputs import atomic_write_json, check_outputs
-from logic_consistency.subcommands import add_subcommand
-from logic_consistency.tasks.pairwise.report_plots import plot_paths, write_plots
+from logic_consistency.tasks.pairwise.report_plots import plot_paths
 
-__all__ = ["add_cli", "collect_points", "correlation_report", "read_results", "select_points"]
+__all__ = [
+    "Correlation",
+    "collect_points",
+    "correlate",
+    "correlation_report",
+    "read_results",
+    "select_points",
+    "write_correlation",
+]
 
 _TASK = re.compile(r"^logic_consistency_(?P<dataset>[a-z]+?)(?:_(?P<variant>para\d+|cot_sc|cot|generate|pairs))?$")
 #: The paper's Figure 5 metric; the others are correlated with H the same way as the suite's additions.
@@ -359,58 +365,33 @@ def print_report(report: dict[str, Any]) -> None:
         print("Left out (listed in the JSON): " + "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items())))
 
 
-def _run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Correlation:
+    """What ``correlate`` computed: the results files read (never written over) and the report."""
 
-    files = files_or_folders(args.results, RESULTS_PATTERN)  # walked once: read, then kept from --out
-    runs = read_results(files)
-    points = collect_points(runs)
+    files: list[Path]
+    report: dict[str, Any]
+
+
+def correlate(
+    results: Sequence[str | os.PathLike[str]], *, include_variants: Sequence[str] = (), pooled: bool = False
+) -> Correlation:
+    """:func:`correlation_report` of the results files named or found in folders (``correlate``)."""
+    files = files_or_folders(results, RESULTS_PATTERN)  # walked once: read, then kept from --out
+    points = collect_points(read_results(files))
     if not points:
         raise ValueError("no pairwise-task results in the given files")
-    report = correlation_report(points, include_variants=args.include_variants, pooled=args.pooled)
-    print_report(report)
-    if args.out:
-        out = Path(args.out)
-        target = out / "correlation_report.json"
-        check_outputs([(target, "json"), *((plot, "png") for plot in plot_paths(report, out))], files, argument="--out")
-        atomic_write_json(target, report, indent=2)
-        print(f"wrote {target}")
-        for path in write_plots(report, out):
-            print(f"wrote {path}")
-    return 0
+    return Correlation(files, correlation_report(points, include_variants=include_variants, pooled=pooled))
 
 
-def _variants(text: str) -> list[str]:
-    chosen = [v.strip() for v in text.split(",") if v.strip()]
-    unknown = sorted(set(chosen) - set(OTHER_VARIANTS))
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown variant(s) {unknown or [text]}; choose from {', '.join(OTHER_VARIANTS)}"
-        )
-    return chosen
+def write_correlation(correlation: Correlation, out: str | os.PathLike[str]) -> Path:
+    """Write ``out/correlation_report.json``, once every output (the plots too) is checked; returns its path.
 
-
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR] [--include-variants V] [--pooled]``)."""
-    parser = add_subcommand(
-        subparsers,
-        "correlate",
-        __doc__,
-        _run,
-        help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
-    )
-    parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
-    parser.add_argument("--out", help="folder for correlation_report.json and PNG scatter plots")
-    parser.add_argument(
-        "--include-variants",
-        type=_variants,
-        default=[],
-        metavar="V[,V]",
-        help=f"also count these variants as points of a model's series ({', '.join(OTHER_VARIANTS)}); "
-        "by default they are kept apart",
-    )
-    parser.add_argument(
-        "--pooled",
-        action="store_true",
-        help="also report the pooled view: every model's points of a dataset in one correlation",
-    )
-    return parser
+    The plots follow with :func:`~logic_consistency.tasks.pairwise.report_plots.write_plots`.
+    """
+    folder = Path(out)
+    target = folder / "correlation_report.json"
+    plots = plot_paths(correlation.report, folder)
+    check_outputs([(target, "json"), *((plot, "png") for plot in plots)], correlation.files, argument="--out")
+    atomic_write_json(target, correlation.report, indent=2)
+    return target

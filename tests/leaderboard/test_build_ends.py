@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.leaderboard.cli import add_cli
+from logic_consistency.cli.leaderboard import add_cli
 from logic_consistency.leaderboard.ingest import BootstrapSettings
 from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
 from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list

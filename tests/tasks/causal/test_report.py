@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from logic_consistency.cli import causal_confusion
 from logic_consistency.tasks.causal import report
 
 PERFECT = [-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]
@@ -119,10 +120,10 @@ def test_missing_or_no_files(tmp_path: Path) -> None:
 def test_cli_subcommand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_samples(tmp_path / f"samples_{TASK}_2025-01-01T00-00-00.000001.jsonl", [sample(PERFECT)])
     parser = argparse.ArgumentParser(prog="logic-consistency")
-    report.add_cli(parser.add_subparsers(dest="command", required=True))
+    causal_confusion.add_cli(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["causal-confusion", str(path), "--out", str(tmp_path / "cli")])
     assert args.run(args) == 0
     assert (tmp_path / "cli" / f"confusion_{TASK}.png").is_file()
     assert f"{TASK}: " in capsys.readouterr().out
-    assert report.main([str(path), "--out", str(tmp_path / "main")]) == 0
+    assert causal_confusion.main([str(path), "--out", str(tmp_path / "main")]) == 0
     assert (tmp_path / "main" / f"confusion_{TASK}.json").is_file()

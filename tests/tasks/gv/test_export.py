@@ -14,8 +14,9 @@ from lm_eval import simple_evaluate
 from lm_eval.loggers import EvaluationTracker
 from lm_eval.tasks import TaskManager
 
+from logic_consistency.cli.export_gv import add_cli
 from logic_consistency.tasks.data import DATA_ENV_VAR
-from logic_consistency.tasks.gv.export import add_cli, export_pairs
+from logic_consistency.tasks.gv.export import export_pairs
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"

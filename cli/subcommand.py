@@ -1,11 +1,8 @@
-"""The one way a module registers a ``logic-consistency`` subcommand, and runs it on its own.
+"""The one way a ``cli`` module registers a ``logic-consistency`` subcommand, and runs it on its own.
 
-The console entry point (``cli.py``) hands each subcommand module's ``add_cli(subparsers)`` its
-``argparse`` subparsers object; :func:`add_subcommand` is what every ``add_cli`` does first. The
+:func:`~logic_consistency.cli.main.build_parser` hands each command module's ``add_cli(subparsers)``
+its ``argparse`` subparsers object; :func:`add_subcommand` is what every ``add_cli`` does first. The
 parsed arguments' ``run`` is called with them and returns the exit status.
-
-Like :mod:`logic_consistency.options`, this module imports nothing of the suite: every layer but
-``metrics`` may use it.
 """
 
 from __future__ import annotations
@@ -29,7 +26,8 @@ def add_subcommand(
     Args:
         subparsers: What ``ArgumentParser.add_subparsers`` returned.
         name: The subcommand (``repair``).
-        doc: The module docstring; its first paragraph is the subcommand's description.
+        doc: The docstring of the module the command runs; its first paragraph is the subcommand's
+            description.
         run: The action, stored as the ``run`` default; ``None`` for a command whose own
             subcommands set it (``leaderboard``).
         help: One line for the parent's command list.

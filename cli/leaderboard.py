@@ -6,71 +6,34 @@
 * ``render``: write the self-contained HTML page of a leaderboard file;
 * ``validate``: check leaderboard or history files against the schema.
 
-Bad input raises :class:`ValueError` / :class:`FileNotFoundError` naming the file and field; the
-main ``logic-consistency`` command prints it as ``logic-consistency: error: ...`` (exit status 2).
+A thin layer over :mod:`logic_consistency.leaderboard.commands`. Bad input raises
+:class:`ValueError` / :class:`FileNotFoundError` naming the file and field; the main
+``logic-consistency`` command prints it as ``logic-consistency: error: ...`` (exit status 2).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.leaderboard.commands import (
+    DEFAULT_OUT,
+    BuildOptions,
+    SharedOptions,
+    load_board,
+    render_board,
+    run_build,
+    run_ingest,
+    summary,
+)
 from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
-from logic_consistency.outputs import check_outputs
-from logic_consistency.subcommands import add_subcommand
+
+from .subcommand import add_subcommand
 
 __all__ = ["add_cli"]
-
-DEFAULT_OUT = "results/leaderboard"
-#: Accepted ``--n-resamples``: below 1,000 the 2.5% and 97.5% percentiles rest on a few resamples
-#: (one resample gives a zero-width "95%" interval); above 100,000 a run's group intervals take
-#: minutes and gigabytes for no visible gain.
-N_RESAMPLES_RANGE = (1_000, 100_000)
-
-
-def _bootstrap(args: argparse.Namespace) -> Any:
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .ingest import BootstrapSettings
-
-    if not 0.0 < args.confidence < 1.0:
-        raise ValueError(f"--confidence must be strictly between 0 and 1, got {args.confidence}")
-    low, high = N_RESAMPLES_RANGE
-    if not low <= args.n_resamples <= high:
-        raise ValueError(
-            f"--n-resamples must be between {low:,} and {high:,}, got {args.n_resamples:,} (fewer resamples "
-            "make the percentile bounds of a 95% interval unreliable, more take too long and too much memory)"
-        )
-    if args.bootstrap_seed < 0:
-        raise ValueError(f"--bootstrap-seed must be >= 0, got {args.bootstrap_seed}")
-    return BootstrapSettings(confidence=args.confidence, n_resamples=args.n_resamples, seed=args.bootstrap_seed)
-
-
-def _shared_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--night``, the interval options and ``--no-progress``, which ``build`` and ``ingest`` both take."""
-    return {"night": args.night, "bootstrap": _bootstrap(args), "progress": False if args.no_progress else None}
-
-
-def _metadata(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"--metadata must be a JSON object, got {text!r}")
-    return value
-
-
-def _summary(document: dict[str, Any], path: Path) -> str:
-    return (
-        f"{path}: {len(document['rows'])} row(s) on {len(document['boards'])} board(s), "
-        f"{len(document['failures'])} failure(s), {len(document['nights'])} night(s)"
-    )
 
 
 def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
@@ -82,73 +45,52 @@ def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
     return status
 
 
-def _executor(args: argparse.Namespace) -> Any:
-    """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
-    if args.executor == "local":
-        if args.ray_address is not None:
-            raise ValueError("--ray-address needs --executor ray")
-        return None
-    # deferred: Ray is an optional extra, imported only under --executor ray
-    from .ray_executor import (
-        RayExecutor,
-        require_ray,
+def _shared(args: argparse.Namespace) -> SharedOptions:
+    """The options :func:`_add_shared_options` adds."""
+    return SharedOptions(
+        night=args.night,
+        no_progress=args.no_progress,
+        n_resamples=args.n_resamples,
+        confidence=args.confidence,
+        bootstrap_seed=args.bootstrap_seed,
     )
 
-    if args.retries < 0:
-        raise ValueError(f"--retries must be >= 0, got {args.retries}")
-    require_ray()  # the install line now, before any model runs
-    return RayExecutor(address=args.ray_address, retries=args.retries)
+
+def _build_options(args: argparse.Namespace) -> BuildOptions:
+    return BuildOptions(
+        out=args.out,
+        models=args.models,
+        only=args.only or (),
+        tasks=args.tasks,
+        limit=args.limit,
+        metadata=args.metadata,
+        batch_size=args.batch_size,
+        timeout=args.timeout,
+        shards=args.shards,
+        cache_dir=args.cache_dir,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        retries=args.retries,
+        lm_eval=args.lm_eval,
+        html=args.html,
+        shared=_shared(args),
+    )
 
 
 def _run_build(args: argparse.Namespace) -> int:
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from logic_consistency.leaderboard.nightly import LEADERBOARD_FILE, BuildStopped
 
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import (
-        HISTORY_DIR,
-        LEADERBOARD_FILE,
-        BuildStopped,
-        build,
-        check_night,
-        today,
-    )
+    from logic_consistency.leaderboard.render import render_file
 
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .render import render_file
-
-    if args.html:
-        root = Path(args.out)
-        night = check_night(args.night or today())
-        inputs = [
-            root / LEADERBOARD_FILE,
-            root / HISTORY_DIR / f"{night}.json",
-            *([args.models] if args.models else []),
-        ]
-        check_outputs([(args.html, "html")], inputs, argument="--html")
-    overrides = {
-        "tasks": args.tasks,
-        "limit": args.limit,
-        "metadata": _metadata(args.metadata),
-        "batch_size": args.batch_size,
-        "timeout": args.timeout,
-        "shards": args.shards,
-    }
     try:
-        result = build(
-            args.out,
-            model_list=args.models,
-            overrides=overrides,
-            only=args.only or (),
-            cache_dir=args.cache_dir,
-            lm_eval=args.lm_eval,
-            executor=_executor(args),
-            **_shared_options(args),
-        )
+        result = run_build(_build_options(args))
     except KeyboardInterrupt:
         return _interrupted()
     except BuildStopped as stop:
         return _interrupted(signal.Signals(stop.signum).name, 128 + stop.signum)
-    board = Path(args.out) / LEADERBOARD_FILE
-    print(_summary(result.document, board))
+    print(summary(result.document, Path(args.out) / LEADERBOARD_FILE))
     for outcome in result.outcomes:
         if outcome.failure is not None:
             print(f"  FAILED {outcome.spec.name}: {outcome.failure['error']['message']} (log: {outcome.log_file})")
@@ -161,60 +103,37 @@ def _run_build(args: argparse.Namespace) -> int:
 
 def _run_ingest(args: argparse.Namespace) -> int:
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import (
-        LEADERBOARD_FILE,
-        ingest_into,
-    )
+    from logic_consistency.leaderboard.nightly import LEADERBOARD_FILE
 
     try:
-        document = ingest_into(
-            args.out,
+        document = run_ingest(
             args.results,
+            out=args.out,
             name=args.name,
             revision=args.revision,
             precision=args.precision,
-            **_shared_options(args),
+            shared=_shared(args),
         )
     except KeyboardInterrupt:
         return _interrupted()
-    print(_summary(document, Path(args.out) / LEADERBOARD_FILE))
+    print(summary(document, Path(args.out) / LEADERBOARD_FILE))
     return 0
 
 
 def _run_render(args: argparse.Namespace) -> int:
-
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .render import render_file
-
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
-    source = Path(args.leaderboard)
-    if source.is_dir():
-        source = source / "leaderboard.json"
-    if args.out is not None and not args.out.strip():
-        raise ValueError("--out: empty; give the HTML file to write (default: index.html next to the leaderboard)")
-    out = Path(args.out) if args.out else source.with_name("index.html")
-    check_outputs([(args.out or out, "html")], [source], argument="--out")  # as typed: "pages/" names a folder
-    document = load_document(source)
-    print(render_file(document, out, title=args.title))
+    print(render_board(args.leaderboard, out=args.out, title=args.title))
     return 0
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
     for name in args.files:
-        path = Path(name)
-        if path.is_dir():
-            path = path / "leaderboard.json"
-        print(_summary(load_document(path), path) + ": valid")
+        path, document = load_board(name)
+        print(summary(document, path) + ": valid")
     return 0
 
 
 def _add_shared_options(parser: argparse.ArgumentParser) -> None:
-    """The options :func:`_shared_options` reads."""
+    """The options :func:`_shared` reads."""
     parser.add_argument("--night", help="night date YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     group = parser.add_argument_group("intervals")
@@ -225,14 +144,7 @@ def _add_shared_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--bootstrap-seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
-def add_cli(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
-
-    parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
-    commands = parser.add_subparsers(
-        dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
-    )
-
+def _add_build(commands: Any) -> None:
     build = commands.add_parser(
         "build",
         help="nightly build: run every listed model, merge into the leaderboard, keep history",
@@ -282,6 +194,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     _add_shared_options(build)
     build.set_defaults(run=_run_build)
 
+
+def _add_ingest(commands: Any) -> None:
     ingest = commands.add_parser(
         "ingest",
         help="add existing lm-eval results files (with their samples) to the leaderboard",
@@ -296,6 +210,8 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     _add_shared_options(ingest)
     ingest.set_defaults(run=_run_ingest)
 
+
+def _add_render_and_validate(commands: Any) -> None:
     render = commands.add_parser("render", help="write the static HTML page of a leaderboard")
     render.add_argument(
         "leaderboard",
@@ -310,4 +226,15 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check leaderboard/history files against the schema")
     validate.add_argument("files", nargs="+", help="leaderboard.json / history/<night>.json files (or folders)")
     validate.set_defaults(run=_run_validate)
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
+    parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
+    commands = parser.add_subparsers(
+        dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
+    )
+    _add_build(commands)
+    _add_ingest(commands)
+    _add_render_and_validate(commands)
     return parser

@@ -1,0 +1,232 @@
+"""What the ``logic-consistency leaderboard`` commands do, their options as plain values.
+
+* :func:`run_build`: the nightly build (:func:`~logic_consistency.leaderboard.nightly.build`), its
+  page's file checked first;
+* :func:`run_ingest`: existing lm-eval results files into the leaderboard;
+* :func:`render_board`: the self-contained HTML page of a leaderboard file;
+* :func:`load_board`: one leaderboard or history file, checked against the schema.
+
+Bad input raises :class:`ValueError` / :class:`FileNotFoundError` naming the file, the field or the
+option; the command line (:mod:`logic_consistency.cli.leaderboard`) prints it in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.outputs import check_outputs
+
+__all__ = [
+    "DEFAULT_OUT",
+    "N_RESAMPLES_RANGE",
+    "BuildOptions",
+    "SharedOptions",
+    "load_board",
+    "render_board",
+    "run_build",
+    "run_ingest",
+    "summary",
+]
+
+DEFAULT_OUT = "results/leaderboard"
+#: Accepted ``--n-resamples``: below 1,000 the 2.5% and 97.5% percentiles rest on a few resamples
+#: (one resample gives a zero-width "95%" interval); above 100,000 a run's group intervals take
+#: minutes and gigabytes for no visible gain.
+N_RESAMPLES_RANGE = (1_000, 100_000)
+
+
+@dataclass(frozen=True)
+class SharedOptions:
+    """``--night``, the interval options and ``--no-progress``, which ``build`` and ``ingest`` both take."""
+
+    night: str | None = None
+    no_progress: bool = False
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+    bootstrap_seed: int = 0
+
+    def bootstrap(self) -> Any:
+        """The checked interval settings (a ``BootstrapSettings``)."""
+        # deferred: imports lm-eval (seconds); building the parser (--help) must not
+        from .ingest import BootstrapSettings
+
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
+        low, high = N_RESAMPLES_RANGE
+        if not low <= self.n_resamples <= high:
+            raise ValueError(
+                f"--n-resamples must be between {low:,} and {high:,}, got {self.n_resamples:,} (fewer resamples "
+                "make the percentile bounds of a 95% interval unreliable, more take too long and too much memory)"
+            )
+        if self.bootstrap_seed < 0:
+            raise ValueError(f"--bootstrap-seed must be >= 0, got {self.bootstrap_seed}")
+        return BootstrapSettings(confidence=self.confidence, n_resamples=self.n_resamples, seed=self.bootstrap_seed)
+
+    def keywords(self) -> dict[str, Any]:
+        """The keyword arguments of ``build`` and ``ingest_into`` these options stand for."""
+        return {"night": self.night, "bootstrap": self.bootstrap(), "progress": False if self.no_progress else None}
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """``leaderboard build``'s options; ``None`` run settings come from the model list."""
+
+    out: str = DEFAULT_OUT
+    models: str | None = None
+    only: Sequence[str] = ()
+    tasks: str | None = None
+    limit: float | None = None
+    metadata: str | None = None
+    batch_size: str | None = None
+    timeout: float | None = None
+    shards: int | None = None
+    cache_dir: str | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    retries: int = 2
+    lm_eval: str | None = None
+    html: str | None = None
+    shared: SharedOptions = field(default_factory=SharedOptions)
+
+    def overrides(self) -> dict[str, Any]:
+        """The run settings over the model list's."""
+        return {
+            "tasks": self.tasks,
+            "limit": self.limit,
+            "metadata": _metadata(self.metadata),
+            "batch_size": self.batch_size,
+            "timeout": self.timeout,
+            "shards": self.shards,
+        }
+
+
+def _metadata(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--metadata must be a JSON object, got {text!r}")
+    return value
+
+
+def summary(document: dict[str, Any], path: Path) -> str:
+    """One line: the rows, boards, failures and nights of a leaderboard file."""
+    return (
+        f"{path}: {len(document['rows'])} row(s) on {len(document['boards'])} board(s), "
+        f"{len(document['failures'])} failure(s), {len(document['nights'])} night(s)"
+    )
+
+
+def _executor(options: BuildOptions) -> Any:
+    """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
+    if options.executor == "local":
+        if options.ray_address is not None:
+            raise ValueError("--ray-address needs --executor ray")
+        return None
+    # deferred: Ray is an optional extra, imported only under --executor ray
+    from .ray_executor import (
+        RayExecutor,
+        require_ray,
+    )
+
+    if options.retries < 0:
+        raise ValueError(f"--retries must be >= 0, got {options.retries}")
+    require_ray()  # the install line now, before any model runs
+    return RayExecutor(address=options.ray_address, retries=options.retries)
+
+
+def run_build(options: BuildOptions) -> Any:
+    """``leaderboard build``: check the page's file (``html``), then build; returns the ``BuildResult``.
+
+    ``KeyboardInterrupt`` and ``BuildStopped`` (SIGTERM, SIGHUP) pass through, the previous
+    leaderboard unchanged.
+    """
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .nightly import (
+        HISTORY_DIR,
+        LEADERBOARD_FILE,
+        build,
+        check_night,
+        today,
+    )
+
+    if options.html:
+        root = Path(options.out)
+        night = check_night(options.shared.night or today())
+        inputs: list[str | Path] = [
+            root / LEADERBOARD_FILE,
+            root / HISTORY_DIR / f"{night}.json",
+            *([options.models] if options.models else []),
+        ]
+        check_outputs([(options.html, "html")], inputs, argument="--html")
+    return build(
+        options.out,
+        model_list=options.models,
+        overrides=options.overrides(),
+        only=options.only or (),
+        cache_dir=options.cache_dir,
+        lm_eval=options.lm_eval,
+        executor=_executor(options),
+        **options.shared.keywords(),
+    )
+
+
+def run_ingest(
+    results: Sequence[str],
+    *,
+    out: str = DEFAULT_OUT,
+    name: str | None = None,
+    revision: str | None = None,
+    precision: str | None = None,
+    shared: SharedOptions | None = None,
+) -> dict[str, Any]:
+    """``leaderboard ingest``: add results files (or folders holding them); returns the leaderboard document."""
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .nightly import ingest_into
+
+    return ingest_into(
+        out,
+        results,
+        name=name,
+        revision=revision,
+        precision=precision,
+        **(shared or SharedOptions()).keywords(),
+    )
+
+
+def render_board(leaderboard: str, *, out: str | None = None, title: str = "logic-consistency leaderboard") -> Path:
+    """``leaderboard render``: the page of ``leaderboard`` (a file or its folder); ``out`` defaults to
+    ``index.html`` next to it. Returns the page's path."""
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .render import render_file
+
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .schema import load_document
+
+    source = Path(leaderboard)
+    if source.is_dir():
+        source = source / "leaderboard.json"
+    if out is not None and not out.strip():
+        raise ValueError("--out: empty; give the HTML file to write (default: index.html next to the leaderboard)")
+    page = Path(out) if out else source.with_name("index.html")
+    check_outputs([(out or page, "html")], [source], argument="--out")  # as typed: "pages/" names a folder
+    document = load_document(source)
+    return render_file(document, page, title=title)
+
+
+def load_board(name: str) -> tuple[Path, dict[str, Any]]:
+    """``leaderboard validate``: one leaderboard or history file (a folder: its ``leaderboard.json``), checked."""
+    # deferred: imports lm-eval (seconds); building the parser (--help) must not
+    from .schema import load_document
+
+    path = Path(name)
+    if path.is_dir():
+        path = path / "leaderboard.json"
+    return path, load_document(path)
