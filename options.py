@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import os
 import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -47,6 +48,7 @@ __all__ = [
     "collect_options",
     "declared_options",
     "load_option_file",
+    "metadata_from_json",
     "read_option",
     "reject_near_misses",
     "reject_unknown",
@@ -455,14 +457,28 @@ def check_option(
         KeyError: ``name`` is declared nowhere (a bug of the caller).
     """
     arg = declared_options()[name]
-    changes: dict[str, Any] = {}
     if minimum is not None:
-        changes["minimum"] = minimum
+        arg = replace(arg, minimum=minimum)
     if nullable is not None:
-        changes["nullable"] = nullable
-    if changes:
-        arg = Declared(**{**arg.__dict__, **changes})
+        arg = replace(arg, nullable=nullable)
     return _check_value(value, arg, label=label or name, where=where)
+
+
+def metadata_from_json(text: str | None) -> dict[str, Any] | None:
+    """``--metadata`` as given on a command line (a JSON object), or ``None`` when not given.
+
+    Raises:
+        OptionError: Not valid JSON, or not an object (the message quotes the text).
+    """
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise OptionError(f"--metadata: not valid JSON ({error.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise OptionError(f"--metadata must be a JSON object, got {text!r}")
+    return value
 
 
 def read_option(values: Mapping[str, Any], name: str, *, where: str | None = None, prefix: str = "metadata.") -> Any:

@@ -12,7 +12,6 @@ estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--pr
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from logic_consistency.harness_ext.plan_table import (
     repeated_costs,
     shard_totals,
 )
+from logic_consistency.options import metadata_from_json
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
     from logic_consistency.harness_ext.plan import TaskPlan
@@ -119,7 +119,7 @@ class PlanRun:
         """Per shard ``i/N``: its totals (``--json``'s ``shards``)."""
         count = len(self.shard_plans)
         return [
-            {"shard": f"{index}/{count}", **unpriced(shard_totals(part, lc_chat_max_tokens=lc_chat_max_tokens))}
+            {"shard": f"{index}/{count}", **_unpriced(shard_totals(part, lc_chat_max_tokens=lc_chat_max_tokens))}
             for index, part in enumerate(self.shard_plans)
         ]
 
@@ -143,18 +143,10 @@ def check_options(options: PlanOptions) -> dict[str, Any] | None:
         raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {options.lc_chat_max_tokens}")
     if not 1 <= options.shards <= MAX_SHARDS:
         raise ValueError(f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}")
-    if options.metadata is None:
-        return None
-    try:
-        metadata = json.loads(options.metadata)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {options.metadata!r}") from None
-    if not isinstance(metadata, dict):
-        raise ValueError(f"--metadata must be a JSON object, got {options.metadata!r}")
-    return metadata
+    return metadata_from_json(options.metadata)
 
 
-def unpriced(totals: Any) -> dict[str, Any]:
+def _unpriced(totals: Any) -> dict[str, Any]:
     """A shard's totals for ``--json``: counts only (shards are not priced)."""
     return {key: value for key, value in vars(totals).items() if not key.endswith("_usd")}
 

@@ -12,12 +12,12 @@ option; the command line (:mod:`logic_consistency.cli.leaderboard`) prints it in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.options import metadata_from_json
 from logic_consistency.outputs import check_outputs
 
 __all__ = [
@@ -97,23 +97,11 @@ class BuildOptions:
         return {
             "tasks": self.tasks,
             "limit": self.limit,
-            "metadata": _metadata(self.metadata),
+            "metadata": metadata_from_json(self.metadata),
             "batch_size": self.batch_size,
             "timeout": self.timeout,
             "shards": self.shards,
         }
-
-
-def _metadata(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"--metadata: not valid JSON ({error.msg}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"--metadata must be a JSON object, got {text!r}")
-    return value
 
 
 def summary(document: dict[str, Any], path: Path) -> str:

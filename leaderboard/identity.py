@@ -8,25 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
-    "CONTROL_CHARACTERS",
     "UNPRINTABLE_CATEGORIES",
     "canonical_json",
     "check_name",
+    "first_unprintable",
     "row_id",
     "settings_id",
     "sha256_hex",
     "short_id",
 ]
-
-#: C0 and C1 control characters (tab, newline, escape, DEL, ...): never part of a name on the board,
-#: where they would forge lines in logs or reshape the page. ``leaderboard.schema.json`` refuses the same.
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def canonical_json(value: Any) -> str:
@@ -56,17 +51,26 @@ def row_id(name: str, revision: str, precision: str, prompt_set: str, settings: 
     )
 
 
-#: Unicode categories never part of a name: control (newline, escape), format (a bidi override that
-#: reorders the page's text), surrogate and private use.
+#: Unicode categories never part of a name on the board: control (newline, escape: they would forge
+#: lines in logs), format (a bidi override that reorders the page's text), surrogate and private use.
+#: ``leaderboard.schema.json`` refuses the control characters in a board too.
 UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def first_unprintable(value: str) -> int | None:
+    """The position of the first character of :data:`UNPRINTABLE_CATEGORIES` in ``value``, or ``None``."""
+    return next(
+        (position for position, char in enumerate(value) if unicodedata.category(char) in UNPRINTABLE_CATEGORIES),
+        None,
+    )
 
 
 def check_name(value: str, where: str) -> str:
     """``value`` if every character is printable, else a one-line :class:`ValueError` naming ``where``."""
-    for position, char in enumerate(value):
-        if unicodedata.category(char) in UNPRINTABLE_CATEGORIES:
-            raise ValueError(
-                f"{where}: {value!r} holds the control character U+{ord(char):04X} at position {position}; "
-                "names on the board must be printable"
-            )
+    position = first_unprintable(value)
+    if position is not None:
+        raise ValueError(
+            f"{where}: {value!r} holds the control character U+{ord(value[position]):04X} at position {position}; "
+            "names on the board must be printable"
+        )
     return value

@@ -31,7 +31,7 @@ from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .extra_args import parse_extra_args
-from .identity import check_name
+from .identity import check_name, first_unprintable
 from .modelid import format_model_args, parse_model_args
 from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of
 
@@ -251,7 +251,7 @@ def _entry(
     where = f"{source}: models[{index}]"
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
-    if isinstance(raw.get("name"), str) and raw["name"].strip() and raw["name"].isprintable():
+    if isinstance(raw.get("name"), str) and raw["name"].strip() and first_unprintable(raw["name"]) is None:
         where = f"{source}: models[{index}] ({raw['name']})"
     reject_unknown(raw, ENTRY_KEYS, where=where)
     for key in ("name", "model"):

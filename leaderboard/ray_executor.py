@@ -261,9 +261,9 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
             # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
             # ("returned a result with an exception set"): re-raise the stop itself
-            if isinstance(error, SystemError) and isinstance(error.__cause__, BaseException):
-                if not isinstance(error.__cause__, Exception):
-                    raise error.__cause__ from None
+            stop = error.__cause__
+            if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
+                raise stop from None
             raise
         return [outcomes[spec.name] for spec in specs]
 
