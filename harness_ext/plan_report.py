@@ -13,6 +13,7 @@ estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--pr
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,15 +163,19 @@ def plan_run(options: PlanOptions) -> PlanRun:
     if not tasks:
         raise ValueError("--tasks names no task")
     timings: dict[str, float] = {}
+    started = time.perf_counter()
+    tokenizer = load_tokenizer(options.tokenizer)  # once, for the whole plan and every shard's
+    tokenizer_seconds = time.perf_counter() - started
     settings: dict[str, Any] = {
         "limit": options.limit,
         "metadata": metadata,
         "apply_chat_template": options.apply_chat_template,
         "system_instruction": options.system_instruction,
         "fewshot_as_multiturn": options.fewshot_as_multiturn,
-        "tokenizer": load_tokenizer(options.tokenizer),
+        "tokenizer": tokenizer,
     }
     plans = plan_tasks(tasks, **settings, timings=timings)
+    timings["load_tasks_and_tokenizer"] += tokenizer_seconds
     shard_plans = [
         plan_tasks(tasks, **settings, shard=Shard(index, options.shards))
         for index in range(options.shards if options.shards > 1 else 0)
