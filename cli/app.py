@@ -24,7 +24,11 @@ __all__ = ["COMMANDS", "DESCRIPTION", "OUTPUT_ERROR_STATUS", "build_parser", "ma
 OUTPUT_ERROR_STATUS = 3
 
 #: The top-level ``--help`` description.
-DESCRIPTION = "``logic-consistency``: the console entry point (the top of the layers; it may import every one)."
+DESCRIPTION = (
+    "logic-consistency: measure whether a language model is consistent with itself. The scores come from "
+    "`lm_eval --tasks logic_consistency`; these commands plan a run's cost, check a task YAML, build and "
+    "render the nightly leaderboard, and turn samples into reports and fine-tuning data."
+)
 
 #: Each command module's ``add_cli(subparsers)``, in the order of the command list.
 COMMANDS: tuple[Callable[[Any], object], ...] = (

@@ -2,8 +2,7 @@
 
 A thin layer over :func:`logic_consistency.tasks.causal.report.confusion_report` (JSON + PNG per
 task, one line each). :func:`main` runs it on its own, as ``python -m
-logic_consistency.cli.causal_confusion`` and the older ``python -m
-logic_consistency.tasks.causal.report`` do.
+logic_consistency.cli.causal_confusion`` does.
 """
 
 from __future__ import annotations

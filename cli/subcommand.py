@@ -1,6 +1,6 @@
 """The one way a ``cli`` module registers a ``logic-consistency`` subcommand, and runs it on its own.
 
-:func:`~logic_consistency.cli.main.build_parser` hands each command module's ``add_cli(subparsers)``
+:func:`~logic_consistency.cli.app.build_parser` hands each command module's ``add_cli(subparsers)``
 its ``argparse`` subparsers object; :func:`add_subcommand` is what every ``add_cli`` does first. The
 parsed arguments' ``run`` is called with them and returns the exit status.
 """

@@ -52,7 +52,8 @@ class LmEvalHook(NamedTuple):
     #: The upstream object, ``module:qualified.name``.
     upstream: str
     #: ``wraps`` (patched at import, :data:`_CALLBACKS`), ``overrides`` (a private method a subclass
-    #: replaces) or ``reads`` (a private attribute read).
+    #: replaces), ``calls`` (a private function, module or format the suite depends on) or ``reads`` (a
+    #: private attribute read or set).
     kind: str
     #: Where the suite does it.
     by: str
@@ -121,6 +122,69 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "prefix_scorer.PrefixSharingHFLM",
         "prompts that share a prefix are scored from one cached forward pass of it (lc-hf)",
         "prefix (KV) sharing across requests in lm-eval's hf backend",
+    ),
+    *(
+        LmEvalHook(
+            f"lm_eval.api.task:ConfigurableTask.{table}",
+            "reads",
+            "base.PromptedTask (sets it), multistage (reads which aggregations exist)",
+            "a task's metrics, aggregations and directions come from the suite's own declarations, so lm-eval "
+            "never looks a metric up on the HF evaluate hub",
+            "a public API for a task to declare its metrics from Python",
+        )
+        for table in ("_metric_fn_list", "_metric_fn_kwargs", "_aggregation_list", "_higher_is_better")
+    ),
+    *(
+        LmEvalHook(
+            f"lm_eval.models.api_models:TemplateAPI.{attribute}",
+            "reads",
+            "chat_judge.ChatJudgeLM",
+            "lc-chat sends the run's seed and honours num_concurrent like lm-eval's own chat backends",
+            "public accessors for an API model's seed and concurrency",
+        )
+        for attribute in ("_seed", "_concurrent")
+    ),
+    LmEvalHook(
+        "lm_eval.tasks._yaml_loader:load_yaml",
+        "calls",
+        "check_task",
+        "check-task loads a YAML exactly as lm-eval does (include:, !function), so its verdict is lm-eval's",
+        "a public YAML loader in lm_eval.tasks",
+    ),
+    LmEvalHook(
+        "lm_eval.tasks._index:log",
+        "reads",
+        "check_task._build",
+        "the index's warnings about the suite's tags seen twice (the user's folder and the suite) are silenced",
+        "task plug-ins by entry point, which index the suite once",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator_utils:_process_results",
+        "calls",
+        "shard_merge",
+        "merged shards are scored by lm-eval's own aggregation over the union of the per-document values",
+        "a public function that aggregates per-document values into results",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
+        "calls",
+        "shard_merge",
+        "the merged results have lm-eval's own layout, so ingest and correlate read them unchanged",
+        "the same public aggregation function",
+    ),
+    LmEvalHook(
+        "lm_eval._cli.run:Run.create",
+        "calls",
+        "leaderboard.extra_args",
+        "a model list's extra_args are checked with lm_eval's own parser before any run",
+        "a public function returning lm_eval's argument parser",
+    ),
+    LmEvalHook(
+        "lm_eval.api.model:hash_args",
+        "calls",
+        "tasks.pairwise.self_agreement_task",
+        "self-agreement samples are keyed in CachingLM's database in the format hash_args gives its own keys",
+        "caching of sampled generations in lm-eval (keyed by sample index)",
     ),
     LmEvalHook(
         "lm_eval.models.openai_completions:LocalChatCompletion._create_payload",

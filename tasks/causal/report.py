@@ -229,8 +229,8 @@ def confusion_report(
     return written
 
 
-if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.tasks.causal.report``, as before
-    # deferred: the command line is the top layer; this module's old standalone entry hands over to it
-    from logic_consistency.cli.causal_confusion import main
-
-    raise SystemExit(main())
+if __name__ == "__main__":  # pragma: no cover - the old standalone entry; the command line is the top layer
+    raise SystemExit(
+        "python -m logic_consistency.tasks.causal.report was replaced by the command "
+        "`logic-consistency causal-confusion SAMPLES... --out DIR` (same options)"
+    )

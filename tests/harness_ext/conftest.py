@@ -13,6 +13,7 @@ import ctypes
 import hashlib
 import http.server
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -117,6 +118,35 @@ class ChatServer:
         self.stop()
         pytest.fail("llama.cpp server did not come up within 120 s")
 
+    def check_completion(self) -> None:
+        """One real completion before any test: a server that answers ``/v1/models`` can still die
+        at its first completion (a llama.cpp wheel built natively for a CPU whose AMX the VM traps
+        dies there with ``Illegal instruction``). Fails once, with the log's last lines and the fix."""
+        body = json.dumps({"model": "smollm2", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1})
+        request = urllib.request.Request(
+            f"{self.url}/v1/chat/completions", data=body.encode(), headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                choices = json.loads(response.read()).get("choices")
+            if choices:
+                return
+            problem = "its answer has no choices"
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            problem = f"{type(error).__name__}: {error}"
+        returncode = self.process.poll() if self.process else None
+        self.stop()
+        died = f"; the server exited with {returncode}" if returncode is not None else ""
+        tail = self.log.read_text(errors="replace").splitlines()[-15:] if self.log and self.log.exists() else []
+        pytest.fail(
+            f"llama.cpp server failed its first completion ({problem}{died}).\n"
+            "If it died with SIGILL (-4, 'Illegal instruction'), the installed llama-cpp-python was "
+            "built for this CPU's own instruction sets (e.g. AMX that the VM traps): rebuild it "
+            "portably with `bash scripts/build_llama_cpp.sh .venv/bin/python`.\n"
+            "Last lines of the server log:\n" + "\n".join(tail),
+            pytrace=False,
+        )
+
     def stop(self) -> None:
         if self.process is None:
             return
@@ -214,6 +244,7 @@ def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer
     """llama.cpp's server with the embedded SmolLM2 GGUF, for the whole session."""
     server = ChatServer(log=tmp_path_factory.mktemp("llama_server") / "server.log")
     server.start()
+    server.check_completion()
     try:
         yield server
     finally:

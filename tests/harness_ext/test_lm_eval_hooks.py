@@ -6,9 +6,12 @@ not inside a user's run.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,6 +57,17 @@ PINNED_SIGNATURES = {
         "(self, requests: 'list[tuple[tuple[str, str], list[int], list[int]]]', disable_tqdm: 'bool' = False, "
         "override_bs: 'int | None' = None) -> 'list[tuple[float, bool]]'"
     ),
+    "lm_eval.tasks._yaml_loader:load_yaml": (
+        "(path: 'str | Path', *, resolve_func: 'bool' = True, recursive: 'bool' = True, _seen: 'set[Path] | None' = "
+        "None) -> 'dict[str, Any]'"
+    ),
+    "lm_eval.evaluator_utils:_process_results": (
+        "(eval_results_acc: 'dict[str, ResultAcc]', groups: 'dict[str, Group] | None' = None, bootstrap_iters: "
+        "'int | None' = 100000) -> 'EvalAcc'"
+    ),
+    "lm_eval.evaluator_utils:EvalAcc._to_eval_results": "(self, *, samples: 'dict[str, list] | None' = None) -> 'EvalResults'",
+    "lm_eval._cli.run:Run.create": "(subparsers: argparse._SubParsersAction)",
+    "lm_eval.api.model:hash_args": "(attr: str, args: collections.abc.Iterable[typing.Any]) -> str",
     "lm_eval.models.openai_completions:LocalChatCompletion._create_payload": (
         "(self, messages: list[dict], generate=False, gen_kwargs: dict | None = None, seed=1234, eos=None, "
         "**kwargs) -> dict"
@@ -75,7 +89,7 @@ def _upstream(target: str) -> Any:
 def test_every_hook_is_listed_once_with_its_reasons() -> None:
     targets = [hook.upstream for hook in LM_EVAL_HOOKS]
     assert len(targets) == len(set(targets))
-    assert {hook.kind for hook in LM_EVAL_HOOKS} <= {"wraps", "overrides", "reads"}
+    assert {hook.kind for hook in LM_EVAL_HOOKS} <= {"wraps", "overrides", "calls", "reads"}
     for hook in LM_EVAL_HOOKS:
         assert hook.why and hook.retire_when and hook.by, hook
     # every patch applied at import is listed: one callback per patched module
@@ -121,3 +135,132 @@ def test_another_lm_eval_version_warns_once_before_any_patch(monkeypatch: pytest
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1 and "9.9.9" in messages[0] and PINNED_LM_EVAL_VERSION in messages[0], messages
     assert calls == ["patched", "patched"]
+
+
+# --- every reach is in the table -------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+_SKIPPED = {"tests", "scripts", "build", "dist", "docs"}
+_PRIVATE_MODULE = re.compile(r"\blm_eval(?:\.\w+)*\.(_\w+)")
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and name.strip("_") != "" and not (name.startswith("__") and name.endswith("__"))
+
+
+def _package_trees() -> dict[str, ast.Module]:
+    trees = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] in _SKIPPED or any(part.startswith(".") for part in relative.parts):
+            continue
+        trees[relative.as_posix()] = ast.parse(path.read_text(encoding="utf-8"))
+    return trees
+
+
+def _defined_private_names(tree: ast.AST) -> set[str]:
+    """Private names a body of code defines: functions, classes, and attributes or names it assigns."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            names.add(node.id if isinstance(node, ast.Name) else node.attr)
+    return {name for name in names if _is_private(name)}
+
+
+def _lm_eval_private_names() -> set[str]:
+    import lm_eval
+
+    names: set[str] = set()
+    for path in Path(lm_eval.__file__).parent.rglob("*.py"):
+        names |= _defined_private_names(ast.parse(path.read_text(encoding="utf-8")))
+    return names
+
+
+def _names_from_lm_eval(tree: ast.Module) -> set[str]:
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lm_eval")
+        for alias in node.names
+    }
+
+
+def _lm_eval_subclasses(tree: ast.Module) -> list[ast.ClassDef]:
+    """Classes deriving directly from a class imported from lm-eval."""
+    bases = _names_from_lm_eval(tree)
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and any(ast.unparse(base) in bases for base in node.bases)
+    ]
+
+
+def _own_private_names(tree: ast.Module) -> set[str]:
+    """Private names a module defines outside its subclasses of lm-eval classes: the suite's own."""
+    inside = {id(n) for cls in _lm_eval_subclasses(tree) for n in ast.walk(cls)}
+    outside = ast.Module(body=[], type_ignores=[])
+    outside.body = [n for n in ast.walk(tree) if id(n) not in inside and isinstance(n, ast.stmt)]
+    return {name for stmt in outside.body for name in _defined_private_names(ast.Module(body=[stmt], type_ignores=[]))}
+
+
+def _reaches(tree: ast.Module, lm_eval_private: set[str], suite_own: set[str]) -> set[str]:
+    """The private lm-eval names one module uses: private modules (imports, and module names in strings
+    such as a logger's), private names imported from lm-eval, every private lm-eval name a subclass of an
+    lm-eval class defines, sets or reads (an override, or lm-eval's own state), and elsewhere the private
+    attributes only lm-eval defines."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lm_eval"):
+            found |= {match.group(0) for match in _PRIVATE_MODULE.finditer(node.module or "")}
+            found |= {alias.name for alias in node.names if _is_private(alias.name)}
+        elif isinstance(node, ast.Import):
+            found |= {match.group(0) for alias in node.names for match in _PRIVATE_MODULE.finditer(alias.name)}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found |= {match.group(0) for match in _PRIVATE_MODULE.finditer(node.value)}
+        elif isinstance(node, ast.Attribute) and _is_private(node.attr):
+            if node.attr in lm_eval_private and node.attr not in suite_own:
+                found.add(node.attr)
+    for cls in _lm_eval_subclasses(tree):
+        found |= _defined_private_names(cls) & lm_eval_private
+        found |= {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr in lm_eval_private}
+    return found
+
+
+def test_every_private_lm_eval_name_the_package_uses_is_in_the_hooks_table() -> None:
+    """A new reach into lm-eval's internals fails here until it is listed in ``autoload.LM_EVAL_HOOKS``
+    (and so pinned above): a private module, a private function or attribute, an overridden private method."""
+    trees = _package_trees()
+    lm_eval_private = _lm_eval_private_names()
+    suite_own = set().union(*(_own_private_names(tree) for tree in trees.values()))
+    listed = " ".join(hook.upstream.replace(":", ".") for hook in LM_EVAL_HOOKS)
+    unlisted = {
+        f"{relative}: {name}"
+        for relative, tree in trees.items()
+        for name in _reaches(tree, lm_eval_private, suite_own)
+        if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", listed)
+    }
+    assert not unlisted, f"private lm-eval names used but not listed in autoload.LM_EVAL_HOOKS: {sorted(unlisted)}"
+
+
+def test_the_reach_finder_sees_each_kind_of_reach() -> None:
+    """The finder itself, on a module that reaches in each way it knows."""
+    source = (
+        "import logging\n"
+        "from lm_eval.evaluator_utils import _process_results\n"
+        "from lm_eval.api.model import LM\n"
+        "from lm_eval.tasks._yaml_loader import load_yaml\n"
+        "log = logging.getLogger('lm_eval.tasks._index')\n"
+        "x = _process_results(1, 2, 3)._to_eval_results()\n"
+        "class Mine(LM):\n"
+        "    def _model_call(self): ...\n"
+    )
+    found = _reaches(ast.parse(source), {"_to_eval_results", "_model_call", "_process_results"}, set())
+    assert found == {
+        "_process_results",
+        "_to_eval_results",
+        "_model_call",
+        "lm_eval.tasks._yaml_loader",
+        "lm_eval.tasks._index",
+    }
