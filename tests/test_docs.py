@@ -4,6 +4,7 @@ the Markdown docs is checked against the code, without running a model (``tests/
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from docs_check import Checker, commands, doc_files  # noqa: E402
+from docs_check import Checker, commands, doc_files, shell_blocks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README_LIMIT = 12 * 1024
@@ -194,3 +195,13 @@ def test_the_papers_bibtex_in_docs_citing_is_each_family_readmes() -> None:
         readme = (ROOT / "tasks" / family / "README.md").read_text(encoding="utf-8")
         (entry,) = re.findall(r"```bibtex\n(.*?)```", readme, re.DOTALL)
         assert entry.strip() in citing, family
+
+
+def test_the_cluster_page_scripts_are_valid_bash() -> None:
+    """docs/cluster.md's fenced scripts (the local cluster, the Slurm batch script) parse as bash."""
+    text = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    scripts = ["\n".join(lines) for _, language, lines in shell_blocks(text) if language == "bash"]
+    assert len(scripts) >= 2 and any("#SBATCH" in script for script in scripts)
+    for script in scripts:
+        done = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
