@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from logic_consistency import __version__
 from logic_consistency.outputs import OutputError
 
 from . import causal_confusion, check_task, correlate, export_gv, leaderboard, models, plan, repair, tasks_dir
@@ -47,6 +48,8 @@ COMMANDS: tuple[Callable[[Any], object], ...] = (
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(prog="logic-consistency", description=DESCRIPTION)
+    # argparse's version action prints and exits before the required subcommand is asked for.
+    parser.add_argument("--version", action="version", version=f"logic-consistency {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for add_cli in COMMANDS:
         add_cli(commands)

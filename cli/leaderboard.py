@@ -183,7 +183,7 @@ def _add_build(commands: Any) -> None:
         choices=("local", "ray"),
         default="local",
         help="local: models one after another here (default); ray: each model or shard is a Ray task "
-        '(needs pip install "logic-consistency[ray]")',
+        "(needs Ray: from a clone, pip install -e '.[ray]')",
     )
     cluster.add_argument(
         "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"

@@ -32,7 +32,7 @@ from .units import UnitJob, UnitResult, execute, finish_model, identify_spec, mo
 
 __all__ = ["DEFAULT_RETRIES", "NAMESPACE", "EndpointBudget", "RayExecutor", "RayMissingError", "require_ray"]
 
-INSTALL_HINT = 'pip install "logic-consistency[ray]"'
+INSTALL_HINT = "from a clone: pip install -e '.[ray]' (a published release: pip install \"logic-consistency[ray]\")"
 NAMESPACE = "logic-consistency"
 DEFAULT_RETRIES = 2
 #: Seconds an endpoint lease lasts without renewal (a dead holder's slots come back after it).

@@ -29,14 +29,25 @@ from typing import Any
 
 SHELL_LANGUAGES = {"bash", "sh", "console", "shell"}
 #: The documents checked, relative to the repository root.
-DOC_GLOBS = ("README.md", "leaderboard/README.md", "tasks/**/README.md", "docs/**/*.md")
+DOC_GLOBS = (
+    "README.md",
+    "CONTRIBUTING.md",
+    "CHANGELOG.md",
+    "leaderboard/README.md",
+    "tasks/**/README.md",
+    "docs/**/*.md",
+)
 PLACEHOLDER = re.compile(r"<[^<>]*>|\.\.\.")
 #: What a placeholder word is parsed as (its value is not checked).
 PLACEHOLDER_VALUE = "placeholder"
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+#: A here-document (``cat > f <<'EOF'``): its lines up to the delimiter are a file's text, not commands.
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATORS = {"|", "||", "&&", ";", "&"}
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|^\s*\[[^\]]+\]:\s*(\S+)")
+#: A section named in prose: ``README, "Reading the results"`` or ``cluster.md's "Shards"``.
+_SECTION_REFERENCE = re.compile(r"\b(README|[\w./-]+\.md)(?:'s)?,?\s+\"([^\"]+)\"")
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
 _TASK_NAME = re.compile(r"^logic_consistency[a-z0-9_{},]*$")
 _PATH_SUFFIXES = {".py", ".sh", ".yaml", ".yml", ".json", ".md", ".html", ".js", ".css", ".toml", ".cfg", ".txt"}
@@ -79,10 +90,16 @@ def shell_blocks(text: str) -> Iterator[tuple[int, str, list[str]]]:
 
 
 def _logical_lines(start: int, language: str, lines: list[str]) -> Iterator[tuple[int, str]]:
-    """Lines with continuations joined; in a console block with ``$`` prompts, only the prompted lines."""
+    """Lines with continuations joined; in a console block with ``$`` prompts, only the prompted lines.
+
+    A here-document's body is skipped (it is the text of a file, not commands).
+    """
     prompted = language == "console" and any(line.lstrip().startswith("$ ") for line in lines)
-    pending, first = "", start
+    pending, first, heredoc = "", start, ""
     for number, line in enumerate(lines, start):
+        if heredoc:
+            heredoc = "" if line.strip() == heredoc else heredoc
+            continue
         if not pending:
             if prompted and not line.lstrip().startswith("$ "):
                 continue
@@ -93,6 +110,8 @@ def _logical_lines(start: int, language: str, lines: list[str]) -> Iterator[tupl
             pending = pending[:-1] + " "
             continue
         yield first, pending
+        match = _HEREDOC.search(pending)
+        heredoc = match.group(2) if match else ""
         pending = ""
     if pending:
         yield first, pending
@@ -143,6 +162,8 @@ class Checker:
     root: Path
     #: Paths the docs name that are not files of this repository (an example to create, another project's file).
     not_ours: frozenset[str] = frozenset()
+    #: Task names an example of the docs creates (with ``--include_path``): not in the suite's index.
+    example_tasks: frozenset[str] = frozenset()
     problems: list[str] = field(default_factory=list)
     _full_index: set[str] | None = None
 
@@ -168,7 +189,7 @@ class Checker:
 
     def task_known(self, name: str) -> bool:
         """In the suite's index, else in lm-eval's full index (built only when needed, ~7 s)."""
-        if name in self.suite_tasks:
+        if name in self.suite_tasks or name in self.example_tasks:
             return True
         if self._full_index is None:
             from lm_eval.tasks import TaskManager
@@ -214,6 +235,8 @@ class Checker:
             for match in _CODE_SPAN.finditer(line):
                 self.check_path(f"{shown}:{number}", match.group(1), path.parent, strict=False)
                 self.check_task_name(f"{shown}:{number}", match.group(1))
+            for match in _SECTION_REFERENCE.finditer(line):
+                self.check_section(f"{shown}:{number}", path, match.group(1), match.group(2))
 
     def check_task_name(self, where: str, word: str) -> None:
         """A suite task, group or tag named in prose (``logic_consistency_x``, ``_{a,b}`` expanded) must exist."""
@@ -232,6 +255,18 @@ class Checker:
             self.report(where, f"link target {target!r} does not exist")
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text(encoding="utf-8")):
             self.report(where, f"link {target!r}: no heading with anchor #{anchor} in {linked.name}")
+
+    def check_section(self, where: str, path: Path, page: str, section: str) -> None:
+        """A section named in prose (``README, "Install"``) must be a heading of that page.
+
+        ``README`` is the repository's front page; another ``.md`` is found beside the doc, then at the root.
+        """
+        candidates = [self.root / "README.md"] if page == "README" else [path.parent / page, self.root / page]
+        target = next((candidate for candidate in candidates if candidate.is_file()), None)
+        if target is None:
+            return  # another project's page (lm-eval's task_guide.md): not ours to check
+        if slug(section) not in anchors(target.read_text(encoding="utf-8")):
+            self.report(where, f'{page}, "{section}": no such section in {target.name}')
 
     def check_path(self, where: str, word: str, here: Path, *, strict: bool = True) -> None:
         """A word naming a file of the repository (first part a top-level entry) must exist.
@@ -335,11 +370,15 @@ def anchors(text: str) -> set[str]:
         match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not match or number in fenced:
             continue
-        heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match.group(1))
-        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-        candidate, n = slug, 0
+        base = slug(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match.group(1)))
+        candidate, n = base, 0
         while candidate in out:
             n += 1
-            candidate = f"{slug}-{n}"
+            candidate = f"{base}-{n}"
         out.add(candidate)
     return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of one heading text (lower case, punctuation dropped, spaces to ``-``)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")

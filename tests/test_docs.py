@@ -4,6 +4,7 @@ the Markdown docs is checked against the code, without running a model (``tests/
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from docs_check import Checker, commands, doc_files  # noqa: E402
+from docs_check import Checker, commands, doc_files, shell_blocks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README_LIMIT = 12 * 1024
@@ -31,11 +32,13 @@ NOT_OURS = {
     "tasks/pairwise/mydata/mydata.yaml": "the example task file a reader writes there",
     "tests/test_tasks.py": "lm-eval's own test file",
 }
+#: Tasks the docs' examples create in a folder of the reader's (docs/adding-a-task.md).
+EXAMPLE_TASKS = {"logic_consistency_mydata": "the task of the external-folder example"}
 
 
 @pytest.fixture(scope="module")
 def checker() -> Checker:
-    return Checker(ROOT, not_ours=frozenset(NOT_OURS))
+    return Checker(ROOT, not_ours=frozenset(NOT_OURS), example_tasks=frozenset(EXAMPLE_TASKS))
 
 
 def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> None:
@@ -79,6 +82,8 @@ logic-consistency plan --tasks logic_consistency --no-such-flag
 logic-consistency model-path <model>
 bash scripts/no_such_script.sh
 ```
+
+See README, "No such section", README's "Quick start" and lm-eval's task_guide.md, "Parameters".
 """
 
 
@@ -95,6 +100,7 @@ def test_a_wrong_task_flag_model_subcommand_path_or_link_names_file_and_line(che
         14: "no-such-command",
         15: "--no-such-flag",
         17: "scripts/no_such_script.sh",
+        20: 'README, "No such section": no such section in README.md',
     }
     for line, fragment in expected.items():
         assert any(p.startswith(f"{doc}:{line}: ") and fragment in p for p in problems), (line, problems)
@@ -174,3 +180,28 @@ def test_the_options_table_is_the_declared_options() -> None:
             assert bound in row, f"{name}: the row does not state the bound {bound}"
         for choice in arg.choices or ():
             assert f"`{choice}`" in row, f"{name}: the row does not name the choice {choice!r}"
+
+
+def test_a_here_document_is_the_text_of_a_file_not_commands() -> None:
+    text = "```bash\ncat > f.yaml <<'EOF'\nlm_eval --no-such-flag\nEOF\ncat > g <<EOF\nx: $(pwd)\nEOF\nlm_eval ls tasks\n```\n"
+    got = [(c.line, c.words[0]) for c in commands(Path("d.md"), text)]
+    assert got == [(2, "cat"), (5, "cat"), (8, "lm_eval")]
+
+
+def test_the_papers_bibtex_in_docs_citing_is_each_family_readmes() -> None:
+    """docs/citing.md gathers the citations: each family README's BibTeX entry appears there verbatim."""
+    citing = (ROOT / "docs" / "citing.md").read_text(encoding="utf-8")
+    for family in ("pairwise", "gv", "causal"):
+        readme = (ROOT / "tasks" / family / "README.md").read_text(encoding="utf-8")
+        (entry,) = re.findall(r"```bibtex\n(.*?)```", readme, re.DOTALL)
+        assert entry.strip() in citing, family
+
+
+def test_the_cluster_page_scripts_are_valid_bash() -> None:
+    """docs/cluster.md's fenced scripts (the local cluster, the Slurm batch script) parse as bash."""
+    text = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    scripts = ["\n".join(lines) for _, language, lines in shell_blocks(text) if language == "bash"]
+    assert len(scripts) >= 2 and any("#SBATCH" in script for script in scripts)
+    for script in scripts:
+        done = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr

@@ -37,7 +37,9 @@ def test_missing_ray_is_one_clear_error_with_the_install_line(tmp_path: Path) ->
     assert run.returncode == 2, run.stderr[-2000:]
     (line,) = run.stderr.strip().splitlines()
     assert line.startswith("logic-consistency: error: --executor ray needs Ray")
-    assert line.endswith('pip install "logic-consistency[ray]"')
+    # the install line that works today (from a clone), and what a published release will allow
+    assert "from a clone: pip install -e '.[ray]'" in line
+    assert line.endswith('(a published release: pip install "logic-consistency[ray]")')
     assert not (tmp_path / "out").exists()
 
 
