@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.common import check_link_loop
 from logic_consistency.options import metadata_from_json
 from logic_consistency.outputs import check_outputs
 
@@ -199,6 +200,7 @@ def render_board(leaderboard: str, *, out: str | None = None, title: str = "logi
     from .schema import load_document
 
     source = Path(leaderboard)
+    check_link_loop(source)
     if source.is_dir():
         source = source / "leaderboard.json"
     if out is not None and not out.strip():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import read_samples
+from logic_consistency.common import check_link_loop, read_samples
 
 from .identity import check_name
 
@@ -165,6 +165,7 @@ def read_run(results_path: str | Path) -> RunOutput:
             malformed (file, line and field named).
     """
     path = Path(results_path)
+    check_link_loop(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results file not found")
     match = _RESULTS_FILE.match(path.name)
