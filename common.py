@@ -149,7 +149,7 @@ def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bo
     return "".join(text_lines(path, encoding=encoding, strip_bom=strip_bom))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # no PyYAML stubs: Any under --strict
     """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last)."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
