@@ -28,6 +28,7 @@ __all__ = [
     "metric_keys",
     "metric_values",
     "read_run",
+    "recorded_date",
 ]
 
 #: Deepest nesting of arrays and objects accepted in a results or samples file (lm-eval's nest < 10).
@@ -106,6 +107,17 @@ def _load_json(path: Path) -> Any:
         raise ValueError(f"{path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an lm-eval file") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+
+
+def recorded_date(path: Path) -> float | None:
+    """The ``date`` (UNIX time of the run's start) a results file records, ``None`` if absent or not a number.
+
+    Raises:
+        ValueError: Not a JSON file (file named).
+    """
+    document = _load_json(Path(path))
+    value = document.get("date") if isinstance(document, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:

@@ -124,6 +124,10 @@ for _argv, _expect in [
     (("--night", "2026-1-5"), ("--night", "YYYY-MM-DD", "'2026-01-05'")),
     (("--n-resamples", "1"), ("--n-resamples", "1,000")),
     (("--n-resamples", "2000000000"), ("--n-resamples", "100,000")),
+    # issue 29: a run measured today was accepted under these nights
+    (("--night", "1970-01-01"), ("results_", "--night 1970-01-01", "days before the run", "--allow-backfill")),
+    (("--night", "0001-01-01"), ("results_", "--night 0001-01-01", "days before the run", "--allow-backfill")),
+    (("--allow-backfill",), ("--allow-backfill", "--night YYYY-MM-DD")),
 ]:
     CASES.add(
         f"ingest {' '.join(_argv)}",
