@@ -13,6 +13,7 @@ machine and run. No lm-eval import here.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -31,7 +32,9 @@ __all__ = [
     "RESULTS_PATTERN",
     "SAMPLES_FILE",
     "JsonLineError",
+    "SymlinkLoopError",
     "TextDecodeError",
+    "check_link_loop",
     "files_or_folders",
     "find_files",
     "instance_rng",
@@ -76,7 +79,33 @@ class TextDecodeError(ValueError):
         )
 
 
+class SymlinkLoopError(ValueError):
+    """A path whose symbolic links lead back to themselves (one line naming it; no traceback)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        super().__init__(
+            f"{path}: a symbolic link loop (its links lead back to themselves: too many levels of symbolic "
+            "links); fix or remove the link"
+        )
+
+
+def check_link_loop(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`SymlinkLoopError` naming ``path`` if resolving it loops (``ELOOP``).
+
+    ``Path.is_file`` / ``exists`` answer ``False`` for a loop (so a reader would say "not found"),
+    ``Path.resolve`` raises ``RuntimeError`` and ``open`` an ``OSError``: every reader of the suite
+    calls this first, so a loop is one line naming the path, whichever command met it.
+    """
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise SymlinkLoopError(path) from None
+
+
 def _open_binary(path: Path) -> io.BufferedReader:
+    check_link_loop(path)
     try:
         return path.open("rb")
     except PermissionError as error:
@@ -120,7 +149,7 @@ def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", strip_bo
     return "".join(text_lines(path, encoding=encoding, strip_bom=strip_bom))
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # no PyYAML stubs: Any under --strict
     """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last)."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
@@ -233,6 +262,7 @@ def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> l
 
     Raises:
         FileNotFoundError: A path is neither a file nor a folder (the path named).
+        SymlinkLoopError: A path, or a matching file in a folder, is a symbolic link loop (named).
         ValueError: A folder holds no file matching ``pattern`` (the folder named).
     """
     files: list[Path] = []
@@ -240,6 +270,7 @@ def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> l
     repeated: list[str] = []
     for given in paths:
         path = Path(given)
+        check_link_loop(path)
         if path.is_dir():
             found = find_files(path, pattern)
             if not found:
@@ -249,6 +280,7 @@ def files_or_folders(paths: Iterable[str | os.PathLike[str]], pattern: str) -> l
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
         for file in found:
+            check_link_loop(file)
             key = file.resolve()
             if key in first:
                 repeated.append(str(file) if file == first[key] else f"{file} (= {first[key]})")

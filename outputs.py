@@ -42,6 +42,8 @@ __all__ = [
     "check_writable",
     "json_chunks",
     "jsonl_chunks",
+    "not_regular",
+    "refuse_link",
     "remove_stale_temporaries",
 ]
 
@@ -137,7 +139,7 @@ def _naming(path: Path, doing: str = "cannot write") -> Iterator[None]:
         raise _output_error(path, error, doing) from None
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """What a non-regular file is (``"a character device"``, ...), ``None`` for a regular file."""
     for test, name in (
         (stat.S_ISDIR, "a folder"),
@@ -149,6 +151,24 @@ def _not_regular(mode: int) -> str | None:
         if test(mode):
             return name
     return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def refuse_link(path: Path, mode: int, argument: str | None = None) -> None:
+    """Raise ``ValueError`` naming ``path`` if ``mode`` (from ``os.lstat``) is a symbolic link's.
+
+    The suite never writes through a link: replacing the file a link names would let whoever put the
+    link there choose what is overwritten (a board, a file outside the output folder).
+    """
+    if stat.S_ISLNK(mode):
+        try:
+            target = os.readlink(path)
+        except OSError:  # pragma: no cover - removed since the lstat
+            target = "?"
+        where = f"{argument}: " if argument else ""
+        raise ValueError(
+            f"{where}refusing to write {path}: it is a symbolic link (to {target!r}), not a regular file; "
+            "outputs are never written through links: remove the link or name its target"
+        )
 
 
 def _umask() -> int:
@@ -167,10 +187,12 @@ def _umask() -> int:
 def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
     """Write ``chunks`` to ``path`` atomically (temporary file, ``fsync``, ``os.replace``).
 
-    A symbolic link is followed: the file it names is replaced and the link stays (as ``cp`` and
-    editors do). An existing file keeps its permission bits (and, for root, its owner); a new file
-    gets ``0o666`` less the umask, as ``open`` would give it. Devices, pipes, sockets and folders are
-    never replaced.
+    A symbolic link is refused (:func:`refuse_link`): a link planted where an output goes would
+    redirect the write to the file it names (a board, or a file outside the folder). Folders above
+    the file may be links. An existing file keeps its permission bits (and, for root, its owner); a
+    new file gets ``0o666`` less the umask, as ``open`` would give it. Devices, pipes, sockets and
+    folders are never replaced. The temporary file is a new name in the destination's folder
+    (``mkstemp``: ``O_CREAT | O_EXCL | O_NOFOLLOW``).
 
     Args:
         path: Destination file; its folder is created if needed.
@@ -180,19 +202,21 @@ def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
         The destination path (as given).
 
     Raises:
-        ValueError: ``path`` is a folder, a device, a pipe or a socket (nothing is written).
+        ValueError: ``path`` is a symbolic link, a folder, a device, a pipe or a socket (nothing is written).
         OutputError: The file system refused (read-only, permissions, immutable, disk full): one
             line naming ``path``. The destination is untouched and the temporary file removed
             (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
     """
     given = Path(path)
-    destination = Path(os.path.realpath(given))
+    destination = given
     with _naming(given):
         try:
-            existing: os.stat_result | None = os.stat(destination)
+            existing: os.stat_result | None = os.lstat(destination)
         except FileNotFoundError:
             existing = None
-    if existing is not None and (kind := _not_regular(existing.st_mode)) is not None:
+    if existing is not None:
+        refuse_link(given, existing.st_mode)
+    if existing is not None and (kind := not_regular(existing.st_mode)) is not None:
         raise ValueError(f"refusing to write {given}: it is {kind}, not a regular file")
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     with _naming(given):
@@ -266,7 +290,7 @@ def check_outputs(  # noqa: C901 - one branch per way an output can be refused (
             another kind (names both).
         OutputError: An output cannot be written (:func:`check_writable`).
     """
-    resolved_inputs = {Path(path).resolve(): Path(path) for path in inputs}
+    resolved_inputs = {Path(os.path.realpath(path)): Path(path) for path in inputs}  # never raises on a loop
     for raw, kind in outputs:
         try:
             if kind not in FILE_KINDS:
@@ -274,18 +298,20 @@ def check_outputs(  # noqa: C901 - one branch per way an output can be refused (
             path = Path(raw)
             if str(raw).endswith(("/", os.sep)):  # Path() drops it: "out/" would become a file named "out"
                 raise ValueError(f"{argument}: refusing to write {raw}: it names a folder, expected a {kind} file")
-            target = path.resolve()
+            target = Path(os.path.realpath(path))  # a link loop resolves to some path, refused as a link below
             if target in resolved_inputs:
                 raise ValueError(
                     f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
                     f"choose another {argument}"
                 )
+            if path.is_symlink():
+                refuse_link(path, stat.S_IFLNK, argument)
             for parent in target.parents:
                 if parent.exists() and not parent.is_dir():
                     raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
             if target.is_dir():
                 raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
-            if target.exists() and (other := _not_regular(target.stat().st_mode)) is not None:
+            if target.exists() and (other := not_regular(target.stat().st_mode)) is not None:
                 raise ValueError(
                     f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
                     f"choose another {argument}"

@@ -9,6 +9,7 @@ path); ``leaderboard build`` 1 when a model failed.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -56,6 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _link_loop(error: BaseException) -> str | None:
+    """The path of a symbolic link loop ``error`` reports (pathlib's ``RuntimeError``, an ``ELOOP``), else ``None``."""
+    if isinstance(error, RuntimeError) and str(error).startswith("Symlink loop from "):
+        return str(error)[len("Symlink loop from ") :]
+    if isinstance(error, OSError) and error.errno == errno.ELOOP:
+        return str(error.filename)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
 
@@ -67,4 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return OUTPUT_ERROR_STATUS
     except (ValueError, ModuleNotFoundError, FileNotFoundError, PermissionError, IsADirectoryError) as error:
         print(f"logic-consistency: error: {error}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError) as error:  # a link loop met past every reader's check: still one line
+        where = _link_loop(error)
+        if where is None:
+            raise
+        print(f"logic-consistency: error: {where}: a symbolic link loop; fix or remove the link", file=sys.stderr)
         return 2

@@ -113,6 +113,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
             revision=args.revision,
             precision=args.precision,
             shared=_shared(args),
+            allow_backfill=args.allow_backfill,
         )
     except KeyboardInterrupt:
         return _interrupted()
@@ -207,6 +208,11 @@ def _add_ingest(commands: Any) -> None:
     ingest.add_argument("--name", help="model display name (default: from the results file's model_args)")
     ingest.add_argument("--revision", help="weights revision/checksum (default: from model_args or the embedded model)")
     ingest.add_argument("--precision", help="precision label (default: dtype from model_args)")
+    ingest.add_argument(
+        "--allow-backfill",
+        action="store_true",
+        help="with --night: file runs under a night more than 7 days before they were measured (refused otherwise)",
+    )
     _add_shared_options(ingest)
     ingest.set_defaults(run=_run_ingest)
 

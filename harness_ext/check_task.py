@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from logic_consistency.common import check_link_loop
 from logic_consistency.harness_ext.autoload import tasks_dir
 
 __all__ = ["TaskCheck", "TaskFileError", "check_task"]
@@ -244,6 +245,7 @@ def check_task(path: str | Path, *, load_data: bool = True) -> TaskCheck:
     Returns:
         The task's name, output type, file and (with ``load_data``) number of documents.
     """
+    check_link_loop(Path(path).expanduser())
     path = Path(path).expanduser().resolve()
     if not path.is_file():
         raise TaskFileError(f"{path}: no such file")

@@ -3,12 +3,12 @@
 A chat endpoint can return, for each generated token, the N most likely tokens with their
 log-probabilities (OpenAI's ``logprobs: true, top_logprobs: N``). PairS's authors score an API
 judge that way (``cambridgeltl/PairS``, ``pairs/openai_model.py``, ``extract_prob``): generate
-greedily and read P(A) and P(B) at the first position whose top tokens hold an answer letter.
-:func:`read_choices` does the same for any one-word choices: tokens match after stripping
+greedily and read P(A) and P(B) at the first position (of all) whose top tokens hold an answer
+letter. :func:`read_choices` does the same for any one-word choices: tokens match after stripping
 whitespace (case kept); a choice's log-probability is the log of the summed probabilities of its
 matching tokens; a choice absent from the top N gets probability 0 and is flagged ``missing``; a
-reading whose highest log-probability is shared names no winner (``tied``, :func:`is_tied`).
-Invalid log-probabilities raise :class:`ReadingError`; ``-inf`` and :data:`OPENAI_FLOOR` are 0.
+reading whose highest log-probability is shared names no winner (``tied``, :func:`is_tied`). Bad
+log-probabilities, or a token listed twice, raise :class:`ReadingError`; ``-inf`` and the floor are 0.
 
 Answers are :class:`ChoiceAnswer` objects (lm-eval's ``(logprob, is_greedy)`` plus ``missing``,
 ``tied``, ``position``), so tasks count them whatever the backend. Full rule: docs/api-judges.md.
@@ -93,14 +93,25 @@ def _logprob(candidate: Any, position: int, rank: int) -> tuple[str, float]:
 
 
 def _top(entry: Any, position: int) -> list[tuple[str, float]]:
-    """The checked top list of one position, each token string once (its first entry)."""
+    """The checked top list of one position; a token string listed twice is a :class:`ReadingError`.
+
+    A top list ranks distinct tokens, so a repeat is a broken reply: which of its values to keep
+    would be a guess (even when they agree, the list is not what the endpoint documents).
+    """
     listed = entry.get("top_logprobs") if isinstance(entry, Mapping) else None
     if not isinstance(listed, list):
         raise ReadingError(f"generated position {position} has no top_logprobs list: {entry!r:.80}")
     top: dict[str, float] = {}
+    ranks: dict[str, int] = {}
     for rank, candidate in enumerate(listed):
         token, logprob = _logprob(candidate, position, rank)
-        top.setdefault(token, logprob)
+        if token in top:
+            raise ReadingError(
+                f"generated position {position}: the token {token!r} is listed twice in top_logprobs "
+                f"(entries {ranks[token]} and {rank}, log-probabilities {listed[ranks[token]].get('logprob')!r} "
+                f"and {candidate.get('logprob')!r}); a top list names each token once"
+            )
+        top[token], ranks[token] = logprob, rank
     mass = sum(math.exp(logprob) for logprob in top.values())
     if mass > 1 + MASS_TOLERANCE:
         raise ReadingError(f"generated position {position}: the listed probabilities sum to {mass:.6g} > 1")
@@ -120,27 +131,30 @@ def read_choices(content: Sequence[Mapping[str, Any]], choices: Sequence[str]) -
 
     Raises:
         ValueError: ``choices`` is empty or has a blank or repeated choice.
-        ReadingError: ``content`` holds no position with top log-probabilities (the endpoint
-            ignored ``logprobs``), or a listed log-probability is NaN, above 0 or not a number.
+        ReadingError: no position of ``content`` lists top log-probabilities (the endpoint
+            ignored ``logprobs``), a listed log-probability is NaN, above 0 or not a number, or a
+            position lists a token twice (named).
     """
     keys = [choice.strip() for choice in choices]
     if not keys or any(not key for key in keys) or len(set(keys)) != len(keys):
         raise ValueError(f"choices must be distinct non-blank strings, got {list(choices)!r}")
     positions = [_top(entry, index) for index, entry in enumerate(content)] if content else []
-    if not positions or not positions[0]:
+    listing = [n for n, top in enumerate(positions) if top]  # positions with a non-empty top list
+    if not listing:
         raise ReadingError(
-            "the chat completion carries no top log-probabilities (does the endpoint support "
-            "`logprobs` and `top_logprobs`?)"
+            "the chat completion carries no top log-probabilities at any of its "
+            f"{len(positions)} generated position(s) (does the endpoint support `logprobs` and `top_logprobs`?)"
         )
     position = next(
         (n for n, top in enumerate(positions) if any(t.strip() in keys and lp > -math.inf for t, lp in top)), None
     )
-    if position is None:  # no choice listed anywhere: a tie at the least listed value (module doc)
-        listed = [logprob for _, logprob in positions[0] if logprob > -math.inf]
+    if position is None:  # no choice listed anywhere: a tie at the least value of the first listing position
+        first = listing[0]
+        listed = [logprob for _, logprob in positions[first] if logprob > -math.inf]
         if not listed:
-            raise ReadingError("generated position 0 lists only tokens of probability 0")
+            raise ReadingError(f"generated position {first} lists only tokens of probability 0")
         bound = min(listed)
-        return [ChoiceAnswer(bound, False, missing=True, position=0, tied=len(keys) > 1) for _ in keys]
+        return [ChoiceAnswer(bound, False, missing=True, position=first, tied=len(keys) > 1) for _ in keys]
     top = positions[position]
     best_token = max(top, key=lambda pair: pair[1])[0].strip()
     values = [_logsumexp([lp for token, lp in top if token.strip() == key] or [-math.inf]) for key in keys]

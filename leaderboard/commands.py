@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.common import RESULTS_PATTERN, check_link_loop, files_or_folders
 from logic_consistency.options import metadata_from_json
 from logic_consistency.outputs import check_outputs
 
@@ -174,11 +175,21 @@ def run_ingest(
     revision: str | None = None,
     precision: str | None = None,
     shared: SharedOptions | None = None,
+    allow_backfill: bool = False,
 ) -> dict[str, Any]:
-    """``leaderboard ingest``: add results files (or folders holding them); returns the leaderboard document."""
+    """``leaderboard ingest``: add results files (or folders holding them); returns the leaderboard document.
+
+    ``--night`` more than 7 days before a run's ``date`` is refused before anything is read further
+    unless ``allow_backfill`` (:func:`~.nights.check_backfill`); ``allow_backfill`` needs ``--night``.
+    """
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
     from .nightly import ingest_into
 
+    night = (shared or SharedOptions()).night
+    if allow_backfill and night is None:
+        raise ValueError("--allow-backfill: give the night to file the runs under with --night YYYY-MM-DD")
+    if night is not None and not allow_backfill:
+        _check_backfill(results, night)
     return ingest_into(
         out,
         results,
@@ -187,6 +198,18 @@ def run_ingest(
         precision=precision,
         **(shared or SharedOptions()).keywords(),
     )
+
+
+def _check_backfill(results: Sequence[str], night: str) -> None:
+    """Each results file's run against ``--night`` (:func:`~.nights.check_backfill`), before any ingest."""
+    from .nights import check_backfill, check_night, check_timestamp
+    from .results import recorded_date
+
+    check_night(night)  # a malformed night is named as such first
+    for path in files_or_folders(results, RESULTS_PATTERN):
+        seconds = recorded_date(path)
+        if seconds is not None:  # missing or malformed: the ingest names the field
+            check_backfill(night, check_timestamp(seconds, where=f"{path}: field 'date'"), where=str(path))
 
 
 def render_board(leaderboard: str, *, out: str | None = None, title: str = "logic-consistency leaderboard") -> Path:
@@ -199,6 +222,7 @@ def render_board(leaderboard: str, *, out: str | None = None, title: str = "logi
     from .schema import load_document
 
     source = Path(leaderboard)
+    check_link_loop(source)
     if source.is_dir():
         source = source / "leaderboard.json"
     if out is not None and not out.strip():

@@ -9,17 +9,22 @@ still holds the descriptor). A stale lock is taken over with a warning naming th
 fresh lock file replaces the old one (``os.replace``), so the old holder, should it still be alive,
 holds a lock on a file that is no longer the folder's; :meth:`HeldLock.check` (called before the
 board is written) then refuses to write. Taking a lock, or taking it over, happens under an ``flock``
-of the folder itself, so two builds starting together cannot both take a stale lock over.
+of the folder itself, so two builds starting together cannot both take a stale lock over. A link,
+pipe or folder in the lock's place is refused naming it (``lstat``, ``O_NOFOLLOW``; a taken-over lock
+is new: ``O_EXCL``): a lock linked to the board would truncate it and write the lock record into it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from logic_consistency.outputs import TEMP_SUFFIX, OutputError
+from logic_consistency.outputs import TEMP_SUFFIX, OutputError, not_regular
 
 __all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "held_lock_fds"]
 
@@ -146,12 +151,12 @@ class HeldLock:
     def check(self) -> None:
         """Raise :class:`BuildLockedError` if another build has since taken this (stale) lock over."""
         try:
-            current = os.stat(self.path)
+            current = os.lstat(self.path)  # a link put in place of the lock is not this build's lock
         except FileNotFoundError:
             current = None
         mine = os.fstat(self.handle.fileno())
         if current is None or (current.st_dev, current.st_ino) != (mine.st_dev, mine.st_ino):
-            with contextlib.suppress(OSError), self.path.open(encoding="utf-8") as now_held:
+            with contextlib.suppress(OSError), _read_only(self.path) as now_held:
                 holder = LockHolder.read(now_held).describe()
                 raise BuildLockedError(f"{self.path}: this build's lock was taken over by another build ({holder})")
             raise BuildLockedError(f"{self.path}: this build's lock was removed or taken over by another build")
@@ -168,16 +173,55 @@ def _folder_guard(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _refuse_other_kind(path: Path, mode: int) -> None:
+    """Refuse a lock path that is not a regular file (a link, a pipe, a folder...), naming it."""
+    if stat.S_ISLNK(mode):
+        raise ValueError(
+            f"{path}: refusing to use the build lock: it is a symbolic link (to {os.readlink(path)!r}), not a "
+            "regular file; writing the lock through it would overwrite the file it names; remove the link"
+        )
+    kind = not_regular(mode)
+    if kind is not None:
+        raise ValueError(f"{path}: refusing to use the build lock: it is {kind}, not a regular file; remove it")
+
+
 def _open_lock(path: Path) -> IO[str]:
-    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
+    """Open (or create) the lock file, never through a symbolic link (``O_NOFOLLOW``) nor a pipe or folder."""
+    with contextlib.suppress(FileNotFoundError):
+        _refuse_other_kind(path, os.lstat(path).st_mode)
+    try:  # O_NOFOLLOW: a link put in place since the lstat is refused too; O_NONBLOCK: a pipe never blocks
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            _refuse_other_kind(path, os.lstat(path).st_mode)
+        raise
+    try:
+        _refuse_other_kind(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "r+", encoding="utf-8")
+
+
+def _read_only(path: Path) -> IO[str]:
+    """The lock file opened to read its holder, never through a link nor blocking on a pipe."""
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), encoding="utf-8")
 
 
 def _take_over(root: Path, lock_path: Path) -> IO[str]:
     """A fresh, locked lock file put in place of ``lock_path`` (whose lock a stale holder keeps)."""
-    fresh = root / f"{LOCK_NAME}.{os.getpid()}{TEMP_SUFFIX}"  # removed by the next build if left behind
-    handle = _open_lock(fresh)
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # a new file: nobody else holds it
-    os.replace(fresh, lock_path)
+    # a new name (O_CREAT | O_EXCL | O_NOFOLLOW: never an existing file or link), removed by the next build if left
+    fd, fresh = tempfile.mkstemp(dir=root, prefix=f"{LOCK_NAME}.", suffix=TEMP_SUFFIX)
+    handle = os.fdopen(fd, "r+", encoding="utf-8")
+    try:
+        os.fchmod(fd, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a new file: nobody else holds it
+        os.replace(fresh, lock_path)
+    except BaseException:
+        handle.close()
+        Path(fresh).unlink(missing_ok=True)
+        raise
     return handle
 
 

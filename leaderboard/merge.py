@@ -49,6 +49,9 @@ def board_label(settings: Mapping[str, Any], board_id: str) -> str:
     ]
     if "seed" in shared:
         parts.append(f"seed {_fmt(shared['seed'])}")
+    selected = sorted({entry["documents"] for entry in tasks.values() if "documents" in entry})
+    if selected:  # lm_eval --samples: which documents ran is the board's too
+        parts.append(f"documents {'/'.join(documents[:6] for documents in selected)}")
     parts.append(f"suite {settings['suite_version'] or '?'}")
     parts.append(f"lm-eval {settings['lm_eval_version'] or '?'}")
     parts.append(f"#{board_id[:6]}")

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from logic_consistency.common import load_yaml, read_text
+from logic_consistency.common import check_link_loop, load_yaml, read_text
 from logic_consistency.credentials import refuse_credentials
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
@@ -315,6 +315,7 @@ def load_model_list(
             model is enabled (a build with nothing to run is an error, not an empty night).
     """
     source = Path(path) if path is not None else default_model_list()
+    check_link_loop(source)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
     try:

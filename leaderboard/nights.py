@@ -4,6 +4,8 @@ Both are untrusted (typed by a user, or written by a machine whose clock may be 
 the future would pin its row: merging keeps the most recently measured row per key, so every later
 measurement of that model would be dropped. A date more than :data:`CLOCK_SKEW` ahead of this
 machine's clock is therefore refused; the skew allows for time zones and clocks a little apart.
+A night more than :data:`BACKFILL_LIMIT` before the run it files is refused too, unless asked for
+(:func:`check_backfill`; ``ingest --allow-backfill``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
-__all__ = ["CLOCK_SKEW", "check_night", "check_timestamp", "utc_today"]
+__all__ = ["BACKFILL_LIMIT", "CLOCK_SKEW", "check_backfill", "check_night", "check_timestamp", "utc_today"]
 
 #: How far ahead of this machine's clock a night or a run's date may be.
 CLOCK_SKEW = timedelta(days=1)
+#: How far before a run's ``measured_at`` the night it is filed under may be, unless backfilling on purpose.
+BACKFILL_LIMIT = timedelta(days=7)
 _CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -77,3 +81,29 @@ def check_timestamp(seconds: float, *, where: str, now: datetime | None = None) 
             "the run's clock is wrong, and a future date would pin its row over every later measurement"
         )
     return moment
+
+
+def check_backfill(night: str, measured: datetime, *, where: str) -> None:
+    """Refuse filing a run under a night more than :data:`BACKFILL_LIMIT` before it was measured.
+
+    A night is when a run was measured (or ingested); one long before the run (``1970-01-01``, a typo
+    of the year) files today's row under a night long gone, in the history and the nights list.
+    ``ingest --allow-backfill`` skips this check on purpose.
+
+    Args:
+        night: The night (already checked by :func:`check_night`).
+        measured: When the run started (its results file's ``date``).
+        where: The results file, for the message.
+
+    Raises:
+        ValueError: ``night`` is more than :data:`BACKFILL_LIMIT` before ``measured`` (names both).
+    """
+    day = date.fromisoformat(night)
+    if day < measured.astimezone(timezone.utc).date() - BACKFILL_LIMIT:
+        run_day = measured.astimezone(timezone.utc).date()
+        raise ValueError(
+            f"{where}: --night {night} is {(run_day - day).days} days before the run was measured "
+            f"({measured.strftime('%Y-%m-%dT%H:%M:%SZ')}, field 'date'); a night more than "
+            f"{BACKFILL_LIMIT.days} days before its run is refused (a mistyped year?); give the run's night, or add "
+            "--allow-backfill to file it under this night on purpose"
+        )

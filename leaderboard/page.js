@@ -41,14 +41,18 @@ var LCPage = (function () {
   function fmt(x, digits) { return (typeof x === "number" && isFinite(x)) ? x.toFixed(digits === undefined ? 3 : digits) : "—"; }
   function short(s, n) { s = String(s); return s.length > n ? s.slice(0, n) : s; }
   function json(value) { return JSON.stringify(value); }
-  function own(obj, key) { return Object.prototype.hasOwnProperty.call(obj, key); }
+  // Names (tasks, metrics, models) are data: a task named "__proto__" or "constructor" must be an
+  // ordinary key. Tables the script builds are Maps; reads of the parsed data go through own / get,
+  // never obj[name] alone (row.tasks["constructor"] would be Object's constructor).
+  function own(obj, key) { return obj !== null && obj !== undefined && Object.prototype.hasOwnProperty.call(obj, key); }
+  function get(obj, key) { return own(obj, key) ? obj[key] : undefined; }
 
   var data = JSON.parse(byId("leaderboard-data").textContent);
   var doc = data.doc;
   var info = data.metricInfo || {};
   var reports = data.reports || [];
   // reports: per declared report section, its selects, chart box and the picked row and task
-  var state = { board: null, view: null, sortKey: null, sortDir: -1, reports: {} };
+  var state = { board: null, view: null, sortKey: null, sortDir: -1, reports: new Map() };
 
   function metricInfo(name) {
     return own(info, name) ? info[name] : { label: name, description: name, range: [0, 1], radar: false, order: 100 };
@@ -103,17 +107,17 @@ var LCPage = (function () {
 
   function entriesOfBoard() {
     // name -> {kind, size}; groups first, by number of instances
-    var entries = {};
+    var entries = new Map();
     boardRows().forEach(function (row) {
       Object.keys(row.tasks).forEach(function (name) {
         var entry = row.tasks[name];
         var size = entry.n_instances + (entry.kind === "group" ? 1e9 * entry.subtasks.length : 0);
-        if (!own(entries, name) || entries[name].size < size) entries[name] = { kind: entry.kind, size: size };
+        if (!entries.has(name) || entries.get(name).size < size) entries.set(name, { kind: entry.kind, size: size });
       });
     });
-    return Object.keys(entries).sort(function (a, b) {
-      return (entries[b].size - entries[a].size) || (a < b ? -1 : 1);
-    }).map(function (name) { return { name: name, kind: entries[name].kind }; });
+    return Array.from(entries.keys()).sort(function (a, b) {
+      return (entries.get(b).size - entries.get(a).size) || (a < b ? -1 : 1);
+    }).map(function (name) { return { name: name, kind: entries.get(name).kind }; });
   }
 
   function renderViewSelect() {
@@ -139,6 +143,7 @@ var LCPage = (function () {
     fmt: fmt,
     short: short,
     own: own,
+    get: get,
     json: json,
     data: data,
     doc: doc,

@@ -2,21 +2,21 @@
 // report sections, as LCCharts.
 var LCCharts = (function (P) {
   "use strict";
-  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, own = P.own, reports = P.reports,
+  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, own = P.own, get = P.get, reports = P.reports,
       state = P.state, metricInfo = P.metricInfo, byOrder = P.byOrder, boardRows = P.boardRows,
       colorOf = P.colorOf;
 
   // ---------------------------------------------------------------- radar
   function radarValues(row) {
     // metric -> {score, source}; per metric the entry (task or group) with the most instances
-    var out = {};
+    var out = new Map();
     Object.keys(row.tasks).forEach(function (name) {
       var entry = row.tasks[name];
       Object.keys(entry.metrics).forEach(function (m) {
         if (!metricInfo(m).radar) return;
         var value = entry.metrics[m];
         var weight = value.n + (entry.kind === "group" ? 0.5 : 0);
-        if (!own(out, m) || out[m].weight < weight) out[m] = { score: value.score, source: name, weight: weight, ci95: value.ci95 };
+        if (!out.has(m) || out.get(m).weight < weight) out.set(m, { score: value.score, source: name, weight: weight, ci95: value.ci95 });
       });
     });
     return out;
@@ -26,9 +26,9 @@ var LCCharts = (function (P) {
     var box = byId("radars");
     clear(box);
     var rows = boardRows();
-    var axes = {};
-    var values = rows.map(function (row) { var v = radarValues(row); Object.keys(v).forEach(function (m) { axes[m] = true; }); return v; });
-    var names = Object.keys(axes).sort(byOrder);
+    var axes = new Map();
+    var values = rows.map(function (row) { var v = radarValues(row); v.forEach(function (_, m) { axes.set(m, true); }); return v; });
+    var names = Array.from(axes.keys()).sort(byOrder);
     if (names.length < 3) {
       box.appendChild(el("p", { class: "note", text: "A radar needs at least three consistency metrics; this board has " + names.length + "." }));
       return;
@@ -51,7 +51,7 @@ var LCCharts = (function (P) {
         chart.appendChild(svg("line", { x1: cx, y1: cy, x2: end[0], y2: end[1], stroke: "#d1d9e0" }));
         var cos = Math.cos(-Math.PI / 2 + 2 * Math.PI * i / names.length);
         var anchor = Math.abs(cos) < 0.3 ? "middle" : (cos > 0 ? "start" : "end");
-        var value = own(values[r], m) ? values[r][m] : null;
+        var value = values[r].has(m) ? values[r].get(m) : null;
         var sin = Math.sin(-Math.PI / 2 + 2 * Math.PI * i / names.length);
         var top = label[1] + (sin < -0.5 ? -6 : sin > 0.5 ? 8 : 0);
         chart.appendChild(svg("text", { x: label[0], y: top, "text-anchor": anchor, "font-size": 11, fill: "#1f2328" },
@@ -60,7 +60,7 @@ var LCCharts = (function (P) {
           svg("title", { text: metricInfo(m).description + (value ? " — from " + value.source : " — not measured") })));
       });
       var pts = names.map(function (m, i) {
-        var value = own(values[r], m) ? values[r][m] : null;
+        var value = values[r].has(m) ? values[r].get(m) : null;
         var range = metricInfo(m).range;
         var frac = value ? Math.max(0, Math.min(1, (value.score - range[0]) / (range[1] - range[0]))) : 0;
         return point(i, frac);
@@ -69,7 +69,7 @@ var LCCharts = (function (P) {
       polygon.setAttribute("fill-opacity", "0.22");
       chart.appendChild(polygon);
       pts.forEach(function (p, i) {
-        var value = own(values[r], names[i]) ? values[r][names[i]] : null;
+        var value = values[r].has(names[i]) ? values[r].get(names[i]) : null;
         chart.appendChild(svg("circle", { cx: p[0], cy: p[1], r: 3, fill: value ? color : "#fff", stroke: color },
           svg("title", { text: metricInfo(names[i]).label + ": " + (value ? fmt(value.score, 4) + " (" + value.source + ")" : "not measured") })));
       });
@@ -92,7 +92,7 @@ var LCCharts = (function (P) {
     clear(box);
     var rows = boardRows();
     var source = null;
-    if (rows.some(function (row) { var e = row.tasks[state.view]; return e && stranMetrics(e).length; })) source = state.view;
+    if (rows.some(function (row) { var e = get(row.tasks, state.view); return e && stranMetrics(e).length; })) source = state.view;
     else {
       var best = -1;
       rows.forEach(function (row) {
@@ -103,16 +103,16 @@ var LCCharts = (function (P) {
       });
       if (best < 0) source = null;
     }
-    if (!source) { note.textContent = "No metric series on this board."; return; }
-    var first = metricInfo(stranMetrics(rows.map(function (row) { return row.tasks[source]; }).filter(Boolean)
+    if (source === null) { note.textContent = "No metric series on this board."; return; }
+    var first = metricInfo(stranMetrics(rows.map(function (row) { return get(row.tasks, source); }).filter(Boolean)
       .filter(function (e) { return stranMetrics(e).length; })[0])[0]);
     var seriesTitle = first.series_title, seriesName = first.series;
     byId("stran-title").textContent = seriesTitle + " against " + seriesName;
     note.textContent = "From " + source + (source === state.view ? "" : " (the selected view has no " + seriesTitle + " metric)") +
       ". Points are lm-eval's scores, bars their 95% bootstrap intervals.";
-    var ks = {};
-    rows.forEach(function (row) { var e = row.tasks[source]; if (e) stranMetrics(e).forEach(function (m) { ks[metricInfo(m).series_value] = m; }); });
-    var kList = Object.keys(ks).map(Number).sort(function (a, b) { return a - b; });
+    var ks = new Map();  // series parameter K -> metric name
+    rows.forEach(function (row) { var e = get(row.tasks, source); if (e) stranMetrics(e).forEach(function (m) { ks.set(metricInfo(m).series_value, m); }); });
+    var kList = Array.from(ks.keys()).sort(function (a, b) { return a - b; });
     var W = 560, H = 300, L = 52, R = 20, T = 16, B = 44;
     var chart = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, role: "img" },
       svg("title", { text: seriesTitle + " against " + seriesName }));
@@ -133,11 +133,11 @@ var LCCharts = (function (P) {
       transform: "rotate(-90 14 " + (T + H - B) / 2 + ")", text: seriesTitle }));
     var legend = el("div", { class: "legend" });
     rows.forEach(function (row, r) {
-      var e = row.tasks[source];
+      var e = get(row.tasks, source);
       if (!e) return;
       var color = colorOf(row.row_id), offset = (r - (rows.length - 1) / 2) * 5;
-      var points = kList.filter(function (k) { return own(e.metrics, ks[k]); }).map(function (k) {
-        return { k: k, v: e.metrics[ks[k]] };
+      var points = kList.filter(function (k) { return own(e.metrics, ks.get(k)); }).map(function (k) {
+        return { k: k, v: e.metrics[ks.get(k)] };
       });
       if (points.length > 1) {
         chart.appendChild(svg("polyline", { points: points.map(function (p) { return (x(p.k) + offset) + "," + y(p.v.score); }).join(" "),
@@ -152,7 +152,7 @@ var LCCharts = (function (P) {
           });
         }
         chart.appendChild(svg("circle", { cx: px, cy: y(p.v.score), r: 4, fill: color, stroke: "#fff", "stroke-width": 1 },
-          svg("title", { text: row.model.name + ": " + metricInfo(ks[p.k]).label + " = " + fmt(p.v.score, 4) +
+          svg("title", { text: row.model.name + ": " + metricInfo(ks.get(p.k)).label + " = " + fmt(p.v.score, 4) +
             (p.v.ci95 ? " [" + fmt(p.v.ci95[0], 4) + ", " + fmt(p.v.ci95[1], 4) + "]" : "") + ", n = " + p.v.n })));
       });
       var item = el("span", null, el("span", { class: "swatch" }), row.model.name);
@@ -165,14 +165,15 @@ var LCCharts = (function (P) {
 
   // ---------------------------------------------------------------- report sections the families declared
   // One card per report a family declared (tasks/reports.py ReportHook): the page knows chart kinds, not reports.
-  var REPORT_CHARTS = { count_matrix: drawCountMatrix };
+  var REPORT_CHARTS = new Map([["count_matrix", drawCountMatrix]]);
 
   function buildReportSections() {
     var box = byId("charts");
     reports.forEach(function (report) {
-      var view = state.reports[report.section] = {
+      var view = {
         model: el("select"), task: el("select"), chart: el("div", { class: "report-chart" }), rowId: null, taskName: null
       };
+      state.reports.set(report.section, view);
       box.appendChild(el("section", { class: "card" }, el("h2", { text: report.title }),
         el("div", { class: "controls" }, el("label", null, "Model ", view.model), el("label", null, "Task ", view.task)), view.chart));
       view.model.addEventListener("change", function (event) { view.rowId = event.target.value; renderReport(report); });
@@ -181,13 +182,13 @@ var LCCharts = (function (P) {
   }
 
   function renderReportControls(report, view) {
-    var rows = boardRows().filter(function (row) { return Object.keys(row[report.section]).length > 0; });
+    var rows = boardRows().filter(function (row) { return Object.keys(get(row, report.section) || {}).length > 0; });
     clear(view.model); clear(view.task);
     rows.forEach(function (row) { view.model.appendChild(el("option", { value: row.row_id, text: row.model.name })); });
     if (!rows.some(function (row) { return row.row_id === view.rowId; })) view.rowId = rows.length ? rows[0].row_id : null;
     view.model.value = view.rowId || "";
     var row = rows.filter(function (r) { return r.row_id === view.rowId; })[0];
-    var tasks = row ? report.order[row.row_id] : [];  // in the order the family declared
+    var tasks = row ? get(report.order, row.row_id) || [] : [];  // in the order the family declared
     tasks.forEach(function (t) { view.task.appendChild(el("option", { value: t, text: t })); });
     if (tasks.indexOf(view.taskName) < 0) view.taskName = tasks.length ? tasks[0] : null;
     view.task.value = view.taskName || "";
@@ -197,13 +198,15 @@ var LCCharts = (function (P) {
   }
 
   function renderReport(report) {
-    var view = state.reports[report.section];
+    var view = state.reports.get(report.section);
     clear(view.chart);
     var row = renderReportControls(report, view);
     if (!row || !view.taskName) { view.chart.appendChild(el("p", { class: "note", text: report.empty })); return; }
     var title = report.title + " of " + row.model.name + " on " + view.taskName;
-    view.chart.appendChild(REPORT_CHARTS[report.chart.kind](report.chart, row[report.section][view.taskName], title));
-    view.chart.appendChild(el("p", { class: "note", text: report.notes[row.row_id][view.taskName] }));
+    var draw = REPORT_CHARTS.get(report.chart.kind);
+    if (!draw) throw new Error("unknown report chart kind: " + report.chart.kind);
+    view.chart.appendChild(draw(report.chart, get(get(row, report.section), view.taskName), title));
+    view.chart.appendChild(el("p", { class: "note", text: get(get(report.notes, row.row_id), view.taskName) }));
   }
 
   function renderReports() { reports.forEach(renderReport); }

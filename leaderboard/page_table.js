@@ -1,31 +1,31 @@
 // Part 2 of the page script (leaderboard/render.py PAGE_SCRIPTS): the table and the failures, as LCTable.
 var LCTable = (function (P) {
   "use strict";
-  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, short = P.short, own = P.own,
+  var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, short = P.short, own = P.own, get = P.get,
       data = P.data, doc = P.doc, state = P.state, metricInfo = P.metricInfo, byOrder = P.byOrder,
       boardRows = P.boardRows, colorOf = P.colorOf, latestFailure = P.latestFailure;
 
   // ---------------------------------------------------------------- table
   function viewMetrics() {
-    var names = {};
+    var names = new Map();
     boardRows().forEach(function (row) {
-      var entry = row.tasks[state.view];
-      if (entry) Object.keys(entry.metrics).forEach(function (m) { names[m] = true; });
+      var entry = get(row.tasks, state.view);
+      if (entry) Object.keys(entry.metrics).forEach(function (m) { names.set(m, true); });
     });
-    return Object.keys(names).sort(byOrder);
+    return Array.from(names.keys()).sort(byOrder);
   }
 
   function higherIsBetter(metric) {
     var result = true;
     boardRows().forEach(function (row) {
-      var entry = row.tasks[state.view];
+      var entry = get(row.tasks, state.view);
       if (entry && own(entry.metrics, metric) && entry.metrics[metric].higher_is_better === false) result = false;
     });
     return result;
   }
 
   function sortValue(row, key) {
-    var entry = row.tasks[state.view];
+    var entry = get(row.tasks, state.view);
     if (key === "model") return row.model.name.toLowerCase();
     if (key === "unparseable") return entry ? entry.unparseable : null;
     if (key === "n") return entry ? entry.n_instances : null;
@@ -124,7 +124,7 @@ var LCTable = (function (P) {
     });
     var body = el("tbody");
     sorted.forEach(function (row, index) {
-      var entry = row.tasks[state.view];
+      var entry = get(row.tasks, state.view);
       var tr = el("tr", { "data-row-id": row.row_id }, el("td", { text: String(index + 1) }), modelCell(row));
       metrics.forEach(function (m) { tr.appendChild(metricCell(m, entry && own(entry.metrics, m) ? entry.metrics[m] : null)); });
       var counts = entry ? Object.keys(entry.counts).map(function (c) { return c + ": " + entry.counts[c].total; }).join(", ") : "";

@@ -11,7 +11,7 @@ from typing import Any
 
 from logic_consistency.options import SUITE_OPTIONS
 
-from .identity import check_name, sha256_hex
+from .identity import check_name, sha256_hex, short_id
 from .nights import check_timestamp
 from .results import RunOutput
 
@@ -20,6 +20,7 @@ __all__ = [
     "PROMPT_KEYS",
     "SEED_KEYS",
     "config_hash",
+    "documents_id",
     "endpoint_model",
     "iso_utc",
     "n_samples",
@@ -135,6 +136,33 @@ def prompt_hash(config: Mapping[str, Any]) -> str:
     return sha256_hex(part)
 
 
+def documents_id(run: RunOutput, task: str, limit: float | None) -> str | None:
+    """The id of the documents a run evaluated, when they were a selection (``lm_eval --samples``).
+
+    lm-eval records ``--samples`` nowhere in the results file, and renumbers the selected documents
+    from 0 in the samples file; but it logs each document's ``doc_hash``. So when no ``limit`` was
+    given and fewer documents were evaluated than the task has, the sorted set of their hashes
+    identifies the selection: two runs on different documents get different ids (and boards).
+    ``None`` for a whole task, or its first ``limit`` documents (``limit`` says which).
+
+    Raises:
+        ValueError: A sample line of a selection has no ``doc_hash`` (file and line named).
+    """
+    original, effective = n_samples(run, task, "original"), n_samples(run, task, "effective")
+    if limit is not None or original is None or effective is None or effective >= original:
+        return None
+    hashes = set()
+    for line, record in enumerate(run.samples[task], start=1):
+        value = record.get("doc_hash")
+        if not isinstance(value, str):
+            raise ValueError(
+                f"{run.samples_paths[task]} record {line}: field 'doc_hash' missing or not a string; the run "
+                f"evaluated {effective} of {original} documents (lm_eval --samples) and the hashes say which"
+            )
+        hashes.add(value)
+    return short_id(sorted(hashes))
+
+
 def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
     config = run.results["config"]
     limit = number(config.get("limit"))
@@ -150,6 +178,9 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
             "n_effective": n_samples(run, task, "effective"),
             "options": {k: v for k, v in _metadata(run, task).items() if k not in NOT_OPTIONS},
         }
+        documents = documents_id(run, task, limit)
+        if documents is not None:  # only then: the settings (and ids) of every other row stay as they were
+            tasks[task]["documents"] = documents
     seeds = {key: config.get(key) for key in SEED_KEYS}
     # Not here: how a model is prompted (its chat template, the system instruction, few-shot as
     # multi-turn, which lm-eval turns on with --apply_chat_template). Those are properties of the

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import read_samples
+from logic_consistency.common import check_link_loop, read_samples
 
 from .identity import check_name
 
@@ -28,6 +28,7 @@ __all__ = [
     "metric_keys",
     "metric_values",
     "read_run",
+    "recorded_date",
 ]
 
 #: Deepest nesting of arrays and objects accepted in a results or samples file (lm-eval's nest < 10).
@@ -108,6 +109,17 @@ def _load_json(path: Path) -> Any:
         raise ValueError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
 
 
+def recorded_date(path: Path) -> float | None:
+    """The ``date`` (UNIX time of the run's start) a results file records, ``None`` if absent or not a number.
+
+    Raises:
+        ValueError: Not a JSON file (file named).
+    """
+    document = _load_json(Path(path))
+    value = document.get("date") if isinstance(document, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     """The lines of a samples file; a document given twice (same ``doc_id`` and filter) is refused,
     since every repeated line would narrow the intervals as if it were another document."""
@@ -165,6 +177,7 @@ def read_run(results_path: str | Path) -> RunOutput:
             malformed (file, line and field named).
     """
     path = Path(results_path)
+    check_link_loop(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: results file not found")
     match = _RESULTS_FILE.match(path.name)

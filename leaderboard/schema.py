@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 
+from logic_consistency.common import check_link_loop
 from logic_consistency.tasks.reports import declared_ranges, report_hooks
 
 from .identity import canonical_json, row_id, settings_id
@@ -255,6 +256,7 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
         ValueError: Not JSON or not valid (file and field named).
     """
     file = Path(path)
+    check_link_loop(file)
     if file.exists() and not file.is_file():
         raise ValueError(f"{file}: not a regular file (a folder, device or pipe); expected a leaderboard JSON file")
     if not file.is_file():

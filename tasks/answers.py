@@ -67,11 +67,21 @@ def parse_choice(text: str, choices: Sequence[str] = ("A", "B")) -> str | None:
     return None
 
 
+#: Two options whose log-likelihoods differ by less than this are a tie (P(A) = 0.5 exactly). Endpoints
+#: report float32 log-probabilities, often rounded further, so a smaller gap is rounding, never a
+#: preference (log(0.5) + 1e-12 against log(0.5) would otherwise be published as "always the first item").
+TIE_TOLERANCE = 1e-6
+
+
 def first_option_probability(logprob_a: float, logprob_b: float) -> float:
     """P(A) among the two options: the two-way softmax ``1 / (1 + exp(lb - la))`` of their log-likelihoods.
 
     Computed as ``expit(la - lb)``, which neither overflows for a gap past ~709 nor loses a tiny
-    probability: equal log-likelihoods give exactly 0.5 (a tie), ``la = -inf`` gives 0, and two
-    ``-inf`` give NaN (no judgement, left out like a missing one).
+    probability: log-likelihoods closer than :data:`TIE_TOLERANCE` give exactly 0.5 (a tie, which the
+    metrics leave out and count as ``n_ties``), ``la = -inf`` gives 0, and two ``-inf`` give NaN (no
+    judgement, left out like a missing one).
     """
-    return float(expit(float(logprob_a) - float(logprob_b)))
+    gap = float(logprob_a) - float(logprob_b)
+    if abs(gap) < TIE_TOLERANCE:  # NaN (two -inf) compares False: stays NaN
+        return 0.5
+    return float(expit(gap))

@@ -63,8 +63,33 @@ for _name, _top, _expect in [
     ("positive log-probability", [("A", 3.0)], ("position 0", "'A'", "3.0")),
     ("listed probabilities above 1", [("A", -0.1), ("B", -0.1)], ("position 0", "sum to", "> 1")),
     ("empty top_logprobs", [], ("no top log-probabilities",)),
+    ("a token listed twice, same value", [("A", -0.7), ("B", -2.0), ("A", -0.7)], ("position 0", "'A'", "twice")),
+    ("a token listed twice, other value", [("A", -0.7), ("A", -3.0)], ("position 0", "'A'", "entries 0 and 1")),
 ]:
     CASES.add(f"lc-chat reading: {_name}", lambda _, t=tuple(_top): _reading(*t), *_expect)
+
+
+class _Read(Exception):  # noqa: N818 - carries what a reading found, for the table to check
+    """Raised by a case that checks a reading rather than an error."""
+
+
+def _position_zero_empty(_: Path) -> None:
+    """The audit: position 0 empty, position 1 lists the choices; "no top log-probabilities" was reported."""
+    from logic_consistency.harness_ext.choice_reading import read_choices
+
+    empty = {"token": "x", "logprob": -0.1, "top_logprobs": []}
+    listed = {
+        "token": "B",
+        "logprob": -0.2,
+        "top_logprobs": [{"token": "B", "logprob": -0.2}, {"token": "A", "logprob": -2.0}],
+    }
+    a, b = read_choices([empty, listed], ["A", "B"])
+    raise _Read(f"read at position {a.position}: A {a[0]}, B {b[0]}")
+
+
+CASES.add(
+    "lc-chat reading: position 0 empty, position 1 listed", _position_zero_empty, "position 1", "A -2.0", error=_Read
+)
 
 
 def _ctp_on_chat(tmp: Path) -> None:

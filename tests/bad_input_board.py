@@ -124,6 +124,10 @@ for _argv, _expect in [
     (("--night", "2026-1-5"), ("--night", "YYYY-MM-DD", "'2026-01-05'")),
     (("--n-resamples", "1"), ("--n-resamples", "1,000")),
     (("--n-resamples", "2000000000"), ("--n-resamples", "100,000")),
+    # issue 29: a run measured today was accepted under these nights
+    (("--night", "1970-01-01"), ("results_", "--night 1970-01-01", "days before the run", "--allow-backfill")),
+    (("--night", "0001-01-01"), ("results_", "--night 0001-01-01", "days before the run", "--allow-backfill")),
+    (("--allow-backfill",), ("--allow-backfill", "--night YYYY-MM-DD")),
 ]:
     CASES.add(
         f"ingest {' '.join(_argv)}",
@@ -190,4 +194,35 @@ CASES.add(
     "leaderboard.json",
     "rows[0].measured_at",
     "in the future",
+)
+
+
+# ------------------------------------------------------------------------------------ documents (--samples)
+class _Boards(Exception):  # noqa: N818 - carries what a case observed, for the table to check
+    """Raised by a case that checks where rows land rather than an error."""
+
+
+def _selection(tmp: Path, documents: list[int], *, hashes: bool = True) -> dict[str, Any]:
+    """A row of a run on ``documents`` of 10 (as ``lm_eval --samples`` runs them: no limit)."""
+    lines = [{"doc_id": i, "acc": float(i % 2)} | ({"doc_hash": f"hash-of-{i}"} if hashes else {}) for i in documents]
+
+    def selected(results: dict[str, Any]) -> None:
+        results["n-samples"]["toy"] = {"original": 10, "effective": len(documents)}
+
+    return ingest_results(tiny_run(tmp / str(documents), selected, lines=lines))
+
+
+@CASES.case("rows on different documents (--samples)", "2 boards", "· documents ", error=_Boards)
+def _(tmp: Path) -> Any:  # issue 29: --samples was recorded nowhere, both rows shared one board
+    rows = [_selection(tmp, [0, 1, 2, 3]), _selection(tmp, [4, 5, 6, 7])]
+    boards = make_document("leaderboard", rows, night="2026-01-01")["boards"]
+    raise _Boards(f"{len(boards)} boards: {[board['label'] for board in boards]}")
+
+
+CASES.add(
+    "a selection of documents without doc_hash",
+    lambda tmp: _selection(tmp, [0, 1], hashes=False),
+    "samples_toy_",
+    "'doc_hash'",
+    "2 of 10 documents",
 )

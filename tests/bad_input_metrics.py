@@ -101,3 +101,15 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
 ]
 for _name, _call, _message in METRIC_ABUSE:
     CASES.add(f"metric {_name}", lambda tmp, call=_call: call(), _message)
+
+
+def _fifty_fifty(gap: float) -> np.ndarray:
+    """P(A) of a judge giving A log(0.5) + ``gap`` and B log(0.5), as a pairwise task computes it, for every pair."""
+    from logic_consistency.tasks.answers import first_option_probability
+
+    return np.full((3, 3), first_option_probability(math.log(0.5) + gap, math.log(0.5)))
+
+
+# issue 29: A at log(0.5) + 1e-12 was published as always preferring the first item (position_bias 1, s_comm 0)
+CASES.add("position_bias of a 50/50 judge read 1e-12 apart", lambda tmp: m.position_bias(_fifty_fifty(1e-12)), "a tie")
+CASES.add("commutativity of a 50/50 judge read 1e-12 apart", lambda tmp: m.commutativity(_fifty_fifty(1e-12)), "tied")

@@ -4,7 +4,7 @@ Every case builds its own bad input in ``tmp_path`` (hand-written fixtures from 
 copied and then broken), calls the public function or command a user would, and checks that the
 exception message names the file, field, option, argument or signal at fault. No model is loaded.
 The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, backends, outputs,
-setup, credentials, build, board);
+files, setup, credentials, build, board);
 ``tests/bad_inputs_support.py`` holds the case machinery and the runner.
 """
 
@@ -22,6 +22,7 @@ import bad_input_build  # noqa: E402
 import bad_input_commands  # noqa: E402
 import bad_input_credentials  # noqa: E402
 import bad_input_data  # noqa: E402
+import bad_input_files  # noqa: E402 - issue 29: links, pipes and loops where files go
 import bad_input_metrics  # noqa: E402
 import bad_input_options  # noqa: E402
 import bad_input_outputs  # noqa: E402 - issue 17's cases
@@ -36,6 +37,7 @@ CASES = CaseTable(
         *bad_input_commands.CASES,
         *bad_input_backends.CASES,
         *bad_input_outputs.CASES,
+        *bad_input_files.CASES,
         *bad_input_credentials.CASES,
         *bad_input_build.CASES,
         *bad_input_board.CASES,

@@ -138,3 +138,32 @@ def test_check_outputs_accepts_new_and_empty_files(tmp_path: Path) -> None:
     check_outputs([(tmp_path / "new" / "a.json", "json"), (empty, "html")], [tmp_path / "input.json"])
     with pytest.raises(ValueError, match="kind must be one of"):
         check_outputs([(tmp_path / "a", "csv")], [])
+
+
+def test_temporary_files_are_new_names_in_the_target_folder_never_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29: every temporary file (a write's, the build lock taken over) is created with
+    ``O_CREAT | O_EXCL | O_NOFOLLOW`` next to its target, so no existing file or link is opened."""
+    import os
+
+    from logic_consistency.leaderboard import lock
+
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def recording(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        opened.append((str(path), flags))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", recording)
+    atomic_write_json(tmp_path / "out" / "board.json", {"a": 1})
+    folder = tmp_path / "lb"
+    folder.mkdir()
+    handle = lock._take_over(folder, folder / lock.LOCK_NAME)  # what a build taking a stale lock over does
+    handle.close()
+    temporaries = [(path, flags) for path, flags in opened if path.endswith(".tmp")]
+    assert {str(Path(path).parent) for path, _ in temporaries} == {str(tmp_path / "out"), str(folder)}
+    wanted = os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    assert len(temporaries) == 2 and all(flags & wanted == wanted for _, flags in temporaries), temporaries
+    assert (folder / lock.LOCK_NAME).is_file() and not (folder / lock.LOCK_NAME).is_symlink()

@@ -1,8 +1,8 @@
 """Outputs the file system refuses or that are not plain files (``outputs.atomic_write`` / ``check_outputs``).
 
 Real faults where the machine allows them (a tiny or read-only tmpfs needs root and ``mount``; an
-immutable file needs ``chattr``), simulated ``errno``s everywhere: symlinks are written through,
-devices and pipes refused, modes kept, and a full, read-only or immutable output gives one line
+immutable file needs ``chattr``), simulated ``errno``s everywhere: symlinks, devices and pipes
+refused, modes kept, and a full, read-only or immutable output gives one line
 naming the path (exit status 3), in ``leaderboard build`` before any model runs.
 """
 
@@ -74,7 +74,7 @@ def _immutable(path: Path) -> Iterator[Path]:
 # ----------------------------------------------------------------------------- what is written over
 
 
-def test_a_symlink_is_written_through_to_its_target(
+def test_a_symlink_is_refused_and_its_target_untouched(
     board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "www" / "page.html"
@@ -82,10 +82,15 @@ def test_a_symlink_is_written_through_to_its_target(
     target.write_text("<!DOCTYPE html><p>old</p>")
     link = tmp_path / "index.html"
     link.symlink_to(target)
-    assert main(["leaderboard", "render", str(board), "--out", str(link)]) == 0
+    assert main(["leaderboard", "render", str(board), "--out", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(link) in err and "symbolic link" in err and "--out" in err
     assert link.is_symlink() and os.readlink(link) == str(target)
-    assert "<p>old</p>" not in target.read_text(encoding="utf-8")
-    assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert target.read_text(encoding="utf-8") == "<!DOCTYPE html><p>old</p>"
+    # a folder above the output may be a link: the page is written into the folder it names
+    (tmp_path / "site").symlink_to(target.parent, target_is_directory=True)
+    assert main(["leaderboard", "render", str(board), "--out", str(tmp_path / "site" / "new.html")]) == 0
+    assert (target.parent / "new.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 @pytest.mark.parametrize("kind", ["character device", "named pipe"])

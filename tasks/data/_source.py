@@ -21,6 +21,7 @@ from pathlib import Path
 
 import datasets
 
+from logic_consistency.common import check_link_loop
 from logic_consistency.harness_ext.data_files import note_read
 from logic_consistency.outputs import check_cache_folder
 
@@ -59,6 +60,7 @@ def local_file(root: Path, dataset: str, relpath: str) -> Path:
         FileNotFoundError: The file is missing; the message names the full path and the variable.
     """
     path = root / dataset / relpath
+    check_link_loop(path)
     if not path.is_file():
         raise FileNotFoundError(
             f"{path}: file not found. Dataset files are read from the directory named by "

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import files_or_folders, read_samples, task_of_samples_file
+from logic_consistency.common import check_link_loop, files_or_folders, read_samples, task_of_samples_file
 from logic_consistency.outputs import atomic_write, check_outputs, jsonl_chunks
 
 from .common import GENERATOR, PROMPT, VALIDATOR
@@ -138,6 +138,7 @@ def export_pairs(
     documents = exported = incomplete = 0
     for raw_path in samples_paths:
         path = Path(raw_path)
+        check_link_loop(path)
         if not path.is_file():
             raise FileNotFoundError(f"{path}: samples file not found")
         before = documents

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import read_samples
-from logic_consistency.tasks.answers import parse_choice
+from logic_consistency.tasks.answers import TIE_TOLERANCE, parse_choice
 
 __all__ = [
     "Comparison",
@@ -152,7 +152,7 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
         for k, (i, j) in enumerate(pairs):
             if loglikelihood:
                 logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
-                if logprob_a == logprob_b:  # P(A) = 0.5: a tie, won by neither (metrics/_ties.py)
+                if logprob_a == logprob_b or abs(logprob_a - logprob_b) < TIE_TOLERANCE:  # P(A) = 0.5: a tie
                     ties += 1
                     continue
                 a_wins = logprob_a > logprob_b

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from logic_consistency.common import check_link_loop
 from logic_consistency.metrics import UndefinedMetricError, transitivity
 from logic_consistency.metrics.ranking import RANKING_METHODS, rank_scores
 from logic_consistency.outputs import atomic_write, atomic_write_json, check_outputs, jsonl_chunks
@@ -285,6 +286,7 @@ def _load(options: RepairOptions) -> tuple[PreferenceSet, list[Path], str]:
     if not options.input:
         raise ValueError("INPUT is required (or --loader)")
     path = Path(options.input)
+    check_link_loop(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: input file not found")
     return _load_file(path, options.format)

@@ -73,10 +73,27 @@ def test_equal_listed_choices_are_a_tie_and_any_backend_can_tell() -> None:
     assert not is_tied([(-0.5, True), (-3.0, False), (-3.0, False)])
 
 
-def test_a_token_listed_twice_is_counted_once() -> None:
-    content = [_position(("A", -0.1), ("A", -0.1), ("B", -3.0))]  # summed, P(A) would be 1.8
-    a, b = read_choices(content, ["A", "B"])
-    assert a[0] == pytest.approx(-0.1) and b[0] == pytest.approx(-3.0)
+@pytest.mark.parametrize("second", [-0.1, -2.0])  # the same value, and another one
+def test_a_token_listed_twice_is_a_reading_error_naming_it(second: float) -> None:
+    content = [_position(("The", -0.5)), _position(("A", -0.1), ("B", -3.0), ("A", second))]
+    with pytest.raises(
+        ReadingError, match=r"generated position 1: the token 'A' is listed twice in top_logprobs .entries 0 and 2"
+    ):
+        read_choices(content, ["A", "B"])
+    # " A" and "A" are two tokens (summed for the choice A), not one listed twice
+    a, _ = read_choices([_position((" A", -1.0), ("A", -2.0), ("B", -3.0))], ["A", "B"])
+    assert a[0] == pytest.approx(math.log(math.exp(-1.0) + math.exp(-2.0)))
+
+
+def test_every_position_is_searched_and_an_empty_first_list_is_skipped() -> None:
+    empty = {"token": "x", "logprob": -0.1, "top_logprobs": []}
+    a, b = read_choices([empty, _position(("B", -0.3), ("A", -1.4))], ["A", "B"])
+    assert a.position == b.position == 1 and a[0] == pytest.approx(-1.4) and b[1]
+    # no choice anywhere: the tie is read at the first position that lists anything (not the empty one)
+    a, b = read_choices([empty, _position(("I", -0.2), ("So", -2.5))], ["A", "B"])
+    assert a.position == 1 and a.tied and a[0] == pytest.approx(-2.5)
+    with pytest.raises(ReadingError, match="no top log-probabilities at any of its 2 generated position"):
+        read_choices([empty, empty], ["A", "B"])
 
 
 @pytest.mark.parametrize("floor", [float("-inf"), -9999.0, -12000.0])

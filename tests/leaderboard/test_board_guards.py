@@ -10,7 +10,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +198,23 @@ def test_a_2_0_board_without_the_new_fields_still_reads(hand_board: dict[str, An
     path = tmp_path / "leaderboard.json"
     path.write_text(json.dumps(hand_board), encoding="utf-8")
     assert load_document(path)["rows"][0]["row_id"] == hand_board["rows"][0]["row_id"]
+
+
+def test_a_night_long_before_the_run_needs_allow_backfill(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    """Issue 29: ``--night 1970-01-01`` filed a run measured today; 7 days before it is the limit."""
+    results = tiny_run(tmp_path)
+    measured = datetime.fromtimestamp(json.loads(results.read_text())["date"], timezone.utc).date()
+    out = tmp_path / "lb"
+
+    def ingest(night: date, *extra: str) -> Any:
+        return cli("leaderboard", "ingest", str(results), "--out", str(out), "--night", night.isoformat(), *extra)
+
+    refused = ingest(measured - timedelta(days=8))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert str(results) in refused.stderr and "8 days before the run" in refused.stderr
+    assert not (out / "leaderboard.json").exists()  # refused before anything is written
+    assert ingest(measured - timedelta(days=7)).returncode == 0  # at the limit: accepted
+    backfilled = ingest(date(2020, 1, 1), "--allow-backfill")
+    assert backfilled.returncode == 0, backfilled.stderr
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert [night["night"] for night in board["nights"]] == ["2020-01-01", (measured - timedelta(days=7)).isoformat()]

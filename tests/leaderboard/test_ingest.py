@@ -267,6 +267,7 @@ def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cl
         str(tmp_path),
         "--night",
         "2026-01-05",
+        "--allow-backfill",  # the run was measured today
         "--name",
         "dummy-model",
         "--no-progress",

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from html.parser import HTMLParser
@@ -236,3 +237,82 @@ def test_an_instruct_model_with_its_chat_template_and_a_base_model_share_one_boa
     text = "".join(dom.text)
     assert "chat template c4a7c4a7" in text and "no chat template" in text
     assert "2 rows on 1 board" in text and "One board: every row below was measured under the same settings." in text
+
+
+#: Names that are properties of every JavaScript object: as plain-object keys they set the prototype
+#: (``entries["__proto__"] = ...``) or read a built-in (``row.tasks["constructor"]``).
+PROTO_NAMES = ("__proto__", "constructor", "toString")
+
+
+def _proto_row(model: str, *, missing: str | None = None) -> dict[str, Any]:
+    """A hand row named ``model`` whose tasks and metrics are :data:`PROTO_NAMES` (scores differ per
+    metric: 0.1, 0.2, 0.3), without the task ``missing`` if given."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/conftest.py: the hand-written row
+    from conftest import hand_row
+
+    row = hand_row(model)
+    template_settings = next(iter(row["settings"]["tasks"].values()))
+    template_entry = next(iter(row["tasks"].values()))
+    tasks = [name for name in PROTO_NAMES if name != missing]
+    row["settings"]["tasks"] = {name: copy.deepcopy(template_settings) for name in tasks}
+    metrics = {
+        name: {"score": score, "ci95": [score, score], "n": 2, "higher_is_better": True, "lm_eval_stderr": None}
+        for name, score in zip(PROTO_NAMES, (0.1, 0.2, 0.3), strict=True)
+    }
+    row["tasks"] = {name: copy.deepcopy(template_entry) | {"metrics": copy.deepcopy(metrics)} for name in tasks}
+    row["provenance"]["task_config_hashes"] = {name: template_settings["config_hash"] for name in tasks}
+    row["provenance"]["results_file"] = f"runs/{model}/results.json"  # one run per model
+    row["settings_id"] = settings_id(row["settings"])
+    row["row_id"] = row_id(model, "unpinned", "n/a", row["prompt_set"]["id"], row["settings_id"])
+    return row
+
+
+def test_names_that_are_javascript_object_properties_render_as_data(
+    tmp_path: Path, browser: Callable[..., Any]
+) -> None:
+    """Issue 29: a task or metric named ``__proto__`` emptied the score table or lost a column, with
+    ``data-rendered="ok"``. Every row, column, cell and view must be there."""
+    rows = [_proto_row(name) for name in PROTO_NAMES]
+    document = make_document("leaderboard", rows, night="2026-06-01", bootstrap=BOOT)
+    assert len(document["boards"]) == 1
+    page = render_file(document, tmp_path / "index.html")
+    run = browser(page, "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    dom = _parse(run.stdout)
+    body = next(attrs for tag, attrs in dom.tags if tag == "body")
+    assert body.get("data-rendered") == "ok", run.stdout[-3000:]
+    views = [attrs.get("value") for tag, attrs in dom.tags if tag == "option" and attrs.get("value") in PROTO_NAMES]
+    assert sorted(views) == sorted(PROTO_NAMES)  # every task is a view of the board
+    table = run.stdout[run.stdout.index('id="leaderboard"') :]
+    table = table[: table.index("</table>")]
+    heads = re.findall(r'<th[^>]*scope="col"[^>]*><button type="button">([^<]*)</button>', table)
+    assert heads == ["Model", *PROTO_NAMES, "Unparseable", "Instances", "Measured"]  # every metric a column
+    ranked = [attrs["data-row-id"] for tag, attrs in _parse(table).tags if tag == "tr" and attrs.get("data-row-id")]
+    assert sorted(ranked) == sorted(row["row_id"] for row in rows)  # every model is a row
+    for row in rows:
+        line = table[table.index(f'data-row-id="{row["row_id"]}"') :]
+        line = line[: line.index("</tr>")]
+        assert f'<span class="modelname">{row["model"]["name"]}</span>' in line
+        scores = re.findall(r'<div class="score">([^<]*)</div>', line)
+        assert sorted(scores) == ["0.100", "0.200", "0.300"], (row["model"]["name"], scores)  # no empty cell
+
+
+def test_a_view_a_row_lacks_is_not_read_from_the_object_prototype(tmp_path: Path, browser: Callable[..., Any]) -> None:
+    """The view ``constructor`` (the largest task, so drawn first) on a row without that task: the row's
+    cells are empty ("—"), not read from ``Object``'s constructor (which stopped the page)."""
+    rows = [_proto_row("full"), _proto_row("partial", missing="constructor")]
+    rows[0]["tasks"]["constructor"]["n_instances"] = 3
+    rows[1]["settings"] = rows[0]["settings"]  # one board: the partial row ran the same settings
+    rows[1]["settings_id"] = rows[0]["settings_id"]
+    rows[1]["row_id"] = row_id("partial", "unpinned", "n/a", rows[1]["prompt_set"]["id"], rows[1]["settings_id"])
+    document = make_document("leaderboard", rows, night="2026-06-01", bootstrap=BOOT)
+    page = render_file(document, tmp_path / "index.html")
+    run = browser(page, "--dump-dom")
+    body = next(attrs for tag, attrs in _parse(run.stdout).tags if tag == "body")
+    assert body.get("data-rendered") == "ok", run.stdout[-3000:]
+    table = run.stdout[run.stdout.index('id="leaderboard"') :]
+    for row, scores in ((rows[0], ["0.100", "0.200", "0.300"]), (rows[1], [])):
+        line = table[table.index(f'data-row-id="{row["row_id"]}"') :]
+        line = line[: line.index("</tr>")]
+        assert sorted(re.findall(r'<div class="score">([^<]*)</div>', line)) == scores
+    assert table.count('<td class="na">—</td>') == 3  # the partial row: one empty cell per metric

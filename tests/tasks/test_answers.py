@@ -78,3 +78,18 @@ def test_first_option_probability_is_a_stable_two_way_softmax() -> None:
     assert first_option_probability(-2000.0, 0.0) == 0.0 and first_option_probability(0.0, -2000.0) == 1.0
     assert first_option_probability(float("-inf"), -3.0) == 0.0
     assert math.isnan(first_option_probability(float("-inf"), float("-inf")))  # no judgement
+
+
+@pytest.mark.parametrize("base", [-1.0, -0.6931471805599453, -20.0])
+def test_log_probabilities_closer_than_the_declared_tolerance_are_a_tie(base: float) -> None:
+    import math
+
+    from logic_consistency.tasks.answers import TIE_TOLERANCE, first_option_probability
+
+    assert TIE_TOLERANCE == 1e-6
+    for inside in (1e-12, 0.999e-6):  # the audit's log(0.5) + 1e-12, and just inside
+        assert first_option_probability(base + inside, base) == 0.5
+        assert first_option_probability(base, base + inside) == 0.5
+    outside = first_option_probability(base + 1.001e-6, base)  # just outside: a preference, however small
+    assert 0.5 < outside < 0.5 + 1e-6 and first_option_probability(base, base + 1.001e-6) < 0.5
+    assert math.isclose(outside, 0.5 + 1.001e-6 / 4, rel_tol=1e-3)  # expit'(0) = 1/4

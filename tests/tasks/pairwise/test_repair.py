@@ -165,9 +165,10 @@ def test_reads_loglikelihood_log_samples_as_logged_by_lm_eval(tmp_path):
     assert data_statistics(prefs, ks=(3,))["s_comm"] == 1.0
 
 
-def test_tied_log_likelihoods_are_skipped_and_counted_not_won_by_option_a(tmp_path):
-    # (P, Q) tied (equal log-likelihoods), (Q, P) decided for P: only the decided judgement is kept
-    resps = [[["-0.7", "False"]], [["-0.7", "False"]], [["-2.0", "False"]], [["-0.1", "False"]]]
+@pytest.mark.parametrize("second", ["-0.7", "-0.700000999", "-0.699999001"])  # equal, and just inside 1e-6
+def test_tied_log_likelihoods_are_skipped_and_counted_not_won_by_option_a(tmp_path, second):
+    # (P, Q) tied (log-likelihoods closer than TIE_TOLERANCE), (Q, P) decided for P: only that one is kept
+    resps = [[["-0.7", "False"]], [[second, "False"]], [["-2.0", "False"]], [["-0.1", "False"]]]
     sample = {"doc": {"instance_id": "i2", "items": ["p", "q"], "item_ids": ["P", "Q"]}, "resps": resps}
     path = tmp_path / "samples_logic_consistency_caters_2026-01-01T00-00-00.000000.jsonl"
     path.write_text(json.dumps(sample) + "\n")

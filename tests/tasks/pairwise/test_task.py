@@ -206,6 +206,34 @@ def test_a_judge_that_always_ties_wins_nothing_for_option_a() -> None:
     assert metrics["p_first_mean"] == 0.5
 
 
+class NearTieJudge(ScriptedJudge):
+    """P(letter A) = 0.5 nudged up by ``gap`` in log-probability, letter B at log(0.5): a judge at 50/50."""
+
+    def __init__(self, gap: float) -> None:
+        super().__init__(always_a)
+        self.gap = gap
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        return [(math.log(0.5) + (self.gap if r.args[1].strip() == "A" else 0.0), False) for r in requests]
+
+
+@pytest.mark.parametrize(
+    ("gap", "tie"),
+    [(1e-12, True), (0.999e-6, True), (-0.999e-6, True), (1.001e-6, False), (-1.001e-6, False)],
+    ids=["audit-1e-12", "just-inside", "just-inside-B", "just-outside", "just-outside-B"],
+)
+def test_log_probabilities_closer_than_the_tolerance_are_ties(gap: float, tie: bool) -> None:
+    """The audit's 50/50 judge (A at log(0.5) + 1e-12) was published as always preferring the first item."""
+    metrics = _metrics(_run(NearTieJudge(gap), "toy_pairwise"), "toy_pairwise")
+    if tie:
+        assert metrics["n_ties"] == 64  # every judgement of both matrices (2 * (20 + 12))
+        assert "position_bias" not in metrics and "s_comm" not in metrics
+        assert metrics["p_first_mean"] == 0.5
+    else:
+        assert metrics["n_ties"] == 0
+        assert metrics["position_bias"] == (1.0 if gap > 0 else 0.0)  # a real preference, however small
+
+
 def test_ties_are_left_out_of_position_bias_and_counted() -> None:
     # always A, except that the negated question and the pairs (a, b) with a > b are ties
     def rule(a: int, b: int, negated: bool) -> str:
