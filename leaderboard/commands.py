@@ -15,10 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logic_consistency.options import metadata_from_json
 from logic_consistency.outputs import check_outputs
+
+if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
+    from .executor import Executor
+    from .nightly import BuildResult
 
 __all__ = [
     "DEFAULT_OUT",
@@ -112,7 +116,7 @@ def summary(document: dict[str, Any], path: Path) -> str:
     )
 
 
-def _executor(options: BuildOptions) -> Any:
+def _executor(options: BuildOptions) -> Executor | None:
     """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
     if options.executor == "local":
         if options.ray_address is not None:
@@ -121,16 +125,17 @@ def _executor(options: BuildOptions) -> Any:
     # deferred: Ray is an optional extra, imported only under --executor ray
     from .ray_executor import (
         RayExecutor,
+        check_address,
         require_ray,
     )
 
     if options.retries < 0:
         raise ValueError(f"--retries must be >= 0, got {options.retries}")
     require_ray()  # the install line now, before any model runs
-    return RayExecutor(address=options.ray_address, retries=options.retries)
+    return RayExecutor(address=check_address(options.ray_address), retries=options.retries)
 
 
-def run_build(options: BuildOptions) -> Any:
+def run_build(options: BuildOptions) -> BuildResult:
     """``leaderboard build``: check the page's file (``html``), then build; returns the ``BuildResult``.
 
     ``KeyboardInterrupt`` and ``BuildStopped`` (SIGTERM, SIGHUP) pass through, the previous
