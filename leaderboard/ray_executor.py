@@ -42,6 +42,7 @@ __all__ = [
     "check_feasible",
     "check_reachable",
     "require_ray",
+    "signal_handlers_kept",
 ]
 
 INSTALL_HINT = 'pip install "logic-consistency[ray]"'
@@ -183,7 +184,7 @@ def _lease(budget: Any, slots: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _signal_handlers_kept(*, block: bool = False) -> Iterator[None]:
+def signal_handlers_kept(*, block: bool = False) -> Iterator[None]:
     """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``.
 
     Ray's core worker installs its own fatal-signal handler for SIGTERM in the driver (it logs and
@@ -307,7 +308,7 @@ class RayExecutor:
         started_here = not ray.is_initialized()
         if started_here:
             check_reachable(check_address(self.address))
-            with _signal_handlers_kept(block=self.address is not None):
+            with signal_handlers_kept(block=self.address is not None):
                 ray.init(
                     address=self.address,
                     namespace=NAMESPACE,

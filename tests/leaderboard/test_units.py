@@ -162,13 +162,13 @@ def test_the_documented_api_limits_example_caps_its_model(tmp_path: Path) -> Non
 
 def test_a_stop_while_ray_connects_is_held_and_then_raised(monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGTERM while ``ray.init`` joins a cluster (its handler installed) reaches the build's handler after."""
-    from logic_consistency.leaderboard.ray_executor import _signal_handlers_kept
+    from logic_consistency.leaderboard.ray_executor import signal_handlers_kept
 
     def ray_handler(signum: int, frame: object) -> None:  # Ray's own: exits quietly with status 15
         raise AssertionError("Ray's handler ran")
 
     with pytest.raises(BuildStopped) as stopped, stop_signals_raise():
-        with _signal_handlers_kept(block=True):
+        with signal_handlers_kept(block=True):
             signal.signal(signal.SIGTERM, ray_handler)  # what ray.init does
             os.kill(os.getpid(), signal.SIGTERM)  # arrives while connecting
         pytest.fail("the stop was lost")
