@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_RETRIES",
     "NAMESPACE",
     "EndpointBudget",
+    "HeadWatch",
     "RayClusterError",
     "RayExecutor",
     "RayMissingError",
@@ -56,6 +57,11 @@ LEASE_SECONDS = 30.0
 CONNECT_SECONDS = 5.0
 #: Ray client's default port (``ray://host`` without one).
 CLIENT_PORT = 10001
+
+
+#: Seconds between checks that the Ray head's GCS still answers; two failed checks in a row end the
+#: build (else Ray's driver would end the process itself after 60 s, naming neither head nor address).
+HEAD_CHECK_SECONDS = 5.0
 
 
 class RayMissingError(ModuleNotFoundError):
@@ -232,6 +238,34 @@ def run_unit(job: UnitJob, budget: Any) -> UnitResult:
     return result
 
 
+@dataclass
+class HeadWatch:
+    """Checks, at most every :data:`HEAD_CHECK_SECONDS`, that the head's GCS (``host:port``) answers."""
+
+    gcs: str
+    label: str
+    last: float = field(default_factory=time.monotonic)
+    failures: int = 0
+
+    def check(self) -> None:
+        """Raise :class:`RayClusterError` naming the head once it has failed two checks in a row."""
+        now = time.monotonic()
+        if now - self.last < HEAD_CHECK_SECONDS:
+            return
+        self.last = now
+        host, _, port = self.gcs.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=HEAD_CHECK_SECONDS):
+                self.failures = 0
+        except OSError as error:
+            self.failures += 1
+            if self.failures >= 2:
+                raise RayClusterError(
+                    f"lost the Ray head ({self.label}): its GCS at {self.gcs} no longer answers "
+                    f"({error.strerror or type(error).__name__}); the build stopped and wrote nothing"
+                ) from None
+
+
 def demand(spec: ModelSpec) -> dict[str, float]:
     """What one unit of ``spec`` asks a node for, in Ray's resource names (``CPU``, ``GPU``, ``memory``, custom)."""
     resources = spec.resources
@@ -359,8 +393,12 @@ class RayExecutor:
     ) -> list[RunOutcome]:
         outcomes: dict[str, RunOutcome] = {}
         pending = self._submit(ray, specs, settings, outcomes)
+        gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
+        watch = HeadWatch(gcs, self.address or "the local Ray this build started") if gcs else None
         try:
             while pending:
+                if watch is not None:
+                    watch.check()
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 for ref in ready:
                     model, job = pending.pop(ref)

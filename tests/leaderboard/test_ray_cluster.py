@@ -8,6 +8,7 @@ functions of the request. Kept few and small: each lm_eval run is a few seconds 
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import signal
 import subprocess
@@ -270,3 +271,65 @@ def test_a_unit_no_node_can_hold_is_refused_before_it_runs(
     assert named in str(refused.value), str(refused.value)
     assert time.monotonic() - started < 60
     assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").rglob("*.log"))
+
+
+#: Starts a one-node Ray of its own (not the module's cluster), runs a build against it and kills the
+#: head's GCS once the model is called; prints the driver's status, seconds after the kill and stderr.
+HEAD_DIES = """
+import json, os, subprocess, sys, time
+from pathlib import Path
+from ray.cluster_utils import Cluster
+tmp, models, calls, lm_eval, cli = (Path(arg) for arg in sys.argv[1:6])
+nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+address = nodes.address
+try:
+    command = [str(cli), "leaderboard", "build", "--models", str(models), "--out", str(tmp / "out"),
+               "--executor", "ray", "--ray-address", address, "--lm-eval", str(lm_eval),
+               "--night", "2026-06-05", "--no-progress"]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not (calls.exists() and calls.read_text()) and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.5)
+    killed = time.monotonic()
+    nodes.head_node.kill_gcs_server()
+    try:
+        _, stderr = driver.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        driver.kill()
+        _, stderr = driver.communicate()
+    print(json.dumps({"address": address, "status": driver.returncode,
+                      "seconds": time.monotonic() - killed, "stderr": stderr[-3000:]}))
+finally:  # the head's other processes and the agents its raylet started (Ray cannot stop them now)
+    pids = [info.process.pid for infos in nodes.head_node.all_processes.values() for info in infos]
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) in pids:
+                pids.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    for pid in pids:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+"""
+
+
+def test_a_head_that_dies_is_one_line_naming_the_head_and_its_address(tmp_path: Path) -> None:
+    """Ray's driver would end the process itself 60 s later, naming neither head nor address."""
+    calls = tmp_path / "calls.txt"
+    models = model_list(
+        tmp_path, tasks=TASKS[:1], limit=3, entry=f", env: {{HASH_LM_CALLS: '{calls}', HASH_LM_DELAY: '2'}}"
+    )
+    args = [str(tmp_path), str(models), str(calls), hash_lm_eval(tmp_path), str(LOGIC_CONSISTENCY)]
+    run = subprocess.run([sys.executable, "-c", HEAD_DIES, *args], capture_output=True, text=True, env=lm_eval_env())
+    assert run.returncode == 0, run.stderr[-3000:]
+    end = json.loads(run.stdout.strip().splitlines()[-1])
+    line = [text for text in end["stderr"].splitlines() if text.startswith("logic-consistency: error:")]
+    assert end["status"] == 2, end
+    assert line == [
+        f"logic-consistency: error: lost the Ray head ({end['address']}): its GCS at {end['address']} no longer "
+        "answers (Connection refused); the build stopped and wrote nothing"
+    ], end["stderr"]
+    assert end["seconds"] < 30
+    assert not (tmp_path / "out" / "leaderboard.json").exists()
