@@ -28,6 +28,7 @@ from typing import Any
 
 from .executor import outcome_line
 from .modellist import ModelSpec
+from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
 from .units import ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
 
@@ -190,30 +191,38 @@ def _lease(budget: Any, slots: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def signal_handlers_kept(*, block: bool = False) -> Iterator[None]:
-    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``.
+def signal_handlers_kept() -> Iterator[None]:
+    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``, and its stop path.
 
-    Ray's core worker installs its own fatal-signal handler for SIGTERM in the driver (it logs and
-    exits with status 1), which would bypass the build's stop path: cancel every task, write nothing,
-    exit 143. Re-installing the Python handlers restores that path. ``block`` (joining a cluster: no
-    Ray process is started here, which would inherit the mask): SIGTERM and SIGHUP are held while
-    Ray connects and delivered to the build's handlers after, so a stop while connecting exits 143 too.
+    ``ray.init`` installs, in the driver, a SIGTERM handler that calls ``sys.exit(15)``: exit status
+    15, no message, bypassing the build's stop path (cancel every task, write nothing, exit 143).
+    Re-installing the build's handlers after ``ray.init`` restores that path; a SIGTERM that arrives
+    while Ray connects (its handler's ``SystemExit(15)``) is turned into the build's stop.
     """
     names = ("SIGTERM", "SIGHUP", "SIGINT")
     kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
-    main = threading.current_thread() is threading.main_thread()  # signal.signal works only there
-    held = {signal.SIGTERM, signal.SIGHUP}
-    if block and main:
-        signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
+    except SystemExit as error:
+        if error.code != signal.SIGTERM:
+            raise
+        raise BuildStopped(signal.SIGTERM) from None
     finally:
-        if main:
+        if threading.current_thread() is threading.main_thread():  # signal.signal works only there
             for sig, handler in kept.items():
                 if handler is not None:
                     signal.signal(sig, handler)
-            if block:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+@contextlib.contextmanager
+def _shut_down_on_failure(ray: Any) -> Iterator[None]:
+    """A ``ray.init`` that ends in an exception (a stop while connecting) leaves no half-started Ray."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        raise
 
 
 class UnitFailedError(RuntimeError):
@@ -342,7 +351,7 @@ class RayExecutor:
         started_here = not ray.is_initialized()
         if started_here:
             check_reachable(check_address(self.address))
-            with signal_handlers_kept(block=self.address is not None):
+            with signal_handlers_kept(), _shut_down_on_failure(ray):
                 ray.init(
                     address=self.address,
                     namespace=NAMESPACE,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,16 +162,25 @@ def test_the_documented_api_limits_example_caps_its_model(tmp_path: Path) -> Non
     assert (judge.endpoint, judge.api_limit, judge.slots) == ("judge.example.org:443", 8, 4)
 
 
-def test_a_stop_while_ray_connects_is_held_and_then_raised(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SIGTERM while ``ray.init`` joins a cluster (its handler installed) reaches the build's handler after."""
-    from logic_consistency.leaderboard.ray_executor import signal_handlers_kept
+def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
+    stop (exit 143 with its line), and the build's handlers are back after."""
+    ray = pytest.importorskip("ray")
+    from logic_consistency.leaderboard.ray_executor import RayExecutor
 
-    def ray_handler(signum: int, frame: object) -> None:  # Ray's own: exits quietly with status 15
-        raise AssertionError("Ray's handler ran")
-
-    with pytest.raises(BuildStopped) as stopped, stop_signals_raise():
-        with signal_handlers_kept(block=True):
-            signal.signal(signal.SIGTERM, ray_handler)  # what ray.init does
-            os.kill(os.getpid(), signal.SIGTERM)  # arrives while connecting
+    def connecting(**_options: object) -> None:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while connecting
+        time.sleep(5)
         pytest.fail("the stop was lost")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", connecting)
+    (spec,) = load_model_list(model_list(tmp_path))
+    settings = RunSettings(NIGHT, tmp_path, tmp_path, "lm_eval", BootstrapSettings(n_resamples=200))
+    with stop_signals_raise():
+        build_handler = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(BuildStopped) as stopped:
+            RayExecutor().run([spec], settings)
+        assert signal.getsignal(signal.SIGTERM) is build_handler
     assert stopped.value.signum == signal.SIGTERM
