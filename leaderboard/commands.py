@@ -22,6 +22,7 @@ from logic_consistency.outputs import check_outputs
 
 if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
     from .executor import Executor
+    from .ingest import BootstrapSettings
     from .nightly import BuildResult
 
 __all__ = [
@@ -53,10 +54,10 @@ class SharedOptions:
     confidence: float = 0.95
     bootstrap_seed: int = 0
 
-    def bootstrap(self) -> Any:
-        """The checked interval settings (a ``BootstrapSettings``)."""
+    def bootstrap(self) -> BootstrapSettings:
+        """The checked interval settings."""
         # deferred: imports lm-eval (seconds); building the parser (--help) must not
-        from .ingest import BootstrapSettings
+        from .ingest import BootstrapSettings  # noqa: F811 - the runtime class of the annotation
 
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
