@@ -427,6 +427,21 @@ def _guard_request_cache(module: ModuleType) -> None:
     caching_lm.__init__ = guard_caching_lm(caching_lm.__init__)
 
 
+def _check_shard_first(argv: list[str]) -> None:
+    """A bad ``LOGIC_CONSISTENCY_SHARD``, or one with ``--cache_requests``: an ``OptionError`` before any model is built."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from logic_consistency.harness_ext.shards import ENV_SHARD, active_shard
+    from logic_consistency.options import OptionError
+
+    try:
+        shard = active_shard()
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    if shard is not None and any(arg.split("=", 1)[0] == "--cache_requests" for arg in argv):
+        # its cache key has lm-eval's rank, not the shard: the shards would read each other's requests
+        raise OptionError(f"{ENV_SHARD}={shard}: --cache_requests cannot be used with shards")
+
+
 def _one_line_option_errors(module: ModuleType) -> None:
     """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
@@ -441,6 +456,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
     @functools.wraps(original)
     def cli_evaluate(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_shard_first(sys.argv[1:])
             return original(*args, **kwargs)
         except OptionError as error:  # a user's bad option: the message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)

@@ -30,7 +30,7 @@ from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.choice_reading import is_single_choice
 from logic_consistency.harness_ext.placeholders import is_placeholder
-from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
+from logic_consistency.harness_ext.shards import ENV_SHARD, Shard, evaluated_docs
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -234,6 +234,9 @@ def plan_tasks(
         tokenizer = load_tokenizer(tokenizer)
     clock["loaded"] = time.perf_counter()
     for name, task in loaded.items():
+        if shard is not None and not shard.size(evaluated_docs(name, task, limit, None)):
+            plans.append(TaskPlan(task=name, documents=0))  # lm-eval finds no document here: nothing to send
+            continue
         recorder = RecordingLM(seed=seed, tokenizer=tokenizer)
         quiet = (multistage.eval_logger, current_run.eval_logger)
         levels = [logger.level for logger in quiet]

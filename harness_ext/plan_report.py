@@ -120,7 +120,11 @@ class PlanRun:
         """Per shard ``i/N``: its totals (``--json``'s ``shards``)."""
         count = len(self.shard_plans)
         return [
-            {"shard": f"{index}/{count}", **_unpriced(shard_totals(part, lc_chat_max_tokens=lc_chat_max_tokens))}
+            {
+                "shard": f"{index}/{count}",
+                **_unpriced(shard_totals(part, lc_chat_max_tokens=lc_chat_max_tokens)),
+                "tasks_without_documents": [plan.task for plan in part if not plan.documents],
+            }
             for index, part in enumerate(self.shard_plans)
         ]
 

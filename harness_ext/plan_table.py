@@ -345,4 +345,9 @@ def render_shards(shard_plans: list[list[TaskPlan]], *, lc_chat_max_tokens: int)
         tokens = _n(t.tokens) + (f" + ≈{_n(t.tokens_estimate)}" if t.tokens_estimate else "")
         cells = [f"{index}/{count}", _n(t.docs), tokens, _n(t.gen), _n(t.lc), _n(t.lc_tokens), _n(t.chat)]
         lines.append("| " + " | ".join(cells) + " |")
+    for index, plans in enumerate(shard_plans):
+        empty = [plan.task for plan in plans if not plan.documents]
+        if empty:
+            what = "any task" if len(empty) == len(plans) else f"task(s) {', '.join(empty)}"
+            lines.append(f"\nshard {index}/{count} has no document of {what}: nothing to send there")
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write
 
-from .shards import METRICS_FORMAT, SHARD_KEY
+from .shards import METRICS_FORMAT, SHARD_KEY, Shard
 
 __all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
 
@@ -37,6 +37,22 @@ __all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
 MERGED_KEY = "logic_consistency_shards"
 #: lm-eval's result sections rebuilt by the merge (everything else comes from shard 0).
 CORE_KEYS = ("results", "groups", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better", "n-samples")
+#: lm-eval's ``config`` keys that define a run (the rest, such as the cache path or batch sizes
+#: found, may differ between the shards of one run).
+RUN_CONFIG_KEYS = (
+    "model",
+    "model_args",
+    "model_revision",
+    "model_sha",
+    "model_dtype",
+    "limit",
+    "bootstrap_iters",
+    "gen_kwargs",
+    "random_seed",
+    "numpy_seed",
+    "torch_seed",
+    "fewshot_seed",
+)
 _RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 
 
@@ -50,11 +66,14 @@ class ShardOutput:
 
 @dataclass(frozen=True)
 class _Shard:
-    index: int
-    count: int
+    shard: Shard
     results: dict[str, Any]
     metrics: dict[str, list[tuple[str, int, dict[str, Any]]]]
     path: Path
+
+    @property
+    def index(self) -> int:
+        return self.shard.index
 
     def samples_file(self, task: str) -> Path:
         match = _RESULTS_FILE.match(self.path.name)
@@ -71,21 +90,56 @@ def _load(output: ShardOutput) -> _Shard:
     mark = results.get(SHARD_KEY) if isinstance(results, dict) else None
     if not _RESULTS_FILE.match(output.results.name) or not isinstance(mark, dict):
         raise ValueError(f"{output.results}: not a shard's results file (no {SHARD_KEY!r})")
+    shard = Shard.from_mark({k: mark.get(k) for k in ("index", "count")}, str(output.results))
+    if not isinstance(mark.get("identity"), dict):
+        raise ValueError(f"{output.results}: field {SHARD_KEY!r} records no identity (a shard of an older suite?)")
     if not isinstance(payload, dict) or payload.get("format") != METRICS_FORMAT:
         raise ValueError(f"{output.metrics}: not a shard metrics file of format {METRICS_FORMAT}")
-    if list(payload["shard"]) != [mark["index"], mark["count"]]:
-        raise ValueError(f"{output.metrics}: shard {payload['shard']} but {output.results} is shard {mark}")
-    return _Shard(int(mark["index"]), int(mark["count"]), results, payload["tasks"], output.results)
+    if list(payload["shard"]) != [shard.index, shard.count]:
+        raise ValueError(f"{output.metrics}: shard {payload['shard']} but {output.results} is shard {shard}")
+    return _Shard(shard, results, payload["tasks"], output.results)
+
+
+def _identity(shard: _Shard) -> dict[str, Any]:
+    """``{field: value}`` of everything that defines a shard's run (see :func:`.shards.run_identity`)."""
+    config = shard.results.get("config") or {}
+    mark = shard.results[SHARD_KEY]["identity"]
+    fields: dict[str, Any] = {f"config.{key}": config.get(key) for key in RUN_CONFIG_KEYS}
+    fields.update({key: mark.get(key) for key in ("build_id", "suite_version", "limit", "samples")})
+    tasks = mark.get("tasks") or {}
+    fields["tasks"] = sorted(tasks)
+    for name, task in tasks.items():
+        fields[f"task {name} version"] = task.get("version")
+        for option, value in (task.get("options") or {}).items():
+            fields[f"task {name} option {option}"] = value
+    return fields
 
 
 def _check_cover(shards: Sequence[_Shard]) -> None:
-    counts = {shard.count for shard in shards}
+    """One split, every index exactly once, and one run: the same identity in every shard."""
+    first = shards[0]
+    counts = {shard.shard.count for shard in shards}
     if len(counts) != 1:
         raise ValueError(f"shards of different splits: counts {sorted(counts)}")
-    (count,) = counts
-    indices = sorted(shard.index for shard in shards)
-    if indices != list(range(count)):
-        raise ValueError(f"shards {indices} do not cover 0..{count - 1} exactly once")
+    seen: dict[int, Path] = {}
+    for shard in shards:
+        if shard.index in seen:
+            raise ValueError(f"shard {shard.shard} given twice: {seen[shard.index]} and {shard.path}")
+        seen[shard.index] = shard.path
+    missing = [f"{index}/{first.shard.count}" for index in range(first.shard.count) if index not in seen]
+    if missing:
+        raise ValueError(f"shard(s) {', '.join(missing)} missing: a merge needs every shard of the split")
+    reference = _identity(first)
+    for shard in shards[1:]:
+        other = _identity(shard)
+        for field in sorted(set(reference) | set(other), key=lambda key: (key != "build_id", key)):
+            if reference.get(field) != other.get(field):
+                what = "come from different builds" if field == "build_id" else "differ"
+                raise ValueError(
+                    f"shards {first.shard} and {shard.shard} {what}: field {field!r} is "
+                    f"{reference.get(field)!r} in {first.path} but {other.get(field)!r} in {shard.path}; "
+                    "a merge takes the shards of one run only"
+                )
 
 
 def _raw_metrics(shards: Sequence[_Shard], task: str) -> dict[tuple[str, str], list[Any]]:

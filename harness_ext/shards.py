@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
 import pickle
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,11 +29,13 @@ from typing import Any
 from logic_consistency.outputs import atomic_write
 
 __all__ = [
+    "ENV_BUILD",
     "ENV_METRICS",
     "ENV_SHARD",
     "SHARD_KEY",
     "Shard",
     "active_shard",
+    "evaluated_docs",
     "shard_doc_iterator",
     "shard_evaluate",
 ]
@@ -40,30 +44,66 @@ __all__ = [
 ENV_SHARD = "LOGIC_CONSISTENCY_SHARD"
 #: Environment variable: the file receiving the shard's per-document metric values (pickle).
 ENV_METRICS = "LOGIC_CONSISTENCY_SHARD_METRICS"
+#: Environment variable: the build a shard belongs to (recorded in its mark; a merge refuses a mix).
+ENV_BUILD = "LOGIC_CONSISTENCY_BUILD_ID"
 #: Key of the results file that marks a shard's results.
 SHARD_KEY = "logic_consistency_shard"
 #: Version of the pickled metrics file's layout.
 METRICS_FORMAT = 1
 
 
+#: The one accepted spelling of a shard: ASCII digits only (``int`` would also take ``1_0``, `` 1`` or ``١``).
+_SHARD_TEXT = re.compile(r"([0-9]+)/([0-9]+)")
+
+
 @dataclass(frozen=True)
 class Shard:
-    """Shard ``index`` of ``count`` (``0 <= index < count``)."""
+    """Shard ``index`` of ``count`` (``0 <= index < count``): the one form of a shard index in the suite.
+
+    Its spellings: ``i/N`` (:meth:`parse`, ``str``; the environment variable), the unit's folder
+    (:attr:`folder`), its cache suffix (:attr:`cache_suffix`) and the mark of its results file
+    (:meth:`mark`, :meth:`from_mark`).
+    """
 
     index: int
     count: int
 
     @classmethod
     def parse(cls, text: str) -> Shard:
-        """Read ``i/N``; a malformed value is a :class:`ValueError` naming :data:`ENV_SHARD`."""
-        head, _, tail = text.strip().partition("/")
-        try:
-            shard = cls(int(head), int(tail))
-        except ValueError:
-            raise ValueError(f"{ENV_SHARD}={text!r}: expected i/N, e.g. 0/3") from None
+        """Read ``i/N`` (exactly ``^[0-9]+/[0-9]+$``); a malformed value is a :class:`ValueError` naming :data:`ENV_SHARD`."""
+        match = _SHARD_TEXT.fullmatch(text)
+        if match is None:
+            raise ValueError(f"{ENV_SHARD}={text!r}: expected i/N (digits only), e.g. 0/3")
+        shard = cls(int(match[1]), int(match[2]))
         if shard.count < 1 or not 0 <= shard.index < shard.count:
             raise ValueError(f"{ENV_SHARD}={text!r}: need N >= 1 and 0 <= i < N")
         return shard
+
+    @classmethod
+    def every(cls, count: int) -> list[Shard]:
+        """The ``count`` shards of a split, in order."""
+        return [cls(index, count) for index in range(count)]
+
+    @classmethod
+    def from_mark(cls, mark: Any, where: str) -> Shard:
+        """The shard a results file's mark (``{"index": i, "count": N}``) names; anything else names ``where``."""
+        if not isinstance(mark, dict) or not all(isinstance(mark.get(k), int) for k in ("index", "count")):
+            raise ValueError(f"{where}: field {SHARD_KEY!r} must be {{'index': i, 'count': N}}, got {mark!r}")
+        return cls.parse(f"{mark['index']}/{mark['count']}")
+
+    def mark(self) -> dict[str, Any]:
+        """The results file's mark of this shard (its identity is added by :func:`shard_evaluate`)."""
+        return {"index": self.index, "count": self.count}
+
+    @property
+    def folder(self) -> str:
+        """The unit's folder under the model's run folder."""
+        return f"shard-{self.index}-of-{self.count}"
+
+    @property
+    def cache_suffix(self) -> str:
+        """Appended to the model's request cache name (each shard has its own)."""
+        return f"-shard{self.index}of{self.count}"
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -75,7 +115,7 @@ class Shard:
 
 def active_shard() -> Shard | None:
     """The shard of this process (``LOGIC_CONSISTENCY_SHARD``), or ``None`` for a whole run."""
-    text = os.environ.get(ENV_SHARD, "").strip()
+    text = os.environ.get(ENV_SHARD, "")
     return Shard.parse(text) if text else None
 
 
@@ -100,7 +140,7 @@ def shard_doc_iterator(doc_iterator: Callable[..., Iterator[Any]]) -> Callable[.
     return wrapper
 
 
-def _evaluated_docs(name: str, task: Any, limit: Any, samples: Any) -> int:
+def evaluated_docs(name: str, task: Any, limit: Any, samples: Any) -> int:
     """How many documents one whole process evaluates of task ``name`` (lm-eval's own sample size)."""
     from lm_eval.evaluator_utils import get_sample_size
 
@@ -122,6 +162,32 @@ def _metric_values(samples: dict[str, list[dict[str, Any]]]) -> dict[str, list[t
     return {
         task: [(line["filter"], int(line["doc_id"]), {m: line[m] for m in line["metrics"]}) for line in lines]
         for task, lines in samples.items()
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, sort_keys=True, default=repr))
+
+
+def run_identity(tasks: dict[str, Any], limit: Any, samples: Any) -> dict[str, Any]:
+    """What defines a shard's run besides the model (which lm-eval records in ``config``): the build,
+    the suite's version, ``--limit`` / ``--samples``, and every task's version and options
+    (its ``metadata``: ``max_items``, the data hash, ...), taken from every task of the run, whether
+    or not this shard has documents of it. :mod:`.shard_merge` refuses shards whose identities differ."""
+    from logic_consistency import __version__
+
+    return {
+        "build_id": os.environ.get(ENV_BUILD) or None,
+        "suite_version": __version__,
+        "limit": _json_safe(limit),
+        "samples": _json_safe(samples),
+        "tasks": {
+            name: {
+                "version": _json_safe(getattr(task, "VERSION", None)),
+                "options": _json_safe(dict(getattr(getattr(task, "config", None), "metadata", None) or {})),
+            }
+            for name, task in sorted(tasks.items())
+        },
     }
 
 
@@ -156,16 +222,18 @@ def shard_evaluate(evaluate: Callable[..., Any]) -> Callable[..., Any]:
         task_dict = arguments["task_dict"]
         if not isinstance(task_dict, dict) or "tasks" not in task_dict:
             raise ValueError(f"{ENV_SHARD}={shard}: needs lm-eval's task dict with 'tasks' (TaskManager.load)")
+        limit, samples = arguments.get("limit"), arguments.get("samples")
+        identity = run_identity(task_dict["tasks"], limit, samples)
         tasks = {
             name: task
             for name, task in task_dict["tasks"].items()
-            if shard.size(_evaluated_docs(name, task, arguments.get("limit"), arguments.get("samples")))
+            if shard.size(evaluated_docs(name, task, limit, samples))
         }
         arguments["task_dict"] = {**task_dict, "tasks": tasks, "groups": {}}
         results = evaluate(*bound.args, **bound.kwargs) if tasks else _empty_results()
         if results is not None:
             _write_metrics(shard, results)
-            results[SHARD_KEY] = {"index": shard.index, "count": shard.count}
+            results[SHARD_KEY] = {**shard.mark(), "identity": identity}
         return results
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]

@@ -15,11 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logic_consistency.common import RESULTS_PATTERN, check_link_loop, files_or_folders
 from logic_consistency.options import metadata_from_json
 from logic_consistency.outputs import check_outputs
+
+if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
+    from .executor import Executor
+    from .ingest import BootstrapSettings
+    from .nightly import BuildResult
 
 __all__ = [
     "DEFAULT_OUT",
@@ -50,10 +55,10 @@ class SharedOptions:
     confidence: float = 0.95
     bootstrap_seed: int = 0
 
-    def bootstrap(self) -> Any:
-        """The checked interval settings (a ``BootstrapSettings``)."""
+    def bootstrap(self) -> BootstrapSettings:
+        """The checked interval settings."""
         # deferred: imports lm-eval (seconds); building the parser (--help) must not
-        from .ingest import BootstrapSettings
+        from .ingest import BootstrapSettings  # noqa: F811 - the runtime class of the annotation
 
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
@@ -113,7 +118,7 @@ def summary(document: dict[str, Any], path: Path) -> str:
     )
 
 
-def _executor(options: BuildOptions) -> Any:
+def _executor(options: BuildOptions) -> Executor | None:
     """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
     if options.executor == "local":
         if options.ray_address is not None:
@@ -122,16 +127,17 @@ def _executor(options: BuildOptions) -> Any:
     # deferred: Ray is an optional extra, imported only under --executor ray
     from .ray_executor import (
         RayExecutor,
+        check_address,
         require_ray,
     )
 
     if options.retries < 0:
         raise ValueError(f"--retries must be >= 0, got {options.retries}")
     require_ray()  # the install line now, before any model runs
-    return RayExecutor(address=options.ray_address, retries=options.retries)
+    return RayExecutor(address=check_address(options.ray_address), retries=options.retries)
 
 
-def run_build(options: BuildOptions) -> Any:
+def run_build(options: BuildOptions) -> BuildResult:
     """``leaderboard build``: check the page's file (``html``), then build; returns the ``BuildResult``.
 
     ``KeyboardInterrupt`` and ``BuildStopped`` (SIGTERM, SIGHUP) pass through, the previous

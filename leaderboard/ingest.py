@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 
 from logic_consistency import __version__ as SUITE_VERSION
 from logic_consistency.credentials import Redactor
+from logic_consistency.harness_ext.shards import SHARD_KEY
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
 from .identity import check_name, row_id, settings_id, short_id
@@ -341,6 +342,19 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def refuse_shard(run: RunOutput) -> None:
+    """A shard's results (marked by :mod:`~logic_consistency.harness_ext.shards`) are a fraction of the
+    documents: never a model's row. Raise :class:`ValueError` pointing to the merge."""
+    mark = run.results.get(SHARD_KEY)
+    if mark is not None:
+        shard = f"{mark.get('index')}/{mark.get('count')}" if isinstance(mark, dict) else repr(mark)
+        raise ValueError(
+            f"{run.results_path}: field {SHARD_KEY!r}: the results of shard {shard} only, not a model's run; "
+            "merge every shard first (python -m logic_consistency.harness_ext.shard_merge SPEC.json, "
+            "see docs/cluster.md) and ingest the merged results"
+        )
+
+
 def ingest_results(
     results_path: str | os.PathLike[str],
     *,
@@ -369,6 +383,7 @@ def ingest_results(
         ValueError: Unreadable or mismatched files (file and field named).
     """
     run = without_credentials(read_run(Path(results_path)))
+    refuse_shard(run)
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
     return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)

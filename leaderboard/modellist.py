@@ -33,7 +33,7 @@ from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_
 from .extra_args import parse_extra_args
 from .identity import check_name, first_unprintable
 from .modelid import format_model_args, parse_model_args
-from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of
+from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of, unmatched_limits
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
 
@@ -212,6 +212,24 @@ def _api_limit(model_args: str, limits: Mapping[str, int], where: str) -> dict[s
     return {"endpoint": endpoint, "api_limit": limits[endpoint], "slots": slots}
 
 
+def _endpoint(raw: Mapping[str, Any]) -> str | None:
+    """The endpoint of an entry's ``base_url`` (a disabled entry's too: its limit is not a typo)."""
+    model_args = raw.get("model_args") if isinstance(raw, Mapping) else None
+    try:
+        return endpoint_of(parse_model_args(format_model_args(model_args)))
+    except (TypeError, ValueError):  # a disabled entry's model_args are not checked
+        return None
+
+
+def _cache_requests_unsharded(settings: Mapping[str, Any], options: Mapping[str, Any], where: str) -> None:
+    """``--cache_requests`` keys lm-eval's cache by its rank, not the shard: shards would read each other's."""
+    if settings["shards"] > 1 and options.get("cache_requests"):
+        raise ValueError(
+            f"{where}: extra_args --cache_requests cannot be used with shards ({settings['shards']}): "
+            "remove one of them"
+        )
+
+
 def _model_args(raw: Mapping[str, Any], where: str) -> str:
     model_args = raw.get("model_args")
     if model_args is not None and not isinstance(model_args, (str, Mapping)):
@@ -273,6 +291,7 @@ def _entry(
         settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
     formatted_args = _model_args(raw, where)
     extra, lm_eval_options = _extra_args(raw, where)
+    _cache_requests_unsharded(settings, lm_eval_options, where)
     env = _env(raw, where)
     return ModelSpec(
         name=raw["name"].strip(),
@@ -337,6 +356,7 @@ def load_model_list(
         raise ValueError(f"{source}: 'models' must be a non-empty list")
     limits = check_api_limits(data.get("api_limits"), str(source))
     specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
+    unmatched_limits(limits, {_endpoint(raw) for raw in models}, str(source))
     enabled = [spec for spec in specs if spec is not None]
     if not enabled:
         raise ValueError(

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,7 +31,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from logic_consistency.common import RESULTS_PATTERN, files_or_folders
-from logic_consistency.credentials import Redactor
+from logic_consistency.credentials import KEY_VARIABLES, Redactor
+from logic_consistency.harness_ext.shards import ENV_SHARD
 from logic_consistency.outputs import (
     OutputError,
     atomic_write_json,
@@ -41,10 +42,12 @@ from logic_consistency.outputs import (
 )
 
 from . import nights
+from .executor import Executor, LocalExecutor
 from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .lock import build_lock
 from .merge import make_document, merge_documents
 from .modellist import ModelSpec, load_model_list
+from .placement import capped_shards
 from .preflight import preflight
 from .runner import (
     KILL_GRACE_SECONDS,
@@ -56,10 +59,8 @@ from .runner import (
     lm_eval_command,
     no_metric_defined,
     run_logged,
-    run_model,
 )
 from .schema import load_document, validate
-from .units import run_sharded
 
 __all__ = [
     "BuildResult",
@@ -70,7 +71,6 @@ __all__ = [
     "ingest_into",
     "lm_eval_command",
     "run_logged",
-    "run_model",
     "today",
 ]
 
@@ -210,6 +210,17 @@ def _select(specs: list[ModelSpec], only: Sequence[str]) -> list[ModelSpec]:
     return [spec for spec in specs if spec.name in set(only)]
 
 
+def _capped(spec: ModelSpec, log: Callable[[str], None]) -> ModelSpec:
+    """``spec`` with no more shards than its ``limit`` of documents per task, with a note when capped."""
+    shards = capped_shards(spec.shards, spec.limit)
+    if shards == spec.shards:
+        return spec
+    log(
+        f"note: {spec.name}: shards {spec.shards} capped to {shards}: limit {spec.limit:g} leaves no document to the others"
+    )
+    return dataclasses.replace(spec, shards=shards)
+
+
 def build(
     out: str | os.PathLike[str],
     *,
@@ -223,7 +234,7 @@ def build(
     progress: bool | None = None,
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
-    executor: Any = None,
+    executor: Executor | None = None,
 ) -> BuildResult:
     """Run the nightly build (see the module docstring).
 
@@ -239,9 +250,9 @@ def build(
         progress: tqdm bar over models (``None``: only on a terminal).
         embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
         log: Receives one status line per model.
-        executor: Runs the models instead of this process, one after another: e.g. a
-            :class:`~.ray_executor.RayExecutor` (its ``run(specs, settings, log=...)`` returns one
-            outcome per model). ``None``: the local sequential executor.
+        executor: Runs the models (:class:`~.executor.Executor`), e.g. a
+            :class:`~.ray_executor.RayExecutor`. ``None``: :class:`~.executor.LocalExecutor`, one
+            model after another in this machine.
 
     Returns:
         The written leaderboard and each model's outcome.
@@ -259,7 +270,7 @@ def build(
     """
     root = Path(out)
     night = check_night(night or today())
-    specs = _select(load_model_list(model_list, overrides), only)
+    specs = [_capped(spec, log) for spec in _select(load_model_list(model_list, overrides), only)]
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
     # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
     # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
@@ -276,8 +287,19 @@ def build(
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()
+    if os.environ.get(ENV_SHARD):  # never a fraction of the documents as a model's row: use shards / --shards
+        log(
+            f"warning: {ENV_SHARD}={os.environ[ENV_SHARD]!r} in the environment is ignored: every run is whole "
+            "unless the model list's 'shards' or --shards splits it"
+        )
     settings = RunSettings(
-        night=night, out=root, cache_dir=caches, lm_eval=executable, bootstrap=bootstrap, embedded_sha=embedded_sha
+        night=night,
+        out=root,
+        cache_dir=caches,
+        lm_eval=executable,
+        bootstrap=bootstrap,
+        embedded_sha=embedded_sha,
+        credentials={name: os.environ[name] for name in sorted(set(KEY_VARIABLES.values())) if os.environ.get(name)},
     )
     with (
         stop_signals_raise(),
@@ -289,26 +311,7 @@ def build(
         remove_stale_temporaries(root / HISTORY_DIR)
         if (root / LEADERBOARD_FILE).exists():
             load_document(root / LEADERBOARD_FILE)  # fail now, not after hours of runs
-        outcomes: list[RunOutcome] = []
-        if executor is not None:
-            outcomes = executor.run(specs, settings, log=log)
-        local = list(specs) if executor is None else []
-        with tqdm(local, desc=f"night {night}", unit="model", disable=_disable(progress) if local else True) as bar:
-            for spec in bar:
-                bar.set_postfix_str(f"{spec.name}: starting", refresh=True)
-                last_update = [0.0]
-
-                def show(line: str, name: str = spec.name, last: list[float] = last_update) -> None:
-                    now = time.monotonic()
-                    if now - last[0] > 0.5:
-                        last[0] = now
-                        bar.set_postfix_str(f"{name}: {line.strip()[-60:]}", refresh=True)
-
-                run = run_sharded if spec.shards > 1 else run_model  # shards: run one by one, merged exactly
-                outcome = run(spec, settings, on_output=show)
-                outcomes.append(outcome)
-                status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
-                log(f"[{night}] {spec.name}: {status} ({outcome.seconds:.0f} s; log {outcome.log_file})")
+        outcomes = (executor or LocalExecutor(progress)).run(specs, settings, log=log)
         rows = [outcome.row for outcome in outcomes if outcome.row is not None]
         failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
         lock.check()  # a build past its deadline whose lock another build took over writes nothing

@@ -4,7 +4,8 @@ Validates these model list keys (:mod:`.modellist` reads the file; docs/cluster.
 ``shards`` (top level, per entry or ``--shards N``) splits a model into N units; ``resources`` is
 what each unit asks the Ray executor for (``num_cpus``, default 1, ``num_gpus``, ``memory`` in
 bytes, ``custom`` by name; the local executor ignores it); ``api_limits`` caps concurrent requests
-per API endpoint (``host[:port]`` of a model's ``base_url``) over the whole cluster, a model holding
+per API endpoint (``host:port`` of a model's ``base_url``, normalised: :func:`normalise_endpoint`) over
+the whole cluster, a model holding
 ``num_concurrent`` (from its ``model_args``, default 1) of its endpoint's slots while it runs.
 """
 
@@ -17,7 +18,17 @@ from urllib.parse import urlsplit
 
 from logic_consistency.options import reject_unknown
 
-__all__ = ["RESOURCE_KEYS", "check_api_limits", "check_resources", "check_shards", "endpoint_of", "slots_of"]
+__all__ = [
+    "RESOURCE_KEYS",
+    "capped_shards",
+    "check_api_limits",
+    "check_resources",
+    "check_shards",
+    "endpoint_of",
+    "normalise_endpoint",
+    "slots_of",
+    "unmatched_limits",
+]
 
 RESOURCE_KEYS = frozenset({"num_cpus", "num_gpus", "memory", "custom"})
 
@@ -31,6 +42,14 @@ def check_shards(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{where}: 'shards' must be a positive integer, got {value!r}")
     return value
+
+
+def capped_shards(shards: int, limit: float | None) -> int:
+    """``shards``, at most ``limit`` when it is a count of documents (every task evaluates at most that
+    many, so a shard past it would start ``lm_eval`` and build the model for no document)."""
+    if limit is None or limit < 1:  # no limit, or a fraction of each task's documents
+        return shards
+    return max(1, min(shards, int(limit)))
 
 
 def check_resources(value: Any, where: str) -> dict[str, Any]:
@@ -49,7 +68,10 @@ def check_resources(value: Any, where: str) -> dict[str, Any]:
             out[key] = float(amount)
     if "memory" in value:
         if not _positive(value["memory"]):
-            raise ValueError(f"{where}: resources.memory must be a positive number of bytes, got {value['memory']!r}")
+            hint = " (YAML reads 200e9 as text: write 2.0e+11)" if isinstance(value["memory"], str) else ""
+            raise ValueError(
+                f"{where}: resources.memory must be a positive number of bytes, got {value['memory']!r}{hint}"
+            )
         out["memory"] = float(value["memory"])
     custom = value.get("custom", {})
     if not isinstance(custom, Mapping) or not all(isinstance(k, str) and k and _positive(v) for k, v in custom.items()):
@@ -59,28 +81,76 @@ def check_resources(value: Any, where: str) -> dict[str, Any]:
     return out
 
 
+#: Default ports of the schemes a ``base_url`` or an ``api_limits`` key may name.
+DEFAULT_PORTS = {"http": 80, "https": 443}
+#: Names of this machine's loopback interface: one endpoint.
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def normalise_endpoint(text: str, *, default_scheme: str | None = None) -> str:
+    """``host:port`` of an endpoint: host in lower case (``localhost``, ``127.0.0.1`` and ``::1`` are
+    ``127.0.0.1``), the port explicit or the scheme's default (443 for https, 80 for http).
+
+    ``text`` is a URL (``https://host[:port][/path]``) or, with ``default_scheme=None``, ``host:port``.
+
+    Raises:
+        ValueError: No host, a scheme other than http(s), a bad port, or (without a scheme) no port;
+            the message says which.
+    """
+    url = urlsplit(text if "://" in text else f"//{text}")
+    scheme = url.scheme.lower() or default_scheme
+    if scheme is not None and scheme not in DEFAULT_PORTS:
+        raise ValueError(f"scheme {url.scheme!r} is not http or https")
+    try:
+        port = url.port
+    except ValueError:
+        raise ValueError("its port is not a number from 0 to 65535") from None
+    host = (url.hostname or "").lower()
+    if not host:
+        raise ValueError("it names no host")
+    if port is None:
+        if scheme is None:
+            raise ValueError("it names no port: write host:port, or https://host for port 443")
+        port = DEFAULT_PORTS[scheme]
+    host = "127.0.0.1" if host in LOOPBACK else host
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def check_api_limits(value: Any, where: str) -> dict[str, int]:
-    """``api_limits``: ``{host[:port]: positive integer}``."""
+    """``api_limits``: ``{endpoint: positive integer}``, each key an endpoint ``host:port`` or
+    ``http(s)://host[:port]`` (no path), returned normalised (:func:`normalise_endpoint`)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise ValueError(f"{where}: 'api_limits' must map endpoints (host:port) to integers, got {value!r}")
     out: dict[str, int] = {}
     for endpoint, limit in value.items():
-        if not isinstance(endpoint, str) or not endpoint.strip() or "/" in endpoint:
-            raise ValueError(f"{where}: api_limits: key {endpoint!r} must be a host[:port] (no scheme, no path)")
+        if not isinstance(endpoint, str) or not endpoint.strip() or "/" in endpoint.partition("://")[2]:
+            raise ValueError(
+                f"{where}: api_limits: key {endpoint!r} must be a host:port or scheme://host[:port] (no path)"
+            )
+        try:
+            key = normalise_endpoint(endpoint.strip())
+        except ValueError as error:
+            raise ValueError(f"{where}: api_limits: key {endpoint!r}: {error}") from None
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"{where}: api_limits[{endpoint!r}] must be a positive integer, got {limit!r}")
-        out[endpoint.strip().lower()] = limit
+        if key in out:
+            raise ValueError(f"{where}: api_limits: key {endpoint!r} names the endpoint {key} twice")
+        out[key] = limit
     return out
 
 
 def endpoint_of(model_args: Mapping[str, str]) -> str | None:
-    """The ``host[:port]`` of a model's ``base_url`` (lower case), or ``None`` without one."""
+    """The normalised ``host:port`` of a model's ``base_url`` (:func:`normalise_endpoint`), or ``None``
+    without one (or with one that names no http(s) endpoint: lm-eval refuses it)."""
     base_url = model_args.get("base_url")
-    if not base_url:
+    if not base_url or "://" not in base_url:
         return None
-    return urlsplit(base_url).netloc.lower() or None
+    try:
+        return normalise_endpoint(base_url)
+    except ValueError:
+        return None
 
 
 def slots_of(model_args: Mapping[str, str], where: str) -> int:
@@ -91,3 +161,14 @@ def slots_of(model_args: Mapping[str, str], where: str) -> int:
     except ValueError:
         raise ValueError(f"{where}: model_args num_concurrent must be an integer, got {text!r}") from None
     return max(slots, 1)
+
+
+def unmatched_limits(limits: Mapping[str, int], endpoints: set[str | None], where: str) -> None:
+    """Refuse an ``api_limits`` key that matches no model's endpoint (a cap that would never apply)."""
+    unmatched = sorted(set(limits) - endpoints)
+    if unmatched:
+        known = sorted(endpoint for endpoint in endpoints if endpoint)
+        raise ValueError(
+            f"{where}: api_limits: {', '.join(unmatched)} matches no model's base_url endpoint "
+            f"(the models' endpoints: {known or 'none'}); a limit that applies to nothing is a typo"
+        )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -25,12 +26,26 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .modelid import ModelIdentity
+from .executor import outcome_line
 from .modellist import ModelSpec
-from .runner import RunOutcome, RunSettings, _failure
-from .units import UnitJob, UnitResult, execute, finish_model, identify_spec, model_jobs, run_dir
+from .nightly import BuildStopped
+from .runner import RunOutcome, RunSettings
+from .units import ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
 
-__all__ = ["DEFAULT_RETRIES", "NAMESPACE", "EndpointBudget", "RayExecutor", "RayMissingError", "require_ray"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "NAMESPACE",
+    "EndpointBudget",
+    "HeadWatch",
+    "RayClusterError",
+    "RayExecutor",
+    "RayMissingError",
+    "check_address",
+    "check_feasible",
+    "check_reachable",
+    "require_ray",
+    "signal_handlers_kept",
+]
 
 INSTALL_HINT = "from a clone: pip install -e '.[ray]' (a published release: pip install \"logic-consistency[ray]\")"
 NAMESPACE = "logic-consistency"
@@ -39,8 +54,69 @@ DEFAULT_RETRIES = 2
 LEASE_SECONDS = 30.0
 
 
+#: Seconds to reach a Ray head before ``ray.init`` (which would sit through its GCS time-outs).
+CONNECT_SECONDS = 5.0
+#: Ray client's default port (``ray://host`` without one).
+CLIENT_PORT = 10001
+
+
+#: Seconds between checks that the Ray head's GCS still answers; two failed checks in a row end the
+#: build (else Ray's driver would end the process itself after 60 s, naming neither head nor address).
+HEAD_CHECK_SECONDS = 5.0
+
+
 class RayMissingError(ModuleNotFoundError):
     """``--executor ray`` without Ray installed."""
+
+
+class RayClusterError(ValueError):
+    """The Ray cluster cannot run the build: a bad or unreachable address, a unit no node can ever
+    place, or a head that died (one line, naming the address, the model or the resource)."""
+
+
+def check_address(address: str | None) -> str | None:
+    """``--ray-address``: ``None`` (start a local Ray), ``auto``, ``host:port`` or ``ray://host[:port]``.
+
+    Raises:
+        RayClusterError: Anything else (an empty value too), naming it.
+    """
+    if address is None or address == "auto":
+        return address
+    _host_port(address)
+    return address
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    client = address.startswith("ray://")
+    host, _, port = (address[len("ray://") :] if client else address).rpartition(":")
+    if client and not port.isdigit():
+        host, port = (host + ":" + port if host else port), str(CLIENT_PORT)
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+        raise RayClusterError(
+            f"--ray-address {address!r}: expected auto, host:port (a Ray head's GCS, e.g. 10.0.0.1:6379) "
+            "or ray://host[:port]"
+        )
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> None:
+    """Within ``seconds``, that a Ray head listens at ``address`` (``auto`` / ``None``: Ray's own lookup).
+
+    Raises:
+        RayClusterError: Nothing answers there, naming the address and why.
+    """
+    if address is None or address == "auto":
+        return
+    host, port = _host_port(address)
+    try:
+        with socket.create_connection((host, port), timeout=seconds):
+            pass
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
+        raise RayClusterError(
+            f"--ray-address {address!r}: no Ray head answers at {host}:{port} ({reason} within {seconds:g} s); "
+            "start one (ray start --head) or give the head's address"
+        ) from None
 
 
 def require_ray() -> Any:
@@ -115,22 +191,38 @@ def _lease(budget: Any, slots: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _signal_handlers_kept() -> Iterator[None]:
-    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``.
+def signal_handlers_kept() -> Iterator[None]:
+    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``, and its stop path.
 
-    Ray's core worker installs its own fatal-signal handler for SIGTERM in the driver (it logs and
-    exits with status 1), which would bypass the build's stop path: cancel every task, write nothing,
-    exit 143. Re-installing the Python handlers restores that path.
+    ``ray.init`` installs, in the driver, a SIGTERM handler that calls ``sys.exit(15)``: exit status
+    15, no message, bypassing the build's stop path (cancel every task, write nothing, exit 143).
+    Re-installing the build's handlers after ``ray.init`` restores that path; a SIGTERM that arrives
+    while Ray connects (its handler's ``SystemExit(15)``) is turned into the build's stop.
     """
     names = ("SIGTERM", "SIGHUP", "SIGINT")
     kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
     try:
         yield
+    except SystemExit as error:
+        if error.code != signal.SIGTERM:
+            raise
+        raise BuildStopped(signal.SIGTERM) from None
     finally:
         if threading.current_thread() is threading.main_thread():  # signal.signal works only there
             for sig, handler in kept.items():
                 if handler is not None:
                     signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _shut_down_on_failure(ray: Any) -> Iterator[None]:
+    """A ``ray.init`` that ends in an exception (a stop while connecting) leaves no half-started Ray."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        raise
 
 
 class UnitFailedError(RuntimeError):
@@ -155,6 +247,69 @@ def run_unit(job: UnitJob, budget: Any) -> UnitResult:
     return result
 
 
+@dataclass
+class HeadWatch:
+    """Checks, at most every :data:`HEAD_CHECK_SECONDS`, that the head's GCS (``host:port``) answers."""
+
+    gcs: str
+    label: str
+    last: float = field(default_factory=time.monotonic)
+    failures: int = 0
+
+    def check(self) -> None:
+        """Raise :class:`RayClusterError` naming the head once it has failed two checks in a row."""
+        now = time.monotonic()
+        if now - self.last < HEAD_CHECK_SECONDS:
+            return
+        self.last = now
+        host, _, port = self.gcs.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=HEAD_CHECK_SECONDS):
+                self.failures = 0
+        except OSError as error:
+            self.failures += 1
+            if self.failures >= 2:
+                raise RayClusterError(
+                    f"lost the Ray head ({self.label}): its GCS at {self.gcs} no longer answers "
+                    f"({error.strerror or type(error).__name__}); the build stopped and wrote nothing"
+                ) from None
+
+
+def demand(spec: ModelSpec) -> dict[str, float]:
+    """What one unit of ``spec`` asks a node for, in Ray's resource names (``CPU``, ``GPU``, ``memory``, custom)."""
+    resources = spec.resources
+    asked = {
+        "CPU": resources.get("num_cpus", 1.0),
+        "GPU": resources.get("num_gpus", 0.0),
+        "memory": resources.get("memory", 0.0),
+        **resources.get("custom", {}),
+    }
+    return {name: float(amount) for name, amount in asked.items() if amount}
+
+
+def check_feasible(ray: Any, specs: Sequence[ModelSpec]) -> None:
+    """Refuse, before any unit runs, a model whose unit no alive node of the cluster can ever hold.
+
+    Ray would keep such a task pending forever (it cannot know whether a node will join). The check
+    is against the nodes alive now: on an autoscaling cluster, start the node type first.
+
+    Raises:
+        RayClusterError: Naming the model and the resources no node has enough of.
+    """
+    nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
+    for spec in specs:
+        asked = demand(spec)
+        if any(all(node.get(name, 0.0) >= amount for name, amount in asked.items()) for node in nodes):
+            continue
+        largest = {name: max((node.get(name, 0.0) for node in nodes), default=0.0) for name in asked}
+        short = [name for name, amount in asked.items() if largest[name] < amount] or sorted(asked)
+        shown = ", ".join(f"{name} {asked[name]:g} (largest node: {largest[name]:g})" for name in short)
+        raise RayClusterError(
+            f"{spec.name}: no node of the Ray cluster ({len(nodes)} alive) can ever run its units, "
+            f"which ask for {shown}; lower the model's resources or add such a node"
+        )
+
+
 def _task_options(spec: ModelSpec, retries: int) -> dict[str, Any]:
     resources = spec.resources
     options: dict[str, Any] = {
@@ -162,21 +317,12 @@ def _task_options(spec: ModelSpec, retries: int) -> dict[str, Any]:
         "max_retries": retries,
         "retry_exceptions": [UnitFailedError],
     }
-    for key in ("num_gpus", "memory"):
+    for key in ("num_gpus", "memory"):  # memory: Ray reserves it for placement; it does not cap the process
         if key in resources:
             options[key] = resources[key]
     if resources.get("custom"):
         options["resources"] = dict(resources["custom"])
     return options
-
-
-@dataclass
-class _Model:
-    spec: ModelSpec
-    identity: ModelIdentity
-    units: int
-    started: float
-    results: list[UnitResult] = field(default_factory=list)
 
 
 @dataclass
@@ -195,11 +341,17 @@ class RayExecutor:
     def run(
         self, specs: Sequence[ModelSpec], settings: RunSettings, *, log: Callable[[str], None] = lambda _: None
     ) -> list[RunOutcome]:
-        """Run every model's units on the cluster; one outcome per model, in ``specs`` order."""
+        """Run every model's units on the cluster; one outcome per model, in ``specs`` order.
+
+        Raises:
+            RayClusterError: A bad or unreachable address, a unit no alive node can ever place (before
+                any unit runs), or a head that died meanwhile.
+        """
         ray = require_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            with _signal_handlers_kept():
+            check_reachable(check_address(self.address))
+            with signal_handlers_kept(), _shut_down_on_failure(ray):
                 ray.init(
                     address=self.address,
                     namespace=NAMESPACE,
@@ -209,10 +361,18 @@ class RayExecutor:
                     **self.init_options,
                 )
         try:
+            check_feasible(ray, specs)
             return self._run(ray, specs, settings, log)
+        except (OSError, ray.exceptions.RaySystemError) as error:
+            where = self.address or "the local Ray this build started"
+            raise RayClusterError(
+                f"lost the Ray head ({where}): {type(error).__name__}: {str(error).strip()[-200:]}; "
+                "the build stopped and wrote nothing"
+            ) from None
         finally:
             if started_here:
-                ray.shutdown()
+                with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
+                    ray.shutdown()
 
     def _budget(self, ray: Any, spec: ModelSpec) -> Any:
         if spec.endpoint is None or spec.api_limit is None:
@@ -224,41 +384,40 @@ class RayExecutor:
 
     def _submit(
         self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, outcomes: dict[str, RunOutcome]
-    ) -> tuple[dict[Any, tuple[_Model, UnitJob]], dict[str, _Model]]:
+    ) -> dict[Any, tuple[ModelRun, UnitJob]]:
         task = ray.remote(run_unit)
-        pending: dict[Any, tuple[_Model, UnitJob]] = {}
-        models: dict[str, _Model] = {}
+        pending: dict[Any, tuple[ModelRun, UnitJob]] = {}
         for spec in specs:
-            started = time.monotonic()
-            try:
-                identity = identify_spec(spec, settings)
-            except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
-                failure = _failure(spec, settings.night, f"cannot identify the model: {error}")
-                outcomes[spec.name] = RunOutcome(spec, None, failure, 0.0, run_dir(spec, settings))
+            model = plan_model(spec, settings, local=False)
+            if not isinstance(model, ModelRun):
+                outcomes[spec.name] = model
                 continue
-            jobs = model_jobs(spec, settings, identity, local=False)
-            model = models[spec.name] = _Model(spec, identity, len(jobs), started)
             budget = self._budget(ray, spec)
-            for job in jobs:
+            for job in model.jobs:
                 pending[task.options(**_task_options(spec, self.retries)).remote(job, budget)] = (model, job)
-        return pending, models
+        return pending
 
     def _run(
         self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
     ) -> list[RunOutcome]:
         outcomes: dict[str, RunOutcome] = {}
-        pending, _models = self._submit(ray, specs, settings, outcomes)
+        pending = self._submit(ray, specs, settings, outcomes)
+        gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
+        watch = HeadWatch(gcs, self.address or "the local Ray this build started") if gcs else None
         try:
             while pending:
+                if watch is not None:
+                    watch.check()
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 for ref in ready:
                     model, job = pending.pop(ref)
                     model.results.append(_result(ray, ref, job))
-                    if len(model.results) == model.units:
+                    if model.done:
                         outcomes[model.spec.name] = _finish(model, settings, log)
         except BaseException as error:
             for ref in pending:
-                ray.cancel(ref, force=True)
+                with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
+                    ray.cancel(ref, force=True)
             # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
             # ("returned a result with an exception set"): re-raise the stop itself
             stop = error.__cause__
@@ -268,13 +427,11 @@ class RayExecutor:
         return [outcomes[spec.name] for spec in specs]
 
 
-def _finish(model: _Model, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:
-    """Every unit of ``model`` has ended: its outcome (merged and ingested on the driver), logged."""
-    model.results.sort(key=lambda result: result.job.shard or (0, 1))
-    outcome = finish_model(model.spec, settings, model.identity, model.results, model.started)
-    status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
+def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:
+    """Every unit of ``model`` has ended: its outcome (stored, merged and ingested on the driver), logged."""
+    outcome = finish_model(model, settings)
     nodes = sorted({str(result.node) for result in model.results if result.node})
-    log(f"[{settings.night}] {model.spec.name}: {status} ({outcome.seconds:.0f} s; ray nodes {nodes})")
+    log(outcome_line(outcome, settings.night, f"ray nodes {nodes}"))
     return outcome
 
 

@@ -6,8 +6,9 @@ without taking the build down. The run never outlives the build: on Linux it is 
 ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, so the kernel kills it when the build dies, even by SIGKILL,
 and it inherits the build lock's descriptor (:func:`~.lock.held_lock_fds`), so the lock is
 released only once the run has gone too. (Processes lm_eval itself starts are in the run's process
-group, which every stop signals; they are not covered by the death signal, which is per process.); :func:`run_model` turns the outcome into a leaderboard row
-(:mod:`.ingest`) or a failure record. Writing the board is :mod:`.nightly`'s job.
+group, which every stop signals; they are not covered by the death signal, which is per process.)
+:mod:`.units` turns a run into a leaderboard row (:mod:`.ingest`) or a failure record, and
+:mod:`.executor` runs the units. Writing the board is :mod:`.nightly`'s job.
 """
 
 from __future__ import annotations
@@ -20,19 +21,19 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import Redactor, is_key_name
 from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
 from .identity import sha256_hex
-from .ingest import BootstrapSettings, ingest_results, iso_utc
+from .ingest import BootstrapSettings, iso_utc
 from .lock import held_lock_fds
 from .modelid import ModelIdentity, identify, parse_model_args, slug
 from .modellist import ModelSpec
@@ -257,7 +258,7 @@ class RunOutcome:
     log_file: Path
 
 
-def _failure(
+def failure_record(
     spec: ModelSpec,
     night: str,
     message: str,
@@ -266,6 +267,7 @@ def _failure(
     stderr_tail: str = "",
     log_file: Path | None = None,
 ) -> dict[str, Any]:
+    """The board's record of a model's failed run (``message`` says why)."""
     return {
         "name": spec.name,
         "backend": spec.backend,
@@ -334,7 +336,7 @@ def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
     return f"{slug(spec.name)}-{revision}-{cache_key(identity)[:16]}"
 
 
-def _known_error(stderr_tail: str) -> str | None:
+def known_error(stderr_tail: str) -> str | None:
     """The one-line message of a failure the suite names itself (a corrupt ``--use_cache`` file)."""
     for line in reversed(stderr_tail.splitlines()):
         if REQUEST_CACHE_MARKER in line:
@@ -353,6 +355,9 @@ class RunSettings:
         lm_eval: The ``lm_eval`` executable.
         bootstrap: Interval parameters of the rows.
         embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
+        build_id: Names this build (recorded in every shard's results, so a merge refuses a mix).
+        credentials: The driver's credential variables (:data:`~logic_consistency.credentials.KEY_VARIABLES`),
+            handed to every unit: a Ray worker's ``lm_eval`` gets them, not its node's.
     """
 
     night: str
@@ -361,6 +366,8 @@ class RunSettings:
     lm_eval: str
     bootstrap: BootstrapSettings
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess
+    build_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
@@ -373,74 +380,6 @@ def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
         precision=spec.precision,
         embedded_sha=settings.embedded_sha,
     )
-
-
-def run_model(spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[str], None] | None = None) -> RunOutcome:
-    """Run the suite on one model and ingest the result; never raises for a failing model.
-
-    Raises:
-        KeyboardInterrupt: Ctrl-C (the run's process group is stopped first).
-    """
-    if spec.shards > 1:
-        raise ValueError(f"{spec.name}: a model with shards runs through units.run_sharded, not run_model")
-    night = settings.night
-    started = time.monotonic()
-    run_dir = settings.out / RUNS_DIR / night / slug(spec.name)
-    log_file = run_dir / "lm_eval.log"
-
-    def failed(message: str, **kwargs: Any) -> RunOutcome:
-        failure = _failure(spec, night, message, log_file=log_file, **kwargs)
-        return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
-
-    try:
-        identity = identify_spec(spec, settings)
-    except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
-        return failed(f"cannot identify the model: {error}")
-    command = lm_eval_command(
-        spec, lm_eval=settings.lm_eval, output_path=run_dir, cache_path=settings.cache_dir / cache_name(spec, identity)
-    )
-    before = {path: path.stat().st_mtime for path in find_files(run_dir, RESULTS_PATTERN)} if run_dir.is_dir() else {}
-    env = {**os.environ, **spec.env}
-    redactor, since = Redactor.from_environment(env), time.time() - 1
-    try:
-        process = run_logged(
-            command, log_file=log_file, env=env, timeout=spec.timeout, on_output=on_output, redactor=redactor
-        )
-    except OSError as error:
-        return failed(f"cannot start {command[0]}: {error}")
-    scrub_outputs(run_dir, redactor, since=since, keep=log_file)
-    if process.timed_out:
-        return failed(f"timed out after {spec.timeout:g} s; stopped", stderr_tail=process.stderr_tail)
-    if process.returncode != 0:
-        return failed(
-            _known_error(process.stderr_tail) or f"lm_eval exited with status {process.returncode}",
-            returncode=process.returncode,
-            stderr_tail=process.stderr_tail,
-        )
-    written = [
-        path
-        for path in find_files(run_dir, RESULTS_PATTERN)
-        if path not in before or path.stat().st_mtime > before[path]
-    ]
-    if not written:
-        return failed(
-            f"lm_eval exited 0 but wrote no results_*.json under {run_dir}",
-            returncode=0,
-            stderr_tail=process.stderr_tail,
-        )
-    newest = max(written, key=lambda path: path.stat().st_mtime)
-    try:
-        row = ingest_results(newest, identity=identity, night=night, bootstrap=settings.bootstrap)
-    except (ValueError, FileNotFoundError) as error:
-        return failed(f"unreadable results: {error}", returncode=0)
-    if no_metric_defined(row):
-        return failed(
-            f"no metric is defined in any task of {newest.name} (every reading undefined, e.g. bad "
-            "log-probabilities; lm-eval leaves such metrics out): nothing to rank",
-            returncode=0,
-            stderr_tail=process.stderr_tail,
-        )
-    return RunOutcome(spec, row, None, time.monotonic() - started, log_file)
 
 
 def no_metric_defined(row: Mapping[str, Any]) -> bool:

@@ -9,9 +9,10 @@ it loads lm-eval and the tasks' data, never the model) recomputes every score ov
 their samples into ``runs/<night>/<model>/merged``, which is ingested like any run. A shard that
 fails keeps the model off tonight's board; the failure names the shard.
 
-:func:`execute` runs one :class:`UnitJob` anywhere (this process, or a Ray worker, which then
-returns the files it wrote: the board needs no shared file system). :func:`finish_model` turns a
-model's unit results into its :class:`~.runner.RunOutcome` on the driver.
+Every executor (:mod:`.executor`) runs a model the same way: :func:`plan_model` (identity and
+units), :func:`execute` per unit (in this process, or on a Ray worker, which then returns the files
+it wrote: the board needs no shared file system) and :func:`finish_model` on the driver, which
+stores, redacts, merges and ingests.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
-from logic_consistency.harness_ext.shards import ENV_METRICS, ENV_SHARD
+from logic_consistency.credentials import KEY_VARIABLES, Redactor
+from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
 from .ingest import ingest_results
@@ -38,19 +39,22 @@ from .runner import (
     RUNS_DIR,
     RunOutcome,
     RunSettings,
-    _failure,
-    _known_error,
     cache_name,
+    failure_record,
     identify_spec,
+    known_error,
     lm_eval_command,
+    no_metric_defined,
     run_logged,
+    scrub_outputs,
 )
 
-__all__ = ["UnitJob", "UnitResult", "execute", "finish_model", "identify_spec", "model_jobs", "run_sharded"]
+__all__ = ["ModelRun", "UnitJob", "UnitResult", "execute", "finish_model", "plan_model", "run_dir"]
 
 #: The per-shard metrics file (pickle) in a shard's folder.
 METRICS_FILE = "shard_metrics.pkl"
 LOG_FILE = "lm_eval.log"
+MERGE_LOG = "merge.log"
 MERGED_DIR = "merged"
 
 
@@ -62,25 +66,30 @@ class UnitJob:
         spec: The model.
         lm_eval: The ``lm_eval`` executable (the same path on every node).
         cache_path: The unit's request cache (lm-eval adds ``_rank0.db``).
-        shard: ``(index, count)``, or ``None`` for the whole run.
+        shard: The unit's shard, or ``None`` for the whole run.
         output_dir: Where ``lm_eval`` writes; ``None``: a temporary folder whose files are returned.
+        env: What the unit's ``lm_eval`` gets over its node's environment: the model list's ``env``
+            and the driver's credential variables (in memory only; never printed: ``repr=False``).
+        build_id: The build this unit belongs to (recorded in a shard's results; the merge checks it).
     """
 
     spec: ModelSpec
     lm_eval: str
     cache_path: str
-    shard: tuple[int, int] | None = None
+    shard: Shard | None = None
     output_dir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    build_id: str = ""
 
     @property
     def label(self) -> str:
         """``name`` or ``name shard i/N`` (in messages and failures)."""
-        return self.spec.name if self.shard is None else f"{self.spec.name} shard {self.shard[0]}/{self.shard[1]}"
+        return self.spec.name if self.shard is None else f"{self.spec.name} shard {self.shard}"
 
     @property
     def folder(self) -> str:
         """The unit's folder under the model's run folder (``""`` for the whole run)."""
-        return "" if self.shard is None else f"shard-{self.shard[0]}-of-{self.shard[1]}"
+        return "" if self.shard is None else self.shard.folder
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ class UnitResult:
         if self.timed_out:
             return f"timed out after {self.job.spec.timeout:g} s; stopped"
         if self.returncode != 0:
-            return _known_error(self.stderr_tail) or f"lm_eval exited with status {self.returncode}"
+            return known_error(self.stderr_tail) or f"lm_eval exited with status {self.returncode}"
         if self.results_file is None:
             return "lm_eval exited 0 but wrote no results_*.json"
         return None
@@ -120,12 +129,55 @@ def _results_written(folder: Path, before: dict[Path, float]) -> str | None:
     return str(max(written, key=lambda p: p.stat().st_mtime).relative_to(folder)) if written else None
 
 
+def unit_environment(job: UnitJob, out: Path, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment of the unit's ``lm_eval``: ``base`` (the node's), then the job's, then its shard.
+
+    The only place :data:`ENV_SHARD` is written. A whole run never inherits one (a value left in the
+    build's environment would otherwise publish a fraction of the documents as the model's row).
+    """
+    env = {**base, **job.env}
+    for name in (ENV_SHARD, ENV_METRICS, ENV_BUILD):
+        env.pop(name, None)
+    if job.shard is not None:
+        env[ENV_SHARD] = str(job.shard)
+        env[ENV_METRICS] = str(out / METRICS_FILE)
+        env[ENV_BUILD] = job.build_id
+    return env
+
+
+#: Backends of hosted APIs that send every request with a key: without it, every call is refused
+#: (the variable each reads: :data:`~logic_consistency.credentials.KEY_VARIABLES`). The
+#: OpenAI-compatible ``lc-chat`` and ``local-*`` backends send one only when it is set.
+KEY_REQUIRED = frozenset(
+    {
+        "openai-completions",
+        "openai-chat-completions",
+        "anthropic-chat",
+        "anthropic-chat-completions",
+        "anthropic-completions",
+        "azure-openai-chat-completions",
+        "textsynth",
+    }
+)
+
+
+def missing_credential(job: UnitJob, env: Mapping[str, str]) -> str | None:
+    """Why the unit cannot call its backend (the key variable it reads is unset), or ``None``."""
+    variable = KEY_VARIABLES.get(job.spec.backend)
+    if job.spec.backend in KEY_REQUIRED and variable is not None and not env.get(variable, "").strip():
+        return (
+            f"backend {job.spec.backend} needs {variable}, which is set neither in the build's environment "
+            "nor in the model's env (nor on the node); no model call was made"
+        )
+    return None
+
+
 def _execute_in(job: UnitJob, out: Path, on_output: Callable[[str], None] | None) -> UnitResult:
     command = lm_eval_command(job.spec, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
-    env = {**os.environ, **job.spec.env}
-    if job.shard is not None:
-        env[ENV_SHARD] = f"{job.shard[0]}/{job.shard[1]}"
-        env[ENV_METRICS] = str(out / METRICS_FILE)
+    env = unit_environment(job, out, os.environ)
+    missing = missing_credential(job, env)
+    if missing is not None:  # before lm_eval starts: never a call billed to no key, or to another's
+        return UnitResult(job, None, False, "", 0.0, None, message=missing)
     before = {path: path.stat().st_mtime for path in find_files(out, RESULTS_PATTERN)} if out.is_dir() else {}
     process = run_logged(command, log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output)
     return UnitResult(
@@ -153,17 +205,49 @@ def run_dir(spec: ModelSpec, settings: RunSettings) -> Path:
     return settings.out / RUNS_DIR / settings.night / slug(spec.name)
 
 
-def model_jobs(spec: ModelSpec, settings: RunSettings, identity: ModelIdentity, *, local: bool) -> list[UnitJob]:
-    """The units of one model: the whole run, or its ``spec.shards`` shards (each with its own cache)."""
+@dataclass
+class ModelRun:
+    """One model of the build once planned: its identity, its units and, as they end, their results."""
+
+    spec: ModelSpec
+    identity: ModelIdentity
+    jobs: list[UnitJob]
+    started: float
+    since: float
+    results: list[UnitResult] = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        """Whether every unit has ended."""
+        return len(self.results) == len(self.jobs)
+
+
+def driver_environment(spec: ModelSpec, settings: RunSettings) -> dict[str, str]:
+    """What a unit takes from the driver: the credential variables of the build, then the model's ``env``."""
+    return {**settings.credentials, **spec.env}
+
+
+def plan_model(spec: ModelSpec, settings: RunSettings, *, local: bool) -> ModelRun | RunOutcome:
+    """The model's identity and units (one, or ``spec.shards``, each with its own cache), or its failure.
+
+    ``local``: the units write straight into the run folder; else into a temporary folder, returned.
+    """
+    started, since = time.monotonic(), time.time() - 1
+    try:
+        identity = identify_spec(spec, settings)
+    except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
+        failure = failure_record(spec, settings.night, f"cannot identify the model: {error}")
+        return RunOutcome(spec, None, failure, time.monotonic() - started, run_dir(spec, settings) / LOG_FILE)
     cache = settings.cache_dir / cache_name(spec, identity)
     folder = run_dir(spec, settings)
-    if spec.shards == 1:
-        return [UnitJob(spec, settings.lm_eval, str(cache), None, str(folder) if local else None)]
+    env = driver_environment(spec, settings)
+    shards: list[Shard | None] = [None] if spec.shards == 1 else list(Shard.every(spec.shards))
     jobs = []
-    for index in range(spec.shards):
-        job = UnitJob(spec, settings.lm_eval, f"{cache}-shard{index}of{spec.shards}", (index, spec.shards))
+    for shard in shards:
+        suffix = "" if shard is None else shard.cache_suffix
+        job = UnitJob(spec, settings.lm_eval, f"{cache}{suffix}", shard, None, env, settings.build_id)
         jobs.append(dataclasses.replace(job, output_dir=str(folder / job.folder) if local else None))
-    return jobs
+    return ModelRun(spec, identity, jobs, started, since)
 
 
 def _store(result: UnitResult, folder: Path) -> None:
@@ -172,10 +256,12 @@ def _store(result: UnitResult, folder: Path) -> None:
         atomic_write(folder / relative, [data])
 
 
-def _merge(spec: ModelSpec, folder: Path, results: Sequence[UnitResult]) -> Path:
+def _merge(model: ModelRun, folder: Path) -> Path:
     """Merge the shards in a subprocess (lm-eval and the tasks, no model); the merged results file."""
+    spec = model.spec
     shards = [
-        [str(folder / r.job.folder / str(r.results_file)), str(folder / r.job.folder / METRICS_FILE)] for r in results
+        [str(folder / r.job.folder / str(r.results_file)), str(folder / r.job.folder / METRICS_FILE)]
+        for r in model.results
     ]
     merge_spec = {
         "shards": shards,
@@ -186,56 +272,68 @@ def _merge(spec: ModelSpec, folder: Path, results: Sequence[UnitResult]) -> Path
     }
     spec_file = atomic_write(folder / "merge.json", [json.dumps(merge_spec, indent=1).encode()])
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shard_merge", str(spec_file)]
-    process = run_logged(command, log_file=folder / "merge.log", env={**os.environ, **spec.env})
+    process = run_logged(command, log_file=folder / MERGE_LOG, env={**os.environ, **spec.env})
     if process.returncode != 0:
         raise ValueError(f"merging the shards failed (status {process.returncode}): {process.stderr_tail[-500:]}")
     written = find_files(folder / MERGED_DIR, RESULTS_PATTERN)
     return max(written, key=lambda path: path.stat().st_mtime)
 
 
-def finish_model(
-    spec: ModelSpec, settings: RunSettings, identity: ModelIdentity, results: Sequence[UnitResult], started: float
-) -> RunOutcome:
-    """A model's outcome from its units' results (stored, merged if sharded, ingested), on the driver."""
-    folder = run_dir(spec, settings)
-    log_file = folder / LOG_FILE if spec.shards == 1 else folder / "merge.log"
+def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
+    """A model's outcome once its units have ended, on the driver: the one place a run becomes a row.
 
-    def failed(message: str, **kwargs: Any) -> RunOutcome:
-        failure = _failure(spec, settings.night, message, log_file=log_file, **kwargs)
-        return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
+    Stores what remote units returned, redacts every file kept under the run folder
+    (:func:`~.runner.scrub_outputs`: the credential variables of the build and of the model's
+    ``env``), names the first failed unit, merges the shards, ingests, and refuses a row with no metric.
+    """
+    spec, folder = model.spec, run_dir(model.spec, settings)
+    log_file = folder / (LOG_FILE if spec.shards == 1 else MERGE_LOG)
+    redactor = Redactor.from_environment({**os.environ, **driver_environment(spec, settings)})
+    model.results.sort(key=lambda result: result.job.shard.index if result.job.shard is not None else 0)
+    tail = "\n".join(result.stderr_tail for result in model.results if result.error is None)
 
-    for result in results:
+    def failed(message: str, returncode: int | None = 0, stderr_tail: str = "") -> RunOutcome:
+        failure = failure_record(
+            spec, settings.night, message, returncode=returncode, stderr_tail=stderr_tail, log_file=log_file
+        )
+        return RunOutcome(spec, None, failure, time.monotonic() - model.started, log_file)
+
+    for result in model.results:
         _store(result, folder / result.job.folder)
-    for result in results:
+    scrub_outputs(folder, redactor, since=model.since)
+    for result in model.results:
         if result.error is not None:
             prefix = "" if result.job.shard is None else f"{result.job.label}: "
-            return failed(prefix + result.error, returncode=result.returncode, stderr_tail=result.stderr_tail)
+            return failed(prefix + result.error, result.returncode, result.stderr_tail)
     try:
         if spec.shards == 1:
-            newest = folder / str(results[0].results_file)
+            newest = folder / str(model.results[0].results_file)
         else:
-            newest = _merge(spec, folder, results)
-        row = ingest_results(newest, identity=identity, night=settings.night, bootstrap=settings.bootstrap)
+            newest = _merge(model, folder)
+            scrub_outputs(folder, redactor, since=model.since)
+        row = ingest_results(newest, identity=model.identity, night=settings.night, bootstrap=settings.bootstrap)
     except (ValueError, FileNotFoundError, OSError) as error:
-        return failed(f"unreadable results: {error}", returncode=0)
-    return RunOutcome(spec, row, None, time.monotonic() - started, log_file)
+        return failed(f"unreadable results: {error}")
+    if no_metric_defined(row):
+        return failed(
+            f"no metric is defined in any task of {newest.name} (every reading undefined, e.g. bad "
+            "log-probabilities; lm-eval leaves such metrics out): nothing to rank",
+            stderr_tail=tail,
+        )
+    return RunOutcome(spec, row, None, time.monotonic() - model.started, log_file)
 
 
-def run_sharded(
-    spec: ModelSpec, settings: RunSettings, *, on_output: Callable[[str], None] | None = None
+def run_locally(
+    model: ModelRun, settings: RunSettings, *, on_output: Callable[[str], None] | None = None
 ) -> RunOutcome:
-    """Run a model's shards one after another in this process's machine, then merge and ingest."""
-    started = time.monotonic()
-    try:
-        identity = identify_spec(spec, settings)
-    except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
-        failure = _failure(spec, settings.night, f"cannot identify the model: {error}")
-        return RunOutcome(spec, None, failure, time.monotonic() - started, run_dir(spec, settings) / LOG_FILE)
-    results = []
-    for job in model_jobs(spec, settings, identity, local=True):
+    """Run a planned model's units one after another in this process's machine, then finish it."""
+    for job in model.jobs:
         try:
-            results.append(execute(job, on_output=on_output))
+            model.results.append(execute(job, on_output=on_output))
         except OSError as error:
-            failure = _failure(spec, settings.night, f"{job.label}: cannot start {job.lm_eval}: {error}")
-            return RunOutcome(spec, None, failure, time.monotonic() - started, Path(str(job.output_dir)) / LOG_FILE)
-    return finish_model(spec, settings, identity, results, started)
+            message = f"{job.label + ': ' if job.shard else ''}cannot start {job.lm_eval}: {error}"
+            failure = failure_record(model.spec, settings.night, message)
+            return RunOutcome(
+                model.spec, None, failure, time.monotonic() - model.started, Path(str(job.output_dir)) / LOG_FILE
+            )
+    return finish_model(model, settings)

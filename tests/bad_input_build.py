@@ -120,3 +120,65 @@ def _(tmp: Path) -> Any:
             os.environ.pop(name, None)
             if value is not None:
                 os.environ[name] = value
+
+
+# the run paths (issues 29 and 33): found before any lm_eval starts
+for _label, _entries, _top, _expect in [
+    (
+        "api_limits key matching no model",
+        "  - {name: m, model: dummy}\n",
+        "api_limits: {'judge.example.org:443': 2}\n",
+        ("models.yaml", "api_limits", "judge.example.org:443", "matches no model"),
+    ),
+    (
+        "api_limits key without a port",
+        "  - {name: m, model: dummy}\n",
+        "api_limits: {'judge.example.org': 2}\n",
+        ("api_limits", "'judge.example.org'", "no port"),
+    ),
+    (
+        "api_limits key of another scheme",
+        "  - {name: m, model: dummy}\n",
+        "api_limits: {'ftp://h:21': 2}\n",
+        ("api_limits", "'ftp://h:21'", "not http or https"),
+    ),
+    (
+        "api_limits keys naming one endpoint twice",
+        "  - {name: m, model: dummy, model_args: 'base_url=http://localhost:8000/v1'}\n",
+        "api_limits: {'localhost:8000': 2, '127.0.0.1:8000': 3}\n",
+        ("api_limits", "'127.0.0.1:8000'", "twice"),
+    ),
+    (
+        "--cache_requests with shards",
+        "  - {name: m, model: dummy, shards: 2, extra_args: [--cache_requests, 'true']}\n",
+        "",
+        ("models[0] (m)", "--cache_requests", "shards (2)"),
+    ),
+]:
+    CASES.add(
+        f"build model list: {_label}",
+        lambda tmp, entries=_entries, top=_top: _build(tmp, entries, top=top),
+        *_expect,
+        error=ValueError,
+    )
+
+for _address, _expect in [
+    ("", ("--ray-address ''", "expected auto, host:port")),
+    ("ray://", ("--ray-address 'ray://'", "expected auto")),
+    ("10.0.0.1:port", ("--ray-address '10.0.0.1:port'",)),
+]:
+    CASES.add(
+        f"build --ray-address {_address!r}",
+        lambda tmp, address=_address: cli(
+            "leaderboard", "build", "--out", str(tmp / "lb"), "--executor", "ray", "--ray-address", address
+        ),
+        *_expect,
+        error=ValueError,
+    )
+
+
+@CASES.case("build --ray-address where no Ray listens", "--ray-address '127.0.0.1:9'", "no Ray head answers")
+def _(tmp: Path) -> Any:
+    from logic_consistency.leaderboard.ray_executor import RayExecutor
+
+    return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address="127.0.0.1:9"))

@@ -151,6 +151,20 @@ def test_the_shards_plans_partition_the_whole_plan(runs: Any, tokenizer: Any, mo
     assert "| 0/2 |" in table and "| 1/2 |" in table
 
 
+def test_an_empty_shard_is_named_with_its_task(tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``plan --shards 3 --limit 2``: shard 2/3 has no document; the plan says so instead of lm-eval's
+    "did not find any docs"."""
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    task = "logic_consistency_summeval"
+    shards = [plan_tasks([task], limit=2, tokenizer=tokenizer, shard=Shard(index, 3)) for index in range(3)]
+    assert [[plan.documents for plan in shard] for shard in shards] == [[1], [1], [0]]
+    table = render_shards(shards, lc_chat_max_tokens=1)
+    assert "shard 2/3 has no document of any task: nothing to send there" in table
+    assert "shard 0/3 has no document" not in table and task not in table
+
+
 def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
     plans, dummy = runs
     gv = plans["logic_consistency_gv_arithmetic"]

@@ -62,6 +62,24 @@ def model_list(
     return path
 
 
+#: A key the stand-in model echoes in every generation and its log (``HASH_LM_ECHO``): a backend that
+#: leaks its credential. Its name is a key variable's, so every file the build keeps must be redacted.
+SECRET = "sk-unit-test-" + "7" * 20
+ECHO_ENV = f", env: {{HASH_LM_ECHO: HASH_LM_API_KEY, HASH_LM_API_KEY: '{SECRET}'}}"
+
+
+def files_holding(folder: Path, secret: str = SECRET) -> list[Path]:
+    """Every file under ``folder`` that holds ``secret`` (raw or JSON-escaped)."""
+    forms = {secret.encode(), json.dumps(secret)[1:-1].encode()}
+    return [p for p in sorted(folder.rglob("*")) if p.is_file() and any(f in p.read_bytes() for f in forms)]
+
+
+def scrubbed_echoes(folder: Path) -> int:
+    """How many ``echo.txt`` files (written raw by the stand-in model, one per ``lm_eval``) under ``folder``
+    the build redacted: each proves the scrub of what the suite's own writers never saw."""
+    return sum("HASH_LM_API_KEY=[redacted " in p.read_text(encoding="utf-8") for p in folder.rglob("echo.txt"))
+
+
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
     """A row without what legitimately differs between two runs (timings and dates)."""
     out = {key: value for key, value in row.items() if key not in ("measured_at",)}

@@ -20,7 +20,17 @@ from logic_consistency.leaderboard.modellist import load_model_list
 from logic_consistency.leaderboard.nightly import build
 
 from .conftest import FIXTURE_DATA
-from .shard_support import HASH_RUN, comparable, hash_lm_eval, model_list, newest_results, samples_lines
+from .shard_support import (
+    ECHO_ENV,
+    HASH_RUN,
+    comparable,
+    files_holding,
+    hash_lm_eval,
+    model_list,
+    newest_results,
+    samples_lines,
+    scrubbed_echoes,
+)
 
 NIGHT = "2026-06-01"
 BOOT = BootstrapSettings(n_resamples=200)
@@ -36,7 +46,8 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 def _build(tmp_path: Path, out: str, **overrides: Any) -> Any:
     return build(
         tmp_path / out,
-        model_list=model_list(tmp_path, limit=4),
+        model_list=model_list(tmp_path, limit=4, entry=ECHO_ENV),
+        cache_dir=tmp_path / "caches" / out,  # the request cache's own redaction is tested elsewhere
         overrides=overrides,
         night=NIGHT,
         lm_eval=hash_lm_eval(tmp_path),
@@ -47,6 +58,7 @@ def _build(tmp_path: Path, out: str, **overrides: Any) -> Any:
 
 
 def test_three_shards_merge_to_exactly_the_one_process_run(tmp_path: Path, offline: None) -> None:
+    """Also: through both local paths, the model's echoed key is in no file the build keeps."""
     one = _build(tmp_path, "one")
     three = _build(tmp_path, "three", shards=3)
     assert not one.failed and not three.failed, [o.failure for o in (*one.outcomes, *three.outcomes)]
@@ -69,6 +81,10 @@ def test_three_shards_merge_to_exactly_the_one_process_run(tmp_path: Path, offli
     assert set().union(*shard_docs) == everything
     # the rows: every score, interval and count
     assert [comparable(row) for row in one.document["rows"]] == [comparable(row) for row in three.document["rows"]]
+    # the key the model echoed (generations, log): redacted in every run, shard, merged and log file
+    for out, units in (("one", 1), ("three", 3)):
+        assert scrubbed_echoes(tmp_path / out / "runs") == units, out
+        assert files_holding(tmp_path / out) == [], out
 
 
 def test_a_failing_shard_names_itself_and_keeps_the_model_off_the_board(tmp_path: Path, offline: None) -> None:

@@ -1,0 +1,186 @@
+"""The unit path without a cluster: what a unit's ``lm_eval`` gets, and what never starts one.
+
+A fake ``lm_eval`` (a shell script) records the environment it was started with and fails, so these
+builds cost no model and no lm-eval start; the one real ``lm_eval`` start checks the shard
+variable's one-line error.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
+from logic_consistency.leaderboard.ingest import BootstrapSettings
+from logic_consistency.leaderboard.modellist import load_model_list
+from logic_consistency.leaderboard.nightly import BuildStopped, build, stop_signals_raise
+from logic_consistency.leaderboard.placement import capped_shards, normalise_endpoint
+from logic_consistency.leaderboard.runner import RunSettings
+from logic_consistency.leaderboard.units import ModelRun, plan_model, unit_environment
+
+from .conftest import lm_eval_env
+from .shard_support import hash_lm_eval, model_list
+
+NIGHT = "2026-06-04"
+
+
+def _recording_lm_eval(folder: Path) -> tuple[str, Path]:
+    """An ``lm_eval`` that appends ``<shard variable>|<OPENAI_API_KEY>`` per start to a file, then fails."""
+    record = folder / "starts.txt"
+    script = folder / "lm_eval_record"
+    script.write_text(
+        f'#!/bin/sh\necho "${{{ENV_SHARD}}}|${{OPENAI_API_KEY}}" >> "{record}"\nexit 3\n', encoding="utf-8"
+    )
+    script.chmod(0o755)
+    return str(script), record
+
+
+def _build(tmp_path: Path, models: Path, lm_eval: str, **overrides: object) -> tuple[list[str], list[str]]:
+    lines: list[str] = []
+    result = build(
+        tmp_path / "out",
+        model_list=models,
+        overrides=overrides,
+        night=NIGHT,
+        lm_eval=lm_eval,
+        bootstrap=BootstrapSettings(n_resamples=200),
+        progress=False,
+        log=lines.append,
+        embedded_sha=lambda name: "0" * 64,
+    )
+    return [str(failure["error"]["message"]) for failure in result.document["failures"]], lines
+
+
+def test_an_inherited_shard_variable_never_splits_a_plain_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_SHARD, "1/3")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lm_eval, record = _recording_lm_eval(tmp_path)
+    _, lines = _build(tmp_path, model_list(tmp_path, tasks=["logic_consistency_summeval"]), lm_eval)
+    assert record.read_text(encoding="utf-8").splitlines() == ["|"]  # one whole run, no shard variable
+    assert any(line.startswith(f"warning: {ENV_SHARD}='1/3' in the environment is ignored") for line in lines)
+
+
+def test_shards_above_the_limit_are_capped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lm_eval, record = _recording_lm_eval(tmp_path)
+    _, lines = _build(
+        tmp_path, model_list(tmp_path, tasks=["logic_consistency_summeval"], limit=2), lm_eval, shards=257
+    )
+    assert "note: hash: shards 257 capped to 2: limit 2 leaves no document to the others" in lines
+    assert record.read_text(encoding="utf-8").splitlines() == ["0/2|", "1/2|"]
+    assert (capped_shards(5, None), capped_shards(5, 0.5), capped_shards(5, 3.0), capped_shards(2, 9.0)) == (5, 5, 3, 2)
+
+
+def test_a_unit_gets_the_drivers_credential_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The credential travels in the job (Ray pickles it to the worker), overriding the node's value."""
+    (spec,) = load_model_list(model_list(tmp_path, entry=", env: {EXTRA: 'x'}"), {"shards": 2})
+    settings = RunSettings(
+        night=NIGHT,
+        out=tmp_path,
+        cache_dir=tmp_path,
+        lm_eval="lm_eval",
+        bootstrap=BootstrapSettings(n_resamples=200),
+        embedded_sha=lambda name: "0" * 64,
+        credentials={"OPENAI_API_KEY": "sk-driver-key"},
+    )
+    planned = plan_model(spec, settings, local=False)
+    assert isinstance(planned, ModelRun)
+    node = {"OPENAI_API_KEY": "sk-node-key", ENV_SHARD: "5/9", "PATH": "/bin"}
+    env = unit_environment(planned.jobs[1], tmp_path, node)
+    assert (env["OPENAI_API_KEY"], env["EXTRA"], env[ENV_SHARD], env["PATH"]) == ("sk-driver-key", "x", "1/2", "/bin")
+    assert env["LOGIC_CONSISTENCY_BUILD_ID"] == settings.build_id
+    assert "sk-driver-key" not in repr(planned.jobs[1]) and "sk-driver-key" not in repr(settings)
+
+
+def test_a_backend_that_needs_a_key_without_one_fails_before_lm_eval_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lm_eval, record = _recording_lm_eval(tmp_path)
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "tasks: [logic_consistency_summeval]\nlimit: 2\nmodels:\n"
+        "  - {name: paid, model: openai-chat-completions, model_args: 'model=gpt-4o-mini'}\n",
+        encoding="utf-8",
+    )
+    (message,), _ = _build(tmp_path, models, lm_eval)
+    assert message.startswith("backend openai-chat-completions needs OPENAI_API_KEY, which is set neither"), message
+    assert not record.exists()  # no lm_eval, so no call billed to no key
+
+
+@pytest.mark.parametrize(
+    "text", ["1_0/20", " 1/3", "1/3 ", "+1/3", "\u0661/3", "1/3\n", "1//3", "3/2", "-1/3", "a/b", "0/0", ""]
+)
+def test_the_shard_variable_is_digits_slash_digits(text: str) -> None:
+    with pytest.raises(ValueError, match=f"{ENV_SHARD}="):
+        Shard.parse(text)
+
+
+def test_a_bad_shard_variable_is_one_line_before_the_model_is_built(tmp_path: Path) -> None:
+    env = {**lm_eval_env(), ENV_SHARD: "1_0/20", "HASH_LM_ECHO": "HOME"}  # the model prints a line when built
+    command = [hash_lm_eval(tmp_path), "--model", "lc-test-hash", "--tasks", "logic_consistency_summeval"]
+    command += ["--limit", "2", "--output_path", str(tmp_path / "o"), "--log_samples"]
+    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 2, run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert lines[-1] == f"lm_eval: error: {ENV_SHARD}='1_0/20': expected i/N (digits only), e.g. 0/3", lines[-5:]
+    assert "Traceback" not in run.stderr and "hash_lm:" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "endpoint"),
+    [
+        ("https://judge.example.org/v1/chat/completions", "judge.example.org:443"),
+        ("judge.example.org:443", "judge.example.org:443"),
+        ("http://Judge.Example.org", "judge.example.org:80"),
+        ("http://localhost:8000/v1", "127.0.0.1:8000"),
+        ("http://[::1]:8000/v1", "127.0.0.1:8000"),
+        ("127.0.0.1:8000", "127.0.0.1:8000"),
+        ("http://[2001:db8::1]:9/v1", "[2001:db8::1]:9"),
+    ],
+)
+def test_endpoints_are_normalised(text: str, endpoint: str) -> None:
+    assert normalise_endpoint(text) == endpoint
+
+
+def test_the_documented_api_limits_example_caps_its_model(tmp_path: Path) -> None:
+    """docs/cluster.md's example, as written: the limit applies to the paid judge."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "cluster.md"
+    text = docs.read_text(encoding="utf-8")
+    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "models.yaml").write_text(example, encoding="utf-8")
+    specs = {spec.name: spec for spec in load_model_list(tmp_path / "models.yaml")}
+    judge = specs["paid-judge"]
+    assert (judge.endpoint, judge.api_limit, judge.slots) == ("judge.example.org:443", 8, 4)
+
+
+def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
+    stop (exit 143 with its line), and the build's handlers are back after."""
+    ray = pytest.importorskip("ray")
+    from logic_consistency.leaderboard.ray_executor import RayExecutor
+
+    def connecting(**_options: object) -> None:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives while connecting
+        time.sleep(5)
+        pytest.fail("the stop was lost")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", connecting)
+    (spec,) = load_model_list(model_list(tmp_path))
+    settings = RunSettings(NIGHT, tmp_path, tmp_path, "lm_eval", BootstrapSettings(n_resamples=200))
+    with stop_signals_raise():
+        build_handler = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(BuildStopped) as stopped:
+            RayExecutor().run([spec], settings)
+        assert signal.getsignal(signal.SIGTERM) is build_handler
+    assert stopped.value.signum == signal.SIGTERM
