@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from logic_consistency.harness_ext.publish import public_metadata
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex
@@ -148,7 +149,8 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
             "num_fewshot": shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
             "n_original": n_samples(run, task, "original"),
             "n_effective": n_samples(run, task, "effective"),
-            "options": {k: v for k, v in _metadata(run, task).items() if k not in NOT_OPTIONS},
+            # the allowlist: only declared options with plain values (harness_ext.publish), at any depth
+            "options": public_metadata(_metadata(run, task)).value,
         }
     seeds = {key: config.get(key) for key in SEED_KEYS}
     # Not here: how a model is prompted (its chat template, the system instruction, few-shot as
