@@ -119,7 +119,11 @@ def _redacted(value: Any, redactor: Redactor) -> Any:
     if isinstance(value, str):
         return redactor.text(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_redacted(item, redactor) for item in value)
+        items = [_redacted(item, redactor) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value  # nothing redacted: the very object (a reading's named tuple) is stored
+        make = getattr(type(value), "_make", None)  # a named tuple takes its fields as one iterable
+        return make(items) if make is not None else type(value)(items)
     return value
 
 
