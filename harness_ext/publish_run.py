@@ -25,6 +25,11 @@ from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, pub
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
+#: Texts logged as they were given and what is logged instead: lm-eval logs the model arguments it
+#: builds the model with (``Initializing lc-chat model, with arguments: {...}``); the log shows the
+#: public ones (:func:`_log_public_model_args`).
+_REPLACEMENTS: dict[str, str] = {}
+
 
 def _names(model_args: Any) -> set[str]:
     if isinstance(model_args, Mapping):
@@ -74,7 +79,11 @@ class _RedactingRecords:
             message = record.getMessage()
         except Exception:  # a malformed record is the logging module's to report
             return record
-        clean = redactor.text(message)
+        clean = message
+        for given, public in _REPLACEMENTS.items():
+            if given in clean:
+                clean = clean.replace(given, public)
+        clean = redactor.text(clean)
         if clean != message:
             record.msg, record.args = clean, None
         if record.exc_info and record.exc_info[0] is not None:
@@ -94,6 +103,22 @@ def redact_logs() -> None:
     sys.excepthook = _redacting_excepthook
 
 
+def _log_public_model_args(backend: str | None, model_args: Any) -> None:
+    """Log the public model arguments wherever lm-eval logs the given ones (as text and as a parsed dict)."""
+    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.options import OptionError
+
+    if not model_args:
+        return
+    try:
+        parsed = parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args)
+    except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
+        return
+    _REPLACEMENTS[str(parsed)] = str(public_model_args(backend, parsed).value)
+    if isinstance(model_args, str):
+        _REPLACEMENTS[model_args] = str(public_model_args(backend, model_args).value)
+
+
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
     signature = inspect.signature(simple_evaluate)
@@ -106,6 +131,7 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
         redact_logs()
+        _log_public_model_args(backend, given.get("model_args"))
         results = simple_evaluate(*args, **kwargs)
         if isinstance(results, dict):
             left = publish_results(

@@ -244,3 +244,43 @@ def test_redaction_of_a_megabyte_takes_under_a_second(text: str) -> None:
     clean = redactor.text(text)
     assert time.perf_counter() - start < 1.0
     assert SECRET not in clean and "Zk4" not in clean
+
+
+def test_a_direct_run_logs_and_records_only_public_model_arguments(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``simple_evaluate`` wrapper: lm-eval's log line and results show the allowlist, and one line says what was left out."""
+    import logging
+
+    from lm_eval.utils import simple_parse_args_string
+
+    model_args = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions?tenant=acme#frag,organization=org-7"
+    metadata = {"seed": 3, "gateway": {"url": "http://internal"}, "max_items": 5}
+
+    def simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> dict[str, Any]:
+        logging.getLogger("lm_eval.evaluator").info(
+            "Initializing %s model, with arguments: %s", model, simple_parse_args_string(model_args)
+        )
+        task_metadata = {**simple_parse_args_string(model_args), **metadata, "version": 1.0}
+        return {"config": {"model_args": model_args}, "configs": {"t": {"metadata": task_metadata}}}
+
+    with caplog.at_level(logging.INFO, logger="lm_eval.evaluator"):
+        results = refuse_credentials_first(simple_evaluate)("local-chat-completions", model_args, metadata=metadata)
+    public = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions"
+    assert results["config"]["model_args"] == public
+    assert results["configs"]["t"]["metadata"] == {
+        "model": "judge",
+        "base_url": "http://127.0.0.1:9/v1/chat/completions",
+        "seed": 3,
+        "max_items": 5,
+        "version": 1.0,
+    }
+    (line,) = [record.getMessage() for record in caplog.records if "Initializing" in record.getMessage()]
+    assert "acme" not in line and "org-7" not in line and "'base_url': 'http://127.0.0.1:9/v1/chat/completions'" in line
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "not recorded in the results (not declared public): model argument 'organization', metadata 'gateway'"
+        )
+    )
