@@ -22,7 +22,15 @@ from typing import Any
 from logic_consistency.harness_ext.model_args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
 from logic_consistency.options import SUITE_OPTIONS
 
-__all__ = ["PUBLIC_ARGS", "URL_ARGS", "Published", "public_metadata", "public_model_args", "public_url"]
+__all__ = [
+    "PUBLIC_ARGS",
+    "URL_ARGS",
+    "Published",
+    "public_args",
+    "public_metadata",
+    "public_model_args",
+    "public_url",
+]
 
 #: Arguments that are URLs: recorded as scheme, host, port and path (:func:`public_url`).
 URL_ARGS = frozenset({"base_url"})
@@ -53,7 +61,6 @@ PUBLIC_ARGS: dict[str, frozenset[str]] = {
     "lc-embedded": (_HF_PUBLIC - {"pretrained"}) | _declared("lc-embedded"),
     "hf": _HF_PUBLIC,
     "vllm": _VLLM_PUBLIC,
-    "dummy": frozenset(),
     **{
         name: _API_PUBLIC | {"num_concurrent", "max_retries", "timeout"}
         for name in (
@@ -116,8 +123,14 @@ def _parse(model_args: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def public_args(backend: str | None) -> frozenset[str]:
+    """The model arguments ``backend`` declares public (:data:`PUBLIC_ARGS`; others: ``model``,
+    ``pretrained``, ``revision``, ``dtype``)."""
+    return PUBLIC_ARGS.get(backend or "", _ANY_PUBLIC)
+
+
 def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any]:
-    public = PUBLIC_ARGS.get(backend or "", _ANY_PUBLIC)
+    public = public_args(backend)
     if name in URL_ARGS and name in public and isinstance(value, str):
         return True, public_url(value)
     if name in public and _is_plain(value):
@@ -150,14 +163,15 @@ def public_model_args(backend: str | None, model_args: str | Mapping[str, Any] |
 
 
 def public_metadata(metadata: Mapping[str, Any] | None, *, also: frozenset[str] = frozenset()) -> Published:
-    """The declared options of ``metadata`` (and the names in ``also``) with plain values; the rest named."""
+    """The declared options of ``metadata`` (and the names in ``also``: the public model arguments
+    lm-eval copies there) with plain values; the rest named."""
     if metadata is None:
         return Published(None)
     kept: dict[str, Any] = {}
     left: list[str] = []
     for name, value in metadata.items():
         if (name in SUITE_OPTIONS or name in also) and _is_plain(value):
-            kept[name] = value
+            kept[name] = public_url(value) if name in URL_ARGS and isinstance(value, str) else value
         else:
             left.append(f"metadata {str(name)!r}")
     return Published(kept, left)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from logic_consistency.harness_ext.publish import public_metadata
+from logic_consistency.harness_ext.publish import public_args, public_metadata
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex
@@ -150,7 +150,7 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
             "n_original": n_samples(run, task, "original"),
             "n_effective": n_samples(run, task, "effective"),
             # the allowlist: only declared options with plain values (harness_ext.publish), at any depth
-            "options": public_metadata(_metadata(run, task)).value,
+            "options": public_metadata(_metadata(run, task), also=public_args(config.get("model"))).value,
         }
     seeds = {key: config.get(key) for key in SEED_KEYS}
     # Not here: how a model is prompted (its chat template, the system instruction, few-shot as

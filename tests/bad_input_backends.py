@@ -104,7 +104,7 @@ def _preflight(entry: str, check: str) -> Any:
     return run
 
 
-for _name, _entry, _check, _expect in [
+for _name, _entry, _which, _expect in [
     ("metadata seed -1", "metadata: {seed: -1}", "check_metadata", ("models[0] (judge): metadata", "metadata.seed")),
     (
         "metadata ks above max_items",
@@ -125,4 +125,4 @@ for _name, _entry, _check, _expect in [
         ("models[0] (judge): extra_args", "--hf_hub_log_args", "HF_TOKEN"),
     ),
 ]:
-    CASES.add(f"preflight: {_name}", _preflight(_entry, _check), *_expect, error=ValueError)
+    CASES.add(f"preflight: {_name}", _preflight(_entry, _which), *_expect, error=ValueError)

@@ -133,9 +133,9 @@ CASES.add(
 )
 CASES.add(
     "model list metadata with a key inside a list",
-    _model_list("model: dummy, metadata: {{headers: [[Authorization, 'Bearer {s}']]}}"),
+    _model_list("model: dummy, metadata: {{extra: [[Authorization, 'Bearer {s}']]}}"),
     "models[0] (judge): metadata",
-    "'Authorization' in 'headers[0]'",
+    "'Authorization' in 'extra[0]'",
     error=CredentialError,
 )
 
