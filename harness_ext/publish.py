@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from logic_consistency.harness_ext.data_files import DATA_HASH_KEY
 from logic_consistency.harness_ext.model_args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
 from logic_consistency.options import SUITE_OPTIONS
 
@@ -46,6 +47,8 @@ _VLLM_PUBLIC = frozenset(
         "enable_thinking", "think_end_token",
     }
 )  # fmt: skip
+#: What the suite itself writes into a task's metadata and the row records (the hash of the data files read).
+SUITE_RECORDED = frozenset({DATA_HASH_KEY})
 #: What any backend not named below may record.
 _ANY_PUBLIC = frozenset({"model", "pretrained", "revision", "dtype"})
 
@@ -170,7 +173,7 @@ def public_metadata(metadata: Mapping[str, Any] | None, *, also: frozenset[str] 
     kept: dict[str, Any] = {}
     left: list[str] = []
     for name, value in metadata.items():
-        if (name in SUITE_OPTIONS or name in also) and _is_plain(value):
+        if (name in SUITE_OPTIONS or name in SUITE_RECORDED or name in also) and _is_plain(value):
             kept[name] = public_url(value) if name in URL_ARGS and isinstance(value, str) else value
         else:
             left.append(f"metadata {str(name)!r}")
