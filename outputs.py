@@ -57,15 +57,17 @@ def json_chunks(document: Any, *, indent: int | None = 1) -> Iterator[bytes]:
     NaN and infinities are refused (``allow_nan=False``): they are not JSON, and an undefined
     score is written as ``null`` by whoever computes it. The value of a key environment variable
     (``OPENAI_API_KEY``, ``HF_TOKEN``, ...: :func:`~logic_consistency.credentials.secret_environment`)
-    is never written: the encoder yields each string whole, so each piece is redacted on its own.
+    or a registered credential (:func:`~logic_consistency.credentials.register_secret`) is never
+    written: every string and key of the document is redacted before it is encoded (strings only, so
+    a key of a few characters never rewrites a number or the JSON syntax).
     """
     encoder = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False, sort_keys=False)
     secrets = Redactor.from_environment(patterns=False)
+    if secrets.secrets:
+        document = secrets.json(document)
     buffer: list[str] = []
     size = 0
-    for piece in encoder.iterencode(document):  # pure-Python iterencode: one piece per string
-        if secrets.secrets:
-            piece = secrets.text(piece)
+    for piece in encoder.iterencode(document):
         buffer.append(piece)
         size += len(piece)
         if size >= 1 << 16:
@@ -82,8 +84,8 @@ def jsonl_chunks(records: Iterable[Any]) -> Iterator[bytes]:
     writer = jsonlines.Writer(buffer, dumps=json.JSONEncoder(ensure_ascii=False).encode)
     secrets = Redactor.from_environment(patterns=False)
     for record in records:
-        writer.write(record)
-        yield secrets.text(buffer.getvalue()).encode("utf-8")
+        writer.write(secrets.json(record) if secrets.secrets else record)
+        yield buffer.getvalue().encode("utf-8")
         buffer.seek(0)
         buffer.truncate()
 

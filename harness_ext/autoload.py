@@ -91,15 +91,17 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.evaluator:simple_evaluate",
         "wraps",
-        "autoload.refuse_credentials_first",
-        "a credential in --model_args or --metadata is refused before lm-eval writes it into results files",
+        "autoload.refuse_credentials_first (publish_run.publishing)",
+        "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
+        "results record only the model arguments and options declared public (publish.py)",
         "lm-eval redacting or refusing credentials in the configuration it writes",
     ),
     LmEvalHook(
         "lm_eval.api.model:CachingLM.__init__",
         "wraps",
         "autoload._guard_request_cache (request_cache.guard_caching_lm)",
-        "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback",
+        "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback; answers are "
+        "redacted before they are stored (request_cache.RedactingStore)",
         "CachingLM checking its database when it opens it",
     ),
     LmEvalHook(
@@ -377,32 +379,13 @@ def _patch_evaluator(module: ModuleType) -> None:
 
 
 def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``lm_eval.evaluator.simple_evaluate``: a credential in ``model_args`` or ``metadata`` is refused first.
-
-    lm-eval writes both into every results file (``config.model_args``, each task's ``metadata``);
-    the one-line error (:func:`logic_consistency.credentials.refuse_credentials`) comes before the
-    model is built, so before any call and any file, and says where the key belongs.
-    """
-    import functools
-
+    """Wrap ``lm_eval.evaluator.simple_evaluate``: a credential in ``model_args`` or ``metadata`` is refused
+    before the model is built, logs are redacted, and the results record only what is declared public
+    (:func:`logic_consistency.harness_ext.publish_run.publishing`)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    import inspect
+    from logic_consistency.harness_ext.publish_run import publishing
 
-    from logic_consistency.credentials import refuse_credentials
-
-    signature = inspect.signature(simple_evaluate)
-
-    @functools.wraps(simple_evaluate)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = signature.bind_partial(*args, **kwargs).arguments
-        model = given.get("model")
-        backend = model if isinstance(model, str) else None
-        refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
-        refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
-        return simple_evaluate(*args, **kwargs)
-
-    wrapper._logic_consistency = True  # type: ignore[attr-defined]
-    return wrapper
+    return publishing(simple_evaluate)
 
 
 def _shard_documents(module: ModuleType) -> None:

@@ -27,7 +27,9 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from logic_consistency.credentials import redact, register_header
 from logic_consistency.harness_ext.chat_reply import logprob_content, post, post_once, ssl_setting
+from logic_consistency.harness_ext.chat_waves import send_in_waves
 from logic_consistency.harness_ext.choice_reading import (
     DEFAULT_MAX_TOKENS,
     ChoiceAnswer,
@@ -112,6 +114,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         if not kwargs.get("base_url"):
             raise ValueError("lc-chat: base_url is required (the full .../v1/chat/completions URL)")
         super().__init__(**kwargs)
+        register_header(self.header, "the lc-chat credential")  # redacted at any length in every output
         # Readings already made in this process, by (context, choices): a greedy reading is
         # deterministic, so a context another task already asked (PairS rounds ask the pairwise
         # task's prompts) is answered from memory, never sent twice.
@@ -227,6 +230,29 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         A reading answers every choice of its context, so it is cached here, one entry per request,
         as it returns; a generation is cached as lm-eval does.
         """
+        async with sem:
+            return await self._send(
+                session,
+                messages,
+                generate=generate,
+                cache_keys=cache_keys,
+                ctxlens=ctxlens,
+                gen_kwargs=gen_kwargs,
+                **kwargs,
+            )
+
+    async def _send(
+        self,
+        session: Any,
+        messages: Any,
+        *,
+        generate: bool,
+        cache_keys: Any,
+        ctxlens: Any,
+        gen_kwargs: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """One attempt of one call: post, read the reply, cache its answers."""
         payload = self._create_payload(
             self.create_message(messages),
             generate=generate,
@@ -234,14 +260,9 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             seed=self._seed,
             **kwargs,
         )
-        async with sem:
-            try:
-                reply = await post(
-                    session, self.base_url, payload, headers=self.header, timeout=self.timeout, ssl_context=self._ssl
-                )
-            except Exception as error:
-                eval_logger.warning("lc-chat: attempt failed (%s: %s); retrying", type(error).__name__, error)
-                raise
+        reply = await post(
+            session, self.base_url, payload, headers=self.header, timeout=self.timeout, ssl_context=self._ssl
+        )
         self._note_model(reply)
         if not generate:
             readings = self.parse_logprobs(reply, ctxlens=ctxlens)
@@ -254,6 +275,27 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         for answer, key in zip(answers, cache_keys or [], strict=False):
             self.cache_hook.add_partial("generate_until", key, answer)
         return answers
+
+    async def get_batched_requests(
+        self,
+        requests: list[Any],
+        cache_keys: list[Any],
+        *,
+        generate: bool = True,
+        ctxlens: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """lm-eval's concurrent calls, but a bad reply costs at most one wave (:mod:`.chat_waves`)."""
+        return await send_in_waves(
+            self._send,
+            requests,
+            cache_keys,
+            ctxlens or [None] * len(requests),
+            concurrent=self._concurrent,
+            batch_size=self._batch_size,
+            max_retries=self.max_retries,
+            call_kwargs={"generate": generate, **kwargs},
+        )
 
     def _cache(self, arguments: Sequence[tuple[Any, str]], reading: Sequence[ChoiceAnswer]) -> None:
         for args, answer in zip(arguments, reading, strict=True):
@@ -285,8 +327,10 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
 
     def _endpoint_error(self, error: BaseException) -> RuntimeError:
         return RuntimeError(
-            f"lc-chat: the chat endpoint base_url={self.base_url} gave no usable answer after "
-            f"max_retries={self.max_retries} attempts: {type(error).__name__}: {error}"
+            redact(
+                f"lc-chat: the chat endpoint base_url={self.base_url} gave no usable answer after "
+                f"max_retries={self.max_retries} attempts: {type(error).__name__}: {error}"
+            )
         )
 
     # ------------------------------------------------------------------ requests

@@ -20,6 +20,8 @@ from typing import Any
 
 import aiohttp
 
+from logic_consistency.credentials import redact
+
 
 class ReplyError(ValueError):
     """A reply that is not a usable chat completion (the message names the endpoint)."""
@@ -81,6 +83,11 @@ def post_once(url: str, payload: Mapping[str, Any], **options: Any) -> dict[str,
     return asyncio.run(run())
 
 
+def _start(text: str, content_type: str) -> str:
+    """The content type and start of a reply, redacted before the cut (an echoed key of any length never shows)."""
+    return f"{content_type or 'no content type'}, starting {redact(text)[:80]!r}"
+
+
 def checked_reply(body: bytes, *, url: str, content_type: str = "") -> dict[str, Any]:
     """The JSON object of a chat-completions reply with a non-empty ``choices`` list.
 
@@ -89,21 +96,22 @@ def checked_reply(body: bytes, *, url: str, content_type: str = "") -> dict[str,
             without choices; the message names ``url`` and shows the start of the body.
     """
     text = body.decode("utf-8", errors="replace")
-    shown = f"{content_type or 'no content type'}, starting {text[:80]!r}"
     try:
         reply = json.loads(text)
     except ValueError:
         raise ReplyError(
-            f"lc-chat: base_url={url} sent a reply that is not JSON ({shown}); is it an "
+            f"lc-chat: base_url={url} sent a reply that is not JSON ({_start(text, content_type)}); is it an "
             "OpenAI-compatible /v1/chat/completions URL (not a login page or proxy)?"
         ) from None
     if not isinstance(reply, dict):
-        raise ReplyError(f"lc-chat: base_url={url} sent JSON that is not an object ({shown})")
+        raise ReplyError(f"lc-chat: base_url={url} sent JSON that is not an object ({_start(text, content_type)})")
     if "error" in reply and "choices" not in reply:
-        raise ReplyError(f"lc-chat: base_url={url} answered with an error: {str(reply['error'])[:200]}")
+        raise ReplyError(f"lc-chat: base_url={url} answered with an error: {redact(str(reply['error']))[:200]}")
     choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise ReplyError(f"lc-chat: base_url={url} sent a reply without choices (choices: {choices!r:.80})")
+        raise ReplyError(
+            f"lc-chat: base_url={url} sent a reply without choices (choices: {redact(repr(choices))[:80]})"
+        )
     return reply
 
 
@@ -118,6 +126,6 @@ def logprob_content(reply: Mapping[str, Any], *, url: str) -> list[Any]:
     if not isinstance(content, list) or not content:
         raise ReplyError(
             f"lc-chat: the reply of base_url={url} has no choices[0].logprobs.content "
-            f"(logprobs: {logprobs!r:.80}); does the endpoint support logprobs and top_logprobs?"
+            f"(logprobs: {redact(repr(logprobs))[:80]}); does the endpoint support logprobs and top_logprobs?"
         )
     return content

@@ -9,6 +9,9 @@ with :func:`guard_caching_lm`, which opens the file first and raises :class:`Req
 * **corrupt**: "delete it (its answers are lost and asked again) or pass another --use_cache";
 * **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable
   folder".
+
+:class:`RedactingStore` redacts every answer of this process's credentials before it is stored: an
+echoed key never reaches ``cache/*.db``.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_writable
 
-__all__ = ["MARKER", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
+__all__ = ["MARKER", "RedactingStore", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
 
 #: Seconds to wait for another run's lock before calling the cache busy (SQLite's own default).
 BUSY_TIMEOUT = 5.0
@@ -103,6 +107,46 @@ def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
         check_request_cache(cache_db)
         init(self, lm, cache_db, *args, **kwargs)
+        self.dbdict = RedactingStore(self.dbdict)
+        lm.set_cache_hook(self.get_cache_hook())  # the hook init made holds the bare database
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _redacted(value: Any, redactor: Redactor) -> Any:
+    """``value`` with every string in it redacted, keeping its type (a tuple stays a tuple)."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, (tuple, list)):
+        items = [_redacted(item, redactor) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value  # nothing redacted: the very object (a reading's named tuple) is stored
+        make = getattr(type(value), "_make", None)  # a named tuple takes its fields as one iterable
+        return make(items) if make is not None else type(value)(items)
+    return value
+
+
+class RedactingStore:
+    """A ``SqliteDict`` whose stored answers never hold a credential of this process.
+
+    Only the literal credentials are replaced (the values a backend sends, the key environment
+    variables, a model list's ``env``), not patterns: an answer is a model's text, read back on a
+    re-run.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        redactor = Redactor.from_environment(patterns=False)
+        self._store[key] = _redacted(value, redactor) if redactor.secrets else value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._store[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __getattr__(self, name: str) -> Any:  # get, commit, close, ... of the database
+        return getattr(self._store, name)

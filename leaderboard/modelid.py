@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
+from logic_consistency.harness_ext.publish import public_model_args
 
 __all__ = [
     "EMBEDDED_BACKEND",
@@ -45,7 +46,9 @@ class ModelIdentity:
     Attributes:
         name: Display name (model list ``name``; else derived from the model arguments).
         backend: lm-eval ``--model``.
-        model_args: lm-eval ``--model_args`` string, credentials redacted (:mod:`logic_consistency.credentials`).
+        model_args: lm-eval ``--model_args`` string: only the arguments its backend declares public
+            (:mod:`logic_consistency.harness_ext.publish`; ``base_url`` without user info, query
+            or fragment), credentials redacted (:mod:`logic_consistency.credentials`).
         revision: Checksum / revision of the weights (``"unpinned"`` when unknown).
         revision_source: Where ``revision`` came from (see the module docstring).
         precision: dtype or quantisation label.
@@ -153,7 +156,8 @@ def identify(
     """
     args = parse_model_args(model_args)
     clean = Redactor.from_environment()  # credentials never enter a row, its identity or a cache name
-    args_text = clean.text(format_model_args(model_args))
+    # a row records only the backend's public arguments (harness_ext.publish): the allowlist decides
+    args_text = clean.text(format_model_args(public_model_args(backend, model_args).value))
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
     if name is None:
         name = clean.text(embedded_name or args.get("pretrained") or args.get("model") or backend)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,7 +28,8 @@ from typing import Any
 import yaml
 
 from logic_consistency.common import check_link_loop, load_yaml, read_text
-from logic_consistency.credentials import refuse_credentials
+from logic_consistency.credentials import SECRET_NAMES_VARIABLE, is_switch, refuse_credentials, register_secret
+from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .extra_args import parse_extra_args
@@ -235,6 +237,9 @@ def _model_args(raw: Mapping[str, Any], where: str) -> str:
     if model_args is not None and not isinstance(model_args, (str, Mapping)):
         raise ValueError(f"{where}: 'model_args' must be a string 'k=v,...' or a mapping, got {model_args!r}")
     refuse_credentials(model_args, raw["model"].strip(), where=f"{where}: model_args")
+    note = public_model_args(raw["model"].strip(), model_args).note(f"{where}: model_args")
+    if note is not None:  # the allowlist decides what a board, a page or a run folder records
+        print(f"{note} (the run still gets them)", file=sys.stderr)
     return format_model_args(model_args)
 
 
@@ -255,7 +260,10 @@ def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     ):
         shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
-    return env
+    for name, value in env.items():  # every value the list names is a secret, at any length (issue 29),
+        if not is_switch(str(value)):  # but a number or a yes/no switch (OMP_NUM_THREADS: 1)
+            register_secret(str(value), name)
+    return {**env, SECRET_NAMES_VARIABLE: ",".join(sorted(env))} if env else env
 
 
 def _entry(

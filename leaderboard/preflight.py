@@ -8,6 +8,9 @@
   tag of lm-eval's ``TaskManager`` index (built-in tasks included, as the build's runs use it, plus
   an ``--include_path`` of ``extra_args``), a glob of them, a ``.yaml`` file or a folder of them;
 * each backend's model arguments go through the model-arguments check (:func:`check_model_args`);
+* every ``metadata`` option the suite declares is checked against its declaration, and ``ks``
+  against ``max_items`` (:func:`check_metadata`); ``extra_args`` whose own requirements are missing
+  (a hub push without a token, ``--wandb_args`` without wandb) are refused (:func:`check_extra_args`);
 * the folder embedded models are converted into must be writable when one still has to be
   converted there (:func:`check_model_cache`): an unwritable ``HOME`` is one line, not a traceback.
 
@@ -17,20 +20,30 @@ A refusal names the file, the entry, the key and the closest valid name.
 from __future__ import annotations
 
 import glob
-from collections.abc import Callable, Iterable, Sequence
+import importlib.util
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.model_args import check_model_args as check_backend_args
-from logic_consistency.options import closest
+from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest
 from logic_consistency.outputs import OutputError, check_writable
 
 from .modelid import EMBEDDED_BACKEND, parse_model_args
 from .modellist import ModelSpec
 
-__all__ = ["check_backends", "check_model_args", "check_model_cache", "check_tasks", "preflight"]
+__all__ = [
+    "check_backends",
+    "check_extra_args",
+    "check_metadata",
+    "check_model_args",
+    "check_model_cache",
+    "check_tasks",
+    "preflight",
+]
 
 
 def check_backends(specs: Iterable[ModelSpec]) -> None:
@@ -127,6 +140,58 @@ def check_model_args(spec: ModelSpec) -> None:
         raise ValueError(f"{spec.where}: model_args: {error}") from None
 
 
+def check_metadata(spec: ModelSpec) -> None:
+    """Every declared option of ``spec.metadata`` checked against its declaration, before any run.
+
+    (A key no package declares was refused or passed on when the list was read: lm-eval also puts
+    other families' options and model arguments there.) ``ks`` given with ``max_items`` must leave
+    room for its largest K, as the pairwise tasks require.
+
+    Raises:
+        ValueError: Naming the entry, ``metadata.<option>`` and what was expected.
+    """
+    where = f"{spec.where or spec.name}: metadata"
+    try:
+        for name, value in spec.metadata.items():
+            if name in SUITE_OPTIONS:
+                check_option(name, value, label=f"metadata.{name}", where=where)
+        ks, cap = spec.metadata.get("ks"), spec.metadata.get("max_items")
+        if isinstance(ks, list) and ks and isinstance(cap, int) and max(ks) > cap:
+            raise OptionError(
+                f"{where}: metadata.max_items={cap} leaves no room for the largest K in metadata.ks={ks}; "
+                "raise max_items or lower ks"
+            )
+    except OptionError as error:
+        raise ValueError(str(error)) from None
+
+
+def _has_token(spec: ModelSpec) -> bool:
+    return any(
+        (spec.env.get(name) or os.environ.get(name, "")).strip() for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+    )
+
+
+def check_extra_args(spec: ModelSpec) -> None:
+    """``extra_args`` whose requirements are missing: a hub push without a token, wandb not installed.
+
+    Raises:
+        ValueError: Naming the entry, the option and what to do.
+    """
+    options = spec.lm_eval_options
+    where = f"{spec.where or spec.name}: extra_args"
+    hub = options.get("hf_hub_log_args") or {}
+    if not isinstance(hub, Mapping):  # lm-eval parses it into a mapping; text from an older parser
+        hub = dict(part.split("=", 1) for part in str(hub).split(",") if "=" in part)
+    pushes = [str(name) for name, value in hub.items() if str(value).strip().lower() == "true"]
+    if any(name.startswith("push_") for name in pushes) and not _has_token(spec):
+        raise ValueError(
+            f"{where}: --hf_hub_log_args pushes to the hub ({', '.join(pushes)}) but no HF_TOKEN is set; "
+            "set HF_TOKEN in the environment or the entry's 'env', or drop the push"
+        )
+    if options.get("wandb_args") and importlib.util.find_spec("wandb") is None:
+        raise ValueError(f"{where}: --wandb_args needs wandb, which is not installed; pip install wandb, or drop it")
+
+
 def check_model_cache(specs: Iterable[ModelSpec]) -> None:
     """The folder embedded models are converted into must be writable if one of them is not there yet.
 
@@ -160,7 +225,8 @@ def check_model_cache(specs: Iterable[ModelSpec]) -> None:
 
 
 def preflight(specs: Sequence[ModelSpec], *, registry: bool = True) -> None:
-    """Run every check that needs no model call, in order: backends, model arguments, tasks, model cache.
+    """Run every check that needs no model call, in order: backends, model arguments, metadata, extra
+    arguments, tasks, model cache.
 
     (``extra_args`` were parsed when the model list was read, :func:`.extra_args.parse_extra_args`.)
     ``registry=False`` skips the backend names: a custom ``--lm-eval`` may register backends this
@@ -173,5 +239,7 @@ def preflight(specs: Sequence[ModelSpec], *, registry: bool = True) -> None:
         check_backends(specs)
     for spec in specs:
         check_model_args(spec)
+        check_metadata(spec)
+        check_extra_args(spec)
     check_tasks(specs)
     check_model_cache(specs)

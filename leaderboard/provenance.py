@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from logic_consistency.harness_ext.publish import public_args, public_metadata
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex, short_id
@@ -176,7 +177,8 @@ def run_settings(run: RunOutput, suite_version: str) -> dict[str, Any]:
             "num_fewshot": shots if isinstance(shots, int) and not isinstance(shots, bool) else None,
             "n_original": n_samples(run, task, "original"),
             "n_effective": n_samples(run, task, "effective"),
-            "options": {k: v for k, v in _metadata(run, task).items() if k not in NOT_OPTIONS},
+            # the allowlist: only declared options with plain values (harness_ext.publish), at any depth
+            "options": public_metadata(_metadata(run, task), also=public_args(config.get("model"))).value,
         }
         documents = documents_id(run, task, limit)
         if documents is not None:  # only then: the settings (and ids) of every other row stay as they were

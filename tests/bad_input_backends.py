@@ -5,6 +5,7 @@ or the endpoint and the position at fault."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,46 @@ CASES.add(
     "stage 'ranking'",
     "Refused before any call",
 )
+
+
+def _preflight(entry: str, check: str) -> Any:
+    """One model list entry through one preflight check (issue 29: these were found only after lm_eval started)."""
+
+    def run(tmp: Path) -> Any:
+        from logic_consistency.leaderboard import preflight
+        from logic_consistency.leaderboard.modellist import load_model_list
+
+        path = tmp / "models.yaml"
+        path.write_text(f"models:\n  - {{name: judge, model: dummy, {entry}}}\n", encoding="utf-8")
+        (spec,) = load_model_list(path)
+        saved = {name: os.environ.pop(name, None) for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")}
+        try:
+            return getattr(preflight, check)(spec)
+        finally:
+            os.environ.update({name: value for name, value in saved.items() if value is not None})
+
+    return run
+
+
+for _name, _entry, _which, _expect in [
+    ("metadata seed -1", "metadata: {seed: -1}", "check_metadata", ("models[0] (judge): metadata", "metadata.seed")),
+    (
+        "metadata ks above max_items",
+        "metadata: {ks: [3, 8], max_items: 5}",
+        "check_metadata",
+        ("metadata.max_items=5", "metadata.ks=[3, 8]"),
+    ),
+    (
+        "metadata option of the wrong type",
+        "metadata: {max_items: {nested: 3}}",
+        "check_metadata",
+        ("metadata.max_items",),
+    ),
+    (
+        "hub push without a token",
+        "extra_args: ['--hf_hub_log_args', 'hub_results_org=o,push_results_to_hub=True']",
+        "check_extra_args",
+        ("models[0] (judge): extra_args", "--hf_hub_log_args", "HF_TOKEN"),
+    ),
+]:
+    CASES.add(f"preflight: {_name}", _preflight(_entry, _which), *_expect, error=ValueError)

@@ -4,6 +4,7 @@ entry and where the key belongs, never the key itself."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,7 @@ CASES.add(
 )
 
 
-def _simple_evaluate(model: Any = None, model_args: Any = None, **_: Any) -> None:
+def _simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> None:
     raise AssertionError("the model was built although a credential was refused")
 
 
@@ -95,3 +96,83 @@ CASES.add(
     "OPENAI_API_KEY",
     error=CredentialError,
 )
+
+
+# ----------------------------------------------------------------------------- issue 29: lost and silent cases
+for _query in ("accessToken", "authToken", "apiToken", "secretKey", "clientSecret", "private_token"):
+    CASES.add(
+        f"model list with a credential (query name {_query} in base_url)",
+        _model_list(f"model: lc-chat, model_args: 'base_url=http://127.0.0.1:9/v1/chat/completions?{_query}={{s}}'"),
+        "models[0] (judge)",
+        f"query parameter {_query!r}",
+        "OPENAI_API_KEY",
+        error=CredentialError,
+    )
+for _query in ("X-Amz-Signature", "X-Amz-Security-Token", "api%2Dkey", "appkey", "ak"):
+    CASES.add(
+        f"lm_eval --model_args with a key in base_url (query name {_query})",
+        _never_echoed(
+            lambda _, q=_query: refuse_credentials_first(_simple_evaluate)(
+                model="local-chat-completions", model_args=f"model=m,base_url=http://127.0.0.1:9/v1?{q}={SECRET}"
+            )
+        ),
+        "lm_eval --model_args",
+        f"query parameter {_query!r}",
+        error=CredentialError,
+    )
+CASES.add(
+    "lm_eval --metadata with a key one level down",
+    _never_echoed(
+        lambda _: refuse_credentials_first(_simple_evaluate)(
+            model="dummy", model_args="", metadata={"gateway": {"api_key": SECRET}}
+        )
+    ),
+    "lm_eval --metadata",
+    "'gateway.api_key'",
+    error=CredentialError,
+)
+CASES.add(
+    "model list metadata with a key inside a list",
+    _model_list("model: dummy, metadata: {{extra: [[Authorization, 'Bearer {s}']]}}"),
+    "models[0] (judge): metadata",
+    "'Authorization' in 'extra[0]'",
+    error=CredentialError,
+)
+
+
+def _echoed(body: bytes, content_type: str, length: int) -> Callable[[Path], Any]:
+    """An endpoint's error body that echoes the key (of ``length`` characters) the backend sent."""
+    from logic_consistency.harness_ext.chat_reply import checked_reply
+
+    key = (SECRET * 20)[:length]
+
+    def run(_: Path) -> Any:
+        saved = os.environ.get("OPENAI_API_KEY")
+        os.environ["OPENAI_API_KEY"] = key
+        try:
+            checked_reply(body.replace(b"KEY", key.encode()), url="http://127.0.0.1:9/v1", content_type=content_type)
+        except Exception as error:
+            assert key not in str(error) and key[:4] not in str(error), str(error)
+            raise
+        finally:
+            if saved is None:
+                del os.environ["OPENAI_API_KEY"]
+            else:
+                os.environ["OPENAI_API_KEY"] = saved
+
+    return run
+
+
+for _length in (7, 162):
+    CASES.add(
+        f"endpoint echoing a {_length}-character key in a JSON error body",
+        _echoed(b'{"error": {"message": "Incorrect API key provided: KEY"}}', "application/json", _length),
+        "base_url=http://127.0.0.1:9/v1 answered with an error",
+        "[redacted OPENAI_API_KEY]",
+    )
+    CASES.add(
+        f"endpoint echoing a {_length}-character key in an HTML page",
+        _echoed(b"<html>KEY is not valid</html>", "text/html", _length),
+        "not JSON",
+        "[redacted OPENAI_API_KEY]",
+    )

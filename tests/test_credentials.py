@@ -147,7 +147,8 @@ def test_row_identity_and_cache_key_ignore_credentials() -> None:
     )
     assert SECRET not in json.dumps(first.as_json())
     assert first == second and cache_key(first) == cache_key(second)
-    assert first.model_args == "model=judge,base_url=http://REDACTED@h/v1?api-key=REDACTED,api_key=REDACTED"
+    # the allowlist: base_url as scheme, host, port and path; api_key is not a public argument
+    assert first.model_args == "model=judge,base_url=http://h/v1"
 
 
 def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:
@@ -165,3 +166,121 @@ def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:
         guarded(model="hf", model_args="pretrained=x", metadata={"password": SECRET})
     assert calls == []
     assert guarded(model="dummy", model_args="") == "ran" and guarded(model=object()) == "ran"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["accessToken", "authToken", "apiToken", "secretKey", "clientSecret", "private_token", "X-Amz-Signature"]
+    + ["X-Amz-Security-Token", "api%2Dkey", "API%2dKEY", "appkey", "ak", "AK", "x-amz-credential"],
+)
+def test_key_names_in_any_case_and_encoding(name: str) -> None:
+    """Issue 29: each of these query names was accepted and written."""
+    assert is_key_name(name)
+    url = f"base_url=http://127.0.0.1:9/v1/chat/completions?x=1&{name}={SECRET}"
+    assert find_credentials(url) == [f"query parameter {name!r} in 'base_url'"]
+    assert SECRET not in Redactor().text(url)
+
+
+def test_credentials_at_any_depth_of_metadata_and_in_lists() -> None:
+    metadata = {"gateway": {"api_key": SECRET}, "headers_list": [["Authorization", f"Bearer {SECRET}"]], "seed": 3}
+    assert find_credentials(metadata) == ["argument 'gateway.api_key'", "argument 'Authorization' in 'headers_list[0]'"]
+    assert SECRET not in json.dumps(Redactor().json(metadata))
+    assert Redactor().json({"pairs": [["model", "m"]], "n": [1, 2]}) == {"pairs": [["model", "m"]], "n": [1, 2]}
+
+
+@pytest.mark.parametrize("length", [1, 4, 7, 12, 200])
+def test_the_key_a_backend_sends_is_redacted_at_any_length(length: int, tmp_path: Path) -> None:
+    key = ("Zk4" * 70)[:length]
+    environ = {"OPENAI_API_KEY": key, "MY_SERVICE_TOKEN": "short7c"}  # key-like only by name: from 8 characters
+    assert secret_environment(environ) == {key: "OPENAI_API_KEY"}
+    assert key not in redact(f"echo {key}!", environ)
+    # JSON: strings only, so a one-character key never rewrites a number or the syntax
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", key)
+        atomic_write_json(tmp_path / "x.json", {"text": f"a {key} b", "n": 123, key: [key]})
+        document = json.loads((tmp_path / "x.json").read_text(encoding="utf-8"))
+    assert document["n"] == 123 and key not in json.dumps(document).replace('"n": 123', "")
+
+
+def test_a_short_key_never_rewrites_another_secrets_label() -> None:
+    """Placeholders first: a key ``e`` does not turn ``[redacted OPENAI_API_KEY]`` into ``[r[redacted ...]``."""
+    clean = Redactor({"e": "HF_TOKEN", "long-secret": "OPENAI_API_KEY"}, patterns=False).text("x long-secret e")
+    assert clean == "x [redacted OPENAI_API_KEY] [redacted HF_TOKEN]"
+
+
+def test_registered_and_model_list_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logic_consistency import credentials
+
+    monkeypatch.setattr(credentials, "_REGISTERED", {})
+    credentials.register_header({"Authorization": "Bearer Ab1", "X-Org": "org-9"}, "lc-chat")
+    credentials.register_header({"Authorization": "Bearer "}, "lc-chat")  # no key: nothing (never "Bearer")
+    assert Redactor.from_environment({}).secrets == {"Ab1": "lc-chat", "org-9": "lc-chat"}
+    named = {credentials.SECRET_NAMES_VARIABLE: "GATEWAY,THREADS", "GATEWAY": "gw1", "THREADS": "4"}
+    assert secret_environment(named) == {"gw1": "GATEWAY"}  # a number is a switch, not a key
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        "n" * 120_000,
+        ("abc=" + "z" * 100) * 10_000,
+        "?accessToken=q&" * 70_000,
+        ("http://" + "a" * 1000) * 1000,
+        ('"' + "a" * 10) * 90_000,
+        "Bearer " * 150_000,
+        f"x {SECRET} y Zk4 " * 40_000,
+        "a=" * 500_000,
+        "'a': '" * 150_000,
+    ],
+    ids=["run", "name", "pairs", "query", "urls", "quotes", "bearer", "secrets", "equals", "quoted"],
+)
+def test_redaction_of_a_megabyte_takes_under_a_second(text: str) -> None:
+    """Issue 29: a 20,000-character run took 5.8 s (quadratic); a 120,000-character name never ended."""
+    import time
+
+    redactor = Redactor({SECRET: "OPENAI_API_KEY", "Zk4": "HF_TOKEN"})
+    start = time.perf_counter()
+    clean = redactor.text(text)
+    assert time.perf_counter() - start < 1.0
+    assert SECRET not in clean and "Zk4" not in clean
+
+
+def test_a_direct_run_logs_and_records_only_public_model_arguments(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``simple_evaluate`` wrapper: lm-eval's log line and results show the allowlist, and one line says what was left out."""
+    import logging
+
+    from lm_eval.utils import simple_parse_args_string
+
+    model_args = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions?tenant=acme#frag,organization=org-7"
+    metadata = {"seed": 3, "gateway": {"url": "http://internal"}, "max_items": 5}
+
+    def simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> dict[str, Any]:
+        logging.getLogger("lm_eval.evaluator").info(
+            "Initializing %s model, with arguments: %s", model, simple_parse_args_string(model_args)
+        )
+        task_metadata = {**simple_parse_args_string(model_args), **metadata, "version": 1.0}
+        return {"config": {"model_args": model_args}, "configs": {"t": {"metadata": task_metadata}}}
+
+    with caplog.at_level(logging.INFO, logger="lm_eval.evaluator"):
+        results = refuse_credentials_first(simple_evaluate)("local-chat-completions", model_args, metadata=metadata)
+    public = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions"
+    assert results["config"]["model_args"] == public
+    assert results["configs"]["t"]["metadata"] == {
+        "model": "judge",
+        "base_url": "http://127.0.0.1:9/v1/chat/completions",
+        "seed": 3,
+        "max_items": 5,
+        "version": 1.0,
+    }
+    (line,) = [record.getMessage() for record in caplog.records if "Initializing" in record.getMessage()]
+    assert "acme" not in line and "org-7" not in line and "'base_url': 'http://127.0.0.1:9/v1/chat/completions'" in line
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(
+            "not recorded in the results (not declared public): model argument 'organization', metadata 'gateway'"
+        )
+    )

@@ -213,3 +213,87 @@ def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
     assert f"lc-chat: task '{task}' scores, in its stage 'sentence', continuations built from each" in run.stderr
     assert "Refused before any call" in run.stderr
     assert endpoint.posts == 0
+
+
+def _slow(respond: Callable[[_Handler], None], seconds: float = 0.3) -> Callable[[_Handler], None]:
+    """``respond`` after ``seconds``: several calls are in flight at once."""
+
+    def answer(handler: _Handler) -> None:
+        time.sleep(seconds)
+        respond(handler)
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "reason"),
+    [
+        (b"<html>Bad gateway</html>", "text/html", "not JSON"),
+        ({"choices": []}, "application/json", "without choices"),
+        (completion([("A", 3.0)]), "application/json", "has logprob 3.0"),
+    ],
+)
+@pytest.mark.parametrize("concurrent", [2, 4])
+def test_a_bad_reply_costs_at_most_one_wave(
+    endpoint: FakeEndpoint, body: Any, content_type: str, reason: str, concurrent: int
+) -> None:
+    """Issue 29: 13 calls (38 with num_concurrent=4) and ``Server disconnected`` became at most one wave."""
+    endpoint.respond = _slow(lambda handler: handler.send(200, body, content_type))
+    retries = 3
+    lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=retries, timeout=5, num_concurrent=concurrent)
+    with pytest.raises(ValueError, match=reason) as raised:
+        lm.loglikelihood(_requests(12), disable_tqdm=True)
+    message = str(raised.value)
+    assert f"base_url={endpoint.url}" in message and "disconnected" not in message.lower()
+    assert 1 <= endpoint.posts <= concurrent + retries, endpoint.posts
+
+
+def test_a_failing_endpoint_is_retried_then_stops_every_call(endpoint: FakeEndpoint) -> None:
+    """An HTTP error is retried (it may heal); when the last attempt fails, no new call is sent."""
+    endpoint.respond = _slow(lambda handler: handler.send(500, {"error": "down"}), 0.1)
+    lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=2, timeout=5, num_concurrent=2)
+    with pytest.raises(RuntimeError, match=f"base_url={endpoint.url} gave no usable answer.*500") as raised:
+        lm.loglikelihood(_requests(12), disable_tqdm=True)
+    assert "disconnected" not in str(raised.value).lower()
+    assert endpoint.posts <= 2 * 2, endpoint.posts  # num_concurrent calls, each with its max_retries attempts
+
+
+@pytest.mark.parametrize("length", [4, 12, 162, 200])
+@pytest.mark.parametrize("form", ["json", "html"])
+def test_an_echoed_key_is_never_shown_at_any_length(
+    endpoint: FakeEndpoint, monkeypatch: pytest.MonkeyPatch, length: int, form: str
+) -> None:
+    """The key the backend sends is redacted from the error body before the 200-character cut."""
+    key = ("k9Zq" * 60)[:length]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    if form == "json":
+        body: Any = {"error": {"message": f"Incorrect API key provided: {key}. Find your key at ..."}}
+        content_type = "application/json"
+    else:
+        body, content_type = f"<html>{key} is not a valid key</html>".encode(), "text/html"
+    endpoint.respond = lambda handler: handler.send(200, body, content_type)
+    with pytest.raises(ValueError) as raised:
+        _judge(endpoint.url).loglikelihood(_requests(), disable_tqdm=True)
+    message = str(raised.value)
+    assert key not in message and key[: min(length, 20)] not in message
+    assert "[redacted" in message and f"base_url={endpoint.url}" in message
+
+
+def test_the_request_cache_never_stores_the_key(
+    endpoint: FakeEndpoint, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A generation echoing the key goes through lm-eval's ``CachingLM`` (``--use_cache``) redacted."""
+    from lm_eval.api.model import CachingLM
+
+    key = "Qx7w"  # four characters: a local server's key
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    reply = completion([("A", -0.1)])
+    reply["choices"][0]["message"]["content"] = f"my key is {key}"
+    endpoint.respond = lambda handler: handler.send(200, reply)
+    lm = CachingLM(_judge(endpoint.url), str(tmp_path / "cache" / "judge_rank0.db"))
+    context = JsonChatStr(json.dumps([{"role": "user", "content": "say the key"}]))
+    request = Instance("generate_until", {}, (context, {"until": [], "max_gen_toks": 8}), 0, ("toy", 0, 1))
+    assert lm.generate_until([request]) == [f"my key is {key}"]  # the run gets the answer as it came
+    lm.dbdict.commit()
+    stored = b"".join(path.read_bytes() for path in (tmp_path / "cache").iterdir())
+    assert key.encode() not in stored and b"my key is [redacted " in stored

@@ -92,6 +92,19 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
             {},
             r"models\[1\] \(api\): model_args: .*'max_token'.*'max_tokens'",
         ),
+        (GOOD, "2026-01-01", {"metadata": {"seed": -1}}, r"models\[0\] \(good\): metadata.*metadata.seed.*-1"),
+        (
+            GOOD,
+            "2026-01-01",
+            {"metadata": {"ks": [3, 6], "max_items": 5}},
+            r"metadata.max_items=5 leaves no room for the largest K in metadata.ks=\[3, 6\]",
+        ),
+        (
+            GOOD + "  - {name: hub, model: dummy, extra_args: ['--hf_hub_log_args', 'push_results_to_hub=True']}\n",
+            "2026-01-01",
+            {},
+            r"models\[1\] \(hub\): extra_args: --hf_hub_log_args pushes to the hub .*no HF_TOKEN",
+        ),
     ],
     ids=[
         "night not canonical",
@@ -100,14 +113,20 @@ def test_the_counter_counts_a_good_build(tmp_path: Path) -> None:
         "task override",
         "extra -a",
         "lc-chat model_args typo",
+        "metadata seed -1",
+        "metadata ks above max_items",
+        "hub push without a token",
     ],
 )
 def test_a_bad_input_is_refused_before_any_model_call(
     tmp_path: Path, entries: str, night: str, overrides: dict[str, Any], message: str
 ) -> None:
     counter = _Counter(tmp_path)
-    with pytest.raises(ValueError, match=message):
-        counter.build(entries, night, **overrides)
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+            patch.delenv(name, raising=False)
+        with pytest.raises(ValueError, match=message):
+            counter.build(entries, night, **overrides)
     assert counter.calls == 0, "a model was called before the refusal"
     assert not (tmp_path / "board" / "runs").exists() or not any((tmp_path / "board" / "runs").iterdir())
 
@@ -223,3 +242,22 @@ def test_the_model_list_refuses_extra_args_in_any_spelling(tmp_path: Path) -> No
         load_model_list(models)
     models.write_text("models:\n  - {name: a, model: dummy, extra_args: [--num_fewshot, '0']}\n", encoding="utf-8")
     assert load_model_list(models)[0].lm_eval_options == {"num_fewshot": 0}
+
+
+def test_wandb_args_need_wandb_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from logic_consistency.leaderboard import preflight
+
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  - {name: w, model: dummy, extra_args: ['--wandb_args', 'project=p']}\n", "utf-8")
+    (spec,) = load_model_list(models)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a))
+    with pytest.raises(ValueError, match=r"models\[0\] \(w\): extra_args: --wandb_args needs wandb"):
+        preflight.check_extra_args(spec)
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
+    models.write_text(
+        "models:\n  - {name: h, model: dummy, extra_args: ['--hf_hub_log_args', 'push_samples_to_hub=True']}\n", "utf-8"
+    )
+    preflight.check_extra_args(load_model_list(models)[0])  # with a token: accepted

@@ -94,6 +94,7 @@ def _with_credentials(source: Path, target: Path, secret: str) -> Path:
     path = target / source.name
     data = json.loads(path.read_text(encoding="utf-8"))
     url = f"http://judge-user:{secret}-password@127.0.0.1:9/v1/chat/completions?api-key={secret}-query"
+    data["config"]["model"] = "local-chat-completions"  # a backend that declares model and base_url public
     data["config"]["model_args"] = f"model=judge-model,base_url={url},api_key={secret}-arg"
     for config in data["configs"].values():
         config.setdefault("metadata", {}).update(model="judge-model", base_url=url, api_key=f"{secret}-arg")
@@ -187,9 +188,8 @@ def test_ingest_warns_once_naming_the_fields_and_a_rotated_key_keeps_the_row(wri
     board = json.loads((written["out"] / "leaderboard.json").read_text(encoding="utf-8"))
     judges = [row for row in board["rows"] if row["model"]["name"] == "judge-model"]
     assert len(judges) == 1  # the rotated key gave the same row id: one row, measured again
-    assert judges[0]["model"]["model_args"] == (
-        "model=judge-model,base_url=http://REDACTED@127.0.0.1:9/v1/chat/completions?api-key=REDACTED,api_key=REDACTED"
-    )
+    # the allowlist: base_url as scheme, host, port and path; api_key is no public argument
+    assert judges[0]["model"]["model_args"] == "model=judge-model,base_url=http://127.0.0.1:9/v1/chat/completions"
     history = json.loads((written["out"] / "history" / "2026-05-02.json").read_text(encoding="utf-8"))
     assert [row["row_id"] for row in history["rows"]] == [judges[0]["row_id"]]
 

@@ -1,0 +1,180 @@
+"""What a written file may record of a model and its options: an allowlist, declared per backend.
+
+Every file the suite writes (board, history, page, run folders, results JSON, logs) records of a
+model only the arguments its backend declares public here (:data:`PUBLIC_ARGS`: ``model``,
+``pretrained``, ``revision``, ``dtype``, ``max_tokens``, ...). ``base_url`` is recorded as scheme,
+host, port and path only (:func:`public_url`): never user info, a query or a fragment. Anything else
+is left out, neither guessed secret nor guessed safe, and one line names what was left out. The same
+rule holds for ``--metadata``, at any depth: only the suite's declared options
+(:data:`logic_consistency.options.SUITE_OPTIONS`) with plain values are recorded.
+
+Imports no lm-eval (the ``simple_evaluate`` wrapper that applies it to direct ``lm_eval`` runs is
+:mod:`logic_consistency.harness_ext.publish_run`).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from logic_consistency.harness_ext.data_files import DATA_HASH_KEY
+from logic_consistency.harness_ext.model_args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
+from logic_consistency.options import SUITE_OPTIONS
+
+__all__ = [
+    "PUBLIC_ARGS",
+    "URL_ARGS",
+    "Published",
+    "public_args",
+    "public_metadata",
+    "public_model_args",
+    "public_url",
+]
+
+#: Arguments that are URLs: recorded as scheme, host, port and path (:func:`public_url`).
+URL_ARGS = frozenset({"base_url"})
+#: lm-eval's API arguments that are public: not ``header`` (credentials) nor ``ca_cert_path`` (a local path).
+_API_PUBLIC = _API_PASSED - {"header", "ca_cert_path"}
+#: lm-eval's ``hf`` arguments that are public: not ``offload_folder`` (a local path).
+_HF_PUBLIC = _HF_PASSED - {"offload_folder"}
+_VLLM_PUBLIC = frozenset(
+    {
+        "pretrained", "revision", "dtype", "tokenizer", "tokenizer_mode", "tokenizer_revision", "trust_remote_code",
+        "tensor_parallel_size", "data_parallel_size", "quantization", "max_gen_toks", "swap_space", "batch_size",
+        "max_batch_size", "max_length", "max_model_len", "seed", "gpu_memory_utilization", "device", "lora_local_path",
+        "enable_thinking", "think_end_token",
+    }
+)  # fmt: skip
+#: What the suite itself writes into a task's metadata and the row records (the hash of the data files read).
+SUITE_RECORDED = frozenset({DATA_HASH_KEY})
+#: What any backend not named below may record.
+_ANY_PUBLIC = frozenset({"model", "pretrained", "revision", "dtype"})
+
+
+def _declared(backend: str) -> frozenset[str]:
+    return frozenset(declared.name for declared in BACKEND_ARGS[backend].declared)
+
+
+#: The public model arguments, by lm-eval model name (others: :data:`_ANY_PUBLIC`).
+PUBLIC_ARGS: dict[str, frozenset[str]] = {
+    "lc-chat": _API_PUBLIC | _declared("lc-chat"),
+    "lc-hf": _HF_PUBLIC | _declared("lc-hf"),
+    "lc-embedded": (_HF_PUBLIC - {"pretrained"}) | _declared("lc-embedded"),
+    "hf": _HF_PUBLIC,
+    "vllm": _VLLM_PUBLIC,
+    **{
+        name: _API_PUBLIC | {"num_concurrent", "max_retries", "timeout"}
+        for name in (
+            "local-chat-completions",
+            "local-completions",
+            "openai-chat-completions",
+            "openai-completions",
+            "anthropic-chat",
+            "anthropic-chat-completions",
+            "anthropic-completions",
+            "azure-openai-chat-completions",
+        )
+    },
+}
+
+
+@dataclass
+class Published:
+    """What may be written, and the names left out (never their values)."""
+
+    value: Any
+    left_out: list[str] = field(default_factory=list)
+
+    def note(self, where: str) -> str | None:
+        """The one line naming what was left out, or ``None``."""
+        if not self.left_out:
+            return None
+        return (
+            f"logic-consistency: {where}: not recorded in any written file (not declared public): "
+            f"{', '.join(self.left_out)}"
+        )
+
+
+def public_url(url: str) -> str:
+    """``url`` as scheme, host, port and path: never user info, query or fragment."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # a port that is not a number, a broken IPv6 host: nothing of it is written
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _is_plain(value: Any) -> bool:
+    """A JSON scalar, or a list of them (an option's value; a mapping is never one)."""
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(item) and not isinstance(item, (list, tuple)) for item in value)
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _parse(model_args: str) -> list[tuple[str, str]]:
+    pairs = []
+    for part in model_args.split(","):
+        name, sep, value = part.partition("=")
+        if part.strip():
+            pairs.append((name.strip(), value.strip() if sep else ""))
+    return pairs
+
+
+def public_args(backend: str | None) -> frozenset[str]:
+    """The model arguments ``backend`` declares public (:data:`PUBLIC_ARGS`; others: ``model``,
+    ``pretrained``, ``revision``, ``dtype``)."""
+    return PUBLIC_ARGS.get(backend or "", _ANY_PUBLIC)
+
+
+def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any]:
+    public = public_args(backend)
+    if name in URL_ARGS and name in public and isinstance(value, str):
+        return True, public_url(value)
+    if name in public and _is_plain(value):
+        return True, value
+    return False, None
+
+
+def public_model_args(backend: str | None, model_args: str | Mapping[str, Any] | None) -> Published:
+    """The public part of ``model_args`` (same form: ``k=v,...`` text or a mapping) and the names left out."""
+    if model_args is None:
+        return Published(None)
+    if isinstance(model_args, Mapping):
+        kept: dict[str, Any] = {}
+        left: list[str] = []
+        for name, value in model_args.items():
+            keep, shown = _keep(backend, str(name), value)
+            if keep:
+                kept[str(name)] = shown
+            else:
+                left.append(f"model argument {str(name)!r}")
+        return Published(kept, left)
+    texts, left = [], []
+    for name, value in _parse(str(model_args)):
+        keep, shown = _keep(backend, name, value)
+        if keep:
+            texts.append(f"{name}={shown}")
+        else:
+            left.append(f"model argument {name!r}")
+    return Published(",".join(texts), left)
+
+
+def public_metadata(metadata: Mapping[str, Any] | None, *, also: frozenset[str] = frozenset()) -> Published:
+    """The declared options of ``metadata`` (and the names in ``also``: the public model arguments
+    lm-eval copies there) with plain values; the rest named."""
+    if metadata is None:
+        return Published(None)
+    kept: dict[str, Any] = {}
+    left: list[str] = []
+    for name, value in metadata.items():
+        if (name in SUITE_OPTIONS or name in SUITE_RECORDED or name in also) and _is_plain(value):
+            kept[name] = public_url(value) if name in URL_ARGS and isinstance(value, str) else value
+        else:
+            left.append(f"metadata {str(name)!r}")
+    return Published(kept, left)

@@ -1,0 +1,148 @@
+"""Direct ``lm_eval`` runs publish by allowlist and print no credential (issue 29).
+
+The autoload hook wraps ``lm_eval.evaluator.simple_evaluate`` (:func:`publishing`): before the model
+is built it refuses obvious credentials (:func:`logic_consistency.credentials.refuse_credentials`)
+and makes every log record and an uncaught exception's traceback pass through the redactor
+(:func:`redact_logs`), so an endpoint that echoes the key in its error body never prints it, even as
+the last line of a failed run. The results it returns (what lm-eval writes as the results JSON and
+the samples files) record only the public model arguments and declared options
+(:mod:`logic_consistency.harness_ext.publish`), and every string in them is redacted.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+from logic_consistency.credentials import Redactor, refuse_credentials
+from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, public_model_args, public_url
+
+__all__ = ["publish_results", "publishing", "redact_logs"]
+
+#: Texts logged as they were given and what is logged instead: lm-eval logs the model arguments it
+#: builds the model with (``Initializing lc-chat model, with arguments: {...}``); the log shows the
+#: public ones (:func:`_log_public_model_args`).
+_REPLACEMENTS: dict[str, str] = {}
+
+
+def _names(model_args: Any) -> set[str]:
+    if isinstance(model_args, Mapping):
+        return {str(name) for name in model_args}
+    return {part.partition("=")[0].strip() for part in str(model_args or "").split(",") if part.strip()}
+
+
+def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> None:
+    """lm-eval copies ``model_args | --metadata`` into each task's metadata: the same rule there."""
+    for name in list(metadata):
+        if name in given and name not in kept:
+            del metadata[name]
+        elif name in URL_ARGS and isinstance(metadata[name], str):
+            metadata[name] = public_url(metadata[name])
+
+
+def publish_results(
+    results: dict[str, Any], *, backend: str | None, model_args: Any, metadata: Mapping[str, Any] | None
+) -> list[str]:
+    """Rewrite ``results`` (lm-eval's, in place) to what may be written; returns the names left out."""
+    args = public_model_args(backend, model_args)
+    options = public_metadata(metadata)
+    config = results.get("config")
+    if isinstance(config, dict) and "model_args" in config:
+        config["model_args"] = args.value
+    given = _names(model_args) | set(metadata or {})
+    kept = _names(args.value) | set(options.value or {})
+    for task_config in (results.get("configs") or {}).values():
+        if isinstance(task_config, dict) and isinstance(task_config.get("metadata"), dict):
+            _clean_task_metadata(task_config["metadata"], given, kept)
+    redacted = Redactor.from_environment().json(results)
+    results.clear()
+    results.update(redacted)
+    return args.left_out + options.left_out
+
+
+class _RedactingRecords:
+    """A log record factory that redacts each message (and a logged traceback) when it is made."""
+
+    def __init__(self, factory: Callable[..., logging.LogRecord]) -> None:
+        self.factory = factory
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.factory(*args, **kwargs)
+        redactor = Redactor.from_environment()
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is the logging module's to report
+            return record
+        clean = message
+        for given, public in _REPLACEMENTS.items():
+            if given in clean:
+                clean = clean.replace(given, public)
+        clean = redactor.text(clean)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and record.exc_info[0] is not None:
+            record.exc_text = redactor.text("".join(traceback.format_exception(*record.exc_info)).rstrip("\n"))
+        return record
+
+
+def _redacting_excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    sys.stderr.write(Redactor.from_environment().text("".join(traceback.format_exception(kind, value, tb))))
+
+
+def redact_logs() -> None:
+    """Every log record and an uncaught exception's traceback of this process are redacted (idempotent)."""
+    factory = logging.getLogRecordFactory()
+    if not isinstance(factory, _RedactingRecords):
+        logging.setLogRecordFactory(_RedactingRecords(factory))
+    sys.excepthook = _redacting_excepthook
+
+
+def _log_public_model_args(backend: str | None, model_args: Any) -> None:
+    """Log the public model arguments wherever lm-eval logs the given ones (as text and as a parsed dict)."""
+    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.options import OptionError
+
+    if not model_args:
+        return
+    try:
+        parsed = parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args)
+    except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
+        return
+    _REPLACEMENTS[str(parsed)] = str(public_model_args(backend, parsed).value)
+    if isinstance(model_args, str):
+        _REPLACEMENTS[model_args] = str(public_model_args(backend, model_args).value)
+
+
+def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
+    signature = inspect.signature(simple_evaluate)
+
+    @functools.wraps(simple_evaluate)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = signature.bind_partial(*args, **kwargs).arguments
+        model = given.get("model")
+        backend = model if isinstance(model, str) else None
+        refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
+        refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        redact_logs()
+        _log_public_model_args(backend, given.get("model_args"))
+        results = simple_evaluate(*args, **kwargs)
+        if isinstance(results, dict):
+            left = publish_results(
+                results, backend=backend, model_args=given.get("model_args"), metadata=given.get("metadata")
+            )
+            if left:
+                print(
+                    f"logic-consistency: lm_eval: not recorded in the results (not declared public): {', '.join(left)}",
+                    file=sys.stderr,
+                )
+        return results
+
+    wrapper._logic_consistency = True  # type: ignore[attr-defined]
+    return wrapper

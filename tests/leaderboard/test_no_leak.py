@@ -1,0 +1,187 @@
+"""Issue 29, done when: a board written through ``leaderboard build`` (local executor), ``ingest`` and a
+direct ``lm_eval`` run, with a credential of 4, 12 and 200 characters planted in every place the audit
+used, holds none of them: every file under the output and cache folders is searched.
+
+The judge is a stub OpenAI-compatible server on 127.0.0.1 (:class:`Stub`): it answers readings,
+echoes the key it was sent in its generations, and, on the paths ending ``/echo-json`` and
+``/echo-html``, answers with an error body that holds the key.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = str(Path(sys.executable).parent)
+LM_EVAL = shutil.which("lm_eval", path=BIN) or "lm_eval"
+LOGIC_CONSISTENCY = shutil.which("logic-consistency", path=BIN) or "logic-consistency"
+TASKS = ("--tasks", "toy_pairwise", "--include_path", str(ROOT / "tests" / "fixtures" / "tasks"), "--limit", "2")
+#: The planted keys: a local server's 4 characters, 12, and 200 (cut at 200 characters before issue 29).
+KEYS = {4: "Qz4v", 12: "kW3-local-12", 200: ("sk-" + "Lp9x" * 50)[:200]}
+
+
+class Stub(http.server.ThreadingHTTPServer):
+    """An OpenAI-compatible chat endpoint that leaks the ``Authorization`` key it receives back."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def url(self, path: str = "/v1/chat/completions") -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        if self.path.endswith("/echo-json"):
+            body, kind = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}), "application/json"
+        elif self.path.endswith("/echo-html"):
+            body, kind = f"<html><body>401: {key} is not a valid key</body></html>", "text/html"
+        else:
+            top = [{"token": "A", "logprob": -0.4}, {"token": "B", "logprob": -1.2}]
+            choice = {"index": 0, "message": {"role": "assistant", "content": f"A (your key: {key})"}}
+            choice["logprobs"] = {"content": [{"token": "A", "logprob": -0.4, "top_logprobs": top}]}
+            body, kind = json.dumps({"model": f"judge-{key}", "choices": [choice]}), "application/json"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[Stub]:
+    server = Stub()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _env(key: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "OPENAI_API_KEY")}
+    return {
+        **env,
+        "LOGIC_CONSISTENCY_DATA": str(ROOT / "tests" / "fixtures" / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "OPENAI_API_KEY": key,
+    }
+
+
+def _run(*command: str, key: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, capture_output=True, text=True, env=_env(key), timeout=900, cwd=cwd)
+
+
+def _lm_eval(stub: Stub, root: Path, name: str, key: str, *, path: str = "/v1/chat/completions", **more: str) -> Any:
+    """A direct ``lm_eval`` run with its own output folder and request cache (a shared cache would answer it)."""
+    args = f"model=judge,base_url={stub.url(path)},max_retries=1,num_concurrent=2"
+    command = [LM_EVAL, "--model", "lc-chat", "--model_args", args, *TASKS, "--apply_chat_template"]
+    command += ["--output_path", str(root / "out" / name), "--use_cache", str(root / "cache" / name), "--log_samples"]
+    for option, value in more.items():
+        command += [f"--{option}", value]
+    return _run(*command, key=key, cwd=root)
+
+
+@pytest.fixture(scope="module")
+def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("no-leak")
+    runs: dict[str, subprocess.CompletedProcess[str]] = {}
+    # direct lm_eval: a good run whose generations and model name echo the key (4 characters), with the cache
+    runs["direct"] = _lm_eval(stub, root, "direct", KEYS[4])
+    # endpoints echoing the key in their error bodies (JSON: 12 and 200 characters; HTML: 200)
+    runs["echo-json-12"] = _lm_eval(stub, root, "echo-json-12", KEYS[12], path="/v1/echo-json")
+    runs["echo-json-200"] = _lm_eval(stub, root, "echo-json-200", KEYS[200], path="/v1/echo-json")
+    runs["echo-html-200"] = _lm_eval(stub, root, "echo-html-200", KEYS[200], path="/v1/echo-html")
+    # nested metadata and a key inside a list: refused before any call
+    nested = json.dumps({"gateway": {"api_key": KEYS[12]}, "extra": [["Authorization", f"Bearer {KEYS[200]}"]]})
+    runs["nested"] = _lm_eval(stub, root, "nested", KEYS[4], metadata=nested)
+    # a build: the key in the model list's env (12 characters) and a 4-character gateway value
+    models = root / "inputs" / "models.yaml"
+    models.parent.mkdir()
+
+    def entry(name: str, url: str) -> str:
+        return (
+            f"{{name: {name}, model: lc-chat, model_args: 'model=judge,base_url={url},max_retries=1', "
+            f"env: {{OPENAI_API_KEY: {KEYS[12]}, MY_GATEWAY: {KEYS[4]}}}, "
+            f"extra_args: ['--include_path', '{ROOT / 'tests' / 'fixtures' / 'tasks'}']}}"
+        )
+
+    lines = [
+        "tasks: toy_pairwise",
+        "limit: 2",
+        "apply_chat_template: true",
+        "models:",
+        f"  - {entry('judge', stub.url())}",
+    ]
+    lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-json'))}")
+    models.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    board = root / "board"
+    boot = ("--n-resamples", "1000", "--no-progress")
+    runs["build"] = _run(
+        LOGIC_CONSISTENCY, "leaderboard", "build", "--models", str(models), "--out", str(board),
+        "--night", "2026-05-01", "--html", str(root / "page" / "index.html"), *boot, key=KEYS[200], cwd=root,
+    )  # fmt: skip
+    # ingest the direct run's results into the same board
+    (results,) = (root / "out" / "direct").rglob("results_*.json")
+    runs["ingest"] = _run(
+        LOGIC_CONSISTENCY, "leaderboard", "ingest", str(results), "--out", str(board), "--night", "2026-05-02",
+        *boot, key=KEYS[4], cwd=root,
+    )  # fmt: skip
+    return {"root": root, "runs": runs, "board": board}
+
+
+def _holding(root: Path, needle: str) -> list[str]:
+    found = []
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_relative_to(root / "inputs") and needle.encode() in path.read_bytes():
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+def test_no_file_and_no_output_holds_a_key(written: dict[str, Any]) -> None:
+    root, runs = written["root"], written["runs"]
+    assert runs["direct"].returncode == 0, runs["direct"].stderr[-3000:]
+    assert runs["ingest"].returncode == 0, runs["ingest"].stderr[-3000:]
+    assert runs["build"].returncode == 1, runs["build"].stderr[-3000:]  # the echoing entry fails; judge is a row
+    files = [path for path in root.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".db" for path in files) and any(path.name.startswith("samples_") for path in files)
+    for length, key in KEYS.items():
+        needle = key if length < 200 else key[:24]  # also any 24-character piece of the long key's start
+        assert _holding(root, needle) == [], f"the {length}-character key is in these files"
+        for name, run in runs.items():
+            assert needle not in run.stdout + run.stderr, f"{name} printed the {length}-character key"
+
+
+def test_what_was_shown_instead(written: dict[str, Any]) -> None:
+    runs = written["runs"]
+    for name in ("echo-json-12", "echo-json-200", "echo-html-200"):
+        last = runs[name].stderr.strip().splitlines()[-1]
+        assert runs[name].returncode != 0 and "base_url=" in last and "[redacted " in runs[name].stderr, last
+    assert runs["nested"].returncode != 0
+    assert "'gateway.api_key'" in runs["nested"].stderr and "'Authorization' in 'extra[0]'" in runs["nested"].stderr
+    board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
+    (failure,) = board["failures"]
+    assert "[redacted " in json.dumps(failure)
+    row = next(row for row in board["rows"] if row["model"]["name"] == "judge")
+    assert row["model"]["model_args"].startswith("model=judge,base_url=http://127.0.0.1:")
