@@ -19,12 +19,11 @@ import difflib
 import functools
 import json
 import os
-import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
 import yaml
@@ -36,11 +35,9 @@ __all__ = [
     "TYPO_CUTOFF",
     "OptionError",
     "OptionTypeError",
-    "Declaration",
     "Declared",
     "check_bool",
     "check_choice",
-    "check_declared",
     "check_int",
     "check_option",
     "check_seed",
@@ -168,12 +165,6 @@ def check_choice(value: Any, choices: Collection[Any], *, name: str, where: str 
     return value
 
 
-#: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
-CREDENTIAL_NAME = re.compile(
-    r"(?:^|_)(?:api_?key|key|token|secret|password|passwd|credentials?|auth|bearer)(?:_|$)", re.I
-)
-
-
 @dataclass(frozen=True)
 class Declared:
     """One declared argument: name, type, bounds or choices, default and a one-line meaning."""
@@ -186,98 +177,6 @@ class Declared:
     maximum: int | float | None = None
     choices: tuple[Any, ...] | None = None
     nullable: bool = False
-
-
-@dataclass(frozen=True)
-class Declaration:
-    """The arguments one component takes, as data for :func:`check_declared`.
-
-    Attributes:
-        where: How errors name the source (``"lc-chat --model_args"``).
-        declared: Arguments checked (type, bounds, choices) and converted.
-        passed: Other accepted names, passed on unchecked (a parent class checks them).
-        refused: Names refused outright, each with the reason and what to do instead.
-        unknown: ``"refuse"``: any other name is an error; ``"near_miss"``: only a name close to a
-            known one is (:data:`TYPO_CUTOFF`), others pass on (to a library that takes any keyword).
-        credentials: Where a credential belongs; any other credential-like name is refused with it.
-    """
-
-    where: str
-    declared: tuple[Declared, ...]
-    passed: frozenset[str] = frozenset()
-    refused: Mapping[str, str] = field(default_factory=dict)
-    unknown: Literal["refuse", "near_miss"] = "refuse"
-    credentials: str | None = None
-
-    @property
-    def known(self) -> list[str]:
-        """Every accepted name, sorted."""
-        return sorted({arg.name for arg in self.declared} | self.passed)
-
-
-def _converted(value: Any, arg: Declared, where: str) -> Any:
-    """``value`` as ``arg.kind`` (strings too: a Python caller may pass ``"5"`` or ``"false"``)."""
-    if arg.kind is bool and isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if arg.kind is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    if arg.kind is float and isinstance(value, int | str) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    if isinstance(value, arg.kind) and not (arg.kind is not bool and isinstance(value, bool)):
-        return value
-    expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[arg.kind]
-    raise OptionTypeError(f"{_prefix(where)}{arg.name} must be {expected}, got {value!r} ({arg.meaning})")
-
-
-def _checked(value: Any, arg: Declared, where: str) -> Any:
-    value = _converted(value, arg, where)
-    if arg.choices is not None:
-        return check_choice(value, arg.choices, name=arg.name, where=where)
-    if arg.minimum is not None and value < arg.minimum:
-        raise OptionError(f"{_prefix(where)}{arg.name} must be at least {arg.minimum}, got {value} ({arg.meaning})")
-    if arg.maximum is not None and value > arg.maximum:
-        raise OptionError(f"{_prefix(where)}{arg.name} must be at most {arg.maximum}, got {value} ({arg.meaning})")
-    return value
-
-
-def _unknown(name: str, declaration: Declaration) -> None:
-    """Raise for a name the declaration does not accept (``near_miss``: only a close one).
-
-    A typo of a known name (``max_token``) is named as one before a credential-like name is refused.
-    """
-    where = declaration.where
-    if name in declaration.refused:
-        raise OptionError(f"{_prefix(where)}{name} is refused: {declaration.refused[name]}")
-    typo = difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
-    if not typo and declaration.credentials and CREDENTIAL_NAME.search(name):
-        raise OptionError(
-            f"{_prefix(where)}{name} is refused: a credential is never an argument; {declaration.credentials}"
-        )
-    near = typo or (difflib.get_close_matches(name, declaration.known, n=1) if declaration.unknown == "refuse" else [])
-    if near:
-        raise OptionError(f"{_prefix(where)}unknown argument {name!r}; did you mean {near[0]!r}?")
-    if declaration.unknown == "refuse":
-        raise OptionError(f"{_prefix(where)}unknown argument {name!r}; known: {declaration.known}")
-
-
-def check_declared(values: Mapping[str, Any], declaration: Declaration) -> dict[str, Any]:
-    """Check ``values`` against ``declaration``; return them with the declared ones converted.
-
-    Raises:
-        OptionError: A refused or unknown name (naming the closest known one), or a value out of
-            bounds or choices; :class:`OptionTypeError` for a value of the wrong type.
-    """
-    declared = {arg.name: arg for arg in declaration.declared}
-    out = dict(values)
-    for name, value in values.items():
-        if name in declared:
-            out[name] = _checked(value, declared[name], declaration.where)
-        elif name in declaration.refused or name not in declaration.passed:
-            _unknown(name, declaration)
-    return out
 
 
 # ------------------------------------------------------------------------------- task options

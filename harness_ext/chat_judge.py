@@ -37,8 +37,7 @@ from logic_consistency.harness_ext.choice_reading import (
     is_single_choice,
     read_choices,
 )
-from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS
-from logic_consistency.options import check_declared
+from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS, check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")
@@ -138,7 +137,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         return {"reported_models": sorted(self.reported_models)}
 
     # ------------------------------------------------------------------ payloads
-    # lm-eval hook: overrides a private upstream method; listed and pinned in autoload.LM_EVAL_HOOKS.
+    # lm-eval hook: overrides a private upstream method; listed and pinned in lm_eval_hooks.LM_EVAL_HOOKS.
     def _create_payload(
         self,
         messages: Any,

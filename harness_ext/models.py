@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS
-from logic_consistency.options import check_declared
+from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS, check_declared
 from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"

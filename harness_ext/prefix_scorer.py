@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 
-from logic_consistency.harness_ext.model_args import HF_ARGS
+from logic_consistency.harness_ext.model_args import HF_ARGS, check_declared
 from logic_consistency.harness_ext.prefix_batches import (
     CachedRows,
     batches,
@@ -34,7 +34,6 @@ from logic_consistency.harness_ext.prefix_batches import (
     select_rows,
 )
 from logic_consistency.harness_ext.prefix_trie import PrefixGroup, plan_prefix_groups
-from logic_consistency.options import check_declared
 
 eval_logger = logging.getLogger(__name__)
 
@@ -69,7 +68,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             eval_logger.warning(duplicated)
 
     # ------------------------------------------------------------------ lm-eval entry point
-    # lm-eval hook: overrides a private upstream method; listed and pinned in autoload.LM_EVAL_HOOKS.
+    # lm-eval hook: overrides a private upstream method; listed and pinned in lm_eval_hooks.LM_EVAL_HOOKS.
     def _loglikelihood_tokens(
         self,
         requests: list[Request],

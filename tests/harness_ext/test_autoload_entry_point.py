@@ -144,3 +144,18 @@ def test_discovery_without_our_entry_point_keeps_the_patch() -> None:
     manager = module.TaskManager(include_defaults=False)
     assert built[1:] == [[tasks_dir().resolve()]]
     assert SUITE_TASK in manager.all_subtasks
+
+
+def test_python_dash_m_lm_eval_runs_with_the_hook_on() -> None:
+    """``python -m lm_eval`` asks the wrapped loader of ``lm_eval.__main__`` for ``get_code``: the hook's
+    loader hands the rest of the loader protocol to the real one (it used to raise AttributeError)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, autoload.ENV_SWITCH: "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "lm_eval", "run", "--help"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "--tasks" in result.stdout and "get_code" not in result.stderr

@@ -1,4 +1,4 @@
-"""Every reach into lm-eval beyond its public API is listed (``autoload.LM_EVAL_HOOKS``) and pinned.
+"""Every reach into lm-eval beyond its public API is listed (``lm_eval_hooks.LM_EVAL_HOOKS``) and pinned.
 
 An lm-eval upgrade that changes a wrapped or overridden function fails here, in the suite's tests,
 not inside a user's run.
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from logic_consistency.harness_ext import autoload
-from logic_consistency.harness_ext.autoload import LM_EVAL_HOOKS, PINNED_LM_EVAL_VERSION
+from logic_consistency.harness_ext.autoload import PINNED_LM_EVAL_VERSION
+from logic_consistency.harness_ext.lm_eval_hooks import LM_EVAL_HOOKS, LmEvalHook
 
 #: ``str(inspect.signature(...))`` of each upstream function in lm-eval 0.4.13.
 PINNED_SIGNATURES = {
@@ -98,7 +99,7 @@ def test_every_hook_is_listed_once_with_its_reasons() -> None:
 
 
 @pytest.mark.parametrize("hook", [h for h in LM_EVAL_HOOKS if h.kind != "reads"], ids=lambda h: h.upstream)
-def test_upstream_signature_is_the_pinned_one(hook: autoload.LmEvalHook) -> None:
+def test_upstream_signature_is_the_pinned_one(hook: LmEvalHook) -> None:
     assert str(inspect.signature(_upstream(hook.upstream))) == PINNED_SIGNATURES[hook.upstream], (
         f"lm-eval changed {hook.upstream}, which the suite {hook.kind} ({hook.by}): re-check that hook"
     )
@@ -229,7 +230,7 @@ def _reaches(tree: ast.Module, lm_eval_private: set[str], suite_own: set[str]) -
 
 
 def test_every_private_lm_eval_name_the_package_uses_is_in_the_hooks_table() -> None:
-    """A new reach into lm-eval's internals fails here until it is listed in ``autoload.LM_EVAL_HOOKS``
+    """A new reach into lm-eval's internals fails here until it is listed in ``lm_eval_hooks.LM_EVAL_HOOKS``
     (and so pinned above): a private module, a private function or attribute, an overridden private method."""
     trees = _package_trees()
     lm_eval_private = _lm_eval_private_names()
@@ -241,7 +242,9 @@ def test_every_private_lm_eval_name_the_package_uses_is_in_the_hooks_table() -> 
         for name in _reaches(tree, lm_eval_private, suite_own)
         if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", listed)
     }
-    assert not unlisted, f"private lm-eval names used but not listed in autoload.LM_EVAL_HOOKS: {sorted(unlisted)}"
+    assert not unlisted, (
+        f"private lm-eval names used but not listed in harness_ext/lm_eval_hooks.py: {sorted(unlisted)}"
+    )
 
 
 def test_the_reach_finder_sees_each_kind_of_reach() -> None:

@@ -1,0 +1,165 @@
+"""Every reach of the suite into lm-eval 0.4.13 beyond its public API, listed once.
+
+``tests/harness_ext/test_lm_eval_hooks.py`` pins each upstream object's signature (an lm-eval upgrade
+fails in the suite's tests, not in a user's run) and finds every private lm-eval name the package
+uses, failing on one missing here. The patches applied at import are in ``autoload.py``, which does
+not import this table (it runs at every Python start-up). docs/architecture.md shows it as a table.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["LM_EVAL_HOOKS", "LmEvalHook"]
+
+
+class LmEvalHook(NamedTuple):
+    """One place where the suite reaches into lm-eval beyond its public API (see :data:`LM_EVAL_HOOKS`)."""
+
+    #: The upstream object, ``module:qualified.name``.
+    upstream: str
+    #: ``wraps`` (patched at import, :data:`_CALLBACKS`), ``overrides`` (a private method a subclass
+    #: replaces), ``calls`` (a private function, module or format the suite depends on) or ``reads`` (a
+    #: private attribute read or set).
+    kind: str
+    #: Where the suite does it.
+    by: str
+    why: str
+    #: The upstream change that would let the suite drop it.
+    retire_when: str
+
+
+#: Every reach into lm-eval 0.4.13 beyond its public API. ``tests/harness_ext/test_lm_eval_hooks.py``
+#: pins each upstream object's signature, so an lm-eval upgrade fails in the suite's tests, not in a
+#: user's run; on another installed version :func:`_warn_if_unpinned` warns once before any patch.
+LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
+    LmEvalHook(
+        "lm_eval.tasks.manager:TaskManager.__init__",
+        "wraps",
+        "autoload._patch_task_manager",
+        "plain `lm_eval --tasks logic_consistency` finds the suite's YAML without --include_path",
+        "task plug-ins by entry point (group lm_eval.tasks) in a release; the hook then steps aside by itself",
+    ),
+    LmEvalHook(
+        "lm_eval.tasks.manager:TaskManager._index",
+        "reads",
+        "autoload._indexes_suite_folder",
+        "asks whether this lm-eval already indexes the suite's folder (entry-point discovery)",
+        "the same release as above (the probe can then be removed with the patch)",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator:evaluate",
+        "wraps",
+        "autoload._patch_evaluator (current_run.publish_lm, placeholders.answered_here, shards.shard_evaluate)",
+        "two-stage tasks run later stages with the run's model while requests are built; requests whose answer "
+        "is ignored never reach the model; a shard evaluates only its documents; lc-chat refuses tasks first",
+        "chained (multi-stage) tasks in lm-eval; a request flag for answers that are not used; sharded evaluation",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator:simple_evaluate",
+        "wraps",
+        "autoload.refuse_credentials_first (publish_run.publishing)",
+        "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
+        "results record only the model arguments and options declared public (publish.py)",
+        "lm-eval redacting or refusing credentials in the configuration it writes",
+    ),
+    LmEvalHook(
+        "lm_eval.api.model:CachingLM.__init__",
+        "wraps",
+        "autoload._guard_request_cache (request_cache.guard_caching_lm)",
+        "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback; answers are "
+        "redacted before they are stored (request_cache.RedactingStore)",
+        "CachingLM checking its database when it opens it",
+    ),
+    LmEvalHook(
+        "lm_eval.__main__:cli_evaluate",
+        "wraps",
+        "autoload._one_line_option_errors",
+        "a task's refusal of a bad option ends lm_eval with one line and exit status 2, not a traceback",
+        "lm_eval's CLI reporting task configuration errors as argument errors",
+    ),
+    LmEvalHook(
+        "lm_eval.api.task:Task.doc_iterator",
+        "wraps",
+        "autoload._shard_documents (shards.shard_doc_iterator)",
+        "under LOGIC_CONSISTENCY_SHARD a task lists only its shard's documents",
+        "document sharding in lm-eval beyond its data-parallel rank/world_size",
+    ),
+    LmEvalHook(
+        "lm_eval.models.huggingface:HFLM._loglikelihood_tokens",
+        "overrides",
+        "prefix_scorer.PrefixSharingHFLM",
+        "prompts that share a prefix are scored from one cached forward pass of it (lc-hf)",
+        "prefix (KV) sharing across requests in lm-eval's hf backend",
+    ),
+    *(
+        LmEvalHook(
+            f"lm_eval.api.task:ConfigurableTask.{table}",
+            "reads",
+            "base.PromptedTask (sets it), multistage (reads which aggregations exist)",
+            "a task's metrics, aggregations and directions come from the suite's own declarations, so lm-eval "
+            "never looks a metric up on the HF evaluate hub",
+            "a public API for a task to declare its metrics from Python",
+        )
+        for table in ("_metric_fn_list", "_metric_fn_kwargs", "_aggregation_list", "_higher_is_better")
+    ),
+    *(
+        LmEvalHook(
+            f"lm_eval.models.api_models:TemplateAPI.{attribute}",
+            "reads",
+            "chat_judge.ChatJudgeLM",
+            "lc-chat sends the run's seed and honours num_concurrent like lm-eval's own chat backends",
+            "public accessors for an API model's seed and concurrency",
+        )
+        for attribute in ("_seed", "_concurrent")
+    ),
+    LmEvalHook(
+        "lm_eval.tasks._yaml_loader:load_yaml",
+        "calls",
+        "check_task",
+        "check-task loads a YAML exactly as lm-eval does (include:, !function), so its verdict is lm-eval's",
+        "a public YAML loader in lm_eval.tasks",
+    ),
+    LmEvalHook(
+        "lm_eval.tasks._index:log",
+        "reads",
+        "check_task._build",
+        "the index's warnings about the suite's tags seen twice (the user's folder and the suite) are silenced",
+        "task plug-ins by entry point, which index the suite once",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator_utils:_process_results",
+        "calls",
+        "shard_merge",
+        "merged shards are scored by lm-eval's own aggregation over the union of the per-document values",
+        "a public function that aggregates per-document values into results",
+    ),
+    LmEvalHook(
+        "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
+        "calls",
+        "shard_merge",
+        "the merged results have lm-eval's own layout, so ingest and correlate read them unchanged",
+        "the same public aggregation function",
+    ),
+    LmEvalHook(
+        "lm_eval._cli.run:Run.create",
+        "calls",
+        "leaderboard.extra_args",
+        "a model list's extra_args are checked with lm_eval's own parser before any run",
+        "a public function returning lm_eval's argument parser",
+    ),
+    LmEvalHook(
+        "lm_eval.api.model:hash_args",
+        "calls",
+        "tasks.pairwise.self_agreement_task",
+        "self-agreement samples are keyed in CachingLM's database in the format hash_args gives its own keys",
+        "caching of sampled generations in lm-eval (keyed by sample index)",
+    ),
+    LmEvalHook(
+        "lm_eval.models.openai_completions:LocalChatCompletion._create_payload",
+        "overrides",
+        "chat_judge.ChatJudgeLM",
+        "a judgement asks the endpoint for top_logprobs, so answer-choice probabilities can be read (lc-chat)",
+        "log-likelihood requests answered from chat top_logprobs in lm-eval's chat backends",
+    ),
+)
