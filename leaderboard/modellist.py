@@ -260,10 +260,12 @@ def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     ):
         shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
-    for name, value in env.items():  # every value the list names is a secret, at any length (issue 29),
-        if not is_switch(str(value)):  # but a number or a yes/no switch (OMP_NUM_THREADS: 1)
-            register_secret(str(value), name)
-    return {**env, SECRET_NAMES_VARIABLE: ",".join(sorted(env))} if env else env
+    # every value the list names is a secret, at any length (issue 29), but a number or a yes/no
+    # switch (OMP_NUM_THREADS: 1); the run's lm_eval learns the names through SECRET_NAMES_VARIABLE
+    secret = sorted(name for name, value in env.items() if not is_switch(str(value)))
+    for name in secret:
+        register_secret(str(env[name]), name)
+    return {**env, SECRET_NAMES_VARIABLE: ",".join(secret)} if secret else env
 
 
 def _entry(
