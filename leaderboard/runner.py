@@ -130,6 +130,7 @@ def run_logged(
     timeout: float | None = None,
     on_output: Callable[[str], None] | None = None,
     redactor: Redactor | None = None,
+    shown: Sequence[str] | None = None,
 ) -> ProcessResult:
     """Run ``command`` in its own process group, appending its output to ``log_file``.
 
@@ -141,6 +142,8 @@ def run_logged(
         on_output: Called with each output line (progress display).
         redactor: Replaces credentials in the command echo and each output line before they are
             logged, kept or shown (default: the key environment variables of ``env``).
+        shown: The command as the log's echo shows it (default: ``command``): publish by allowlist,
+            e.g. only the public model arguments.
 
     Returns:
         Exit status (``None`` if it had to be killed), the last stderr lines, whether it timed out.
@@ -155,7 +158,7 @@ def run_logged(
     lock = threading.Lock()
     clean = redactor or Redactor.from_environment(env)
     with log_file.open("ab") as log:
-        log.write(clean.text(f"\n=== {iso_utc(time.time())} $ {' '.join(command)}\n").encode())
+        log.write(clean.text(f"\n=== {iso_utc(time.time())} $ {' '.join(shown or command)}\n").encode())
         log.flush()
         process = subprocess.Popen(
             list(command),

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
+from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
@@ -179,7 +180,13 @@ def _execute_in(job: UnitJob, out: Path, on_output: Callable[[str], None] | None
     if missing is not None:  # before lm_eval starts: never a call billed to no key, or to another's
         return UnitResult(job, None, False, "", 0.0, None, message=missing)
     before = {path: path.stat().st_mtime for path in find_files(out, RESULTS_PATTERN)} if out.is_dir() else {}
-    process = run_logged(command, log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output)
+    # the log's echo shows the public model arguments only (publish by allowlist)
+    public_args = public_model_args(job.spec.backend, job.spec.model_args).value or ""
+    public = dataclasses.replace(job.spec, model_args=public_args)
+    shown = lm_eval_command(public, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
+    process = run_logged(
+        command, log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output, shown=shown
+    )
     return UnitResult(
         job, process.returncode, process.timed_out, process.stderr_tail, process.seconds, _results_written(out, before)
     )
