@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,7 +93,7 @@ class LmEvalRun:
         model_args = f"pretrained={self.base},dtype=float32"
         if self.adapter is not None:
             model_args += f",peft={self.adapter}"
-        command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", model_args]
+        command = [_lm_eval(), "--model", "hf", "--model_args", model_args]
         command += ["--tasks", self.tasks, "--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
         command += ["--batch_size", self.batch_size, "--output_path", str(self.out), "--log_samples"]
         if self.limit is not None:
@@ -102,6 +103,11 @@ class LmEvalRun:
         if self.gen_kwargs:
             command += ["--gen_kwargs", self.gen_kwargs]
         return command
+
+
+def _lm_eval() -> str:
+    """The ``lm_eval`` script beside this Python (the venv's), else the one on ``PATH``."""
+    return shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or shutil.which("lm_eval") or "lm_eval"
 
 
 def _death_signal() -> Callable[[], None] | None:
