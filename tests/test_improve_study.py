@@ -49,7 +49,7 @@ def test_the_adapter_is_written_loads_in_plain_lm_eval_and_changes_the_log_likel
     assert (manifest["recipe"], manifest["split"], manifest["steps"]) == ("repair", "train", 3)
     assert manifest["data_examples"] > 0 and manifest["train_tokens_per_s"] > 0
     (results,) = find_files(study / "rows" / "repaired" / "test_eval", "results_*.json")
-    assert f"peft={adapter}" in json.loads(results.read_text())["config"]["model_args"]
+    assert json.loads(results.read_text())["config"]["model_args"]["peft"] == str(adapter)
     before = loglikelihoods(study / "rows" / "zero_shot" / "test_eval")
     after = loglikelihoods(study / "rows" / "repaired" / "test_eval")
     assert len(before) == len(after) > 0 and before != after
