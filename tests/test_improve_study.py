@@ -83,9 +83,11 @@ def test_the_suites_backends_score_the_adapter(study: Path) -> None:
         return [value for value, _ in model.loglikelihood(requests)]
 
     path = str(resolve("smollm2-135m-instruct"))
-    plain = scores(HFLM(pretrained=path, peft=str(adapter), dtype="float32", batch_size=2))
-    shared = scores(EmbeddedHFLM(model="smollm2-135m-instruct", peft=str(adapter), min_shared_tokens=1, batch_size=2))
-    base = scores(EmbeddedHFLM(model="smollm2-135m-instruct", min_shared_tokens=1, batch_size=2))
+    plain = scores(HFLM(pretrained=path, peft=str(adapter), dtype="float32", batch_size=2, device="cpu"))
+    shared = scores(
+        EmbeddedHFLM(model="smollm2-135m-instruct", peft=str(adapter), min_shared_tokens=1, batch_size=2, device="cpu")
+    )
+    base = scores(EmbeddedHFLM(model="smollm2-135m-instruct", min_shared_tokens=1, batch_size=2, device="cpu"))
     assert shared == pytest.approx(plain, abs=1e-3)
     assert base != pytest.approx(shared, abs=1e-6)
 
