@@ -38,6 +38,7 @@ __all__ = [
     "files_or_folders",
     "find_files",
     "instance_rng",
+    "instance_split",
     "load_yaml",
     "read_jsonl",
     "read_samples",
@@ -318,6 +319,27 @@ def instance_rng(seed: int, instance_id: str, purpose: str) -> np.random.Generat
     """
     digest = hashlib.sha256(f"{purpose}\x00{instance_id}".encode()).digest()
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+#: The values of the ``instance_split`` option (declared in ``harness_ext/_options_yaml``).
+INSTANCE_SPLITS = ("train", "test", "all")
+
+
+def instance_split(instance_id: str) -> str:
+    """``"train"`` or ``"test"``: the half of the instances ``instance_id`` belongs to.
+
+    It depends on the id alone (SHA-256, not the seed: a study that changes the seed keeps its test
+    instances out of training), so the two halves never overlap and are the same on every run.
+    """
+    digest = hashlib.sha256(f"instance_split\x00{instance_id}".encode()).digest()
+    return "train" if digest[0] % 2 == 0 else "test"
+
+
+def in_split(instance_id: str, split: str) -> bool:
+    """Whether the instance belongs to ``split`` (``train``, ``test`` or ``all``)."""
+    if split not in INSTANCE_SPLITS:
+        raise ValueError(f"instance split must be one of {INSTANCE_SPLITS}, got {split!r}")
+    return split == "all" or instance_split(instance_id) == split
 
 
 def select_item_indices(n_items: int, max_items: int | None, seed: int, instance_id: str) -> list[int]:

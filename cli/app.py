@@ -17,7 +17,7 @@ from typing import Any
 from logic_consistency import __version__
 from logic_consistency.outputs import OutputError
 
-from . import causal_confusion, check_task, correlate, export_gv, leaderboard, models, plan, repair, tasks_dir
+from . import causal_confusion, check_task, correlate, export_gv, improve, leaderboard, models, plan, repair, tasks_dir
 
 __all__ = ["COMMANDS", "DESCRIPTION", "OUTPUT_ERROR_STATUS", "build_parser", "main"]
 
@@ -39,6 +39,7 @@ COMMANDS: tuple[Callable[[Any], object], ...] = (
     export_gv.add_cli,
     causal_confusion.add_cli,
     repair.add_cli,
+    improve.add_cli,
     correlate.add_cli,
     leaderboard.add_cli,
     plan.add_cli,

@@ -15,8 +15,9 @@ from typing import Any, cast
 import jinja2
 from lm_eval.api.task import ConfigurableTask
 
+from logic_consistency.common import in_split
 from logic_consistency.harness_ext import data_files
-from logic_consistency.options import OptionError, reject_near_misses, reject_unknown
+from logic_consistency.options import OptionError, read_option, reject_near_misses, reject_unknown
 
 #: Jinja2 environment for prompt templates: a misspelt variable is an error, not an empty string.
 TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
@@ -67,6 +68,11 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
         config.setdefault("doc_to_text", "")
         config.setdefault("doc_to_target", "")
         self._render_kwargs: dict[str, Any] = {}
+        self.instance_split: str = read_option(
+            config["metadata"], "instance_split", where=f"task {config.get('task')!r}"
+        )
+        # a train or test run has it in its metadata (--metadata), so its results file says which half it scored;
+        # the default is not added, so the configs (and config hashes) of today's runs stay as they were
         # Options are checked before lm-eval's constructor loads any data (it calls download()).
         self.validate_options(config)
         super().__init__(config=config, **kwargs)
@@ -161,6 +167,32 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
         named = loader_parameter_names(loader)
         given = {**(self.config.metadata or {}), **(self.config.dataset_kwargs or {})}
         self.dataset = self.call_loader(loader, {key: value for key, value in given.items() if key in named})
+        self.select_instances()
+
+    def select_instances(self) -> None:
+        """Keep the documents of the ``instance_split`` option's half (``all``: every one).
+
+        An instance is a document's ``instance_id`` (pairwise: a SummEval article, a NovelEval query, a
+        CaTeRS story) or its ``id`` (a GV question); the half depends on that id alone
+        (:func:`logic_consistency.common.instance_split`).
+
+        Raises:
+            ValueError: A document has no id, or the half holds no document (names the task).
+        """
+        if self.instance_split == "all" or self.dataset is None:
+            return
+        task, split = self.config.task, self.instance_split
+        selected = {}
+        for name, part in self.dataset.items():
+            ids = [row.get("instance_id", row.get("id")) for row in part]
+            if any(instance is None for instance in ids):
+                raise ValueError(
+                    f"task {task!r}: metadata.instance_split={split!r} needs an instance_id or id per document"
+                )
+            selected[name] = part.select([i for i, instance in enumerate(ids) if in_split(str(instance), split)])
+        if all(len(part) == 0 for part in selected.values()):
+            raise ValueError(f"task {task!r}: metadata.instance_split={split!r} leaves no document; use more documents")
+        self.dataset = type(self.dataset)(selected)
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:  # noqa: D102
         if "__prompt__" in doc:

@@ -57,7 +57,10 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         self._fallback_reason: str | None = None
         if self.backend != "causal":
             self._fallback_reason = f"a {self.backend} model has no decoder-only prefix to share"
-        parameters = inspect.signature(self.model.forward).parameters
+        # a LoRA adapter (peft=) wraps the model in a PeftModel whose forward takes **kwargs and passes
+        # them on: what the pass may be given is what the wrapped model's forward names
+        inner = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        parameters = inspect.signature(inner.forward).parameters
         self._keeps_logits = "logits_to_keep" in parameters
         # Holes mode batches sibling prefixes of different lengths (padding slots hidden by the
         # attention mask, positions given explicitly). A sliding-window layer counts slots, not

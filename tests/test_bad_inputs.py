@@ -4,7 +4,7 @@ Every case builds its own bad input in ``tmp_path`` (hand-written fixtures from 
 copied and then broken), calls the public function or command a user would, and checks that the
 exception message names the file, field, option, argument or signal at fault. No model is loaded.
 The cases live by subject in ``tests/bad_input_*.py`` (data, options, metrics, commands, backends, outputs,
-files, setup, credentials, build, board);
+files, setup, credentials, build, board, training);
 ``tests/bad_inputs_support.py`` holds the case machinery and the runner.
 """
 
@@ -27,6 +27,7 @@ import bad_input_metrics  # noqa: E402
 import bad_input_options  # noqa: E402
 import bad_input_outputs  # noqa: E402 - issue 17's cases
 import bad_input_setup  # noqa: E402 - a user's task YAML, loader scores, HOME and cache folders
+import bad_input_training  # noqa: E402 - improve studies and the LoRA trainer (issue 30)
 from bad_inputs_support import Case, CaseTable, run_case  # noqa: E402
 
 CASES = CaseTable(
@@ -42,6 +43,7 @@ CASES = CaseTable(
         *bad_input_build.CASES,
         *bad_input_board.CASES,
         *bad_input_setup.CASES,
+        *bad_input_training.CASES,
     ]
 )
 

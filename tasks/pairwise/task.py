@@ -112,6 +112,7 @@ class PairwiseConsistencyTask(PromptedTask):
         else:
             super().download(dataset_kwargs, **kwargs)
             source = f"task {self.config.task!r}: dataset {self.config.dataset_path}"
+        self.select_instances()
         for name, split in self.dataset.items():  # bad human scores are refused before any model call
             check_human_scores(split, source=f"{source} split {name!r}")
         if self.options.max_items is not None:

@@ -13,7 +13,7 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.options import SUITE_OPTIONS, OptionError, declared_options
+from logic_consistency.options import OPTIONS_FILE, SUITE_OPTIONS, OptionError, declared_options, load_option_file
 from logic_consistency.tasks.data import DATA_ENV_VAR, _source
 from logic_consistency.tasks.pairwise.options import METADATA_KEYS
 
@@ -111,7 +111,9 @@ def test_suite_options_are_the_families_options() -> None:
         for p, spec in inspect.signature(loader).parameters.items()
         if spec.kind is spec.KEYWORD_ONLY
     }
-    assert names | set(METADATA_KEYS) == SUITE_OPTIONS
+    # and the options every task class reads whatever its family (harness_ext/_options_yaml: instance_split)
+    generic = {arg.name for arg in load_option_file(Path(tasks_dir()).parent / "harness_ext" / OPTIONS_FILE)}
+    assert names | set(METADATA_KEYS) | generic == SUITE_OPTIONS
     # each declared default is what a loader taking the option defaults to (GV's differ per task:
     # the declaration states the main task's), or what the pairwise task reads from the declaration
     defaults: dict[str, set[Any]] = {}
@@ -122,7 +124,7 @@ def test_suite_options_are_the_families_options() -> None:
         if name in defaults:
             assert arg.default in defaults[name], name
         else:
-            assert name in METADATA_KEYS, name
+            assert name in METADATA_KEYS or name in generic, name
 
 
 def test_declared_choices_and_bounds_are_the_codes() -> None:

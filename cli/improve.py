@@ -1,0 +1,138 @@
+"""``logic-consistency improve repair|gv --base MODEL --out DIR``: measure, improve, re-measure.
+
+Fine-tunes LoRA adapters the papers' way on ``instance_split: train`` documents and evaluates every
+row on ``instance_split: test`` through ``lm_eval`` itself: ``gv`` (Li et al.) rows round 0..R of
+consistency fine-tuning plus SelfTrain; ``repair`` (Liu et al.) rows zero-shot, perturbed, REPAIR-ed
+and REPAIR-ed + Neg. Writes the paper's Table 3 layout with 95% bootstrap intervals (and for ``gv`` the
+Figure 5 Pareto plot) and a README into ``--out``; an interrupted study resumes (finished rows are
+kept, training restarts from its last checkpoint). Needs the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
+from logic_consistency.harness_ext.training.recipes import parse_train_args
+from logic_consistency.harness_ext.training.trainer import TrainingError
+from logic_consistency.options import metadata_from_json
+
+from .subcommand import add_subcommand
+
+__all__ = ["add_cli"]
+
+DEFAULT_TASKS = {"gv": "logic_consistency_gv_arithmetic", "repair": "logic_consistency_caters"}
+
+
+def _base(name: str) -> tuple[Path, str]:
+    """An embedded model's name (converted once to safetensors) or a transformers folder."""
+    if name in EMBEDDED_MODELS:
+        return resolve(name), name
+    return Path(name), name
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return _study(args)
+    except (TrainingError, TrainingUnavailable, RuntimeError) as error:  # RuntimeError: an lm_eval run failed
+        print(f"logic-consistency improve: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"logic-consistency improve: interrupted; finished rows and the last checkpoint are kept in {args.out}: "
+            "run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _study(args: argparse.Namespace) -> int:
+    base, label = _base(args.base)
+    train_args = parse_train_args(args.train_args)
+    if args.max_steps is not None:
+        train_args["max_steps"] = str(args.max_steps)
+    metadata = metadata_from_json(args.metadata) or {}
+    if "instance_split" in metadata:
+        raise ValueError("--metadata: instance_split is set by the study (train for data, test for evaluation)")
+    tasks = args.tasks or DEFAULT_TASKS[args.study]
+    rows: list[dict[str, Any]]
+    if args.study == "gv":
+        from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
+
+        rows = run_gv_study(
+            GVStudyOptions(
+                base=base,
+                out=Path(args.out),
+                tasks=tasks,
+                limit=args.limit,
+                rounds=args.rounds,
+                min_examples=args.min_examples,
+                train_args=train_args,
+                chat_template=not args.no_chat_template,
+                metadata=metadata,
+                base_label=label,
+            )
+        )
+    else:
+        from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
+
+        rows = run_repair_study(
+            RepairStudyOptions(
+                base=base,
+                out=Path(args.out),
+                tasks=tasks,
+                limit=args.limit,
+                flip=args.flip,
+                min_examples=args.min_examples,
+                train_args=train_args,
+                chat_template=not args.no_chat_template,
+                metadata=metadata,
+                base_label=label,
+                **({"rows": tuple(args.rows.split(","))} if args.rows else {}),
+            )
+        )
+    print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
+    print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
+    return 0
+
+
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``improve`` (``logic-consistency improve repair|gv --base MODEL --out DIR``)."""
+    parser = add_subcommand(
+        subparsers, "improve", __doc__, _run, help="measure, improve, re-measure: LoRA consistency fine-tuning studies"
+    )
+    parser.add_argument("study", choices=["repair", "gv"], help="the recipe: repair (Liu et al.) or gv (Li et al.)")
+    parser.add_argument(
+        "--base",
+        required=True,
+        help=f"the base model: an embedded model ({', '.join(EMBEDDED_MODELS)}) or a transformers folder",
+    )
+    parser.add_argument("--out", required=True, help="the study's folder (a rerun resumes it)")
+    parser.add_argument(
+        "--tasks",
+        help="the task(s), comma-separated (gv: logic_consistency_gv_arithmetic; repair: logic_consistency_caters)",
+    )
+    parser.add_argument("--limit", type=int, help="documents per split (lm_eval --limit)")
+    parser.add_argument("--max-steps", type=int, help="optimizer steps per adapter (a small run; overrides the epochs)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="gv: rounds of consistency fine-tuning (and of SelfTrain)"
+    )
+    parser.add_argument(
+        "--flip", type=float, default=0.1, help="repair: share of labels flipped in the perturbed data (paper: 0.1)"
+    )
+    parser.add_argument(
+        "--rows", help="repair: a subset of the rows, comma-separated (zero_shot,perturbed,repaired,repaired_neg)"
+    )
+    parser.add_argument("--min-examples", type=int, default=8, help="refuse to train a row on fewer examples than this")
+    parser.add_argument(
+        "--train-args", help="hyperparameter overrides, KEY=VALUE,... (lr, epochs, lora_r, batch_size, ...)"
+    )
+    parser.add_argument(
+        "--metadata", help="task options as JSON (as lm_eval --metadata; instance_split is the study's)"
+    )
+    parser.add_argument("--no-chat-template", action="store_true", help="evaluate and train without the chat template")
+    return parser

@@ -1,0 +1,226 @@
+"""What every improve study shares: its folder (one study per folder, finished rows kept), its
+``lm_eval`` runs (a subprocess that never outlives the study), per-document metrics from the sample
+logs with the suite's bootstrap intervals, and the table it writes. It knows no task family.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.common import find_files, read_samples
+from logic_consistency.metrics.bootstrap import bootstrap_ci
+from logic_consistency.outputs import atomic_write, atomic_write_json
+
+__all__ = ["STUDY_FILE", "LmEvalRun", "Study", "metric_summary", "run_lm_eval", "table_markdown"]
+
+#: The file that says which study a folder holds.
+STUDY_FILE = "study.json"
+
+
+class StudyFolderError(ValueError):
+    """The output folder holds another study, or something else."""
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study's folder and identity (recipe, base, tasks, limit: what makes its rows comparable)."""
+
+    out: Path
+    identity: Mapping[str, Any]
+
+    def open(self) -> None:
+        """Create the folder, or check that it holds this same study (its finished rows are then kept).
+
+        Raises:
+            StudyFolderError: The folder holds another study, or files that are not a study's.
+        """
+        marker = self.out / STUDY_FILE
+        if marker.is_file():
+            found = json.loads(marker.read_text(encoding="utf-8"))
+            if found != dict(self.identity):
+                differ = sorted(k for k in {*found, *self.identity} if found.get(k) != self.identity.get(k))
+                raise StudyFolderError(
+                    f"--out {self.out}: holds another study (differs in {', '.join(differ)}: "
+                    f"{ {k: found.get(k) for k in differ} }); choose another --out"
+                )
+            return
+        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
+            raise StudyFolderError(
+                f"--out {self.out}: exists and is not an improve study's folder; choose another --out"
+            )
+        self.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(marker, dict(self.identity), indent=2)
+
+    def row_dir(self, row: str) -> Path:
+        """The folder of one row (its adapter, its evaluation, its ``row.json``)."""
+        return self.out / "rows" / row
+
+    def finished(self, row: str) -> dict[str, Any] | None:
+        """A finished row's summary (``row.json``), else ``None``."""
+        path = self.row_dir(row) / "row.json"
+        return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+    def finish(self, row: str, summary: Mapping[str, Any]) -> None:
+        """Record a row as finished (written last, atomically: a rerun keeps it)."""
+        atomic_write_json(self.row_dir(row) / "row.json", dict(summary), indent=2)
+
+
+@dataclass(frozen=True)
+class LmEvalRun:
+    """One ``lm_eval`` run of a study (``--model hf``, optionally with a LoRA adapter)."""
+
+    base: Path
+    tasks: str
+    metadata: Mapping[str, Any]
+    limit: int | None
+    out: Path
+    adapter: Path | None = None
+    apply_chat_template: bool = True
+    batch_size: str = "4"
+    gen_kwargs: str | None = None
+
+    def command(self) -> list[str]:
+        """The command line (the hf backend, so the adapter loads exactly as a user's ``peft=`` does)."""
+        model_args = f"pretrained={self.base},dtype=float32"
+        if self.adapter is not None:
+            model_args += f",peft={self.adapter}"
+        command = [_lm_eval(), "--model", "hf", "--model_args", model_args]
+        command += ["--tasks", self.tasks, "--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
+        command += ["--batch_size", self.batch_size, "--output_path", str(self.out), "--log_samples"]
+        if self.limit is not None:
+            command += ["--limit", str(self.limit)]
+        if self.apply_chat_template:
+            command.append("--apply_chat_template")
+        if self.gen_kwargs:
+            command += ["--gen_kwargs", self.gen_kwargs]
+        return command
+
+
+def _lm_eval() -> str:
+    """The ``lm_eval`` script beside this Python (the venv's), else the one on ``PATH``."""
+    return shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or shutil.which("lm_eval") or "lm_eval"
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel kill the child when the study dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    kill = int(signal.SIGKILL)
+
+    def set_death_signal() -> None:  # pragma: no cover - runs in the child
+        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    return set_death_signal
+
+
+def run_lm_eval(run: LmEvalRun, *, label: str) -> list[Path]:
+    """Run ``lm_eval`` (log in ``<out>/lm_eval.log``) and return its samples files.
+
+    A finished run (samples present, ``done`` marker) is not run again. The child never outlives
+    the study: it gets SIGKILL when the study dies, and Ctrl-C stops it before it is re-raised.
+
+    Raises:
+        RuntimeError: lm_eval failed (naming ``label`` and the log, with its last lines).
+    """
+    done = run.out / "done"
+    if not done.is_file():
+        run.out.mkdir(parents=True, exist_ok=True)
+        log = run.out / "lm_eval.log"
+        with log.open("wb") as handle:
+            process = subprocess.Popen(
+                run.command(), stdout=handle, stderr=subprocess.STDOUT, preexec_fn=_death_signal()
+            )
+            try:
+                code = process.wait()
+            except BaseException:
+                process.terminate()
+                process.wait()
+                raise
+        if code != 0:
+            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-8:]
+            raise RuntimeError(f"{label}: lm_eval failed (exit {code}); log {log}:\n" + "\n".join(tail))
+        atomic_write(done, [b"done\n"])
+    return find_files(run.out, "samples_*.jsonl")
+
+
+def metric_summary(samples: Sequence[Path], metrics: Sequence[str], *, seed: int = 0) -> dict[str, Any]:
+    """Each metric's mean over documents with the suite's 95% bootstrap interval (``None``: undefined).
+
+    A document where a metric is undefined (missing or NaN) is left out of it, never counted as 0.
+    """
+    values: dict[str, list[float]] = {name: [] for name in metrics}
+    for path in samples:
+        for _, sample in read_samples(path):
+            for name in metrics:
+                value = sample.get(name)
+                if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                    values[name].append(float(value))
+    summary: dict[str, Any] = {}
+    for name, found in values.items():
+        if not found:
+            summary[name] = {"mean": None, "ci95": None, "n": 0}
+            continue
+        low, high = bootstrap_ci(found, seed=seed) if len(found) > 1 else (found[0], found[0])
+        summary[name] = {"mean": sum(found) / len(found), "ci95": [low, high], "n": len(found)}
+    return summary
+
+
+def _cell(entry: Mapping[str, Any] | None) -> str:
+    if not entry or entry.get("mean") is None:
+        return "undefined"
+    low, high = entry["ci95"]
+    return f"{100 * entry['mean']:.1f} [{100 * low:.1f}, {100 * high:.1f}] (n={entry['n']})"
+
+
+def table_markdown(rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Sequence[tuple[str, str]]) -> str:
+    """A Markdown table: one line per row, each cell ``mean [95% interval] (n)`` in percent."""
+    head = "| row | " + " | ".join(label for label, _ in columns) + " |"
+    rule = "|---|" + "---|" * len(columns)
+    lines = [head, rule]
+    for name, summary in rows:
+        lines.append(f"| {name} | " + " | ".join(_cell(summary.get(key)) for _, key in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def split_docs(task: str, metadata: Mapping[str, Any], split: str, limit: int | None) -> list[dict[str, Any]]:
+    """The first ``limit`` documents of ``task`` under ``instance_split: split``, as lm_eval loads them."""
+    from lm_eval.tasks import TaskManager
+
+    loaded = TaskManager(metadata={**metadata, "instance_split": split}).load(task)["tasks"][task]
+    docs = list(loaded.test_docs())
+    return docs[:limit] if limit is not None else docs
+
+
+def _keys(doc: Mapping[str, Any]) -> set[str]:
+    """What makes a document an instance: its id, and its question or context text where it has one."""
+    keys = {f"id:{doc.get('instance_id', doc.get('id'))}"}
+    keys |= {
+        f"{field}:{doc[field]}" for field in ("question", "context") if isinstance(doc.get(field), str) and doc[field]
+    }
+    return keys
+
+
+def check_disjoint(tasks: Sequence[str], metadata: Mapping[str, Any], limit: int | None) -> None:
+    """Refuse a study whose training and test documents share an instance (before any training).
+
+    Raises:
+        ValueError: Naming the task and up to three shared instances.
+    """
+    for task in tasks:
+        train = set().union(*(_keys(doc) for doc in split_docs(task, metadata, "train", limit)))
+        test = set().union(*(_keys(doc) for doc in split_docs(task, metadata, "test", limit)))
+        shared = sorted(train & test)
+        if shared:
+            raise ValueError(f"{task}: the train and test documents share instances ({shared[:3]}); refusing to train")

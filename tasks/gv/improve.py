@@ -1,0 +1,142 @@
+"""``logic-consistency improve gv``: the GV paper's consistency fine-tuning (Li et al. §4-6, Table 3,
+Figure 5) as one study.
+
+Round 0 is the base model. For round k the model of round k-1 generates and validates its own answers
+on ``instance_split: train`` documents (a ``lm_eval`` run with ``--log_samples``); the GV-consistent
+pairs are kept (D_filtered, :func:`.export.pairs_of_sample`) and the *base* model is fine-tuned with
+LoRA on them; SelfTrain trains on every complete pair instead, for the same rounds. Every row is
+evaluated on ``instance_split: test`` documents through ``lm_eval --model hf --model_args
+pretrained=BASE,peft=ADAPTER``; the prompts trained on are the logged task prompts, formatted as the
+evaluation formats them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.common import read_samples
+from logic_consistency.harness_ext.training.adapter import check_base
+from logic_consistency.harness_ext.training.prompts import format_examples
+from logic_consistency.harness_ext.training.recipes import settings_for
+from logic_consistency.harness_ext.training.study import LmEvalRun, Study, check_disjoint, metric_summary, run_lm_eval
+from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+
+from .export import pairs_of_sample
+from .improve_report import write_report
+
+__all__ = ["GV_METRICS", "GVStudyOptions", "run_gv_study"]
+
+#: The metrics of every row: GV-consistency, and the two correctness measures of Figure 5.
+GV_METRICS = ("gv_consistency", "generator_accuracy", "validator_accuracy")
+CHAINS = {"gv": "consistency FT", "selftrain": "SelfTrain"}
+
+
+@dataclass(frozen=True)
+class GVStudyOptions:
+    """The ``improve gv`` settings (``train_args``: overrides of the recipe's declared defaults)."""
+
+    base: Path
+    out: Path
+    tasks: str = "logic_consistency_gv_arithmetic"
+    limit: int | None = None
+    rounds: int = 3
+    min_examples: int = 8
+    train_args: Mapping[str, Any] = field(default_factory=dict)
+    chat_template: bool = True
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    base_label: str = ""
+
+
+def _row_name(chain: str, round_: int) -> str:
+    return "round_0" if round_ == 0 else f"{chain}_round_{round_}"
+
+
+class _GVStudy:
+    def __init__(self, options: GVStudyOptions) -> None:
+        self.options = options
+        self.base = check_base(options.base)
+        long_task = any(name != "logic_consistency_gv_arithmetic" for name in options.tasks.split(","))
+        self.settings = settings_for("gv", options.train_args, long_task=long_task)
+        self.study = Study(
+            options.out,
+            {
+                "study": "gv",
+                "base": options.base_label or str(options.base),
+                "tasks": options.tasks,
+                "limit": options.limit,
+                "rounds": options.rounds,
+                "metadata": dict(options.metadata),
+                "hyperparameters": self.settings.as_dict(),
+            },
+        )
+
+    def evaluate(self, row: str, split: str, adapter: Path | None) -> list[Path]:
+        run = LmEvalRun(
+            base=self.base,
+            tasks=self.options.tasks,
+            metadata={**self.options.metadata, "instance_split": split},
+            limit=self.options.limit,
+            out=self.study.row_dir(row) / f"{split}_eval",
+            adapter=adapter,
+            apply_chat_template=self.options.chat_template,
+        )
+        return run_lm_eval(run, label=f"{row} ({split} split)")
+
+    def training_pairs(self, samples: Sequence[Path], *, consistent_only: bool) -> list[tuple[str, str, bool]]:
+        pairs = []
+        for path in samples:
+            for number, sample in read_samples(path):
+                records = pairs_of_sample(sample, path.stem, where=f"{path} line {number}")
+                if records and (records[0]["consistent"] or not consistent_only):
+                    pairs += [(r["prompt"], r["response"], r["role"] == "validator") for r in records]
+        return pairs
+
+    def row(self, chain: str, round_: int) -> dict[str, Any]:
+        name = _row_name(chain, round_)
+        done = self.study.finished(name)
+        if done is not None:
+            return done
+        adapter = None
+        manifest: dict[str, Any] | None = None
+        if round_ > 0:
+            source = _row_name(chain, round_ - 1)
+            source_adapter = self.study.row_dir(source) / "adapter" if round_ > 1 else None
+            samples = self.evaluate(source, "train", source_adapter)
+            pairs = self.training_pairs(samples, consistent_only=chain == "gv")
+            label = f"{CHAINS[chain]} round {round_} (data from {source})"
+            examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
+            adapter = self.study.row_dir(name) / "adapter"
+            job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples)
+            manifest = train_adapter(job)
+        summary = {
+            "row": name,
+            "chain": CHAINS[chain] if round_ else "base",
+            "round": round_,
+            "adapter": str(adapter) if adapter else None,
+            "metrics": metric_summary(self.evaluate(name, "test", adapter), GV_METRICS),
+            "training": manifest,
+        }
+        self.study.finish(name, summary)
+        return summary
+
+
+def run_gv_study(options: GVStudyOptions) -> list[dict[str, Any]]:
+    """Run (or resume) the study; write its table, Pareto plot and README; return the rows in order.
+
+    Raises:
+        StudyFolderError: ``out`` holds another study.
+        TrainingError: A round's filtered set is too small (naming it), a NaN loss, out of memory, ...
+    """
+    if options.rounds < 1:
+        raise TrainingError(f"--rounds must be at least 1, got {options.rounds}")
+    study = _GVStudy(options)
+    study.study.open()
+    check_disjoint(options.tasks.split(","), options.metadata, options.limit)
+    rows = [study.row("gv", 0)]
+    for chain in CHAINS:
+        rows += [study.row(chain, k) for k in range(1, options.rounds + 1)]
+    write_report(study.study, rows, identity=dict(study.study.identity))
+    return rows

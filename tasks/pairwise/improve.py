@@ -1,0 +1,193 @@
+"""``logic-consistency improve repair``: the pairwise paper's fine-tuning experiment (Liu et al. §4,
+Table 3) as one study.
+
+The human preferences of the task's ``instance_split: train`` documents (every pair with distinct human
+scores, :func:`.preferences.from_loader`) are perturbed (``flip``: the paper flips 10% of the labels),
+then REPAIR-ed (:func:`.repair.repair`, win-loss rate). Rows: zero-shot (the base), perturbed, REPAIR-ed,
+and REPAIR-ed + Neg. (the negated question with the other letter too), each a LoRA adapter on the base
+trained with the recipe's defaults, each evaluated on ``instance_split: test`` documents through
+``lm_eval --model hf --model_args pretrained=BASE,peft=ADAPTER``. Training prompts are the task's own
+(its ``normal`` and ``negated`` templates, rendered by the task class), formatted as the evaluation
+formats them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.harness_ext.training.adapter import check_base
+from logic_consistency.harness_ext.training.prompts import format_examples
+from logic_consistency.harness_ext.training.recipes import settings_for
+from logic_consistency.harness_ext.training.study import (
+    LmEvalRun,
+    Study,
+    check_disjoint,
+    metric_summary,
+    run_lm_eval,
+    table_markdown,
+)
+from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.outputs import atomic_write, atomic_write_json
+
+from .preferences import PreferenceSet, from_loader
+from .repair import flip_labels, repair
+
+__all__ = ["ROWS", "columns", "RepairStudyOptions", "run_repair_study"]
+
+#: Table 3's rows: (row folder, label).
+ROWS = (
+    ("zero_shot", "Zero-shot"),
+    ("perturbed", "Perturbed"),
+    ("repaired", "REPAIR-ed"),
+    ("repaired_neg", "REPAIR-ed + Neg."),
+)
+
+
+def columns(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Table 3's columns: H, s_tran(K) for the largest K of the run's ``ks`` (the paper's 5), s_comm, s_neg."""
+    k = max(metadata.get("ks") or (5,))
+    return (("H", "human_agreement"), (f"s_tran({k})", f"s_tran_{k}"), ("s_comm", "s_comm"), ("s_neg", "s_neg"))
+
+
+@dataclass(frozen=True)
+class RepairStudyOptions:
+    """The ``improve repair`` settings (``train_args``: overrides of the recipe's declared defaults)."""
+
+    base: Path
+    out: Path
+    tasks: str = "logic_consistency_caters"
+    limit: int | None = None
+    flip: float = 0.1
+    min_examples: int = 8
+    train_args: Mapping[str, Any] = field(default_factory=dict)
+    chat_template: bool = True
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    base_label: str = ""
+    rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
+
+
+def _train_task(task_name: str, metadata: Mapping[str, Any], limit: int | None) -> tuple[Any, list[dict[str, Any]]]:
+    """The task (its prompt renderer) and its first ``limit`` ``instance_split: train`` documents."""
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(metadata={**metadata, "instance_split": "train"})
+    task = manager.load(task_name)["tasks"][task_name]
+    docs = list(task.test_docs())
+    return task, docs[:limit] if limit is not None else docs
+
+
+def _pairs(
+    task: Any, docs: list[dict[str, Any]], prefs: PreferenceSet, *, negated: bool
+) -> list[tuple[str, str, bool]]:
+    """(task prompt, answer letter, scored) for every comparison, rendered with the task's templates."""
+    by_id = {str(doc["instance_id"]): doc for doc in docs}
+    first, second = task.options.choices
+    pairs = []
+    for key, instance in prefs.items():
+        doc = by_id[key]
+        index = {str(item): n for n, item in enumerate(doc["item_ids"])}
+        for c in instance.comparisons:
+            i, j = index[c.first], index[c.second]
+            pairs.append((task.render("normal", doc, i, j), first if c.winner == c.first else second, True))
+            if negated and "negated" in task.options.templates:
+                pairs.append((task.render("negated", doc, i, j), second if c.winner == c.first else first, True))
+    return pairs
+
+
+def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
+    """Run (or resume) the study; write Table 3 and the README; return the rows in order.
+
+    Raises:
+        StudyFolderError: ``out`` holds another study.
+        TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
+    """
+    base = check_base(options.base)
+    unknown = sorted(set(options.rows) - {name for name, _ in ROWS})
+    if unknown:
+        raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
+    if "," in options.tasks:
+        raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {options.tasks!r}")
+    settings = settings_for("repair", options.train_args)
+    study = Study(
+        options.out,
+        {
+            "study": "repair",
+            "base": options.base_label or str(base),
+            "tasks": options.tasks,
+            "limit": options.limit,
+            "flip": options.flip,
+            "metadata": dict(options.metadata),
+            "hyperparameters": settings.as_dict(),
+        },
+    )
+    study.open()
+    check_disjoint([options.tasks], options.metadata, options.limit)
+    task, docs = _train_task(options.tasks, options.metadata, options.limit)
+    human = from_loader(docs)
+    perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
+    repaired = repair(perturbed, method="win_loss")
+    data = {"perturbed": (perturbed, False), "repaired": (repaired, False), "repaired_neg": (repaired, True)}
+    rows = []
+    for name, label in (row for row in ROWS if row[0] in options.rows):
+        done = study.finished(name)
+        if done is None:
+            adapter, manifest = None, None
+            if name in data:
+                prefs, negated = data[name]
+                pairs = _pairs(task, docs, prefs, negated=negated)
+                examples = format_examples(base, pairs, chat_template=options.chat_template)
+                adapter = study.row_dir(name) / "adapter"
+                job = TrainJob(base, examples, adapter, settings, "repair", label, "train", options.min_examples)
+                manifest = train_adapter(job)
+            run = LmEvalRun(
+                base=base,
+                tasks=options.tasks,
+                metadata={**options.metadata, "instance_split": "test"},
+                limit=options.limit,
+                out=study.row_dir(name) / "test_eval",
+                adapter=adapter,
+                apply_chat_template=options.chat_template,
+            )
+            samples = run_lm_eval(run, label=f"{label} (test split)")
+            done = {
+                "row": name,
+                "label": label,
+                "adapter": str(adapter) if adapter else None,
+                "metrics": metric_summary(samples, [key for _, key in columns(options.metadata)]),
+                "training": manifest,
+                "flipped_labels": flipped if name != "zero_shot" else None,
+            }
+            study.finish(name, done)
+        rows.append(done)
+    _write_report(study, rows)
+    return rows
+
+
+def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
+    identity = study.identity
+    table = table_markdown([(r["label"], r["metrics"]) for r in rows], columns(identity["metadata"]))
+    atomic_write(study.out / "table.md", [table.encode()])
+    atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": rows}, indent=2)
+    lines = [
+        "# REPAIR fine-tuning study (Liu et al. Table 3 layout)",
+        "",
+        f"Base `{identity['base']}`, task `{identity['tasks']}`, `--limit {identity['limit']}` documents per split, "
+        f"{identity['flip']:.0%} of the training labels flipped in the perturbed data. Training data from "
+        "`instance_split: train`, every row evaluated on `instance_split: test`. Cells: mean in percent "
+        "[95% bootstrap interval] (instances).",
+        "",
+        table,
+        "| row | training examples | steps | train loss | tokens/s | wall s | device |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        t = r.get("training")
+        if t:
+            lines.append(
+                f"| {r['label']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
+                f"{t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
+            )
+    atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])

@@ -1,0 +1,190 @@
+"""Bad-input cases of ``logic-consistency improve`` and its trainer (issue 30 item 6): a base that cannot
+be trained, a filtered set with too few examples (naming the round), a NaN loss (naming the step), out of
+memory (naming the settings to lower), a folder holding another study, a disk that fills mid-checkpoint
+(the last good checkpoint survives), train/test overlap, a mistyped hyperparameter, the missing extra.
+Ctrl-C (no finished-looking adapter, resume) is tests/harness_ext/test_training.py's."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from bad_inputs_support import CaseTable
+from tiny_model import tiny_base
+
+from logic_consistency.harness_ext.training import study, trainer
+from logic_consistency.harness_ext.training.adapter import BaseModelError
+from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
+from logic_consistency.harness_ext.training.recipes import settings_for
+from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
+from logic_consistency.options import OptionError
+
+CASES = CaseTable()
+EXAMPLES = [Example(f"Q: What is {n} + 1? A:", f" {n + 1}") for n in range(8)]
+
+
+def _job(base: Path, out: Path, examples: list[Example] = EXAMPLES, **overrides: Any) -> TrainJob:
+    settings = settings_for("gv", {"max_steps": 3, "lr": 0.05, "save_steps": 1, **overrides})
+    return TrainJob(base, examples, out, settings, "gv", "consistency FT round 2", "train", 4)
+
+
+def _gguf_only(tmp: Path) -> None:
+    (tmp / "model.gguf").write_bytes(b"GGUF")
+    trainer.train_adapter(_job(tmp / "model.gguf", tmp / "out"))
+
+
+def _unknown_architecture(tmp: Path) -> None:
+    base = tiny_base(tmp / "base")
+    (base / "config.json").write_text(json.dumps({"model_type": "no_such_architecture"}), encoding="utf-8")
+    trainer.train_adapter(_job(base, tmp / "out"))
+
+
+def _few(tmp: Path, count: int) -> None:
+    trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out", EXAMPLES[:count]))
+
+
+def _nan_loss(tmp: Path) -> None:
+    import transformers
+
+    original = transformers.Trainer.compute_loss
+
+    def nan(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(self, *args, **kwargs) * float("nan")
+
+    with mock.patch.object(transformers.Trainer, "compute_loss", nan):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+def _out_of_memory(tmp: Path) -> None:
+    import torch
+    import transformers
+
+    def oom(*args: Any, **kwargs: Any) -> Any:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    with mock.patch.object(transformers.Trainer, "train", oom):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+def _disk_full(tmp: Path) -> None:
+    import transformers
+
+    original = transformers.Trainer.save_model
+    calls = {"n": 0}
+
+    def fills(self: Any, output_dir: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second checkpoint: half written, then the disk is full
+            Path(str(output_dir)).mkdir(parents=True, exist_ok=True)
+            (Path(str(output_dir)) / "adapter_model.safetensors").write_bytes(b"half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(self, output_dir, *args, **kwargs)
+
+    out = tmp / "out"
+    try:
+        with mock.patch.object(transformers.Trainer, "save_model", fills):
+            trainer.train_adapter(_job(tiny_base(tmp / "base"), out))
+    finally:
+        checkpoints = out.with_name("out.partial") / "checkpoints"
+        assert (checkpoints / "checkpoint-1" / CHECKPOINT_DONE).is_file(), "the last good checkpoint is gone"
+        assert not (checkpoints / "checkpoint-2").exists(), "the half-written checkpoint was kept"
+        assert not out.exists(), "a half-trained adapter looks finished"
+
+
+def _other_study(tmp: Path) -> None:
+    study.Study(tmp / "s", {"study": "gv", "base": "a"}).open()
+    study.Study(tmp / "s", {"study": "repair", "base": "a"}).open()
+
+
+def _not_a_study(tmp: Path) -> None:
+    (tmp / "s").mkdir()
+    (tmp / "s" / "notes.txt").write_text("mine", encoding="utf-8")
+    study.Study(tmp / "s", {"study": "gv"}).open()
+
+
+def _overlap(tmp: Path) -> None:
+    doc = {"id": "arithmetic-00003", "question": "What is 1 + 2?"}
+    with mock.patch.object(study, "split_docs", lambda *args, **kwargs: [doc]):
+        study.check_disjoint(["logic_consistency_gv_arithmetic"], {}, 5)
+
+
+def _missing_extra(tmp: Path) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def no_peft(name: str, *args: Any) -> Any:
+        if name == "peft":
+            raise ImportError("No module named 'peft'")
+        return real(name, *args)
+
+    with mock.patch.object(importlib, "import_module", no_peft):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+CASES.add(
+    "training: a GGUF-only base", _gguf_only, "--base", "model.gguf", "GGUF-only", "model-path", error=BaseModelError
+)
+CASES.add(
+    "training: a base of an unknown architecture",
+    _unknown_architecture,
+    "--base",
+    "cannot load it",
+    error=BaseModelError,
+)
+CASES.add(
+    "training: a filtered set of 0 examples",
+    lambda tmp: _few(tmp, 0),
+    "round 2",
+    "0 examples",
+    "not training",
+    error=TrainingError,
+)
+CASES.add(
+    "training: a filtered set under --min-examples",
+    lambda tmp: _few(tmp, 3),
+    "round 2",
+    "3 examples",
+    "fewer than the 4",
+    error=TrainingError,
+)
+CASES.add("training: a NaN loss", _nan_loss, "loss became nan", "at step 1", error=TrainingError)
+CASES.add(
+    "training: out of memory",
+    _out_of_memory,
+    "out of memory",
+    "batch_size=4",
+    "max_length=1024",
+    "grad_accum",
+    error=TrainingError,
+)
+CASES.add(
+    "training: the disk fills mid-checkpoint", _disk_full, "disk filled", "checkpoint-1", "resume", error=TrainingError
+)
+CASES.add("improve: --out holds another study", _other_study, "--out", "holds another study", "study", error=ValueError)
+CASES.add("improve: --out holds other files", _not_a_study, "--out", "not an improve study", error=ValueError)
+CASES.add(
+    "improve: train and test share an instance",
+    _overlap,
+    "logic_consistency_gv_arithmetic",
+    "share instances",
+    "arithmetic-00003",
+    error=ValueError,
+)
+CASES.add(
+    "improve: a mistyped --train-args key",
+    lambda tmp: settings_for("gv", {"lr_rate": 1}),
+    "--train-args",
+    "'lr_rate'",
+    error=OptionError,
+)
+CASES.add(
+    "training: the train extra is missing",
+    _missing_extra,
+    "peft is missing",
+    "pip install 'logic-consistency[train]'",
+    error=TrainingUnavailable,
+)

@@ -1,0 +1,87 @@
+"""The study machinery without a model: per-document metrics with bootstrap intervals (undefined
+values left out, never 0), the table, a study folder that keeps its finished rows, and the GV report
+(Table 3 layout, Figure 5 Pareto plot, README)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.harness_ext.training.study import LmEvalRun, Study, metric_summary, table_markdown
+from logic_consistency.tasks.gv.improve_report import write_report
+
+
+def samples(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_metrics_leave_undefined_documents_out_and_carry_intervals(tmp_path: Path) -> None:
+    file = samples(tmp_path / "samples_x.jsonl", [{"s": 1.0, "u": None}, {"s": 0.0}, {"s": float("nan")}, {"s": 1}])
+    summary = metric_summary([file], ["s", "u"])
+    assert summary["s"]["n"] == 3 and abs(summary["s"]["mean"] - 2 / 3) < 1e-12
+    low, high = summary["s"]["ci95"]
+    assert 0.0 <= low <= 2 / 3 <= high <= 1.0
+    assert summary["u"] == {"mean": None, "ci95": None, "n": 0}
+    table = table_markdown([("base", summary)], [("S", "s"), ("U", "u")])
+    assert "| base | 66.7 [" in table and "| undefined |" in table
+
+
+def test_a_study_folder_keeps_its_finished_rows(tmp_path: Path) -> None:
+    study = Study(tmp_path / "s", {"study": "gv", "base": "m"})
+    study.open()
+    assert study.finished("round_0") is None
+    study.finish("round_0", {"row": "round_0"})
+    again = Study(tmp_path / "s", {"study": "gv", "base": "m"})
+    again.open()  # the same study: reopened, not refused
+    assert again.finished("round_0") == {"row": "round_0"}
+
+
+def test_the_evaluation_loads_the_adapter_as_a_user_would(tmp_path: Path) -> None:
+    run = LmEvalRun(Path("/m"), "t", {"instance_split": "test"}, 3, tmp_path, adapter=Path("/a"))
+    command = run.command()
+    assert command[command.index("--model") + 1] == "hf"
+    assert command[command.index("--model_args") + 1] == "pretrained=/m,dtype=float32,peft=/a"
+    assert json.loads(command[command.index("--metadata") + 1]) == {"instance_split": "test"}
+    assert "--apply_chat_template" in command and "--log_samples" in command
+
+
+def test_the_gv_report_writes_table_pareto_plot_and_readme(tmp_path: Path) -> None:
+    def metrics(consistency: float | None, accuracy: float) -> dict[str, Any]:
+        cell = {"mean": consistency, "ci95": [0.0, 1.0] if consistency is not None else None, "n": 4}
+        return {"gv_consistency": cell, "generator_accuracy": {"mean": accuracy, "ci95": [0.0, 1.0], "n": 4},
+                "validator_accuracy": {"mean": 0.5, "ci95": [0.0, 1.0], "n": 4}}  # fmt: skip
+
+    training = {
+        "data_examples": 6,
+        "steps": 2,
+        "train_loss": 1.5,
+        "train_tokens_per_s": 40.0,
+        "wall_time_s": 3.0,
+        "device": "cpu",
+    }
+    rows = [
+        {"row": "round_0", "chain": "base", "round": 0, "metrics": metrics(0.5, 0.2), "training": None},
+        {
+            "row": "gv_round_1",
+            "chain": "consistency FT",
+            "round": 1,
+            "metrics": metrics(0.75, 0.25),
+            "training": training,
+        },
+        {
+            "row": "selftrain_round_1",
+            "chain": "SelfTrain",
+            "round": 1,
+            "metrics": metrics(None, 0.2),
+            "training": training,
+        },
+    ]
+    study = Study(tmp_path / "s", {"study": "gv", "base": "m", "tasks": "t", "rounds": 1, "limit": 4})
+    study.open()
+    write_report(study, rows, identity=dict(study.identity))
+    assert (study.out / "pareto.png").read_bytes().startswith(b"\x89PNG")
+    table = (study.out / "table.md").read_text()
+    assert "| gv_round_1 | 75.0 [0.0, 100.0] (n=4) |" in table and "| selftrain_round_1 | undefined |" in table
+    assert "pareto.png" in (study.out / "README.md").read_text()
