@@ -108,10 +108,10 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
             f"lm_eval.models.api_models:TemplateAPI.{attribute}",
             "reads",
             "chat_judge.ChatJudgeLM",
-            "lc-chat sends the run's seed and honours num_concurrent like lm-eval's own chat backends",
+            "lc-chat sends the run's seed and honours num_concurrent and batch_size like lm-eval's own chat backends",
             "public accessors for an API model's seed and concurrency",
         )
-        for attribute in ("_seed", "_concurrent")
+        for attribute in ("_seed", "_concurrent", "_batch_size")
     ),
     LmEvalHook(
         "lm_eval.tasks._yaml_loader:load_yaml",

@@ -1,12 +1,9 @@
 """What a nightly build checks before the first model call, so that a bad input costs nothing.
 
-* ``extra_args`` of the model list were parsed with lm-eval's own argument parser when the list was
-  read (:mod:`.extra_args`);
-* every backend (``model``) must be a name of lm-eval's model registry, the suite's ``lc-*`` models
-  included (:func:`check_backends`);
-* every task name must be one ``lm_eval --tasks`` resolves (:func:`check_tasks`): a task, group or
-  tag of lm-eval's ``TaskManager`` index (built-in tasks included, as the build's runs use it, plus
-  an ``--include_path`` of ``extra_args``), a glob of them, a ``.yaml`` file or a folder of them;
+* ``extra_args`` were parsed with lm-eval's own parser when the list was read (:mod:`.extra_args`);
+* every backend is in lm-eval's model registry, ``lc-*`` included (:func:`check_backends`);
+* every task name is one ``lm_eval --tasks`` resolves (:func:`check_tasks`: lm-eval's index with
+  built-ins and an ``--include_path`` of ``extra_args``, a glob, a ``.yaml`` file or a folder);
 * each backend's model arguments go through the model-arguments check (:func:`check_model_args`);
 * every ``metadata`` option the suite declares is checked against its declaration, and ``ks``
   against ``max_items`` (:func:`check_metadata`); ``extra_args`` whose own requirements are missing

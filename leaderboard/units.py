@@ -4,9 +4,8 @@ A model with ``shards: N`` (model list or ``--shards``) runs as ``N`` units, eac
 ``lm_eval`` process with ``LOGIC_CONSISTENCY_SHARD=i/N`` (:mod:`logic_consistency.harness_ext.shards`:
 shard ``i`` evaluates every task's documents ``i, i+N, ...`` after ``--limit`` chose them), its own
 request cache (``<cache>-shard<i>of<N>``) and its own folder ``runs/<night>/<model>/shard-<i>-of-<N>``.
-When every shard has succeeded, :mod:`logic_consistency.harness_ext.shard_merge` (in a subprocess:
-it loads lm-eval and the tasks' data, never the model) recomputes every score over the union of
-their samples into ``runs/<night>/<model>/merged``, which is ingested like any run. A shard that
+When every shard has succeeded, :mod:`logic_consistency.harness_ext.shard_merge` (a subprocess that
+never loads the model) recomputes every score over their samples' union into ``.../merged``. A shard that
 fails keeps the model off tonight's board; the failure names the shard.
 
 Every executor (:mod:`.executor`) runs a model the same way: :func:`plan_model` (identity and

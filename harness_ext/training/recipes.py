@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from logic_consistency.options import Declaration, Declared, check_declared
+from logic_consistency.harness_ext.model_args import Declaration, check_declared
+from logic_consistency.options import Declared
 
 __all__ = ["RECIPES", "TrainSettings", "parse_train_args", "settings_for"]
 
