@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from logic_consistency import credentials
 from logic_consistency.leaderboard.identity import row_id, settings_id
 from logic_consistency.leaderboard.merge import make_document
 
@@ -98,3 +100,13 @@ def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> d
 def hand_board() -> dict[str, Any]:
     """A valid leaderboard document with one hand-written row (see :func:`hand_row`)."""
     return make_document("leaderboard", [hand_row()], [], night="2026-01-01")
+
+
+@pytest.fixture(autouse=True)
+def _credentials_registered_by_one_test_stay_in_it() -> Iterator[None]:
+    """A backend or model list registers the credentials it sends for the rest of its process
+    (``credentials.register_secret``); one test's key must not redact another test's output."""
+    saved = dict(credentials._REGISTERED)
+    yield
+    credentials._REGISTERED.clear()
+    credentials._REGISTERED.update(saved)
