@@ -40,3 +40,20 @@ def test_the_test_servers_llama_cpp_is_built_for_a_portable_cpu_target() -> None
     assert features, f"llama.cpp's system info lists no features: {info!r}"
     enabled = sorted(name for name, on in features.items() if on == "1" and name.startswith(("AMX", "AVX512")))
     assert not enabled, f"llama.cpp was built with {enabled}: rebuild it with scripts/build_llama_cpp.sh"
+
+
+def test_every_package_folder_is_listed_in_setup_cfg() -> None:
+    # a folder left out ships nowhere: the wheel's `logic-consistency` then fails to import it
+    # (scripts/wheel_smoke.sh found harness_ext/training missing this way)
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    listed = set(config["options"]["packages"].split())
+    skipped = {"tests", "scripts", "docs", "build", "dist"}
+    folders = {
+        ".".join(["logic_consistency", *init.parent.relative_to(ROOT).parts])
+        for init in ROOT.rglob("__init__.py")
+        if not ({*init.relative_to(ROOT).parts[:1]} & skipped) and not any(p.startswith(".") for p in init.parts)
+    }
+    assert folders - listed == set(), f"package folders missing from setup.cfg [options] packages: {folders - listed}"
