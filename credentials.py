@@ -332,6 +332,12 @@ class Redactor:
         self._literals = [
             (value, f"{_MARK}{chr(0xE000 + index)}{_MARK}", name) for index, (value, name) in enumerate(literals)
         ]
+        # this redactor's own labels, kept as they are when a text is redacted again (idempotence: a
+        # secret that is another's variable name must not rewrite ``[redacted THAT_NAME]``)
+        names = sorted(set(self.secrets.values()), key=len, reverse=True)
+        self._labels = [
+            (f"[redacted {name}]", f"{_MARK}{chr(0xF000 + index)}{_MARK}") for index, name in enumerate(names)
+        ]
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None, *, patterns: bool = True) -> Redactor:
@@ -346,6 +352,9 @@ class Redactor:
 
     def text(self, text: str, where: str = "") -> str:
         """``text`` with every credential replaced (linear in ``len(text)`` per secret)."""
+        kept = [(label, mark) for label, mark in self._labels if label in text] if "[redacted " in text else []
+        for label, mark in kept:
+            text = text.replace(label, mark)
         replaced = []
         for value, mark, name in self._literals:
             if value in text:
@@ -354,6 +363,8 @@ class Redactor:
                 self._note(name, where)
         for mark, name in replaced:
             text = text.replace(mark, f"[redacted {name}]")
+        for label, mark in kept:
+            text = text.replace(mark, label)
         if not self.patterns:
             return text
         return self._patterns(text, where)
@@ -364,7 +375,7 @@ class Redactor:
             return f"{match['head']}{REDACTED}@"
 
         def named(match: re.Match[str]) -> str:
-            if not is_key_name(match["name"]) or match["value"] in ("", REDACTED):
+            if not is_key_name(match["name"]) or match["value"] in ("", REDACTED) or match["value"] == "[redacted":
                 return match.group(0)
             self._note(repr(match["name"]), where)
             tail = match.group(0)[match.end("value") - match.start(0) :]

@@ -208,6 +208,16 @@ def test_a_short_key_never_rewrites_another_secrets_label() -> None:
     assert clean == "x [redacted OPENAI_API_KEY] [redacted HF_TOKEN]"
 
 
+def test_redacting_twice_changes_nothing() -> None:
+    """A secret that is another secret's variable name (a model list's ``env`` value naming a variable)
+    leaves the labels of the first pass as they are: ``[redacted KEY]``, never ``[redacted [redacted ECHO]]``."""
+    redactor = Redactor({"sk-long-1": "API_KEY", "API_KEY": "ECHO"})
+    once = redactor.text("key=sk-long-1 and API_KEY and api_key=sk-long-1")
+    assert "sk-long-1" not in once and once.count("[redacted API_KEY]") == 2 and "[redacted ECHO]" in once
+    assert redactor.text(once) == once
+    assert Redactor({"sk-long-1": "API_KEY", "API_KEY": "ECHO"}).text(once) == once
+
+
 def test_registered_and_model_list_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     from logic_consistency import credentials
 
