@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import os
 import signal
 import sys
@@ -47,7 +46,6 @@ from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .lock import build_lock
 from .merge import make_document, merge_documents
 from .modellist import ModelSpec, load_model_list
-from .placement import capped_shards
 from .preflight import preflight
 from .runner import (
     KILL_GRACE_SECONDS,
@@ -61,6 +59,7 @@ from .runner import (
     run_logged,
 )
 from .schema import load_document, validate
+from .units import cap_shards
 
 __all__ = [
     "BuildResult",
@@ -210,17 +209,6 @@ def _select(specs: list[ModelSpec], only: Sequence[str]) -> list[ModelSpec]:
     return [spec for spec in specs if spec.name in set(only)]
 
 
-def _capped(spec: ModelSpec, log: Callable[[str], None]) -> ModelSpec:
-    """``spec`` with no more shards than its ``limit`` of documents per task, with a note when capped."""
-    shards = capped_shards(spec.shards, spec.limit)
-    if shards == spec.shards:
-        return spec
-    log(
-        f"note: {spec.name}: shards {spec.shards} capped to {shards}: limit {spec.limit:g} leaves no document to the others"
-    )
-    return dataclasses.replace(spec, shards=shards)
-
-
 def build(
     out: str | os.PathLike[str],
     *,
@@ -270,7 +258,7 @@ def build(
     """
     root = Path(out)
     night = check_night(night or today())
-    specs = [_capped(spec, log) for spec in _select(load_model_list(model_list, overrides), only)]
+    specs = _select(load_model_list(model_list, overrides), only)
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
     # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
     # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
@@ -284,6 +272,8 @@ def build(
     # backends, model arguments, tasks: refused before the first model call (backend names only
     # against this process's registry: a custom --lm-eval may know more)
     preflight(specs, registry=lm_eval is None)
+    counts: dict[str, int] = {}  # no unit for no document (loads each sharded model's tasks once)
+    specs = [cap_shards(spec, log, counts) for spec in specs]
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()
