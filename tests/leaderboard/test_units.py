@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.modellist import load_model_list
-from logic_consistency.leaderboard.nightly import BuildStopped, build, stop_signals_raise
-from logic_consistency.leaderboard.placement import capped_shards, normalise_endpoint
-from logic_consistency.leaderboard.runner import RunSettings
-from logic_consistency.leaderboard.units import ModelRun, plan_model, unit_environment
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.modellist import load_model_list
+from logic_consistency.leaderboard.run.nightly import BuildStopped, build, stop_signals_raise
+from logic_consistency.leaderboard.run.placement import capped_shards, normalise_endpoint
+from logic_consistency.leaderboard.run.runner import RunSettings
+from logic_consistency.leaderboard.run.units import ModelRun, plan_model, unit_environment
 
 from .conftest import FIXTURE_DATA, lm_eval_env
 from .shard_support import hash_lm_eval, model_list
@@ -196,7 +196,7 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
     stop (exit 143 with its line), and the build's handlers are back after."""
     ray = pytest.importorskip("ray")
-    from logic_consistency.leaderboard.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
     def connecting(**_options: object) -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs

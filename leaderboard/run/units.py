@@ -33,8 +33,8 @@ from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
-from .ingest import ingest_results
-from .modelid import ModelIdentity, slug
+from ..board.ingest import ingest_results
+from ..board.modelid import ModelIdentity, slug
 from .modellist import ModelSpec
 from .placement import capped_shards
 from .runner import (

@@ -4,7 +4,7 @@
 and validates the existing board, then runs each model in its own ``lm_eval`` subprocess
 (:mod:`.runner`; a model that crashes or hangs past its ``timeout`` cannot take the build down) with
 a request cache keyed by the model's whole identity (:func:`.runner.cache_key`), ingests each
-results file into a row (:mod:`.ingest`) or records the failure, and finally writes
+results file into a row (:mod:`..board.ingest`) or records the failure, and finally writes
 ``history/<night>.json`` and ``leaderboard.json``, each atomically.
 
 Nothing is written before every model has run, so a crash or Ctrl-C leaves the previous leaderboard
@@ -40,11 +40,11 @@ from logic_consistency.outputs import (
     remove_stale_temporaries,
 )
 
-from . import nights
+from ..board import nights
 from .executor import Executor, LocalExecutor
-from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
+from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .lock import build_lock
-from .merge import make_document, merge_documents
+from ..board.merge import make_document, merge_documents
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
 from .runner import (
@@ -58,7 +58,7 @@ from .runner import (
     no_metric_defined,
     run_logged,
 )
-from .schema import load_document, validate
+from ..board.schema import load_document, validate
 from .units import cap_shards
 
 __all__ = [
@@ -124,7 +124,7 @@ def today() -> str:
 
 def check_night(night: str, *, now: datetime | None = None) -> str:
     """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date not in the future, else raise
-    :class:`ValueError` (:func:`.nights.check_night`, shared by ``build`` and ``ingest``)."""
+    :class:`ValueError` (:func:`..board.nights.check_night`, shared by ``build`` and ``ingest``)."""
     return nights.check_night(night, today=now.date() if now is not None else None).isoformat()
 
 

@@ -33,8 +33,8 @@ from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
 from .extra_args import parse_extra_args
-from .identity import check_name, first_unprintable
-from .modelid import format_model_args, parse_model_args
+from ..board.identity import check_name, first_unprintable
+from ..board.modelid import format_model_args, parse_model_args
 from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of, unmatched_limits
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
