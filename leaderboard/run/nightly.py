@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -41,10 +42,11 @@ from logic_consistency.outputs import (
 )
 
 from ..board import nights
-from .executor import Executor, LocalExecutor
 from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
-from .lock import build_lock
 from ..board.merge import make_document, merge_documents
+from ..board.schema import load_document, validate
+from .executor import Executor, LocalExecutor
+from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
 from .runner import (
@@ -58,7 +60,6 @@ from .runner import (
     no_metric_defined,
     run_logged,
 )
-from ..board.schema import load_document, validate
 from .units import cap_shards
 
 __all__ = [
@@ -106,7 +107,7 @@ def stop_signals_raise() -> Iterator[None]:
         yield
         return
 
-    def handler(signum: int, _frame: Any) -> None:
+    def handler(signum: int, _frame: FrameType | None) -> None:
         raise BuildStopped(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}

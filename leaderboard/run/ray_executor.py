@@ -24,13 +24,21 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .executor import outcome_line
 from .modellist import ModelSpec
 from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
 from .units import ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
+
+if TYPE_CHECKING:  # Ray is imported only when --executor ray is chosen
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
+
+    #: A unit's pending Ray task.
+    UnitRef = ObjectRef[UnitResult]
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -119,7 +127,7 @@ def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> No
         ) from None
 
 
-def require_ray() -> Any:
+def require_ray() -> ModuleType:
     """Import Ray, or raise :class:`RayMissingError` with the install line."""
     try:
         import ray
@@ -165,7 +173,7 @@ class EndpointBudget:
 
 
 @contextlib.contextmanager
-def _lease(budget: Any, slots: int) -> Iterator[None]:
+def _lease(budget: ActorHandle | None, slots: int) -> Iterator[None]:
     """Hold ``slots`` of ``budget`` (an :class:`EndpointBudget` actor handle, or ``None``) meanwhile."""
     if budget is None:
         yield
@@ -215,7 +223,7 @@ def signal_handlers_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _shut_down_on_failure(ray: Any) -> Iterator[None]:
+def _shut_down_on_failure(ray: ModuleType) -> Iterator[None]:
     """A ``ray.init`` that ends in an exception (a stop while connecting) leaves no half-started Ray."""
     try:
         yield
@@ -236,7 +244,7 @@ class UnitFailedError(RuntimeError):
         return f"{self.result.job.label}: {self.result.error}"
 
 
-def run_unit(job: UnitJob, budget: Any) -> UnitResult:
+def run_unit(job: UnitJob, budget: ActorHandle | None) -> UnitResult:
     """The Ray task: run one unit under its endpoint budget; a failure (not a timeout) raises to retry."""
     import ray
 
@@ -287,7 +295,7 @@ def demand(spec: ModelSpec) -> dict[str, float]:
     return {name: float(amount) for name, amount in asked.items() if amount}
 
 
-def check_feasible(ray: Any, specs: Sequence[ModelSpec]) -> None:
+def check_feasible(ray: ModuleType, specs: Sequence[ModelSpec]) -> None:
     """Refuse, before any unit runs, a model whose unit no alive node of the cluster can ever hold.
 
     Ray would keep such a task pending forever (it cannot know whether a node will join). The check
@@ -374,7 +382,7 @@ class RayExecutor:
                 with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
                     ray.shutdown()
 
-    def _budget(self, ray: Any, spec: ModelSpec) -> Any:
+    def _budget(self, ray: ModuleType, spec: ModelSpec) -> ActorHandle | None:
         if spec.endpoint is None or spec.api_limit is None:
             return None
         actor = ray.remote(num_cpus=0)(EndpointBudget)
@@ -383,10 +391,10 @@ class RayExecutor:
         )
 
     def _submit(
-        self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, outcomes: dict[str, RunOutcome]
-    ) -> dict[Any, tuple[ModelRun, UnitJob]]:
+        self, ray: ModuleType, specs: Sequence[ModelSpec], settings: RunSettings, outcomes: dict[str, RunOutcome]
+    ) -> dict[UnitRef, tuple[ModelRun, UnitJob]]:
         task = ray.remote(run_unit)
-        pending: dict[Any, tuple[ModelRun, UnitJob]] = {}
+        pending: dict[UnitRef, tuple[ModelRun, UnitJob]] = {}
         for spec in specs:
             model = plan_model(spec, settings, local=False)
             if not isinstance(model, ModelRun):
@@ -398,7 +406,7 @@ class RayExecutor:
         return pending
 
     def _run(
-        self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
+        self, ray: ModuleType, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
     ) -> list[RunOutcome]:
         outcomes: dict[str, RunOutcome] = {}
         pending = self._submit(ray, specs, settings, outcomes)
@@ -435,7 +443,7 @@ def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) 
     return outcome
 
 
-def _result(ray: Any, ref: Any, job: UnitJob) -> UnitResult:
+def _result(ray: ModuleType, ref: UnitRef, job: UnitJob) -> UnitResult:
     """The unit's result; a task that failed after its retries becomes a failed result naming why."""
     try:
         result: UnitResult = ray.get(ref)
