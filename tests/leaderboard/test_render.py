@@ -194,7 +194,7 @@ def test_page_script_parts_are_each_a_complete_script(tmp_path: Path) -> None:
     from logic_consistency.leaderboard.page.render import PAGE_SCRIPTS
 
     parts = {
-        name: resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
+        name: resources.files("logic_consistency.leaderboard.page").joinpath(name).read_text(encoding="utf-8")
         for name in PAGE_SCRIPTS
     }
     for name, text in parts.items():
