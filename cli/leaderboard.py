@@ -29,7 +29,7 @@ from logic_consistency.leaderboard.commands import (
     run_ingest,
     summary,
 )
-from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+from logic_consistency.leaderboard.run.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
 
 from .subcommand import add_subcommand
 
@@ -79,10 +79,9 @@ def _build_options(args: argparse.Namespace) -> BuildOptions:
 
 def _run_build(args: argparse.Namespace) -> int:
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.leaderboard.nightly import LEADERBOARD_FILE, BuildStopped
-
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.leaderboard.render import render_file
+    from logic_consistency.leaderboard.page.render import render_file
+    from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE, BuildStopped
 
     try:
         result = run_build(_build_options(args))
@@ -103,7 +102,7 @@ def _run_build(args: argparse.Namespace) -> int:
 
 def _run_ingest(args: argparse.Namespace) -> int:
     # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.leaderboard.nightly import LEADERBOARD_FILE
+    from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE
 
     try:
         document = run_ingest(

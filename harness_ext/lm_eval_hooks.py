@@ -144,7 +144,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval._cli.run:Run.create",
         "calls",
-        "leaderboard.extra_args",
+        "leaderboard.run.extra_args",
         "a model list's extra_args are checked with lm_eval's own parser before any run",
         "a public function returning lm_eval's argument parser",
     ),

@@ -40,7 +40,7 @@ PUBLISHED_RATES = {
 
 def timed_build(out: Path, limit: str, max_items: str, executor: Any = None) -> float:
     """Seconds of one build of the shipped model list into ``out`` (a failed model stops the benchmark)."""
-    from logic_consistency.leaderboard.nightly import build
+    from logic_consistency.leaderboard.run.nightly import build
 
     overrides = {"limit": float(limit), "metadata": {"max_items": int(max_items)}}
     started = time.monotonic()
@@ -81,7 +81,7 @@ def main() -> int:
     limit, max_items = os.environ.get("LIMIT", "2"), os.environ.get("MAX_ITEMS", "5")
     if not args.skip_runs:
         with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:
-            from logic_consistency.leaderboard.ray_executor import RayExecutor
+            from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
             local = timed_build(Path(folder) / "local", limit, max_items)
             ray_executor = RayExecutor(init_options={"num_cpus": args.workers})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, then build the leaderboard of the two embedded models (the default model list,
-# leaderboard/models.yaml) and render its page: one nightly build at a small size (2 instances per
+# leaderboard/run/models.yaml) and render its page: one nightly build at a small size (2 instances per
 # task, 5 items per instance; a few minutes per model on 2 CPU cores), merged into
 # results/leaderboard/leaderboard.json with a history snapshot per night, and the self-contained
 # page results/leaderboard/index.html. Offline: set LOGIC_CONSISTENCY_DATA to a local copy of the

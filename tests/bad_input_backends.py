@@ -114,8 +114,8 @@ def _preflight(entry: str, check: str) -> Any:
     """One model list entry through one preflight check (issue 29: these were found only after lm_eval started)."""
 
     def run(tmp: Path) -> Any:
-        from logic_consistency.leaderboard import preflight
-        from logic_consistency.leaderboard.modellist import load_model_list
+        from logic_consistency.leaderboard.run import preflight
+        from logic_consistency.leaderboard.run.modellist import load_model_list
 
         path = tmp / "models.yaml"
         path.write_text(f"models:\n  - {{name: judge, model: dummy, {entry}}}\n", encoding="utf-8")

@@ -16,10 +16,10 @@ from typing import Any
 
 from bad_inputs_support import CaseTable, cli
 
-from logic_consistency.leaderboard.identity import row_id
-from logic_consistency.leaderboard.ingest import ingest_results
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.schema import load_document
+from logic_consistency.leaderboard.board.identity import row_id
+from logic_consistency.leaderboard.board.ingest import ingest_results
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.board.schema import load_document
 
 CASES = CaseTable()
 STAMP = "2026-01-01T00-00-00.000000"

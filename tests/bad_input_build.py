@@ -10,7 +10,7 @@ from typing import Any
 
 from bad_inputs_support import CaseTable, cli
 
-from logic_consistency.leaderboard.nightly import build
+from logic_consistency.leaderboard.run.nightly import build
 
 CASES = CaseTable()
 
@@ -179,6 +179,6 @@ for _address, _expect in [
 
 @CASES.case("build --ray-address where no Ray listens", "--ray-address '127.0.0.1:9'", "no Ray head answers")
 def _(tmp: Path) -> Any:
-    from logic_consistency.leaderboard.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
     return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address="127.0.0.1:9"))

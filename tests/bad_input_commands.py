@@ -15,9 +15,9 @@ from typing import Any
 from bad_inputs_support import CaseTable, cli
 from conftest import hand_row
 
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.nightly import build
-from logic_consistency.leaderboard.schema import load_document, validate
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.board.schema import load_document, validate
+from logic_consistency.leaderboard.run.nightly import build
 
 CASES = CaseTable()
 

@@ -13,7 +13,7 @@ from bad_inputs_support import CaseTable
 
 from logic_consistency.credentials import CredentialError
 from logic_consistency.harness_ext.autoload import refuse_credentials_first
-from logic_consistency.leaderboard.modellist import load_model_list
+from logic_consistency.leaderboard.run.modellist import load_model_list
 
 CASES = CaseTable()
 SECRET = "SECRET-7f3c-bad-input"

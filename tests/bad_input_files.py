@@ -15,10 +15,10 @@ from bad_input_board import tiny_run
 from bad_inputs_support import CaseTable, cli, copy_data
 
 from logic_consistency.common import SymlinkLoopError
-from logic_consistency.leaderboard.lock import LOCK_NAME, build_lock
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.nightly import build
-from logic_consistency.leaderboard.nights import utc_today
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.board.nights import utc_today
+from logic_consistency.leaderboard.run.lock import LOCK_NAME, build_lock
+from logic_consistency.leaderboard.run.nightly import build
 from logic_consistency.outputs import atomic_write_json
 
 CASES = CaseTable()

@@ -18,9 +18,9 @@ from unittest import mock
 
 from bad_inputs_support import CaseTable, cli
 
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.nightly import build
-from logic_consistency.leaderboard.schema import load_document
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.board.schema import load_document
+from logic_consistency.leaderboard.run.nightly import build
 from logic_consistency.outputs import OutputError, atomic_write, atomic_write_json, check_outputs
 
 OLD_BOARD = Path(__file__).resolve().parent / "fixtures" / "leaderboard" / "leaderboard-1.0.json"

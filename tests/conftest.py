@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from logic_consistency import credentials
-from logic_consistency.leaderboard.identity import row_id, settings_id
-from logic_consistency.leaderboard.merge import make_document
+from logic_consistency.leaderboard.board.identity import row_id, settings_id
+from logic_consistency.leaderboard.board.merge import make_document
 
 _SHA = "0" * 64
 

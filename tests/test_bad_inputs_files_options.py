@@ -186,7 +186,7 @@ CASES.add("causal one_per_pair 'yes'", _causal(conjunction="so", one_per_pair="y
 
 def _model_list(text: str) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
-        from logic_consistency.leaderboard.modellist import load_model_list
+        from logic_consistency.leaderboard.run.modellist import load_model_list
 
         path = tmp / "models.yaml"
         if isinstance(text, bytes):

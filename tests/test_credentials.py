@@ -18,8 +18,8 @@ from logic_consistency.credentials import (
     secret_environment,
 )
 from logic_consistency.harness_ext.autoload import refuse_credentials_first
-from logic_consistency.leaderboard.modelid import identify
-from logic_consistency.leaderboard.runner import cache_key
+from logic_consistency.leaderboard.board.modelid import identify
+from logic_consistency.leaderboard.run.runner import cache_key
 from logic_consistency.outputs import atomic_write, atomic_write_json, jsonl_chunks
 
 SECRET = "SECRET-7f3c-9a1b2c3d4e5f"

@@ -16,6 +16,11 @@ Folders are layers and imports run one way::
   nothing imports it, but a module's ``if __name__ == "__main__":`` block (its ``python -m`` entry,
   never run on import) may hand over to it.
 
+Inside ``leaderboard``, three rooms run one way too: ``board`` (the document: schema, ingest, merge,
+...) <- ``page`` (the web page, which draws and validates board documents) <- ``run`` (the nightly
+build). A room imports its own and lower rooms only; ``leaderboard/commands.py`` (the commands'
+functions) sits above the three, and every other module of ``leaderboard`` lies in a room.
+
 Inside ``tasks``, a family (a sub-package other than ``data``: ``pairwise``, ``gv``, ``causal``)
 imports no other family; what families share lives in neutral ``tasks`` modules (``tasks.answers``,
 ``tasks.reports``, the loaders in ``tasks.data``), which import no family.
@@ -56,6 +61,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "leaderboard": (*NEUTRAL, "metrics", "harness_ext", "tasks.reports", "root"),
     "cli": (*NEUTRAL, "metrics", "harness_ext", "tasks", "leaderboard", "root"),
 }
+
+
+#: The rooms of ``leaderboard``, lowest first: a room imports only its own and lower rooms.
+LEADERBOARD_ROOMS = ("board", "page", "run")
+#: The modules of ``leaderboard`` outside its rooms, above all three (nothing in a room imports them).
+LEADERBOARD_TOP = ("", "commands")
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -192,12 +203,22 @@ def _family(module: str) -> str | None:
     return None
 
 
+def _room_rank(module: str) -> int:
+    """The rank of a ``leaderboard`` module's room (:data:`LEADERBOARD_ROOMS`); above them all for
+    ``leaderboard`` itself and :data:`LEADERBOARD_TOP`."""
+    parts = module.split(".")
+    room = parts[2] if len(parts) > 2 else ""
+    return LEADERBOARD_ROOMS.index(room) if room in LEADERBOARD_ROOMS else len(LEADERBOARD_ROOMS)
+
+
 def _allowed(importer: str, imported: str) -> bool:
     layer, target_layer = _layer(importer), _layer(imported)
     if target_layer == layer:
         if layer == "tasks":  # a family imports only itself and neutral task modules
             target_family = _family(imported)
             return target_family is None or target_family == _family(importer)
+        if layer == "leaderboard":  # a room imports its own and lower rooms
+            return _room_rank(imported) <= _room_rank(importer)
         return True
     if imported == PACKAGE or imported == f"{PACKAGE}.__version__":  # only the version lives there
         return "root" in ALLOWED[layer]
@@ -248,8 +269,8 @@ def test_the_rule_catches_a_backward_import(tmp_path: Path) -> None:
     imports = _suite_imports(f"{PACKAGE}.harness_ext.bad", source)
     assert {f"{PACKAGE}.tasks.gv.common", f"{PACKAGE}.leaderboard.ingest"} <= imports
     assert not any(_allowed(f"{PACKAGE}.harness_ext.bad", name) for name in imports)
-    assert _allowed(f"{PACKAGE}.leaderboard.ingest", f"{PACKAGE}.tasks.reports")
-    assert not _allowed(f"{PACKAGE}.leaderboard.ingest", f"{PACKAGE}.tasks.causal.report")
+    assert _allowed(f"{PACKAGE}.leaderboard.board.ingest", f"{PACKAGE}.tasks.reports")
+    assert not _allowed(f"{PACKAGE}.leaderboard.board.ingest", f"{PACKAGE}.tasks.causal.report")
 
 
 def test_the_rule_catches_imports_in_disguise(tmp_path: Path) -> None:
@@ -271,7 +292,45 @@ def test_the_rule_catches_imports_in_disguise(tmp_path: Path) -> None:
     assert _allowed(f"{PACKAGE}.tasks.gv.parsing", f"{PACKAGE}.tasks.answers")
     assert _allowed(f"{PACKAGE}.tasks.causal.hooks", f"{PACKAGE}.tasks.data.delta_causal")
     assert _allowed(f"{PACKAGE}.tasks.gv.common", f"{PACKAGE}.tasks.gv.parsing")
-    assert not _allowed(f"{PACKAGE}.leaderboard.runner", f"{PACKAGE}.cli")
+    assert not _allowed(f"{PACKAGE}.leaderboard.run.runner", f"{PACKAGE}.cli")
+
+
+def test_every_leaderboard_module_lies_in_a_room() -> None:
+    """``leaderboard`` holds its rooms and :data:`LEADERBOARD_TOP` only: a new module goes into a room."""
+    loose = [
+        module
+        for module, _ in MODULES
+        if _layer(module) == "leaderboard"
+        and module.split(".")[2:3] != []
+        and module.split(".")[2] not in (*LEADERBOARD_ROOMS, *LEADERBOARD_TOP)
+    ]
+    assert not loose, f"modules of leaderboard outside its rooms {LEADERBOARD_ROOMS}: {loose}"
+    rooms = {
+        module.split(".")[2] for module, _ in MODULES if len(module.split(".")) > 3 and _layer(module) == "leaderboard"
+    }
+    assert rooms == set(LEADERBOARD_ROOMS), rooms
+
+
+def test_the_rule_catches_a_room_importing_upward(tmp_path: Path) -> None:
+    """The checker itself: ``board`` <- ``page`` <- ``run`` <- ``commands``, never the other way."""
+    source = tmp_path / "bad.py"
+    source.write_text(
+        "from ..run.nightly import build\nfrom ..commands import run_build\nfrom .ingest import is_count\n"
+    )
+    imports = _suite_imports(f"{PACKAGE}.leaderboard.board.schema", source)
+    lb = f"{PACKAGE}.leaderboard"
+    assert {f"{lb}.run.nightly", f"{lb}.commands", f"{lb}.board.ingest"} <= imports
+    assert [name for name in sorted(imports) if not _allowed(f"{lb}.board.schema", name)] == [
+        f"{lb}.commands",
+        f"{lb}.commands.run_build",
+        f"{lb}.run.nightly",
+        f"{lb}.run.nightly.build",
+    ]
+    assert not _allowed(f"{lb}.board.ingest", f"{lb}.page.render")
+    assert not _allowed(f"{lb}.page.render", f"{lb}.run.units")
+    assert _allowed(f"{lb}.page.render", f"{lb}.board.schema")
+    assert _allowed(f"{lb}.run.nightly", f"{lb}.board.merge") and _allowed(f"{lb}.run.nightly", f"{lb}.page.render")
+    assert _allowed(f"{lb}.commands", f"{lb}.run.nightly") and not _allowed(f"{lb}.run.nightly", f"{lb}.commands")
 
 
 @pytest.mark.parametrize(("module", "path"), YAML_FILES, ids=[str(path.relative_to(ROOT)) for _, path in YAML_FILES])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import main
-from logic_consistency.leaderboard.merge import make_document
+from logic_consistency.leaderboard.board.merge import make_document
 from logic_consistency.outputs import atomic_write_json, check_outputs
 
 
@@ -147,7 +147,7 @@ def test_temporary_files_are_new_names_in_the_target_folder_never_through_a_link
     ``O_CREAT | O_EXCL | O_NOFOLLOW`` next to its target, so no existing file or link is opened."""
     import os
 
-    from logic_consistency.leaderboard import lock
+    from logic_consistency.leaderboard.run import lock
 
     opened: list[tuple[str, int]] = []
     real_open = os.open

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli import OUTPUT_ERROR_STATUS, main
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.nightly import build
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.run.nightly import build
 from logic_consistency.outputs import OutputError, atomic_write, atomic_write_json, check_outputs, check_writable
 
 

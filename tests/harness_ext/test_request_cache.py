@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.harness_ext.request_cache import MARKER, RequestCacheError, check_request_cache
-from logic_consistency.leaderboard.nightly import build
-from logic_consistency.leaderboard.provenance import task_config
-from logic_consistency.leaderboard.results import RunOutput
+from logic_consistency.leaderboard.board.provenance import task_config
+from logic_consistency.leaderboard.board.results import RunOutput
+from logic_consistency.leaderboard.run.nightly import build
 
 LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 

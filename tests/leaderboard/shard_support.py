@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
-from logic_consistency.leaderboard.modelid import slug
+from logic_consistency.leaderboard.board.modelid import slug
 
 #: The run folder of the model ``hash`` under ``runs/<night>/``.
 HASH_RUN = slug("hash")

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
-from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
-from logic_consistency.leaderboard.nightly import commit
-from logic_consistency.leaderboard.schema import load_document
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.board.schema import load_document
+from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
+from logic_consistency.leaderboard.run.nightly import commit
 from logic_consistency.outputs import atomic_write, atomic_write_json, remove_stale_temporaries
 
 BOOT = BootstrapSettings(n_resamples=300)
@@ -30,8 +30,8 @@ KILLED_WRITER = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from logic_consistency import outputs
-    from logic_consistency.leaderboard import nightly
-    from logic_consistency.leaderboard.ingest import BootstrapSettings
+    from logic_consistency.leaderboard.run import nightly
+    from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 
     out, row_file = Path(sys.argv[1]), Path(sys.argv[2])
     original = outputs.json_chunks

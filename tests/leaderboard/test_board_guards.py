@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bad_input_board import tiny_run  # noqa: E402
 
 from logic_consistency.harness_ext import data_files  # noqa: E402
-from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results  # noqa: E402
-from logic_consistency.leaderboard.merge import make_document, merge_documents  # noqa: E402
-from logic_consistency.leaderboard.nights import check_night, check_timestamp  # noqa: E402
-from logic_consistency.leaderboard.results import json_depth  # noqa: E402
-from logic_consistency.leaderboard.schema import validate  # noqa: E402
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results  # noqa: E402
+from logic_consistency.leaderboard.board.merge import make_document, merge_documents  # noqa: E402
+from logic_consistency.leaderboard.board.nights import check_night, check_timestamp  # noqa: E402
+from logic_consistency.leaderboard.board.results import json_depth  # noqa: E402
+from logic_consistency.leaderboard.board.schema import validate  # noqa: E402
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 BOOT = BootstrapSettings(n_resamples=1000)
@@ -177,7 +177,7 @@ def test_the_model_an_endpoint_reports_is_recorded_with_a_warning(
 
         return edit
 
-    with caplog.at_level(logging.WARNING, logger="logic_consistency.leaderboard.provenance"):
+    with caplog.at_level(logging.WARNING, logger="logic_consistency.leaderboard.board.provenance"):
         same = ingest_results(tiny_run(tmp_path / "same", asked("gpt-big")), bootstrap=BOOT)
         assert same["provenance"]["endpoint_model"] == "gpt-big" and not caplog.records
         other = ingest_results(tiny_run(tmp_path / "other", asked("gpt-small")), bootstrap=BOOT)
@@ -191,7 +191,7 @@ def test_the_model_an_endpoint_reports_is_recorded_with_a_warning(
 
 
 def test_a_2_0_board_without_the_new_fields_still_reads(hand_board: dict[str, Any], tmp_path: Path) -> None:
-    from logic_consistency.leaderboard.schema import load_document
+    from logic_consistency.leaderboard.board.schema import load_document
 
     hand_board["schema_version"] = "2.0"
     assert "endpoint_model" not in hand_board["rows"][0]["provenance"]

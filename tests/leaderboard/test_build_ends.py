@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli.leaderboard import add_cli
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
-from logic_consistency.leaderboard.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
-from logic_consistency.leaderboard.nightly import build, build_deadline
-from logic_consistency.leaderboard.runner import KILL_GRACE_SECONDS
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
+from logic_consistency.leaderboard.run.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
+from logic_consistency.leaderboard.run.nightly import build, build_deadline
+from logic_consistency.leaderboard.run.runner import KILL_GRACE_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_signals import _alive, _wait  # noqa: E402 - this folder's process-table helpers
@@ -106,7 +106,7 @@ def test_the_build_deadline_covers_every_timeout() -> None:
 HOLDER = """\
 import subprocess, sys, time
 from pathlib import Path
-from logic_consistency.leaderboard.lock import BuildLockedError, build_lock, held_lock_fds
+from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock, held_lock_fds
 folder, ready, go, deadline = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
 with build_lock(folder, deadline_seconds=deadline) as lock:
     sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]

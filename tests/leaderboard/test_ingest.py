@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logic_consistency.leaderboard.identity import settings_id
-from logic_consistency.leaderboard.ingest import (
+from logic_consistency.leaderboard.board.identity import settings_id
+from logic_consistency.leaderboard.board.ingest import (
     BootstrapSettings,
     group_statistic,
     ingest_results,

@@ -1,10 +1,10 @@
-"""The stratified group interval (``leaderboard/intervals.py``)."""
+"""The stratified group interval (``leaderboard/board/intervals.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from logic_consistency.leaderboard.intervals import BootstrapSettings, group_interval
+from logic_consistency.leaderboard.board.intervals import BootstrapSettings, group_interval
 
 SETTINGS = BootstrapSettings(n_resamples=2000, seed=3)
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
-from logic_consistency.leaderboard.merge import make_document, merge_documents
-from logic_consistency.leaderboard.nightly import commit
-from logic_consistency.leaderboard.schema import load_document, validate
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.board.merge import make_document, merge_documents
+from logic_consistency.leaderboard.board.schema import load_document, validate
+from logic_consistency.leaderboard.run.nightly import commit
 
 BOOT = BootstrapSettings(n_resamples=300)
 

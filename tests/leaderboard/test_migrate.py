@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.merge import make_document, merge_documents
-from logic_consistency.leaderboard.migrate import PROMPTING_SETTINGS, upgrade
-from logic_consistency.leaderboard.schema import SCHEMA_VERSION, load_document, validate
+from logic_consistency.leaderboard.board.merge import make_document, merge_documents
+from logic_consistency.leaderboard.board.migrate import PROMPTING_SETTINGS, upgrade
+from logic_consistency.leaderboard.board.schema import SCHEMA_VERSION, load_document, validate
 
 #: Written by the suite before schema 2.0 (commit 9d844cc's make_document): an instruct model run with
 #: its chat template (few-shot as multi-turn) and a base model without, on two boards.

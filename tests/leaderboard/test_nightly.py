@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.modelid import identify, slug
-from logic_consistency.leaderboard.modellist import (
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.board.modelid import identify, slug
+from logic_consistency.leaderboard.board.schema import load_document
+from logic_consistency.leaderboard.run.modellist import (
     ModelSpec,
     default_model_list,
     load_model_list,
 )
-from logic_consistency.leaderboard.nightly import build, lm_eval_command
-from logic_consistency.leaderboard.schema import load_document
+from logic_consistency.leaderboard.run.nightly import build, lm_eval_command
 
 BOOT = BootstrapSettings(n_resamples=1000)
 SMALL = (
@@ -234,7 +234,7 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
     assert hang.seconds < 30
     board = load_document(tmp_path / "board" / "leaderboard.json")
     assert board["rows"] == [] and len(board["failures"]) == 4
-    # an embedded model that does not exist is refused before any model runs (leaderboard/preflight.py)
+    # an embedded model that does not exist is refused before any model runs (leaderboard/run/preflight.py)
     unknown = _write(
         tmp_path / "unknown.yaml",
         """

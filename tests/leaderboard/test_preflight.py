@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.extra_args import parse_extra_args
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.modellist import load_model_list
-from logic_consistency.leaderboard.nightly import build, check_night
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.extra_args import parse_extra_args
+from logic_consistency.leaderboard.run.modellist import load_model_list
+from logic_consistency.leaderboard.run.nightly import build, check_night
 
 BOOT = BootstrapSettings(n_resamples=300)
 COUNTING_LM_EVAL = "#!{python}\nwith open({launches!r}, 'a') as out:\n    out.write('launch\\n')\n"
@@ -247,7 +247,7 @@ def test_the_model_list_refuses_extra_args_in_any_spelling(tmp_path: Path) -> No
 def test_wandb_args_need_wandb_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from logic_consistency.leaderboard import preflight
+    from logic_consistency.leaderboard.run import preflight
 
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: w, model: dummy, extra_args: ['--wandb_args', 'project=p']}\n", "utf-8")

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.nightly import build
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.nightly import build
 
 from .conftest import FIXTURE_DATA, LOGIC_CONSISTENCY, lm_eval_env
 from .shard_support import (
@@ -37,12 +37,8 @@ from .shard_support import (
 )
 
 ray = pytest.importorskip("ray")  # the test extra installs it; CI runs these
-from logic_consistency.leaderboard.ray_executor import (  # noqa: E402
-    NAMESPACE,
-    EndpointBudget,
-    RayClusterError,
-    RayExecutor,
-)
+from logic_consistency.leaderboard.run.endpoint_budget import EndpointBudget  # noqa: E402
+from logic_consistency.leaderboard.run.ray_executor import NAMESPACE, RayClusterError, RayExecutor  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NIGHT = "2026-06-02"

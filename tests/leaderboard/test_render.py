@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.identity import row_id, settings_id
-from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.render import embed_json, render_file, render_html
+from logic_consistency.leaderboard.board.identity import row_id, settings_id
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.page.render import embed_json, render_file, render_html
 
 BOOT = BootstrapSettings(n_resamples=300)
 PWN = "document.body.setAttribute('data-pwned','{}')"
@@ -191,10 +191,10 @@ def test_page_script_parts_are_each_a_complete_script(tmp_path: Path) -> None:
     """Every part parses on its own (``node --check``), and together they are the page's one script."""
     from importlib import resources
 
-    from logic_consistency.leaderboard.render import PAGE_SCRIPTS
+    from logic_consistency.leaderboard.page.render import PAGE_SCRIPTS
 
     parts = {
-        name: resources.files("logic_consistency.leaderboard").joinpath(name).read_text(encoding="utf-8")
+        name: resources.files("logic_consistency.leaderboard.page").joinpath(name).read_text(encoding="utf-8")
         for name in PAGE_SCRIPTS
     }
     for name, text in parts.items():

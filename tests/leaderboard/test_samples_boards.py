@@ -48,7 +48,7 @@ def test_a_build_keeps_rows_on_different_documents_on_different_boards(tmp_path:
 
 def test_a_run_on_every_document_or_a_limit_records_no_selection(dummy_run: Path) -> None:
     """``--limit`` says which documents ran (the first N): no ``documents`` key, and ids stay as they were."""
-    from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
+    from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
 
     row = ingest_results(dummy_run, night=None, bootstrap=BootstrapSettings(n_resamples=1000))
     assert row["settings"]["limit"] is not None

@@ -11,10 +11,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from logic_consistency.leaderboard.identity import settings_id
-from logic_consistency.leaderboard.ingest import BootstrapSettings, ingest_results
-from logic_consistency.leaderboard.merge import make_document
-from logic_consistency.leaderboard.schema import (
+from logic_consistency.leaderboard.board.identity import settings_id
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
+from logic_consistency.leaderboard.board.merge import make_document
+from logic_consistency.leaderboard.board.schema import (
     SCHEMA_VERSION,
     load_document,
     load_schema,

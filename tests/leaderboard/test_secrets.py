@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import without_credentials
-from logic_consistency.leaderboard.results import read_run
+from logic_consistency.leaderboard.board.ingest import without_credentials
+from logic_consistency.leaderboard.board.results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = str(Path(sys.executable).parent)

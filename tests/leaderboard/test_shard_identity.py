@@ -18,8 +18,8 @@ import pytest
 
 from logic_consistency.harness_ext.shard_merge import ShardOutput, merge_shards
 from logic_consistency.harness_ext.shards import SHARD_KEY
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.nightly import build, ingest_into
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.nightly import build, ingest_into
 
 from .conftest import FIXTURE_DATA
 from .shard_support import HASH_RUN, hash_lm_eval, model_list, newest_results

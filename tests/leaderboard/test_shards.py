@@ -15,9 +15,9 @@ import pytest
 
 from logic_consistency.harness_ext.shard_merge import CORE_KEYS, MERGED_KEY
 from logic_consistency.harness_ext.shards import Shard
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.modellist import load_model_list
-from logic_consistency.leaderboard.nightly import build
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.modellist import load_model_list
+from logic_consistency.leaderboard.run.nightly import build
 
 from .conftest import FIXTURE_DATA
 from .shard_support import (

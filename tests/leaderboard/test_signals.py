@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.leaderboard.lock import BuildLockedError, build_lock
+from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
 from logic_consistency.outputs import atomic_write_json
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
@@ -155,7 +155,7 @@ def test_a_child_of_a_killed_build_keeps_the_lock_held_but_the_next_build_takes_
     folder, ready = tmp_path / "board", tmp_path / "child.pid"
     holder = (
         "import subprocess, sys, time\n"
-        "from logic_consistency.leaderboard.lock import build_lock, held_lock_fds\n"
+        "from logic_consistency.leaderboard.run.lock import build_lock, held_lock_fds\n"
         f"with build_lock({str(folder)!r}):\n"
         "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], pass_fds=held_lock_fds())\n"
         f"    open({str(ready)!r}, 'w').write(str(child.pid))\n"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.leaderboard.ingest import BootstrapSettings, is_count
-from logic_consistency.leaderboard.nightly import build, ingest_into
-from logic_consistency.leaderboard.results import metric_keys
-from logic_consistency.leaderboard.runner import no_metric_defined
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings, is_count
+from logic_consistency.leaderboard.board.results import metric_keys
+from logic_consistency.leaderboard.run.nightly import build, ingest_into
+from logic_consistency.leaderboard.run.runner import no_metric_defined
 
 BOOT = BootstrapSettings(n_resamples=300)
 ROOT = Path(__file__).resolve().parents[2]

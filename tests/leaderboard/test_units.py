@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
-from logic_consistency.leaderboard.ingest import BootstrapSettings
-from logic_consistency.leaderboard.modellist import load_model_list
-from logic_consistency.leaderboard.nightly import BuildStopped, build, stop_signals_raise
-from logic_consistency.leaderboard.placement import capped_shards, normalise_endpoint
-from logic_consistency.leaderboard.runner import RunSettings
-from logic_consistency.leaderboard.units import ModelRun, plan_model, unit_environment
+from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+from logic_consistency.leaderboard.run.modellist import load_model_list
+from logic_consistency.leaderboard.run.nightly import BuildStopped, build, stop_signals_raise
+from logic_consistency.leaderboard.run.placement import capped_shards, normalise_endpoint
+from logic_consistency.leaderboard.run.runner import RunSettings
+from logic_consistency.leaderboard.run.units import ModelRun, plan_model, unit_environment
 
-from .conftest import lm_eval_env
+from .conftest import FIXTURE_DATA, lm_eval_env
 from .shard_support import hash_lm_eval, model_list
 
 NIGHT = "2026-06-04"
@@ -68,13 +68,43 @@ def test_an_inherited_shard_variable_never_splits_a_plain_build(
     assert any(line.startswith(f"warning: {ENV_SHARD}='1/3' in the environment is ignored") for line in lines)
 
 
-def test_shards_above_the_limit_are_capped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("limit", "shards", "why"),
+    [
+        ("null", 3, "its tasks have at most 3 documents"),
+        ("2", 2, "its tasks have at most 2 documents under limit 2"),
+        ("100", 3, "its tasks have at most 3 documents under limit 100"),
+    ],
+    ids=["no-limit", "limit-below", "limit-above"],
+)
+def test_shards_above_the_documents_are_capped_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, shards: int, why: str
+) -> None:
+    """The fixture's SummEval has 3 documents: ``--shards 257`` starts one ``lm_eval`` per document at most."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
     lm_eval, record = _recording_lm_eval(tmp_path)
-    _, lines = _build(
-        tmp_path, model_list(tmp_path, tasks=["logic_consistency_summeval"], limit=2), lm_eval, shards=257
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        f"tasks: [logic_consistency_summeval]\nlimit: {limit}\nmodels:\n  - {{name: hash, model: lc-test-hash}}\n",
+        encoding="utf-8",
     )
-    assert "note: hash: shards 257 capped to 2: limit 2 leaves no document to the others" in lines
+    _, lines = _build(tmp_path, models, lm_eval, shards=257)
+    note = f"note: hash: shards 257 capped to {shards}: {why} (a shard past them would start lm_eval for none)"
+    assert note in lines, lines
+    assert record.read_text(encoding="utf-8").splitlines() == [f"{i}/{shards}|" for i in range(shards)]
+
+
+def test_shards_that_cannot_be_counted_are_capped_by_the_limit_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No data on the driver (a Ray cluster's nodes may have it): a warning naming why, and only ``limit`` caps."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(tmp_path / "no-data"))
+    lm_eval, record = _recording_lm_eval(tmp_path)
+    _, lines = _build(tmp_path, model_list(tmp_path, tasks=["logic_consistency_summeval"], limit=2), lm_eval, shards=5)
+    assert any(line.startswith("warning: hash: cannot count its documents here (") for line in lines), lines
+    assert "note: hash: shards 5 capped to 2: limit 2 leaves no document to the others" in " ".join(lines)
     assert record.read_text(encoding="utf-8").splitlines() == ["0/2|", "1/2|"]
     assert (capped_shards(5, None), capped_shards(5, 0.5), capped_shards(5, 3.0), capped_shards(2, 9.0)) == (5, 5, 3, 2)
 
@@ -166,7 +196,7 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
     stop (exit 143 with its line), and the build's handlers are back after."""
     ray = pytest.importorskip("ray")
-    from logic_consistency.leaderboard.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
     def connecting(**_options: object) -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs

@@ -106,7 +106,7 @@ def test_the_leaderboard_names_no_declared_metric() -> None:
     names = [pattern.replace("\\", "") for patterns in ranges.values() for pattern in patterns if "(" not in pattern]
     series = [pattern.split("(", 1)[0] for patterns in ranges.values() for pattern in patterns if "(" in pattern]
     assert "s_comm" in names and "s_tran_" in series
-    for path in sorted((ROOT / "leaderboard").glob("*")):
+    for path in sorted((ROOT / "leaderboard").rglob("*")):
         if path.suffix not in {".py", ".js", ".html", ".json", ".css"}:
             continue
         text = path.read_text(encoding="utf-8")
@@ -123,7 +123,7 @@ def test_the_leaderboard_names_no_family_report() -> None:
     words = {"δ-CAUSAL", "CAUSAL", "Confusion", "n_rankings", "n_unparseable_generation", "n_unparseable_ranking"}
     for hook in hooks:
         words |= {hook.section, hook.title, hook.chart.rows, hook.chart.columns, hook.empty}
-    for path in sorted((ROOT / "leaderboard").glob("*")):
+    for path in sorted((ROOT / "leaderboard").rglob("*")):
         if path.suffix not in {".py", ".js", ".html", ".json", ".css"}:
             continue
         text = path.read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -106,12 +106,20 @@ def _higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+class Progress(Protocol):
+    """What a row's bootstrap reports its progress to (a tqdm bar, shown or not)."""
+
+    def update(self, n: float | None = 1) -> bool | None:
+        """Count ``n`` more metrics done."""
+        ...
+
+
 def _task_entry(
     run: RunOutput,
     task: str,
     bootstrap: BootstrapSettings,
     values_out: dict[str, np.ndarray],
-    progress: Any,
+    progress: Progress,
 ) -> dict[str, Any]:
     """The row entry of one leaf task; fills ``values_out[metric]`` with its per-instance values."""
     results = run.results["results"][task]
@@ -181,7 +189,7 @@ def _group_entry(
     entries: Mapping[str, dict[str, Any]],
     values: Mapping[str, Mapping[str, np.ndarray]],
     bootstrap: BootstrapSettings,
-    progress: Any,
+    progress: Progress,
 ) -> dict[str, Any]:
     results = run.results["results"][group]
     leaves = [task for task in leaf_tasks(group, run.groups) if task in entries]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,9 +33,10 @@ from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
-from .ingest import ingest_results
-from .modelid import ModelIdentity, slug
+from ..board.ingest import ingest_results
+from ..board.modelid import ModelIdentity, slug
 from .modellist import ModelSpec
+from .placement import capped_shards
 from .runner import (
     RUNS_DIR,
     RunOutcome,
@@ -49,7 +51,17 @@ from .runner import (
     scrub_outputs,
 )
 
-__all__ = ["ModelRun", "UnitJob", "UnitResult", "execute", "finish_model", "plan_model", "run_dir"]
+__all__ = [
+    "ModelRun",
+    "UnitJob",
+    "UnitResult",
+    "cap_shards",
+    "documents_subprocess",
+    "execute",
+    "finish_model",
+    "plan_model",
+    "run_dir",
+]
 
 #: The per-shard metrics file (pickle) in a shard's folder.
 METRICS_FILE = "shard_metrics.pkl"
@@ -231,6 +243,75 @@ class ModelRun:
 def driver_environment(spec: ModelSpec, settings: RunSettings) -> dict[str, str]:
     """What a unit takes from the driver: the credential variables of the build, then the model's ``env``."""
     return {**settings.credentials, **spec.env}
+
+
+#: Seconds the document count may take (it loads the tasks' data, as each ``lm_eval`` does).
+COUNT_SECONDS = 600.0
+
+
+def documents_subprocess(spec: ModelSpec) -> int:
+    """The most documents one ``lm_eval`` run of ``spec`` evaluates of any task
+    (:mod:`logic_consistency.harness_ext.shard_count`, in a subprocess with the model's ``env``).
+
+    A ``--samples`` file (not a mapping) is not read: the count is then of ``limit`` alone, an upper bound.
+
+    Raises:
+        ValueError: The tasks cannot be loaded here (the last line of the error).
+        subprocess.TimeoutExpired: Past :data:`COUNT_SECONDS` (the subprocess is killed).
+    """
+    options = spec.lm_eval_options
+    samples = options.get("samples")
+    request = {
+        "tasks": [name.strip() for name in spec.tasks.split(",") if name.strip()],
+        "metadata": spec.metadata,
+        "limit": spec.limit,
+        "samples": samples if isinstance(samples, dict) else None,
+        "include_path": options.get("include_path"),
+    }
+    env = {**os.environ, **spec.env}
+    env.pop(ENV_SHARD, None)
+    command = [sys.executable, "-m", "logic_consistency.harness_ext.shard_count", json.dumps(request)]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=COUNT_SECONDS)
+    lines = completed.stdout.strip().splitlines()
+    if completed.returncode != 0 or not lines or not lines[-1].isdigit():
+        errors = completed.stderr.strip().splitlines()
+        raise ValueError(errors[-1] if errors else f"exit status {completed.returncode}, no count")
+    return int(lines[-1])
+
+
+def cap_shards(
+    spec: ModelSpec,
+    log: Callable[[str], None],
+    known: dict[str, int] | None = None,
+    count: Callable[[ModelSpec], int] = documents_subprocess,
+) -> ModelSpec:
+    """``spec`` with no more shards than the most documents any of its tasks evaluates (``count``), so
+    that no unit starts ``lm_eval`` for no document; a note says so. When they cannot be counted here
+    (e.g. the data only on a Ray cluster's nodes), a warning, and only ``limit`` caps them.
+
+    ``known``: counts already made in this build (models with the same tasks, options and ``env``
+    are counted once).
+    """
+    if spec.shards == 1:
+        return spec
+    key = json.dumps(
+        [spec.tasks, spec.metadata, spec.limit, spec.env, spec.lm_eval_options], sort_keys=True, default=repr
+    )
+    known = {} if known is None else known
+    try:
+        documents = known[key] if key in known else known.setdefault(key, count(spec))
+        why = f"its tasks have at most {documents} documents{'' if spec.limit is None else f' under limit {spec.limit:g}'}"
+    except (ValueError, OSError, subprocess.TimeoutExpired) as error:
+        documents = capped_shards(spec.shards, spec.limit)
+        log(f"warning: {spec.name}: cannot count its documents here ({error}); only its limit caps its shards")
+        why = f"limit {spec.limit:g} leaves no document to the others"
+    shards = max(1, min(spec.shards, documents))
+    if shards == spec.shards:
+        return spec
+    log(
+        f"note: {spec.name}: shards {spec.shards} capped to {shards}: {why} (a shard past them would start lm_eval for none)"
+    )
+    return dataclasses.replace(spec, shards=shards)
 
 
 def plan_model(spec: ModelSpec, settings: RunSettings, *, local: bool) -> ModelRun | RunOutcome:

@@ -1,4 +1,4 @@
-// Part 4 of the page script (leaderboard/render.py PAGE_SCRIPTS): provenance and wiring; draws the page.
+// Part 4 of the page script (leaderboard/page/render.py PAGE_SCRIPTS): provenance and wiring; draws the page.
 (function (P, T, C) {
   "use strict";
   var el = P.el, clear = P.clear, byId = P.byId, fmt = P.fmt, json = P.json, data = P.data, doc = P.doc,

@@ -7,7 +7,7 @@ without taking the build down. The run never outlives the build: on Linux it is 
 and it inherits the build lock's descriptor (:func:`~.lock.held_lock_fds`), so the lock is
 released only once the run has gone too. (Processes lm_eval itself starts are in the run's process
 group, which every stop signals; they are not covered by the death signal, which is per process.)
-:mod:`.units` turns a run into a leaderboard row (:mod:`.ingest`) or a failure record, and
+:mod:`.units` turns a run into a leaderboard row (:mod:`..board.ingest`) or a failure record, and
 :mod:`.executor` runs the units. Writing the board is :mod:`.nightly`'s job.
 """
 
@@ -32,10 +32,10 @@ from logic_consistency.credentials import Redactor, is_key_name
 from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
-from .identity import sha256_hex
-from .ingest import BootstrapSettings, iso_utc
+from ..board.identity import sha256_hex
+from ..board.ingest import BootstrapSettings, iso_utc
+from ..board.modelid import ModelIdentity, identify, parse_model_args, slug
 from .lock import held_lock_fds
-from .modelid import ModelIdentity, identify, parse_model_args, slug
 from .modellist import ModelSpec
 
 RUNS_DIR = "runs"
@@ -310,7 +310,7 @@ def cache_key(identity: ModelIdentity) -> str:
 
     lm-eval's request cache (``--use_cache``) is keyed by the request alone, so the file must belong
     to one model: backend, the full revision or checksum, precision and the ``--model_args`` other
-    than :data:`NEUTRAL_MODEL_ARGS` and credentials (never in it: :func:`.modelid.identify` redacts
+    than :data:`NEUTRAL_MODEL_ARGS` and credentials (never in it: :func:`..board.modelid.identify` redacts
     them, and a key-like argument is left out, so rotating a key keeps the cache). (The chat template and system instruction need not be in it:
     they are part of every request's text.)
     """
@@ -374,7 +374,7 @@ class RunSettings:
 
 
 def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
-    """The model's identity from its model-list entry (raises what :func:`~.modelid.identify` raises)."""
+    """The model's identity from its model-list entry (raises what :func:`~..board.modelid.identify` raises)."""
     return identify(
         spec.backend,
         spec.model_args,

@@ -29,7 +29,7 @@ from logic_consistency.harness_ext.model_args import check_model_args as check_b
 from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest
 from logic_consistency.outputs import OutputError, check_writable
 
-from .modelid import EMBEDDED_BACKEND, parse_model_args
+from ..board.modelid import EMBEDDED_BACKEND, parse_model_args
 from .modellist import ModelSpec
 
 __all__ = [

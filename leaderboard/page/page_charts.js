@@ -1,4 +1,4 @@
-// Part 3 of the page script (leaderboard/render.py PAGE_SCRIPTS): radar, declared metric series, declared
+// Part 3 of the page script (leaderboard/page/render.py PAGE_SCRIPTS): radar, declared metric series, declared
 // report sections, as LCCharts.
 var LCCharts = (function (P) {
   "use strict";

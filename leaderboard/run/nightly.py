@@ -4,7 +4,7 @@
 and validates the existing board, then runs each model in its own ``lm_eval`` subprocess
 (:mod:`.runner`; a model that crashes or hangs past its ``timeout`` cannot take the build down) with
 a request cache keyed by the model's whole identity (:func:`.runner.cache_key`), ingests each
-results file into a row (:mod:`.ingest`) or records the failure, and finally writes
+results file into a row (:mod:`..board.ingest`) or records the failure, and finally writes
 ``history/<night>.json`` and ``leaderboard.json``, each atomically.
 
 Nothing is written before every model has run, so a crash or Ctrl-C leaves the previous leaderboard
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import os
 import signal
 import sys
@@ -26,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -41,13 +41,13 @@ from logic_consistency.outputs import (
     remove_stale_temporaries,
 )
 
-from . import nights
+from ..board import nights
+from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
+from ..board.merge import make_document, merge_documents
+from ..board.schema import load_document, validate
 from .executor import Executor, LocalExecutor
-from .ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from .lock import build_lock
-from .merge import make_document, merge_documents
 from .modellist import ModelSpec, load_model_list
-from .placement import capped_shards
 from .preflight import preflight
 from .runner import (
     KILL_GRACE_SECONDS,
@@ -60,7 +60,7 @@ from .runner import (
     no_metric_defined,
     run_logged,
 )
-from .schema import load_document, validate
+from .units import cap_shards
 
 __all__ = [
     "BuildResult",
@@ -107,7 +107,7 @@ def stop_signals_raise() -> Iterator[None]:
         yield
         return
 
-    def handler(signum: int, _frame: Any) -> None:
+    def handler(signum: int, _frame: FrameType | None) -> None:
         raise BuildStopped(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
@@ -125,7 +125,7 @@ def today() -> str:
 
 def check_night(night: str, *, now: datetime | None = None) -> str:
     """Return ``night`` if it is a canonical ``YYYY-MM-DD`` date not in the future, else raise
-    :class:`ValueError` (:func:`.nights.check_night`, shared by ``build`` and ``ingest``)."""
+    :class:`ValueError` (:func:`..board.nights.check_night`, shared by ``build`` and ``ingest``)."""
     return nights.check_night(night, today=now.date() if now is not None else None).isoformat()
 
 
@@ -210,17 +210,6 @@ def _select(specs: list[ModelSpec], only: Sequence[str]) -> list[ModelSpec]:
     return [spec for spec in specs if spec.name in set(only)]
 
 
-def _capped(spec: ModelSpec, log: Callable[[str], None]) -> ModelSpec:
-    """``spec`` with no more shards than its ``limit`` of documents per task, with a note when capped."""
-    shards = capped_shards(spec.shards, spec.limit)
-    if shards == spec.shards:
-        return spec
-    log(
-        f"note: {spec.name}: shards {spec.shards} capped to {shards}: limit {spec.limit:g} leaves no document to the others"
-    )
-    return dataclasses.replace(spec, shards=shards)
-
-
 def build(
     out: str | os.PathLike[str],
     *,
@@ -270,7 +259,7 @@ def build(
     """
     root = Path(out)
     night = check_night(night or today())
-    specs = [_capped(spec, log) for spec in _select(load_model_list(model_list, overrides), only)]
+    specs = _select(load_model_list(model_list, overrides), only)
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
     # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
     # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
@@ -284,6 +273,8 @@ def build(
     # backends, model arguments, tasks: refused before the first model call (backend names only
     # against this process's registry: a custom --lm-eval may know more)
     preflight(specs, registry=lm_eval is None)
+    counts: dict[str, int] = {}  # no unit for no document (loads each sharded model's tasks once)
+    specs = [cap_shards(spec, log, counts) for spec in specs]
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
     executable = lm_eval or default_lm_eval()

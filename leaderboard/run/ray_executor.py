@@ -5,12 +5,12 @@ model's ``resources``, runs ``lm_eval`` in a temporary folder on its node and re
 wrote (only the driver writes the runs folder, the board, the history and the page, under the build
 lock); it keeps its own request cache, is retried ``--retries`` times (default 2) when its worker
 dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of its endpoint's ``api_limits``
-budget through one named actor per endpoint (:class:`EndpointBudget`) granting time-limited leases,
+budget through one named actor per endpoint (:class:`~.endpoint_budget.EndpointBudget`) granting time-limited leases,
 so a killed worker's slots come back.
 
 Ctrl-C or SIGTERM on the driver cancels every task (``ray.cancel(force=True)``; their ``lm_eval``
 dies with its parent, see :func:`~.runner.run_logged`) and shuts down a Ray it started itself. Ray
-is imported only here, only when ``--executor ray`` is chosen. See docs/cluster.md.
+is imported only here and in :mod:`.endpoint_budget`, only when ``--executor ray`` is chosen. See docs/cluster.md.
 """
 
 from __future__ import annotations
@@ -21,21 +21,28 @@ import signal
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
+from .endpoint_budget import EndpointBudget, lease
 from .executor import outcome_line
 from .modellist import ModelSpec
 from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
 from .units import ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
 
+if TYPE_CHECKING:  # Ray is imported only when --executor ray is chosen
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
+
+    #: A unit's pending Ray task.
+    UnitRef = ObjectRef[UnitResult]
+
 __all__ = [
     "DEFAULT_RETRIES",
     "NAMESPACE",
-    "EndpointBudget",
     "HeadWatch",
     "RayClusterError",
     "RayExecutor",
@@ -50,8 +57,6 @@ __all__ = [
 INSTALL_HINT = "from a clone: pip install -e '.[ray]' (a published release: pip install \"logic-consistency[ray]\")"
 NAMESPACE = "logic-consistency"
 DEFAULT_RETRIES = 2
-#: Seconds an endpoint lease lasts without renewal (a dead holder's slots come back after it).
-LEASE_SECONDS = 30.0
 
 
 #: Seconds to reach a Ray head before ``ray.init`` (which would sit through its GCS time-outs).
@@ -119,75 +124,13 @@ def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> No
         ) from None
 
 
-def require_ray() -> Any:
+def require_ray() -> ModuleType:
     """Import Ray, or raise :class:`RayMissingError` with the install line."""
     try:
         import ray
     except ImportError as error:
         raise RayMissingError(f"--executor ray needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
-
-
-class EndpointBudget:
-    """A cluster-wide counting semaphore of one API endpoint, with leases (a Ray named actor)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.leases: dict[str, tuple[int, float]] = {}
-        self.peak = 0
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        self.leases = {token: lease for token, lease in self.leases.items() if lease[1] > now}
-
-    def acquire(self, token: str, slots: int, ttl: float) -> bool:
-        """Take ``slots`` for ``ttl`` seconds if they are free."""
-        self._expire()
-        if sum(slots for slots, _ in self.leases.values()) + slots > self.limit:
-            return False
-        self.leases[token] = (slots, time.monotonic() + ttl)
-        self.peak = max(self.peak, sum(slots for slots, _ in self.leases.values()))
-        return True
-
-    def renew(self, token: str, ttl: float) -> None:
-        """Extend a lease."""
-        if token in self.leases:
-            self.leases[token] = (self.leases[token][0], time.monotonic() + ttl)
-
-    def release(self, token: str) -> None:
-        """Give a lease back."""
-        self.leases.pop(token, None)
-
-    def usage(self) -> tuple[int, int]:
-        """Slots in use now, and the most ever in use at once."""
-        self._expire()
-        return sum(slots for slots, _ in self.leases.values()), self.peak
-
-
-@contextlib.contextmanager
-def _lease(budget: Any, slots: int) -> Iterator[None]:
-    """Hold ``slots`` of ``budget`` (an :class:`EndpointBudget` actor handle, or ``None``) meanwhile."""
-    if budget is None:
-        yield
-        return
-    import ray
-
-    token = uuid.uuid4().hex
-    while not ray.get(budget.acquire.remote(token, slots, LEASE_SECONDS)):
-        time.sleep(0.2)
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(LEASE_SECONDS / 3):
-            budget.renew.remote(token, LEASE_SECONDS)
-
-    renewer = threading.Thread(target=renew, daemon=True)
-    renewer.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        ray.get(budget.release.remote(token))
 
 
 @contextlib.contextmanager
@@ -215,7 +158,7 @@ def signal_handlers_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _shut_down_on_failure(ray: Any) -> Iterator[None]:
+def _shut_down_on_failure(ray: ModuleType) -> Iterator[None]:
     """A ``ray.init`` that ends in an exception (a stop while connecting) leaves no half-started Ray."""
     try:
         yield
@@ -236,11 +179,11 @@ class UnitFailedError(RuntimeError):
         return f"{self.result.job.label}: {self.result.error}"
 
 
-def run_unit(job: UnitJob, budget: Any) -> UnitResult:
+def run_unit(job: UnitJob, budget: ActorHandle | None) -> UnitResult:
     """The Ray task: run one unit under its endpoint budget; a failure (not a timeout) raises to retry."""
     import ray
 
-    with _lease(budget, job.spec.slots):
+    with lease(budget, job.spec.slots):
         result = dataclasses.replace(execute(job), node=ray.get_runtime_context().get_node_id())
     if result.error is not None and not result.timed_out:
         raise UnitFailedError(result)
@@ -287,7 +230,7 @@ def demand(spec: ModelSpec) -> dict[str, float]:
     return {name: float(amount) for name, amount in asked.items() if amount}
 
 
-def check_feasible(ray: Any, specs: Sequence[ModelSpec]) -> None:
+def check_feasible(ray: ModuleType, specs: Sequence[ModelSpec]) -> None:
     """Refuse, before any unit runs, a model whose unit no alive node of the cluster can ever hold.
 
     Ray would keep such a task pending forever (it cannot know whether a node will join). The check
@@ -374,7 +317,7 @@ class RayExecutor:
                 with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
                     ray.shutdown()
 
-    def _budget(self, ray: Any, spec: ModelSpec) -> Any:
+    def _budget(self, ray: ModuleType, spec: ModelSpec) -> ActorHandle | None:
         if spec.endpoint is None or spec.api_limit is None:
             return None
         actor = ray.remote(num_cpus=0)(EndpointBudget)
@@ -383,10 +326,10 @@ class RayExecutor:
         )
 
     def _submit(
-        self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, outcomes: dict[str, RunOutcome]
-    ) -> dict[Any, tuple[ModelRun, UnitJob]]:
+        self, ray: ModuleType, specs: Sequence[ModelSpec], settings: RunSettings, outcomes: dict[str, RunOutcome]
+    ) -> dict[UnitRef, tuple[ModelRun, UnitJob]]:
         task = ray.remote(run_unit)
-        pending: dict[Any, tuple[ModelRun, UnitJob]] = {}
+        pending: dict[UnitRef, tuple[ModelRun, UnitJob]] = {}
         for spec in specs:
             model = plan_model(spec, settings, local=False)
             if not isinstance(model, ModelRun):
@@ -398,7 +341,7 @@ class RayExecutor:
         return pending
 
     def _run(
-        self, ray: Any, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
+        self, ray: ModuleType, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
     ) -> list[RunOutcome]:
         outcomes: dict[str, RunOutcome] = {}
         pending = self._submit(ray, specs, settings, outcomes)
@@ -435,7 +378,7 @@ def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) 
     return outcome
 
 
-def _result(ray: Any, ref: Any, job: UnitJob) -> UnitResult:
+def _result(ray: ModuleType, ref: UnitRef, job: UnitJob) -> UnitResult:
     """The unit's result; a task that failed after its retries becomes a failed result naming why."""
     try:
         result: UnitResult = ray.get(ref)

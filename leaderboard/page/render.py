@@ -25,8 +25,8 @@ from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import atomic_write
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
-from .ingest import is_count
-from .schema import validate
+from ..board.ingest import is_count
+from ..board.schema import validate
 
 __all__ = ["embed_json", "metric_info", "render_file", "render_html", "report_info"]
 

@@ -1,4 +1,4 @@
-// Part 1 of the page script (leaderboard/render.py PAGE_SCRIPTS): helpers, data, state, header and
+// Part 1 of the page script (leaderboard/page/render.py PAGE_SCRIPTS): helpers, data, state, header and
 // controls, as the namespace LCPage that page_table.js, page_charts.js and page_main.js read.
 var LCPage = (function () {
   "use strict";

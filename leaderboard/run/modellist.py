@@ -32,10 +32,18 @@ from logic_consistency.credentials import SECRET_NAMES_VARIABLE, is_switch, refu
 from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
 
+from ..board.identity import check_name, first_unprintable
+from ..board.modelid import format_model_args, parse_model_args
 from .extra_args import parse_extra_args
-from .identity import check_name, first_unprintable
-from .modelid import format_model_args, parse_model_args
-from .placement import check_api_limits, check_resources, check_shards, endpoint_of, slots_of, unmatched_limits
+from .placement import (
+    check_api_limits,
+    check_resources,
+    check_shards,
+    endpoint_of,
+    optional_mapping,
+    slots_of,
+    unmatched_limits,
+)
 
 __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_list"]
 
@@ -137,10 +145,7 @@ def _tasks(value: Any, where: str) -> str:
 
 
 def _metadata(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: 'metadata' must be a mapping, got {value!r}")
+    value = optional_mapping(value, "metadata", where)
     # the suite's one rule (options.reject_near_misses), checked before any model runs
     reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
     refuse_credentials(value, None, where=f"{where}: metadata")  # lm-eval writes it into every task config

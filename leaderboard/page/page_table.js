@@ -1,4 +1,4 @@
-// Part 2 of the page script (leaderboard/render.py PAGE_SCRIPTS): the table and the failures, as LCTable.
+// Part 2 of the page script (leaderboard/page/render.py PAGE_SCRIPTS): the table and the failures, as LCTable.
 var LCTable = (function (P) {
   "use strict";
   var el = P.el, svg = P.svg, clear = P.clear, byId = P.byId, fmt = P.fmt, short = P.short, own = P.own, get = P.get,

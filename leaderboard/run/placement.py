@@ -26,6 +26,7 @@ __all__ = [
     "check_shards",
     "endpoint_of",
     "normalise_endpoint",
+    "optional_mapping",
     "slots_of",
     "unmatched_limits",
 ]
@@ -35,6 +36,15 @@ RESOURCE_KEYS = frozenset({"num_cpus", "num_gpus", "memory", "custom"})
 
 def _positive(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and 0 < value < math.inf
+
+
+def optional_mapping(value: Any, key: str, where: str, what: str = "a mapping") -> Mapping[str, Any]:
+    """A model list key that holds a mapping or nothing (``None``: an empty one); else an error naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: '{key}' must be {what}, got {value!r}")
+    return value
 
 
 def check_shards(value: Any, where: str) -> int:
@@ -54,10 +64,7 @@ def capped_shards(shards: int, limit: float | None) -> int:
 
 def check_resources(value: Any, where: str) -> dict[str, Any]:
     """``resources``: ``num_cpus``, ``num_gpus`` (>= 0), ``memory`` (> 0 bytes), ``custom`` {name: amount}."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: 'resources' must be a mapping, got {value!r}")
+    value = optional_mapping(value, "resources", where)
     reject_unknown(value, RESOURCE_KEYS, where=f"{where}: resources")
     out: dict[str, Any] = {}
     for key in ("num_cpus", "num_gpus"):
@@ -119,10 +126,7 @@ def normalise_endpoint(text: str, *, default_scheme: str | None = None) -> str:
 def check_api_limits(value: Any, where: str) -> dict[str, int]:
     """``api_limits``: ``{endpoint: positive integer}``, each key an endpoint ``host:port`` or
     ``http(s)://host[:port]`` (no path), returned normalised (:func:`normalise_endpoint`)."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: 'api_limits' must map endpoints (host:port) to integers, got {value!r}")
+    value = optional_mapping(value, "api_limits", where, "a mapping of endpoints (host:port) to integers")
     out: dict[str, int] = {}
     for endpoint, limit in value.items():
         if not isinstance(endpoint, str) or not endpoint.strip() or "/" in endpoint.partition("://")[2]:
