@@ -30,7 +30,8 @@ from logic_consistency.tasks.pairwise.pairs_search import PairsSearch
 VARIANTS = ("normal", "negated")
 #: The run options a pairwise task reads from ``metadata``: those declared in this folder's
 #: ``_options_yaml`` (``samples``: the self-agreement variant; ``pairs_*``: the PairS search) and the
-#: loaders' ``max_items`` and ``seed``, which the task applies itself whatever the loader.
+#: loaders' ``max_items`` and ``seed``, which the task passes to a loader that names them (and caps
+#: itself for one that does not: :meth:`PairwiseConsistencyTask.download`).
 METADATA_KEYS = (*(arg.name for arg in load_option_file(Path(__file__).with_name(OPTIONS_FILE))), "max_items", "seed")
 #: Top-level YAML keys read by the task class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
