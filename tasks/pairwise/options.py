@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from logic_consistency.harness_ext.base import TEMPLATES
+from logic_consistency.metrics.pairs_sort import PairsSearch
 from logic_consistency.options import (
     OPTIONS_FILE,
     load_option_file,
@@ -24,7 +25,7 @@ from logic_consistency.options import (
     reject_unknown,
 )
 from logic_consistency.tasks.data import check_max_items
-from logic_consistency.tasks.pairwise.pairs_search import PairsSearch
+from logic_consistency.tasks.pairwise.pairs_search import read_pairs_search
 
 #: The prompt variants, in request order (``negated`` is optional).
 VARIANTS = ("normal", "negated")
@@ -156,6 +157,6 @@ class PairwiseOptions:
             seed=read_option(metadata, "seed", where=where),
             calibrated=read_option(metadata, "calibrated", where=where),
             pairs_runs=read_option(metadata, "pairs_runs", where=where),
-            pairs_search=PairsSearch.from_metadata(metadata, where=where),
+            pairs_search=read_pairs_search(metadata, where=where),
             max_items=max_items,
         )
