@@ -24,7 +24,7 @@ from .causal import (
 )
 from .correlation import correlation, spread
 from .pairs import PairsResult, PairsSorter, pairs_rank
-from .pairs_sort import merge_sort_bound, pairs_order
+from .pairs_sort import PairsSearch, merge_sort_bound, pairs_order
 from .pairwise import commutativity, count_ties, human_agreement, negation_invariance, pairwise_consistency
 from .position_bias import p_first_mean, position_bias
 from .ranking import bradley_terry, elo_ratings, ranking_spearman, win_loss_rate
@@ -35,6 +35,7 @@ __all__ = [
     "CAUSAL_LABELS",
     "EXACT_WORK_LIMIT",
     "PairsResult",
+    "PairsSearch",
     "PairsSorter",
     "UndefinedMetricError",
     "bootstrap_ci",

@@ -248,16 +248,10 @@ def intra_group_clustering_density(polarities: Iterable[Hashable]) -> float:
     and its Random row (exact mean 0.4689, sd 0.0812 over the 252 equally likely polarity
     patterns; printed 0.467 +- 0.077), and is what the authors' public code computes; it is
     **not** the silhouette definition of the paper's section 3.3 (see
-    :func:`intra_group_clustering`).
-
-    Args:
-        polarities: Group label of each ranked position; exactly two distinct labels.
+    :func:`intra_group_clustering`). ``polarities`` and the error are as there.
 
     Returns:
         A score in (0, 1]; 1 = both groups contiguous.
-
-    Raises:
-        ValueError: the sequence does not hold exactly two distinct labels.
     """
     return _density(tuple(_two_groups(polarities, "polarities").tolist()))
 

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import UndefinedMetricError, check_int
-from .pairs_sort import Comparisons, Method, comparison, merge_sort_steps
+from .pairs_sort import GREEDY, Comparisons, PairsSearch, comparison, merge_sort_steps
 from .ranking import ranking_spearman
 
 #: ``ask(pairs)`` answers ordered pairs (a, b) with P(item a is better | a shown as option A).
@@ -73,7 +73,7 @@ class PairsSorter:
         seed: seed of ``numpy.random.default_rng`` for the initial orders.
         memo: optional dict of known answers {(a, b): P}, updated in place (share it between the
             raw and the calibrated ranking to avoid asking a pair twice).
-        method, beam_size, prob_gap: the merge (:func:`~.pairs_sort.pairs_order`); greedy is the default.
+        search: the merge (:class:`~.pairs_sort.PairsSearch`); greedy is the default.
     """
 
     def __init__(
@@ -84,9 +84,7 @@ class PairsSorter:
         runs: int = 100,
         seed: int = 0,
         memo: dict[tuple[int, int], float] | None = None,
-        method: Method = "greedy",
-        beam_size: int = 1,
-        prob_gap: float = 0.1,
+        search: PairsSearch = GREEDY,
     ) -> None:
         self.n_items = check_int(n_items, "n_items", minimum=2)
         self.runs = check_int(runs, "runs", minimum=1)
@@ -95,9 +93,7 @@ class PairsSorter:
         self.memo: dict[tuple[int, int], float] = {} if memo is None else memo
         rng = np.random.default_rng(seed)
         orders = [rng.permutation(self.n_items).tolist() for _ in range(self.runs)]
-        self._sorts = [
-            merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap) for order in orders
-        ]
+        self._sorts = [merge_sort_steps(order, search) for order in orders]
         self._pending: list[Comparisons | None] = [None] * self.runs
         self._results: list[list[int] | None] = [None] * self.runs
         self.counts = [0] * self.runs
@@ -172,9 +168,7 @@ def pairs_rank(
     runs: int = 100,
     seed: int = 0,
     memo: dict[tuple[int, int], float] | None = None,
-    method: Method = "greedy",
-    beam_size: int = 1,
-    prob_gap: float = 0.1,
+    search: PairsSearch = GREEDY,
 ) -> PairsResult:
     """Rank n items R times by PairS merge sort and correlate each ranking with human scores.
 
@@ -188,7 +182,7 @@ def pairs_rank(
         judge: batched comparator; ``judge([(a, b), ...])`` returns P(a better | a as option A)
             for each pair, each in [0, 1].
         human_scores: length-N human scores (higher = better) for Spearman's rho.
-        calibrated, runs, seed, memo, method, beam_size, prob_gap: as :class:`PairsSorter`.
+        calibrated, runs, seed, memo, search: as :class:`PairsSorter`.
 
     Returns:
         :class:`PairsResult` (``model_calls`` counts the pairs this call asked the judge).
@@ -199,16 +193,7 @@ def pairs_rank(
         UndefinedMetricError: human scores constant (Spearman undefined).
     """
     human = _human_scores(human_scores, n_items)  # before any judge call
-    sorter = PairsSorter(
-        n_items,
-        calibrated=calibrated,
-        runs=runs,
-        seed=seed,
-        memo=memo,
-        method=method,
-        beam_size=beam_size,
-        prob_gap=prob_gap,
-    )
+    sorter = PairsSorter(n_items, calibrated=calibrated, runs=runs, seed=seed, memo=memo, search=search)
     rounds = asked = 0
     while wanted := sorter.wanted():
         sorter.feed(wanted, list(judge(wanted)))

@@ -24,9 +24,11 @@ from numpy.typing import ArrayLike
 from ._validation import check_int, validate_prefs
 
 __all__ = [
+    "GREEDY",
     "METHODS",
     "Comparisons",
     "Method",
+    "PairsSearch",
     "SortSteps",
     "comparison",
     "merge_sort_bound",
@@ -132,21 +134,45 @@ def _check_search(method: object, beam_size: object, prob_gap: object) -> tuple[
     return str(method), size, float(prob_gap)
 
 
-def merge_sort_steps(
-    initial_order: Sequence[int], *, method: Method = "greedy", beam_size: int = 1, prob_gap: float = 0.1
-) -> SortSteps:
+@dataclass(frozen=True)
+class PairsSearch:
+    """The PairS search settings, checked when built (every sort, sorter and task takes this one value).
+
+    Attributes:
+        method: ``"greedy"`` (the authors' and the paper's default) or ``"beam"``.
+        beam_size: paths kept per beam step, an integer >= 1 (beam only).
+        prob_gap: uncertainty tolerance of the beam's pruning, in [0, 0.5] (beam only; the authors'
+            example uses 0.1).
+
+    Raises:
+        ValueError: A setting out of its range, naming it.
+    """
+
+    method: Method = "greedy"
+    beam_size: int = 1
+    prob_gap: float = 0.1
+
+    def __post_init__(self) -> None:
+        _, size, gap = _check_search(self.method, self.beam_size, self.prob_gap)
+        object.__setattr__(self, "beam_size", size)  # numpy integers and ints as floats become plain numbers
+        object.__setattr__(self, "prob_gap", gap)
+
+
+#: The default search: the authors' and the paper's greedy merge.
+GREEDY = PairsSearch()
+
+
+def merge_sort_steps(initial_order: Sequence[int], search: PairsSearch = GREEDY) -> SortSteps:
     """A resumable PairS merge sort: yields the comparisons (a, b) it needs next (a tuple; one for
     greedy, all a beam step needs for beam), receives P(a better than b) for each (a list).
 
-    Returns (as the generator's ``StopIteration.value``) the items in ascending quality. The
-    search options are validated here, before the first step.
+    Returns (as the generator's ``StopIteration.value``) the items in ascending quality.
     """
-    name, size, gap = _check_search(method, beam_size, prob_gap)
-    if name == "greedy":
+    if search.method == "greedy":
         return _sort(list(initial_order), _greedy_merge)
 
     def beam_merge(left_run: list[int], right_run: list[int]) -> SortSteps:
-        return _beam_merge(left_run, right_run, beam_size=size, prob_gap=gap)
+        return _beam_merge(left_run, right_run, beam_size=search.beam_size, prob_gap=search.prob_gap)
 
     return _sort(list(initial_order), beam_merge)
 
@@ -165,16 +191,14 @@ def pairs_order(
     prefs: ArrayLike,
     *,
     calibrated: bool = False,
-    method: Method = "greedy",
-    beam_size: int = 1,
-    prob_gap: float = 0.1,
+    search: PairsSearch = GREEDY,
     initial_order: Sequence[int] | None = None,
 ) -> list[int]:
     """The PairS ranking of the items of a preference matrix, worst first (as the authors' code).
 
     One merge sort (module docstring) of the items in ``initial_order`` with ``prefs`` as the
-    comparator; equal to the authors' ``PairsGreedy`` (``method="greedy"``) and ``PairsBeam``
-    (``method="beam"``) run on ``initial_order`` with a judge that answers from ``prefs``.
+    comparator; equal to the authors' ``PairsGreedy`` (the default search) and ``PairsBeam``
+    (``PairsSearch("beam", ...)``) run on ``initial_order`` with a judge that answers from ``prefs``.
 
     Args:
         prefs: N x N matrix, ``prefs[a, b]`` = P(a better than b | a shown as option A), in
@@ -182,10 +206,7 @@ def pairs_order(
             the sort never asks.
         calibrated: judge each comparison from both presentation orders,
             p = (prefs[a, b] + 1 - prefs[b, a]) / 2.
-        method: ``"greedy"`` (the authors' and the paper's default) or ``"beam"``.
-        beam_size: paths kept per beam step, an integer >= 1 (beam only).
-        prob_gap: uncertainty tolerance of the beam's pruning, in [0, 0.5] (beam only; the
-            authors' example uses 0.1).
+        search: the merge: greedy (the default) or beam, with its settings.
         initial_order: the order of the items before sorting, a permutation of 0..N-1; default
             0..N-1 (the authors sort the list as given; their scripts shuffle it first).
 
@@ -214,7 +235,7 @@ def pairs_order(
             raise ValueError(f"prefs has no judgement (NaN) for pair ({a}, {b}), which the sort needs")
         return float(matrix[a, b])
 
-    sort = merge_sort_steps(order, method=method, beam_size=beam_size, prob_gap=prob_gap)
+    sort = merge_sort_steps(order, search)
     try:
         batch = next(sort)
         while True:

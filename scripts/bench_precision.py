@@ -13,13 +13,13 @@ that max delta. ``--model tiny-random-llama`` is a seeded random Llama (no hub) 
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import random
 import tempfile
 import time
 from collections import defaultdict
 from typing import Any
+
+from _bench import offline_and_quiet  # this folder's helper (the scripts run as files)
 
 DTYPES = ("bfloat16", "float16", "float32")
 TINY = "tiny-random-llama"
@@ -158,11 +158,7 @@ def _table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if os.environ.get("LOGIC_CONSISTENCY_DATA"):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    for name in ("lm_eval", "logic_consistency"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    offline_and_quiet()
     import torch
 
     with tempfile.TemporaryDirectory() as folder:

@@ -13,11 +13,11 @@ with ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import random
 import time
 from typing import Any
+
+from _bench import offline_and_quiet  # this folder's helper (the scripts run as files)
 
 CASES = ("quickstart", "summeval16")
 
@@ -119,12 +119,7 @@ def run_case(lm: Any, args: argparse.Namespace, case: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if os.environ.get("LOGIC_CONSISTENCY_DATA"):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-    # Capturing requests runs the tasks on placeholder answers: their per-task warnings are noise here.
-    for name in ("lm_eval", "logic_consistency"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    offline_and_quiet()
     import torch
 
     lm, first, warm = load_model(args)

@@ -64,9 +64,17 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("position_bias not square", lambda: m.position_bias(np.zeros((2, 3))), "square"),
     ("position_bias out of [0, 1]", lambda: m.position_bias(P * 3), "prefs"),
     ("p_first_mean NaN", lambda: m.p_first_mean(np.array([[0.5, np.nan], [0.5, 0.5]])), "nan_policy"),
-    ("pairs_order method", lambda: m.pairs_order(P, method="beem"), "method"),  # type: ignore[arg-type]
-    ("pairs_order beam_size 0", lambda: m.pairs_order(P, method="beam", beam_size=0), "beam_size"),
-    ("pairs_order prob_gap 0.6", lambda: m.pairs_order(P, method="beam", prob_gap=0.6), "prob_gap"),
+    ("pairs_order method", lambda: m.pairs_order(P, search=m.PairsSearch(method="beem")), "method"),  # type: ignore[arg-type]
+    (
+        "pairs_order beam_size 0",
+        lambda: m.pairs_order(P, search=m.PairsSearch(method="beam", beam_size=0)),
+        "beam_size",
+    ),
+    (
+        "pairs_order prob_gap 0.6",
+        lambda: m.pairs_order(P, search=m.PairsSearch(method="beam", prob_gap=0.6)),
+        "prob_gap",
+    ),
     ("pairs_order initial_order", lambda: m.pairs_order(P, initial_order=[0, 0, 1]), "initial_order"),
     ("pairs_order NaN asked", lambda: m.pairs_order(np.full((3, 3), np.nan)), "pair (1, 2)"),
     ("self_agreement 1-D", lambda: m.self_agreement([1.0, 0.0]), "samples"),

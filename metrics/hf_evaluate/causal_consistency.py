@@ -17,6 +17,7 @@ import evaluate
 import numpy as np
 
 from logic_consistency.metrics import causal_consistency
+from logic_consistency.metrics.hf_evaluate._info import metric_info
 
 _CITATION = """\
 @article{cui2024nuance,
@@ -38,12 +39,7 @@ class CausalConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate ship
     """Causal epistemic consistency of self-ranked intermediates, averaged over instances."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("int64"))}),
-        )
+        return metric_info(__doc__, _CITATION, _KWARGS, {"predictions": datasets.Sequence(datasets.Value("int64"))})
 
     def _compute(self, predictions: Sequence[Sequence[int]]) -> dict[str, Any]:
         if not predictions:

@@ -18,6 +18,7 @@ import evaluate
 import numpy as np
 
 from logic_consistency.metrics import pairwise_consistency
+from logic_consistency.metrics.hf_evaluate._info import metric_info
 
 _CITATION = """\
 @article{liu2024aligning,
@@ -45,16 +46,12 @@ class PairwiseConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate sh
     """s_tran(K), s_comm, s_neg and human agreement, averaged over instances."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Sequence(datasets.Value("float64"))),
-                    "references": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        matrix = datasets.Sequence(datasets.Sequence(datasets.Value("float64")))
+        return metric_info(
+            __doc__,
+            _CITATION,
+            _KWARGS,
+            {"predictions": matrix, "references": datasets.Sequence(datasets.Value("float64"))},
         )
 
     def _compute(

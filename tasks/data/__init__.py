@@ -14,7 +14,7 @@ file, line and field; :func:`check_human_scores` checks every loader's scores wh
 (one finite number per item), so a custom loader's bad score is refused before any model call.
 """
 
-from ._common import DatasetFormatError, cap_row, check_human_scores, check_max_items
+from ._common import DatasetFormatError, apply_cap, cap_row, check_human_scores, check_max_items
 from ._source import DATA_ENV_VAR
 
-__all__ = ["DATA_ENV_VAR", "DatasetFormatError", "cap_row", "check_human_scores", "check_max_items"]
+__all__ = ["DATA_ENV_VAR", "DatasetFormatError", "apply_cap", "cap_row", "check_human_scores", "check_max_items"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -243,39 +243,44 @@ def make_dataset_dict(rows: Sequence[Mapping[str, Any]], features: datasets.Feat
     return datasets.DatasetDict({"test": datasets.Dataset.from_dict(columns, features=features)})
 
 
-def cap_row(row: dict[str, Any], max_items: int | None, seed: int) -> dict[str, Any]:
-    """Keep a seeded subset of at most ``max_items`` items of one row (the suite's one item cap).
+def cap_row(
+    row: Mapping[str, Any],
+    max_items: int | None,
+    seed: int,
+    context_of: Callable[[Sequence[str]], str] | None = None,
+) -> dict[str, Any]:
+    """Keep a seeded subset of at most ``max_items`` items of one row: the suite's one item cap.
 
     Every list column as long as ``items`` (``items``, ``item_ids``, ``human_scores``, any other
     per-item list) is subset with the same indices, so they stay aligned; the subset
     (:func:`select_item_indices`) depends only on ``seed`` and ``instance_id``. A row with no more
     than ``max_items`` items (or ``max_items=None``) is returned as it is.
+
+    Args:
+        row: One complete row.
+        max_items: Cap (``None`` = keep everything), already checked (:func:`check_max_items`).
+        seed: Global seed.
+        context_of: The loader's ``context`` builder when its ``context`` lists the items (CaTeRS):
+            a capped row's ``context`` is rebuilt from its kept items, so it never names a dropped one.
     """
     n = len(row["items"])
     keep = select_item_indices(n, max_items, seed, str(row["instance_id"]))
     if len(keep) == n:
-        return row
-    return {
+        return dict(row)
+    capped = {
         name: [value[index] for index in keep] if isinstance(value, list) and len(value) == n else value
         for name, value in row.items()
     }
+    if context_of is not None:
+        capped["context"] = context_of(capped["items"])
+    return capped
 
 
 def apply_cap(
-    rows: Sequence[dict[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     max_items: int | None,
     seed: int,
-    context_of: Callable[[dict[str, Any]], str] | None = None,
+    context_of: Callable[[Sequence[str]], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """:func:`cap_row` on every row.
-
-    Args:
-        rows: Complete rows.
-        max_items: Cap (``None`` = keep everything).
-        seed: Global seed.
-        context_of: If given, rebuilds ``context`` from the capped row (CaTeRS lists its items there).
-    """
-    capped = [cap_row(row, max_items, seed) for row in rows]
-    if context_of is None:
-        return capped
-    return [{**row, "context": context_of(row)} for row in capped]
+    """:func:`cap_row` on every row (arguments as there)."""
+    return [cap_row(row, max_items, seed, context_of) for row in rows]

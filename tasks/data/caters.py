@@ -365,5 +365,5 @@ def load(
         )
     _log_order_disagreements(kept, order)
     rows = [_story_row(story, order, seed) for story in kept]
-    capped = apply_cap(rows, max_items, seed, context_of=lambda row: _context(row["items"]))
+    capped = apply_cap(rows, max_items, seed, context_of=_context)
     return make_dataset_dict(capped, pairwise_features())

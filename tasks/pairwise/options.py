@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from logic_consistency.harness_ext.base import TEMPLATES
+from logic_consistency.metrics.pairs_sort import PairsSearch
 from logic_consistency.options import (
     OPTIONS_FILE,
     load_option_file,
@@ -24,13 +25,14 @@ from logic_consistency.options import (
     reject_unknown,
 )
 from logic_consistency.tasks.data import check_max_items
-from logic_consistency.tasks.pairwise.pairs_search import PairsSearch
+from logic_consistency.tasks.pairwise.pairs_search import read_pairs_search
 
 #: The prompt variants, in request order (``negated`` is optional).
 VARIANTS = ("normal", "negated")
 #: The run options a pairwise task reads from ``metadata``: those declared in this folder's
 #: ``_options_yaml`` (``samples``: the self-agreement variant; ``pairs_*``: the PairS search) and the
-#: loaders' ``max_items`` and ``seed``, which the task applies itself whatever the loader.
+#: loaders' ``max_items`` and ``seed``, which the task passes to a loader that names them (and caps
+#: itself for one that does not: :meth:`PairwiseConsistencyTask.download`).
 METADATA_KEYS = (*(arg.name for arg in load_option_file(Path(__file__).with_name(OPTIONS_FILE))), "max_items", "seed")
 #: Top-level YAML keys read by the task class (not lm-eval TaskConfig fields).
 PROMPT_KEYS = ("prompts", "answer_instructions", "prompt_style", "choices", "paraphrases", "template_id")
@@ -155,6 +157,6 @@ class PairwiseOptions:
             seed=read_option(metadata, "seed", where=where),
             calibrated=read_option(metadata, "calibrated", where=where),
             pairs_runs=read_option(metadata, "pairs_runs", where=where),
-            pairs_search=PairsSearch.from_metadata(metadata, where=where),
+            pairs_search=read_pairs_search(metadata, where=where),
             max_items=max_items,
         )

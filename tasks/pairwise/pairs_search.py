@@ -14,13 +14,12 @@ The two beam options are refused with ``pairs_method: greedy``, where they would
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from logic_consistency.metrics.pairs import judge_from_prefs, pairs_rank
-from logic_consistency.metrics.pairs_sort import Method
+from logic_consistency.metrics.pairs_sort import PairsSearch
 from logic_consistency.options import OptionError, read_option
 
 #: The ``metadata`` keys read here.
@@ -31,25 +30,17 @@ PAIRS_SEARCH_KEYS = ("pairs_method", "pairs_beam_size", "pairs_prob_gap")
 PAIRS_METRICS = ["pairs_spearman", "pairs_spearman_calibrated", "pairs_comparisons_ratio"]
 
 
-@dataclass(frozen=True)
-class PairsSearch:
-    """Validated ``pairs_method``, ``pairs_beam_size`` and ``pairs_prob_gap`` (declared in ``_options_yaml``;
-    ``tests/tasks/test_task_options.py`` checks it against :mod:`logic_consistency.metrics.pairs_sort`)."""
-
-    method: Method = "greedy"
-    beam_size: int = 1
-    prob_gap: float = 0.1
-
-    @classmethod
-    def from_metadata(cls, metadata: dict[str, Any], *, where: str) -> PairsSearch:
-        """Read and check the three options; errors name ``where`` and the key."""
-        method = read_option(metadata, "pairs_method", where=where)
-        if method == "greedy" and (beam_keys := [key for key in PAIRS_SEARCH_KEYS[1:] if key in metadata]):
-            raise OptionError(
-                f"{where}: metadata.{beam_keys[0]} applies to pairs_method 'beam' only, and pairs_method is 'greedy'"
-            )
-        beam_size, prob_gap = (read_option(metadata, key, where=where) for key in PAIRS_SEARCH_KEYS[1:])
-        return cls(method=method, beam_size=beam_size, prob_gap=prob_gap)
+def read_pairs_search(metadata: dict[str, Any], *, where: str) -> PairsSearch:
+    """Read and check ``pairs_method``, ``pairs_beam_size`` and ``pairs_prob_gap`` (declared in ``_options_yaml``;
+    ``tests/tasks/test_task_options.py`` checks the declarations against :class:`PairsSearch`); errors name
+    ``where`` and the key."""
+    method = read_option(metadata, "pairs_method", where=where)
+    if method == "greedy" and (beam_keys := [key for key in PAIRS_SEARCH_KEYS[1:] if key in metadata]):
+        raise OptionError(
+            f"{where}: metadata.{beam_keys[0]} applies to pairs_method 'beam' only, and pairs_method is 'greedy'"
+        )
+    beam_size, prob_gap = (read_option(metadata, key, where=where) for key in PAIRS_SEARCH_KEYS[1:])
+    return PairsSearch(method=method, beam_size=beam_size, prob_gap=prob_gap)
 
 
 def replay_pairs(prefs: np.ndarray, human: Any, *, runs: int, seed: int, search: PairsSearch) -> dict[str, float]:
@@ -71,9 +62,7 @@ def replay_pairs(prefs: np.ndarray, human: Any, *, runs: int, seed: int, search:
             runs=runs,
             seed=seed,
             memo=memo,
-            method=search.method,
-            beam_size=search.beam_size,
-            prob_gap=search.prob_gap,
+            search=search,
         )
         out[name] = result.spearman
         if not calibrated:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from lm_eval.api.instance import Instance
@@ -27,16 +27,15 @@ from lm_eval.api.metrics import mean
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.current_run import call_once, start_build
-from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
 from logic_consistency.tasks.answers import first_option_probability
 from logic_consistency.tasks.pairwise.cost import pairs_notes
-from logic_consistency.tasks.pairwise.task import TIES_METRIC, PairwiseConsistencyTask
+from logic_consistency.tasks.pairwise.prebuilt import PrebuiltTask
+from logic_consistency.tasks.pairwise.task import TIES_METRIC
 
 eval_logger = logging.getLogger(__name__)
 
-PLACEHOLDER_PROMPT = "(PairS: every comparison of this document was asked in the merge rounds)"
 METRICS = (
     "pairs_spearman",
     "pairs_spearman_calibrated",
@@ -47,8 +46,10 @@ METRICS = (
 )
 
 
-class PairsRankingTask(PairwiseConsistencyTask):
+class PairsRankingTask(PrebuiltTask):
     """PairS merge-sort ranking with the model as comparator (see module docstring)."""
+
+    PLACEHOLDER_PROMPT = "(PairS: every comparison of this document was asked in the merge rounds)"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config=config, **kwargs)
@@ -61,7 +62,6 @@ class PairsRankingTask(PairwiseConsistencyTask):
             {name: (mean, not name.endswith(("ratio", "rounds"))) for name in METRICS}
             | {MISSING_METRIC: (total, False), TIES_METRIC: (total, False)}
         )  # n_choices_missing on choice-reading backends (lc-chat) only
-        self._docs: dict[int, dict[str, Any]] = {}
 
     def metric_names(self) -> list[str]:  # noqa: D102
         return list(METRICS)
@@ -87,9 +87,7 @@ class PairsRankingTask(PairwiseConsistencyTask):
                     runs=runs,
                     seed=seed,
                     memo=memo,
-                    method=search.method,
-                    beam_size=search.beam_size,
-                    prob_gap=search.prob_gap,
+                    search=search,
                 )
                 for name, calibrated in (("raw", False), ("calibrated", True))
             }
@@ -150,16 +148,6 @@ class PairsRankingTask(PairwiseConsistencyTask):
             record["all_pairs"] = n * (n - 1)
             self._docs[doc_id] = {**doc, "pairs": record}
         super().build_all_requests(**kwargs)
-
-    def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
-        for doc_id, doc in super().doc_iterator(**kwargs):
-            yield doc_id, self._docs.get(doc_id, doc)
-
-    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """One placeholder request (never sent to the model): the comparisons were asked in the merge rounds."""
-        return [
-            placeholder("loglikelihood", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
-        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""

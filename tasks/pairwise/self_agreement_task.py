@@ -17,7 +17,7 @@ re-sampling. Randomness comes from the backend's sampler, seeded by ``lm_eval --
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,6 @@ from lm_eval.api.model import hash_args
 
 from logic_consistency.harness_ext.base import total
 from logic_consistency.harness_ext.current_run import start_build
-from logic_consistency.harness_ext.placeholders import placeholder
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
 from logic_consistency.metrics.self_agreement import (
@@ -37,11 +36,9 @@ from logic_consistency.metrics.self_agreement import (
 )
 from logic_consistency.options import read_option
 from logic_consistency.tasks.answers import parse_choice
-from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
+from logic_consistency.tasks.pairwise.prebuilt import PrebuiltTask
 
 eval_logger = logging.getLogger(__name__)
-
-PLACEHOLDER_PROMPT = "(self-agreement: every sample of this document was generated before)"
 
 
 def sample_generations(lm: Any, requests: Sequence[Instance], k: int) -> list[list[str]]:
@@ -68,8 +65,10 @@ def sample_generations(lm: Any, requests: Sequence[Instance], k: int) -> list[li
     return [list(answers[i * k : (i + 1) * k]) for i in range(len(requests))]  # type: ignore[arg-type]
 
 
-class SelfAgreementTask(PairwiseConsistencyTask):
+class SelfAgreementTask(PrebuiltTask):
     """Pairwise CoT judgements sampled k times (see module docstring)."""
+
+    PLACEHOLDER_PROMPT = "(self-agreement: every sample of this document was generated before)"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config=config, **kwargs)
@@ -84,7 +83,6 @@ class SelfAgreementTask(PairwiseConsistencyTask):
                 for name in self.metric_names()
             }
         )
-        self._docs: dict[int, dict[str, Any]] = {}
 
     def validate_options(self, config: dict[str, Any]) -> None:
         """The pairwise options, and ``samples`` (k, each a model call; its bounds and default, Figure 4's 10
@@ -118,16 +116,6 @@ class SelfAgreementTask(PairwiseConsistencyTask):
             by_doc[doc_id].append(texts)
         self._docs = {doc_id: {**doc, "sampled_answers": by_doc[doc_id]} for doc_id, doc in docs}
         super().build_all_requests(**kwargs)
-
-    def doc_iterator(self, **kwargs: Any) -> Iterator[tuple[int, dict[str, Any]]]:  # noqa: D102
-        for doc_id, doc in super().doc_iterator(**kwargs):
-            yield doc_id, self._docs.get(doc_id, doc)
-
-    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Instance]:
-        """One placeholder request (never sent to the model): the samples were generated while building requests."""
-        return [
-            placeholder("generate_until", doc, self.format_prompt(PLACEHOLDER_PROMPT), self.request_metadata(kwargs))
-        ]
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Self-agreement and the consistency of the majority judgements of one instance."""

@@ -89,24 +89,29 @@ class PairwiseConsistencyTask(PromptedTask):
 
     # ------------------------------------------------------------------ data
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        """Load the dataset, then apply the ``max_items`` cap whatever the loader.
+        """Load the dataset with the run's ``max_items`` cap, whatever the loader.
 
         A ``custom_dataset`` loader is called with its own ``dataset_kwargs``, the ``metadata`` keys
         that name its other parameters (dataset options such as CaTeRS ``order``, settable with
-        ``--metadata``), and the run's ``seed`` when its signature names a ``seed`` parameter (CaTeRS
-        shuffles its items with it); lm-eval would pass every ``metadata`` key, the run options and
-        the prompts included. The cap is a seeded subset per instance
-        (:func:`logic_consistency.tasks.data.cap_row`), applied to every per-item list column
-        (``items``, ``item_ids``, ``human_scores`` and any other list as long as ``items``), so no
-        loader has to implement it.
+        ``--metadata``), and the run's ``seed`` and ``max_items`` when its signature names them;
+        lm-eval would pass every ``metadata`` key, the run options and the prompts included. A loader
+        that names ``max_items`` caps its own rows (:func:`logic_consistency.tasks.data.cap_row`,
+        which rebuilds a ``context`` that lists the items), so the task's documents are the ones the
+        loader gives when called directly. Any other loader, or a hub dataset, is capped here by the
+        same function: a seeded subset per instance of every per-item list column (``items``,
+        ``item_ids``, ``human_scores`` and any other list as long as ``items``).
         """
         loader = self.config.custom_dataset
+        capped = False
         if callable(loader):
             metadata = self.config.metadata or {}
             own = {key: metadata[key] for key in self._loader_options if key in metadata}
             own.update(self.config.dataset_kwargs or {})
-            if "seed" in loader_parameter_names(loader) and "seed" not in own:
-                own["seed"] = self.options.seed
+            named = loader_parameter_names(loader)
+            for key, value in (("seed", self.options.seed), ("max_items", self.options.max_items)):
+                if key in named:
+                    own.setdefault(key, value)
+            capped = "max_items" in named
             self.dataset = self.call_loader(loader, own)
             source = f"task {self.config.task!r}: loader {loader_name(loader)}"
         else:
@@ -115,7 +120,7 @@ class PairwiseConsistencyTask(PromptedTask):
         self.select_instances()
         for name, split in self.dataset.items():  # bad human scores are refused before any model call
             check_human_scores(split, source=f"{source} split {name!r}")
-        if self.options.max_items is not None:
+        if not capped and self.options.max_items is not None:
             cap = {"max_items": self.options.max_items, "seed": self.options.seed}
             self.dataset = datasets.DatasetDict(
                 {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}

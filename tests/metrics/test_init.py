@@ -60,6 +60,7 @@ def test_public_api() -> None:
         "transitivity_by_cycle_search",
         # the rest of the pairwise paper's studies (issue 9)
         "PairsResult",
+        "PairsSearch",
         "PairsSorter",
         "bradley_terry",
         "correlation",

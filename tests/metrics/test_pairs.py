@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from logic_consistency.metrics.pairs import PairsSorter, judge_from_prefs, pairs_rank
-from logic_consistency.metrics.pairs_sort import merge_sort_bound, merge_sort_steps, pairs_order
+from logic_consistency.metrics.pairs_sort import GREEDY, PairsSearch, merge_sort_bound, merge_sort_steps, pairs_order
 
 
 def perfect_prefs(human: np.ndarray) -> np.ndarray:
@@ -192,9 +192,11 @@ EXPECTED = {
 }
 
 
-def run_counting(table: np.ndarray, initial_order: list[int], *, calibrated: bool, **search) -> tuple[list[int], int]:
+def run_counting(
+    table: np.ndarray, initial_order: list[int], *, calibrated: bool, search: PairsSearch = GREEDY
+) -> tuple[list[int], int]:
     """One sort driven by hand: its order and the comparisons it asked (the authors' api_call)."""
-    sort = merge_sort_steps(initial_order, **search)
+    sort = merge_sort_steps(initial_order, search)
     asked = 0
     try:
         batch = next(sort)
@@ -208,10 +210,13 @@ def run_counting(table: np.ndarray, initial_order: list[int], *, calibrated: boo
 @pytest.mark.parametrize("key, table, initial_order", list(reference_cases()), ids=str)
 def test_pairs_order_equals_the_authors_code(key, table, initial_order) -> None:
     _, _, calibrated, method, beam_size, prob_gap = key
-    search = {"method": method, "beam_size": beam_size, "prob_gap": prob_gap}
+    search = PairsSearch(method, beam_size, prob_gap)
     expected_order, expected_comparisons = EXPECTED[key]
-    assert pairs_order(table, calibrated=calibrated, initial_order=initial_order, **search) == expected_order
-    assert run_counting(table, initial_order, calibrated=calibrated, **search) == (expected_order, expected_comparisons)
+    assert pairs_order(table, calibrated=calibrated, initial_order=initial_order, search=search) == expected_order
+    assert run_counting(table, initial_order, calibrated=calibrated, search=search) == (
+        expected_order,
+        expected_comparisons,
+    )
 
 
 def test_reference_cases_cover_beam_of_one_unlike_greedy() -> None:
@@ -234,7 +239,7 @@ def test_reference_cases_cover_beam_of_one_unlike_greedy() -> None:
 
 def test_default_is_greedy_from_the_identity_order() -> None:
     table, _ = reference_table(7, 1)
-    assert pairs_order(table) == pairs_order(table, method="greedy", initial_order=range(7))
+    assert pairs_order(table) == pairs_order(table, search=PairsSearch("greedy"), initial_order=range(7))
     assert pairs_order(table) == run_counting(table, list(range(7)), calibrated=False)[0]
 
 
@@ -244,9 +249,7 @@ def test_default_is_greedy_from_the_identity_order() -> None:
 def test_a_perfect_judge_sorts_exactly_whatever_the_search(method, beam_size, prob_gap) -> None:
     human = np.random.default_rng(5).permutation(11).astype(float)
     initial = np.random.default_rng(6).permutation(11)
-    order = pairs_order(
-        perfect_prefs(human), method=method, beam_size=beam_size, prob_gap=prob_gap, initial_order=initial
-    )
+    order = pairs_order(perfect_prefs(human), search=PairsSearch(method, beam_size, prob_gap), initial_order=initial)
     assert order == list(np.argsort(human))
 
 
@@ -254,7 +257,7 @@ def test_an_unpruned_unbounded_beam_asks_every_pair_once() -> None:
     # prob_gap 0.5 prunes nothing; a beam this wide keeps every path, so each merge asks all
     # pairs of its two runs, and every unordered pair meets in exactly one merge: n (n - 1) / 2.
     table, initial_order = reference_table(7, 0)
-    _, asked = run_counting(table, initial_order, calibrated=False, method="beam", beam_size=10_000, prob_gap=0.5)
+    _, asked = run_counting(table, initial_order, calibrated=False, search=PairsSearch("beam", 10_000, 0.5))
     assert asked == 7 * 6 // 2
     _, greedy_asked = run_counting(table, initial_order, calibrated=False)
     assert greedy_asked <= merge_sort_bound(7) < asked
@@ -263,8 +266,8 @@ def test_an_unpruned_unbounded_beam_asks_every_pair_once() -> None:
 @pytest.mark.parametrize("calibrated", [False, True])
 def test_batched_sorter_equals_one_sort_at_a_time_for_the_beam(calibrated: bool) -> None:
     table, _ = reference_table(16, 2)
-    search = {"method": "beam", "beam_size": 3, "prob_gap": 0.2}
-    sorter = PairsSorter(16, calibrated=calibrated, runs=5, seed=9, **search)
+    search = PairsSearch("beam", beam_size=3, prob_gap=0.2)
+    sorter = PairsSorter(16, calibrated=calibrated, runs=5, seed=9, search=search)
     asked: list[tuple[int, int]] = []
     while wanted := sorter.wanted():
         asked += wanted
@@ -274,7 +277,7 @@ def test_batched_sorter_equals_one_sort_at_a_time_for_the_beam(calibrated: bool)
     rng = np.random.default_rng(9)
     for order in result.orders:  # best first
         initial = rng.permutation(16).tolist()
-        assert order[::-1] == pairs_order(table, calibrated=calibrated, initial_order=initial, **search)
+        assert order[::-1] == pairs_order(table, calibrated=calibrated, initial_order=initial, search=search)
 
 
 @settings(max_examples=40, deadline=None)
@@ -288,12 +291,12 @@ def test_relabelling_invariance(n: int, seed: int, beam_size: int, data: st.Data
     new_label = np.argsort(perm)
     for calibrated in (False, True):
         for method in ("greedy", "beam"):
-            old = pairs_order(prefs, calibrated=calibrated, method=method, beam_size=beam_size, initial_order=initial)
+            search = PairsSearch(method, beam_size=beam_size)
+            old = pairs_order(prefs, calibrated=calibrated, search=search, initial_order=initial)
             new = pairs_order(
                 prefs[np.ix_(perm, perm)],
                 calibrated=calibrated,
-                method=method,
-                beam_size=beam_size,
+                search=search,
                 initial_order=new_label[initial],
             )
             assert [int(perm[k]) for k in new] == old
@@ -319,6 +322,22 @@ def test_pairs_order_needs_only_the_pairs_it_asks() -> None:
         ({"method": "beam", "prob_gap": -0.1}, "prob_gap"),
         ({"method": "beam", "prob_gap": math.nan}, "prob_gap"),
         ({"method": "beam", "prob_gap": "0.1"}, "prob_gap must be a number"),
+    ],
+)
+def test_a_search_is_checked_when_built(kwargs, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        PairsSearch(**kwargs)
+
+
+def test_a_search_holds_plain_numbers() -> None:
+    search = PairsSearch("beam", beam_size=np.int64(3), prob_gap=0)
+    assert (type(search.beam_size), type(search.prob_gap)) == (int, float)
+    assert search == PairsSearch("beam", 3, 0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
         ({"calibrated": "yes"}, "calibrated must be True or False"),
         ({"initial_order": [0, 1, 1]}, "initial_order must be a permutation of 0..2"),
         ({"initial_order": [0.0, 1.0, 2.0]}, "initial_order"),

@@ -130,7 +130,7 @@ def test_suite_options_are_the_families_options() -> None:
 def test_declared_choices_and_bounds_are_the_codes() -> None:
     """The tables the code dispatches on offer what the declarations allow, and the PairS search and
     self-agreement bounds are the metrics library's."""
-    from logic_consistency.metrics.pairs_sort import METHODS, _check_search
+    from logic_consistency.metrics.pairs_sort import METHODS, PairsSearch
     from logic_consistency.metrics.self_agreement import MIN_PARSED
     from logic_consistency.tasks.causal.prompts import CONJUNCTIONS
     from logic_consistency.tasks.data.caters import COUNT_EVENTS, ORDERS
@@ -154,12 +154,12 @@ def test_declared_choices_and_bounds_are_the_codes() -> None:
     assert declared["samples"].minimum == MIN_PARSED
     gap = declared["pairs_prob_gap"]
     assert gap.minimum is not None and gap.maximum is not None
-    _check_search("beam", declared["pairs_beam_size"].minimum, gap.maximum)
+    PairsSearch("beam", int(declared["pairs_beam_size"].minimum or 0), gap.maximum)
     for outside in (gap.minimum - 0.01, gap.maximum + 0.01):
         with pytest.raises(ValueError, match="prob_gap"):
-            _check_search("beam", 1, outside)
+            PairsSearch("beam", 1, outside)
     with pytest.raises(ValueError, match="beam_size"):
-        _check_search("beam", int(declared["pairs_beam_size"].minimum or 0) - 1, 0.1)
+        PairsSearch("beam", int(declared["pairs_beam_size"].minimum or 0) - 1, 0.1)
 
 
 # ----------------------------------------------------------------------------- bounds
