@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_consistency.common import RESULTS_PATTERN, check_link_loop, files_or_folders
-from logic_consistency.options import metadata_from_json
+from logic_consistency.options import check_flag, metadata_from_json
 from logic_consistency.outputs import check_outputs
 
 if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which -
 
 __all__ = [
     "DEFAULT_OUT",
-    "N_RESAMPLES_RANGE",
     "BuildOptions",
     "SharedOptions",
     "load_board",
@@ -39,10 +38,6 @@ __all__ = [
 ]
 
 DEFAULT_OUT = "results/leaderboard"
-#: Accepted ``--n-resamples``: below 1,000 the 2.5% and 97.5% percentiles rest on a few resamples
-#: (one resample gives a zero-width "95%" interval); above 100,000 a run's group intervals take
-#: minutes and gigabytes for no visible gain.
-N_RESAMPLES_RANGE = (1_000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -62,14 +57,8 @@ class SharedOptions:
 
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
-        low, high = N_RESAMPLES_RANGE
-        if not low <= self.n_resamples <= high:
-            raise ValueError(
-                f"--n-resamples must be between {low:,} and {high:,}, got {self.n_resamples:,} (fewer resamples "
-                "make the percentile bounds of a 95% interval unreliable, more take too long and too much memory)"
-            )
-        if self.bootstrap_seed < 0:
-            raise ValueError(f"--bootstrap-seed must be >= 0, got {self.bootstrap_seed}")
+        check_flag("n_resamples", self.n_resamples)  # declared in leaderboard/_options_yaml, with its reasons
+        check_flag("bootstrap_seed", self.bootstrap_seed)
         return BootstrapSettings(confidence=self.confidence, n_resamples=self.n_resamples, seed=self.bootstrap_seed)
 
     def keywords(self) -> dict[str, Any]:
@@ -131,8 +120,7 @@ def _executor(options: BuildOptions) -> Executor | None:
         require_ray,
     )
 
-    if options.retries < 0:
-        raise ValueError(f"--retries must be >= 0, got {options.retries}")
+    check_flag("retries", options.retries)
     require_ray()  # the install line now, before any model runs
     return RayExecutor(address=check_address(options.ray_address), retries=options.retries)
 
