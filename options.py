@@ -154,7 +154,10 @@ class Interval:
     def describe(self) -> str:
         """``integer in [1, 256]``, ``number >= 0``, ``list of integers >= 3``."""
         noun = {int: "integer", float: "number", list: "list of integers"}[self.kind]
-        low, high = ("" if bound is None else f"{bound:g}" for bound in (self.minimum, self.maximum))
+        low, high = (
+            "" if bound is None else f"{bound:,}" if bound == int(bound) else f"{bound:g}"
+            for bound in (self.minimum, self.maximum)
+        )
         return noun + (f" in [{low}, {high}]" if low and high else f" >= {low}" if low else f" <= {high}" * bool(high))
 
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
@@ -194,8 +197,8 @@ class Choices:
     values: tuple[Any, ...]
 
     def describe(self) -> str:
-        """``one of a|b|c``."""
-        return "one of " + "|".join(map(str, self.values))
+        """``one of a, b, c``."""
+        return "one of " + ", ".join(map(str, self.values))
 
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
         """``value``, or the suite's error naming ``label``."""

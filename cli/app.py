@@ -17,7 +17,19 @@ from typing import Any
 from logic_consistency import __version__
 from logic_consistency.outputs import OutputError
 
-from . import causal_confusion, check_task, correlate, export_gv, improve, leaderboard, models, plan, repair, tasks_dir
+from . import (
+    causal_confusion,
+    check_task,
+    correlate,
+    export_gv,
+    improve,
+    leaderboard,
+    models,
+    options,
+    plan,
+    repair,
+    tasks_dir,
+)
 
 __all__ = ["COMMANDS", "DESCRIPTION", "OUTPUT_ERROR_STATUS", "build_parser", "main"]
 
@@ -44,6 +56,7 @@ COMMANDS: tuple[Callable[[Any], object], ...] = (
     leaderboard.add_cli,
     plan.add_cli,
     check_task.add_cli,
+    options.add_cli,
 )
 
 
