@@ -58,12 +58,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``options``."""
-    parser = add_subcommand(
-        subparsers,
-        "options",
-        __doc__,
-        _run,
-        help="list every declared option, flag and backend argument (type, bounds, default)",
-    )
+    parser = add_subcommand(subparsers, "options", __doc__, _run)
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table (as in docs/running.md)")
     return parser

@@ -16,10 +16,12 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.harness_ext.model_args import CHAT_ARGS
+from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+from logic_consistency.harness_ext.plan import TaskPlan, load_tokenizer, plan_tasks
 from logic_consistency.harness_ext.plan_table import (
     api_costs,
     counts,
@@ -29,10 +31,8 @@ from logic_consistency.harness_ext.plan_table import (
     repeated_costs,
     shard_totals,
 )
+from logic_consistency.harness_ext.shards import Shard
 from logic_consistency.options import check_flag, check_value, metadata_from_json
-
-if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
-    from logic_consistency.harness_ext.plan import TaskPlan
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -135,9 +135,6 @@ def check_options(options: PlanOptions) -> dict[str, Any] | None:
     check_flag("price_out", options.price_out)
     if options.limit is not None and (not math.isfinite(options.limit) or options.limit <= 0):
         raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {options.limit}")
-    # deferred: imports torch and transformers (seconds); the parser must not
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS
-
     if options.tokenizer not in EMBEDDED_MODELS and not Path(options.tokenizer).is_dir():
         raise ValueError(
             f"--tokenizer {options.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
@@ -156,10 +153,6 @@ def _unpriced(totals: Any) -> dict[str, Any]:
 def plan_run(options: PlanOptions) -> PlanRun:
     """``plan``: check the options, then plan every named task, and each shard with ``shards`` > 1 (no model is loaded)."""
     metadata = check_options(options)
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.harness_ext.plan import load_tokenizer, plan_tasks
-    from logic_consistency.harness_ext.shards import Shard
-
     tasks = [name for names in options.tasks for name in names.split(",") if name]
     if not tasks:
         raise ValueError("--tasks names no task")

@@ -15,16 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from logic_consistency.common import RESULTS_PATTERN, check_link_loop, files_or_folders
 from logic_consistency.options import check_flag, metadata_from_json
 from logic_consistency.outputs import check_outputs
 
-if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
-    from .executor import Executor
-    from .ingest import BootstrapSettings
-    from .nightly import BuildResult
+from .executor import Executor
+from .ingest import BootstrapSettings
+from .nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildResult, build, check_night, ingest_into, today
+from .nights import check_backfill, check_timestamp
+from .render import render_file
+from .results import recorded_date
+from .schema import load_document
 
 __all__ = [
     "DEFAULT_OUT",
@@ -52,9 +55,6 @@ class SharedOptions:
 
     def bootstrap(self) -> BootstrapSettings:
         """The checked interval settings."""
-        # deferred: imports lm-eval (seconds); building the parser (--help) must not
-        from .ingest import BootstrapSettings  # noqa: F811 - the runtime class of the annotation
-
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
         check_flag("n_resamples", self.n_resamples)  # declared in leaderboard/_options_yaml, with its reasons
@@ -131,15 +131,6 @@ def run_build(options: BuildOptions) -> BuildResult:
     ``KeyboardInterrupt`` and ``BuildStopped`` (SIGTERM, SIGHUP) pass through, the previous
     leaderboard unchanged.
     """
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import (
-        HISTORY_DIR,
-        LEADERBOARD_FILE,
-        build,
-        check_night,
-        today,
-    )
-
     if options.html:
         root = Path(options.out)
         night = check_night(options.shared.night or today())
@@ -176,9 +167,6 @@ def run_ingest(
     ``--night`` more than 7 days before a run's ``date`` is refused before anything is read further
     unless ``allow_backfill`` (:func:`~.nights.check_backfill`); ``allow_backfill`` needs ``--night``.
     """
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import ingest_into
-
     night = (shared or SharedOptions()).night
     if allow_backfill and night is None:
         raise ValueError("--allow-backfill: give the night to file the runs under with --night YYYY-MM-DD")
@@ -196,9 +184,6 @@ def run_ingest(
 
 def _check_backfill(results: Sequence[str], night: str) -> None:
     """Each results file's run against ``--night`` (:func:`~.nights.check_backfill`), before any ingest."""
-    from .nights import check_backfill, check_night, check_timestamp
-    from .results import recorded_date
-
     check_night(night)  # a malformed night is named as such first
     for path in files_or_folders(results, RESULTS_PATTERN):
         seconds = recorded_date(path)
@@ -209,12 +194,6 @@ def _check_backfill(results: Sequence[str], night: str) -> None:
 def render_board(leaderboard: str, *, out: str | None = None, title: str = "logic-consistency leaderboard") -> Path:
     """``leaderboard render``: the page of ``leaderboard`` (a file or its folder); ``out`` defaults to
     ``index.html`` next to it. Returns the page's path."""
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .render import render_file
-
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
     source = Path(leaderboard)
     check_link_loop(source)
     if source.is_dir():
@@ -229,9 +208,6 @@ def render_board(leaderboard: str, *, out: str | None = None, title: str = "logi
 
 def load_board(name: str) -> tuple[Path, dict[str, Any]]:
     """``leaderboard validate``: one leaderboard or history file (a folder: its ``leaderboard.json``), checked."""
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
     path = Path(name)
     if path.is_dir():
         path = path / "leaderboard.json"
