@@ -150,15 +150,19 @@ class Interval:
     kind: type
     minimum: float | None = None
     maximum: float | None = None
+    #: Numbers only: the bounds themselves are out (scikit-learn's ``closed="neither"``).
+    exclusive: bool = False
 
     def describe(self) -> str:
-        """``integer in [1, 256]``, ``number >= 0``, ``list of integers >= 3``."""
+        """``integer in [1, 256]``, ``number >= 0``, ``number in (0, 1)``, ``list of integers >= 3``."""
         noun = {int: "integer", float: "number", list: "list of integers"}[self.kind]
         low, high = (
-            "" if bound is None else f"{bound:,}" if bound == int(bound) else f"{bound:g}"
-            for bound in (self.minimum, self.maximum)
+            None if b is None else str(int(b)) if b == int(b) else f"{b:g}" for b in (self.minimum, self.maximum)
         )
-        return noun + (f" in [{low}, {high}]" if low and high else f" >= {low}" if low else f" <= {high}" * bool(high))
+        left, right, sign = ("(", ")", "") if self.exclusive else ("[", "]", "=")
+        if low is not None and high is not None:
+            return f"{noun} in {left}{low}, {high}{right}"
+        return noun + (f" >{sign} {low}" if low is not None else f" <{sign} {high}" if high is not None else "")
 
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
         """``value`` (a tuple for a list, a float for a number), or the suite's error naming ``label``."""
@@ -167,14 +171,13 @@ class Interval:
             return check_int(value, name=label, minimum=least, maximum=most, where=where)
         if self.kind is list:
             return self._check_integers(value, label=_prefix(where) + label)
-        low, high = (
-            -math.inf if self.minimum is None else self.minimum,
-            math.inf if self.maximum is None else self.maximum,
-        )
+        low = -math.inf if self.minimum is None else self.minimum
+        high = math.inf if self.maximum is None else self.maximum
+        interval = f"({low:g}, {high:g})" if self.exclusive else f"[{low:g}, {high:g}]"
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise OptionTypeError(f"{_prefix(where)}{label} must be a number in [{low:g}, {high:g}], got {value!r}")
-        if not low <= value <= high:  # NaN fails too
-            raise OptionError(f"{_prefix(where)}{label} must be in [{low:g}, {high:g}], got {value!r}")
+            raise OptionTypeError(f"{_prefix(where)}{label} must be a number in {interval}, got {value!r}")
+        if not (low < value < high if self.exclusive else low <= value <= high):  # NaN fails too
+            raise OptionError(f"{_prefix(where)}{label} must be in {interval}, got {value!r}")
         if not math.isfinite(value):  # an unbounded side still takes no infinity
             raise OptionError(f"{_prefix(where)}{label} must be a finite number, got {value!r}")
         return float(value)
@@ -247,13 +250,16 @@ class Declared:
     choices: tuple[Any, ...] | None = None
     nullable: bool = False
     applies: str = "task option"
+    exclusive: bool = False
 
     @property
     def constraint(self) -> Constraint:
         """The one constraint its values are checked against."""
         if self.choices is not None:
             return Choices(self.choices)
-        return Interval(self.kind, self.minimum, self.maximum) if self.kind in (int, float, list) else OfType(self.kind)
+        if self.kind in (int, float, list):
+            return Interval(self.kind, self.minimum, self.maximum, exclusive=self.exclusive)
+        return OfType(self.kind)
 
 
 def check_value(value: Any, arg: Declared, *, label: str | None = None, where: str | None = None) -> Any:
@@ -297,9 +303,11 @@ _OPTION_SCHEMA: Mapping[str, Any] = {
     "properties": {
         "type": {"enum": list(_TYPES)}, "default": {}, "meaning": {"type": "string", "minLength": 1},
         "minimum": {"type": "number"}, "maximum": {"type": "number"}, "nullable": {"type": "boolean"},
+        "exclusive": {"type": "boolean"},
         "choices": {"type": "array", "minItems": 2, "uniqueItems": True},
     },
     "not": {"anyOf": [{"required": ["choices", "minimum"]}, {"required": ["choices", "maximum"]}]},
+    "if": {"required": ["exclusive"]}, "then": {"properties": {"type": {"const": "number"}}},
 }  # fmt: skip
 
 
@@ -307,18 +315,15 @@ def load_option_file(path: Path) -> tuple[Declared, ...]:
     """The names ``path`` (a ``_options_yaml``) declares, in file order, each default checked; a malformed
     file is an :class:`OptionError` naming it and the option. Its key ``options`` (run options) and
     optional ``flags`` (command-line flags, a model list's settings) map names to ``type`` (:data:`_TYPES`),
-    ``default``, one-line ``meaning`` and, as they apply, ``minimum``, ``maximum``, ``choices``, ``nullable``."""
+    ``default``, one-line ``meaning`` and, as they apply, ``minimum``, ``maximum``, ``exclusive`` (a number's
+    bounds are out), ``choices``, ``nullable``."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise OptionError(f"{path}: not valid YAML: {error}") from error
     sections = {"options": "task option", "flags": "command-line flag"}
-    if (
-        not isinstance(document, dict)
-        or "options" not in document
-        or not set(document) <= set(sections)
-        or not all(isinstance(names, dict) for names in document.values())
-    ):
+    keys = set(document) if isinstance(document, dict) else set()
+    if "options" not in keys or not keys <= set(sections) or not all(isinstance(v, dict) for v in document.values()):
         raise OptionError(f"{path}: expected one key 'options' mapping option names to their declarations")
     return tuple(
         _declaration(path, str(name), facts, applies)
@@ -398,12 +403,8 @@ def check_option(
     ``label`` (``metadata.ks``) from ``where`` (``task 't'``). ``minimum`` tightens the declared lower bound
     (a cap that must leave room for a subset size); ``nullable`` overrides whether ``None`` passes.
     A ``name`` declared nowhere is a ``KeyError`` (a bug of the caller)."""
-    arg = declared_options()[name]
-    if minimum is not None:
-        arg = replace(arg, minimum=minimum)
-    if nullable is not None:
-        arg = replace(arg, nullable=nullable)
-    return check_value(value, arg, label=label or name, where=where)
+    narrowed: dict[str, Any] = {k: v for k, v in (("minimum", minimum), ("nullable", nullable)) if v is not None}
+    return check_value(value, replace(declared_options()[name], **narrowed), label=label or name, where=where)
 
 
 def check_flag(name: str, value: Any, *, label: str | None = None, where: str | None = None) -> Any:

@@ -12,7 +12,6 @@ estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--pr
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,8 +132,7 @@ def check_options(options: PlanOptions) -> dict[str, Any] | None:
     """Validate the options before anything loads; errors name the option. Returns the metadata."""
     check_flag("price_in", options.price_in)
     check_flag("price_out", options.price_out)
-    if options.limit is not None and (not math.isfinite(options.limit) or options.limit <= 0):
-        raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {options.limit}")
+    check_flag("limit", options.limit)
     if options.tokenizer not in EMBEDDED_MODELS and not Path(options.tokenizer).is_dir():
         raise ValueError(
             f"--tokenizer {options.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "

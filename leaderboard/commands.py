@@ -55,8 +55,7 @@ class SharedOptions:
 
     def bootstrap(self) -> BootstrapSettings:
         """The checked interval settings."""
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
+        check_flag("confidence", self.confidence)
         check_flag("n_resamples", self.n_resamples)  # declared in leaderboard/_options_yaml, with its reasons
         check_flag("bootstrap_seed", self.bootstrap_seed)
         return BootstrapSettings(confidence=self.confidence, n_resamples=self.n_resamples, seed=self.bootstrap_seed)

@@ -54,7 +54,7 @@ def invalid_values(arg: Declared) -> list[Any]:
     else:
         integer = constraint.kind is int
         out = ["7", True, [7], *([2.5, 3.0] if integer else [math.nan, math.inf, -math.inf])]
-        step = 1 if integer else 0.5
+        step = 0 if constraint.exclusive else 1 if integer else 0.5  # an open bound: the bound itself
         out += [] if constraint.minimum is None else [constraint.minimum - step]
         out += [] if constraint.maximum is None else [constraint.maximum + step]
     return out if arg.nullable else [*out, None]
@@ -106,6 +106,8 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "shards": [["plan", "--tasks", "x"], ["leaderboard", "build", "--out", "{tmp}"]],
     "price_in": [["plan", "--tasks", "x"]],
     "price_out": [["plan", "--tasks", "x"]],
+    "limit": [["plan", "--tasks", "x"]],
+    "confidence": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "n_resamples": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "bootstrap_seed": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "retries": [["leaderboard", "build", "--out", "{tmp}", "--executor", "ray"]],
@@ -116,7 +118,7 @@ def _texts(arg: Declared) -> list[str]:
     """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour."""
     assert isinstance(arg.constraint, Interval)  # every flag declared today is a number
     texts = ["x", "true", "2.5"] if arg.kind is int else ["x", "nan", "inf"]
-    step = 1 if arg.kind is int else 0.5
+    step = 0 if arg.exclusive else 1 if arg.kind is int else 0.5
     texts += [] if arg.minimum is None else [f"{arg.minimum - step:g}"]
     return texts + ([] if arg.maximum is None else [f"{arg.maximum + step:g}"])
 
