@@ -1,13 +1,21 @@
-"""The suite's one way to validate options, and the one reader of their declarations.
+"""The suite's one option vocabulary, its one validator, and the one reader of the declarations.
 
-Each package that takes run options declares them once as data in its ``_options_yaml`` (type,
-bounds or choices, default, meaning; :func:`load_option_file`); :func:`declared_options` finds them
-by walking the package, so this module names no option, and :data:`SUITE_OPTIONS` is their union.
-Families, loaders and the leaderboard's model list check values with these functions, so a bad value
-gives the same error everywhere: an :class:`OptionError` (a ``ValueError``) naming where the option
-came from (``task 'logic_consistency_caters'``, a file), the key and what was expected; an unknown
-key names the closest known one. A value of the wrong type raises :class:`OptionTypeError`, both an
-``OptionError`` and a ``TypeError``.
+Every name a user sets is declared once, as a :class:`Declared` (type, bounds or choices, default,
+meaning, where it applies): run options (``metadata``) and command-line flags as data in a package's
+``_options_yaml`` (:func:`load_option_file`; :func:`declared_options`, :func:`declared_flags` find
+them by walking the package, so this module names none), backend arguments in
+``harness_ext/model_args.py``. Each declaration has one :class:`Constraint` (:class:`Interval`,
+:class:`Choices` or :class:`OfType`, as scikit-learn's ``Interval`` and ``StrOptions``), and
+:func:`check_value` checks every value against it, so the same input gets the same verdict
+everywhere. The rule: types are strict. ``"5"`` is not an integer and ``True`` is not an integer;
+``5.0`` is not an integer either (integral or not); an int is a number; a number is finite; ``None``
+(``null``) passes only a ``nullable`` declaration. Text (a command line, ``key=value`` strings) is
+typed once, at that boundary, by the declared type (:func:`parse_text`, argparse's ``type``,
+lm-eval's ``--model_args`` parser), then checked by the same strict validator.
+
+A bad value raises :class:`OptionError` (a ``ValueError``) naming where it came from (``task
+'logic_consistency_caters'``, a file, a flag), the name and what was expected; an unknown key names
+the closest known one. A wrong type raises :class:`OptionTypeError`, also a ``TypeError``.
 
 Like :mod:`logic_consistency.common`, this module imports nothing of the suite: every layer but
 ``metrics`` (whose array arguments are checked by ``metrics/_validation.py``) may use it.
@@ -18,41 +26,24 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import os
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import yaml
 
 __all__ = [
-    "DEFAULT_SEED",
-    "OPTIONS_FILE",
-    "SUITE_OPTIONS",
-    "TYPO_CUTOFF",
-    "OptionError",
-    "OptionTypeError",
-    "Declared",
-    "check_bool",
-    "check_choice",
-    "check_int",
-    "check_option",
-    "check_seed",
-    "closest",
-    "collect_options",
-    "declared_options",
-    "load_option_file",
-    "metadata_from_json",
-    "read_option",
-    "reject_near_misses",
-    "reject_unknown",
-]
-
-#: The default seed of every seeded choice (item subsets, GV randomisation r, causal display order).
-DEFAULT_SEED = 1234
+    "APPLIES", "OPTIONS_FILE", "SUITE_OPTIONS", "TYPO_CUTOFF", "Choices", "Constraint", "Declared", "Interval",
+    "OfType", "OptionError", "OptionTypeError", "check_bool", "check_choice", "check_flag", "check_int",
+    "check_option", "check_value", "closest", "collect_options", "declared_flags", "declared_options",
+    "load_option_file", "metadata_from_json", "parse_text", "read_option", "reject_near_misses", "reject_unknown",
+]  # fmt: skip
 
 #: A ``metadata`` key this close (:class:`difflib.SequenceMatcher` ratio) to an option name is a typo
 #: of it. 0.85 catches one dropped, added or changed character in names of 4+ letters (the typos
@@ -93,15 +84,11 @@ def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | 
 
 
 def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: str | None = None) -> None:
-    """Raise :class:`OptionError` for a key that is not an option but a near miss of one.
+    """Raise :class:`OptionError` for a key that is not an option but a near miss of one (``seeds``).
 
-    The suite's rule for run options (``metadata``): lm-eval 0.4.13 merges ``--model_args`` into
-    every task's ``metadata`` and ``--metadata`` reaches every task of the run, other families'
-    included, so a key a task does not know cannot simply be refused (``pretrained``, ``dtype`` and
-    the other families' options pass). A key within :data:`TYPO_CUTOFF` of a known option or of any
-    option of the suite (:data:`SUITE_OPTIONS`) is a typo that would otherwise be silently ignored.
-
-    The message reads ``<where>: unknown option 'seeds'; did you mean 'seed'? (options: [...])``.
+    lm-eval 0.4.13 merges ``--model_args`` and every family's ``--metadata`` into every task's
+    ``metadata``, so an unknown key passes (``pretrained``, other families' options), but one within
+    :data:`TYPO_CUTOFF` of a known option or of any suite option (:data:`SUITE_OPTIONS`) is a typo.
     """
     names = sorted(set(known) | SUITE_OPTIONS)
     for key in keys:
@@ -124,29 +111,18 @@ def check_int(
     allow_none: bool = False,
     where: str | None = None,
 ) -> int | None:
-    """``value`` if it is an int (not a bool) in ``[minimum, maximum]`` (or ``None`` when allowed).
-
-    Raises:
-        OptionTypeError: Not an integer.
-        OptionError: Below ``minimum`` or above ``maximum``.
-    """
+    """``value`` if it is an int (not a bool, not ``5.0``) in ``[minimum, maximum]`` (or ``None`` when
+    allowed); else :class:`OptionTypeError` (not an integer) or :class:`OptionError` (out of bounds)."""
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         expected = "an integer or null" if allow_none else "an integer"
         raise OptionTypeError(f"{_prefix(where)}{name} must be {expected}, got {value!r}")
     if minimum is not None and value < minimum:
-        raise OptionError(f"{_prefix(where)}{name} must be at least {minimum}, got {value}")
+        raise OptionError(f"{_prefix(where)}{name} must be at least {minimum:,}, got {value:,}")
     if maximum is not None and value > maximum:
         raise OptionError(f"{_prefix(where)}{name} must be at most {maximum:,}, got {value:,}")
     return value
-
-
-def check_seed(value: Any, *, name: str = "seed", where: str | None = None) -> int:
-    """A seed: a non-negative integer (what ``numpy.random.default_rng`` accepts)."""
-    seed = check_int(value, name=name, minimum=0, where=where)
-    assert seed is not None
-    return seed
 
 
 def check_bool(value: Any, *, name: str, where: str | None = None) -> bool:
@@ -158,16 +134,112 @@ def check_bool(value: Any, *, name: str, where: str | None = None) -> bool:
 
 def check_choice(value: Any, choices: Collection[Any], *, name: str, where: str | None = None) -> Any:
     """``value`` if it is one of ``choices``; else an error suggesting the closest choice."""
-    if value not in choices:
+    if isinstance(value, bool) or value not in choices:  # True == 1: a bool is never a choice
         suggestion = closest(value, [str(c) for c in choices]) if isinstance(value, str) else None
         hint = f"; did you mean {suggestion!r}?" if suggestion else ""
         raise OptionError(f"{_prefix(where)}{name} must be one of {sorted(choices)}, got {value!r}{hint}")
     return value
 
 
+# ------------------------------------------------------------------------------- constraints
+@dataclass(frozen=True)
+class Interval:
+    """Numbers within bounds (scikit-learn's ``Interval``): ``int`` takes integers only, ``float`` any
+    finite int or float, ``list`` a non-empty list of integers, each within the bounds."""
+
+    kind: type
+    minimum: float | None = None
+    maximum: float | None = None
+    #: Numbers only: the bounds themselves are out (scikit-learn's ``closed="neither"``).
+    exclusive: bool = False
+
+    def describe(self) -> str:
+        """``integer in [1, 256]``, ``number >= 0``, ``number in (0, 1)``, ``list of integers >= 3``."""
+        noun = {int: "integer", float: "number", list: "list of integers"}[self.kind]
+        low, high = (
+            None if b is None else str(int(b)) if b == int(b) else f"{b:g}" for b in (self.minimum, self.maximum)
+        )
+        left, right, sign = ("(", ")", "") if self.exclusive else ("[", "]", "=")
+        if low is not None and high is not None:
+            return f"{noun} in {left}{low}, {high}{right}"
+        return noun + (f" >{sign} {low}" if low is not None else f" <{sign} {high}" if high is not None else "")
+
+    def check(self, value: Any, *, label: str, where: str | None) -> Any:
+        """``value`` (a tuple for a list, a float for a number), or the suite's error naming ``label``."""
+        if self.kind is int:
+            least, most = (None if bound is None else int(bound) for bound in (self.minimum, self.maximum))
+            return check_int(value, name=label, minimum=least, maximum=most, where=where)
+        if self.kind is list:
+            return self._check_integers(value, label=_prefix(where) + label)
+        low = -math.inf if self.minimum is None else self.minimum
+        high = math.inf if self.maximum is None else self.maximum
+        interval = f"({low:g}, {high:g})" if self.exclusive else f"[{low:g}, {high:g}]"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise OptionTypeError(f"{_prefix(where)}{label} must be a number in {interval}, got {value!r}")
+        if not (low < value < high if self.exclusive else low <= value <= high):  # NaN fails too
+            raise OptionError(f"{_prefix(where)}{label} must be in {interval}, got {value!r}")
+        if not math.isfinite(value):  # an unbounded side still takes no infinity
+            raise OptionError(f"{_prefix(where)}{label} must be a finite number, got {value!r}")
+        return float(value)
+
+    def _check_integers(self, value: Any, *, label: str) -> tuple[int, ...]:
+        minimum = "" if self.minimum is None else f" >= {self.minimum:g}"
+        if not isinstance(value, list | tuple):
+            raise OptionTypeError(f"{label} must be a list of integers{minimum}, got {value!r}")
+        inside = Interval(int, self.minimum, self.maximum)
+        try:
+            return tuple(inside.check(entry, label=label, where=None) for entry in value or [None])
+        except OptionError:
+            raise OptionError(f"{label} must be a non-empty list of integers{minimum}, got {list(value)!r}") from None
+
+
+@dataclass(frozen=True)
+class Choices:
+    """One of a fixed set of values (scikit-learn's ``StrOptions``); a typo names the closest one."""
+
+    values: tuple[Any, ...]
+
+    def describe(self) -> str:
+        """``one of a, b, c``."""
+        return "one of " + ", ".join(map(str, self.values))
+
+    def check(self, value: Any, *, label: str, where: str | None) -> Any:
+        """``value``, or the suite's error naming ``label``."""
+        return check_choice(value, self.values, name=label, where=where)
+
+
+@dataclass(frozen=True)
+class OfType:
+    """Any value of one type: ``bool`` (``True``/``False`` only), ``str``, or ``Path`` (a non-empty string)."""
+
+    kind: type
+
+    def describe(self) -> str:
+        """``boolean``, ``string`` or ``path``."""
+        return {bool: "boolean", str: "string", Path: "path"}[self.kind]
+
+    def check(self, value: Any, *, label: str, where: str | None) -> Any:
+        """``value`` (a path as a string), or the suite's error naming ``label``."""
+        if self.kind is bool:
+            return check_bool(value, name=label, where=where)
+        if self.kind is Path and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or (self.kind is Path and not value.strip()):
+            noun = "a string" if self.kind is str else "a non-empty path"
+            raise OptionTypeError(f"{_prefix(where)}{label} must be {noun}, got {value!r}")
+        return value
+
+
+#: What a declaration constrains its values to (:attr:`Declared.constraint`).
+Constraint = Interval | Choices | OfType
+
+#: Where a declared name applies (``logic-consistency options`` lists them by it).
+APPLIES = ("task option", "backend argument", "command-line flag")
+
+
 @dataclass(frozen=True)
 class Declared:
-    """One declared argument: name, type, bounds or choices, default and a one-line meaning."""
+    """One declared name: type, bounds or choices, default, one-line meaning and where it applies."""
 
     name: str
     kind: type
@@ -177,6 +249,42 @@ class Declared:
     maximum: int | float | None = None
     choices: tuple[Any, ...] | None = None
     nullable: bool = False
+    applies: str = "task option"
+    exclusive: bool = False
+
+    @property
+    def constraint(self) -> Constraint:
+        """The one constraint its values are checked against."""
+        if self.choices is not None:
+            return Choices(self.choices)
+        if self.kind in (int, float, list):
+            return Interval(self.kind, self.minimum, self.maximum, exclusive=self.exclusive)
+        return OfType(self.kind)
+
+
+def check_value(value: Any, arg: Declared, *, label: str | None = None, where: str | None = None) -> Any:
+    """The one validator: ``value`` checked against ``arg``'s constraint, by the module's rule. Raises
+    :class:`OptionError` (out of bounds or choices) or :class:`OptionTypeError` (a wrong type)."""
+    if value is None and arg.nullable:
+        return None
+    return arg.constraint.check(value, label=label or arg.name, where=where)
+
+
+def parse_text(text: str, arg: Declared, *, label: str | None = None, where: str | None = None) -> Any:
+    """``text`` typed by ``arg``'s type (``"5"`` -> 5, ``"false"`` -> False, ``"3,5"`` -> [3, 5], ``"null"``
+    -> None where nullable), then :func:`check_value`; text that does not parse stays text, and is refused."""
+    raw, value = text.strip(), cast(Any, text)
+    if arg.nullable and raw.lower() in ("null", "none"):
+        value = None
+    elif arg.kind is bool and raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    elif arg.kind is int and re.fullmatch(r"[+-]?\d+", raw):
+        value = int(raw)
+    elif arg.kind is float and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", raw):
+        value = float(raw)
+    elif arg.kind is list and re.fullmatch(r"[+-]?\d+(,[+-]?\d+)*", raw):
+        value = [int(part) for part in raw.split(",")]
+    return check_value(value, arg, label=label, where=where)
 
 
 # ------------------------------------------------------------------------------- task options
@@ -186,68 +294,58 @@ OPTIONS_FILE = "_options_yaml"
 #: The ``type`` a ``_options_yaml`` names, as the :attr:`Declared.kind` it stands for (``integers``:
 #: a non-empty list of integers, each within the bounds).
 _TYPES: Mapping[str, type] = MappingProxyType(
-    {"integer": int, "number": float, "boolean": bool, "string": str, "integers": list}
+    {"integer": int, "number": float, "boolean": bool, "string": str, "path": Path, "integers": list}
 )
 
 #: One option's declaration in a ``_options_yaml``.
 _OPTION_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "required": ["type", "default", "meaning"],
-    "additionalProperties": False,
+    "type": "object", "required": ["type", "default", "meaning"], "additionalProperties": False,
     "properties": {
-        "type": {"enum": list(_TYPES)},
-        "default": {},
-        "meaning": {"type": "string", "minLength": 1},
-        "minimum": {"type": "number"},
-        "maximum": {"type": "number"},
+        "type": {"enum": list(_TYPES)}, "default": {}, "meaning": {"type": "string", "minLength": 1},
+        "minimum": {"type": "number"}, "maximum": {"type": "number"}, "nullable": {"type": "boolean"},
+        "exclusive": {"type": "boolean"},
         "choices": {"type": "array", "minItems": 2, "uniqueItems": True},
-        "nullable": {"type": "boolean"},
     },
     "not": {"anyOf": [{"required": ["choices", "minimum"]}, {"required": ["choices", "maximum"]}]},
-}
+    "if": {"required": ["exclusive"]}, "then": {"properties": {"type": {"const": "number"}}},
+}  # fmt: skip
 
 
 def load_option_file(path: Path) -> tuple[Declared, ...]:
-    """The options ``path`` (a ``_options_yaml``) declares, in file order, each default checked.
-
-    The file holds one key, ``options``, mapping each option name to its ``type`` (``integer``,
-    ``number``, ``boolean``, ``string``, ``integers``), ``default``, one-line ``meaning`` and, as
-    they apply, ``minimum``, ``maximum``, ``choices`` and ``nullable`` (``null`` is a value).
-
-    Raises:
-        OptionError: The file is malformed (the message names the file and the option).
-    """
+    """The names ``path`` (a ``_options_yaml``) declares, in file order, each default checked; a malformed
+    file is an :class:`OptionError` naming it and the option. Its key ``options`` (run options) and
+    optional ``flags`` (command-line flags, a model list's settings) map names to ``type`` (:data:`_TYPES`),
+    ``default``, one-line ``meaning`` and, as they apply, ``minimum``, ``maximum``, ``exclusive`` (a number's
+    bounds are out), ``choices``, ``nullable``."""
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise OptionError(f"{path}: not valid YAML: {error}") from error
-    if not isinstance(document, dict) or set(document) != {"options"} or not isinstance(document["options"], dict):
+    sections = {"options": "task option", "flags": "command-line flag"}
+    keys = set(document) if isinstance(document, dict) else set()
+    if "options" not in keys or not keys <= set(sections) or not all(isinstance(v, dict) for v in document.values()):
         raise OptionError(f"{path}: expected one key 'options' mapping option names to their declarations")
-    validator = jsonschema.Draft202012Validator(_OPTION_SCHEMA)
-    declared = []
-    for name, facts in document["options"].items():
-        invalid = jsonschema.exceptions.best_match(validator.iter_errors(facts))
-        if invalid is not None:
-            key = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
-            raise OptionError(f"{path}: option {name!r}{key}: {invalid.message}")
-        choices = facts.get("choices")
-        arg = Declared(
-            str(name),
-            _TYPES[facts["type"]],
-            facts["default"],
-            facts["meaning"],
-            minimum=facts.get("minimum"),
-            maximum=facts.get("maximum"),
-            choices=tuple(choices) if choices is not None else None,
-            nullable=facts.get("nullable", False),
-        )
-        try:  # a null default without nullable: none, each task sets the option
-            if arg.default is not None:
-                _check_value(arg.default, arg, label=arg.name, where=None)
-        except OptionError as error:
-            raise OptionError(f"{path}: option {name!r}: its default does not pass its declaration: {error}") from None
-        declared.append(arg)
-    return tuple(declared)
+    return tuple(
+        _declaration(path, str(name), facts, applies)
+        for section, applies in sections.items()
+        for name, facts in (document.get(section) or {}).items()
+    )
+
+
+def _declaration(path: Path, name: str, facts: Any, applies: str) -> Declared:
+    invalid = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_OPTION_SCHEMA).iter_errors(facts))
+    if invalid is not None:
+        key = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
+        raise OptionError(f"{path}: option {name!r}{key}: {invalid.message}")
+    fields = {**facts, "kind": _TYPES[facts["type"]], "name": name, "applies": applies}
+    fields["choices"] = None if facts.get("choices") is None else tuple(facts["choices"])
+    arg = Declared(**{key: value for key, value in fields.items() if key != "type"})
+    try:  # a null default without nullable: none, each task sets the option
+        if arg.default is not None:
+            check_value(arg.default, arg)
+    except OptionError as error:
+        raise OptionError(f"{path}: option {name!r}: its default does not pass its declaration: {error}") from None
+    return arg
 
 
 def _option_files(root: Path) -> list[Path]:
@@ -265,13 +363,19 @@ def _option_files(root: Path) -> list[Path]:
 
 
 @functools.cache
-def declared_options() -> Mapping[str, Declared]:
-    """Every run option the suite's packages declare, by name (found by walking the package).
-
-    Raises:
-        OptionError: A malformed file, or an option declared in two files (each is declared once).
-    """
+def _declared() -> Mapping[str, Declared]:
     return collect_options(_option_files(Path(__file__).parent))
+
+
+def declared_options() -> Mapping[str, Declared]:
+    """Every run option (``metadata``) the suite's packages declare, by name; a malformed file or a name
+    declared twice is an :class:`OptionError`."""
+    return MappingProxyType({name: arg for name, arg in _declared().items() if arg.applies == "task option"})
+
+
+def declared_flags() -> Mapping[str, Declared]:
+    """Every command-line flag the suite's packages declare (a ``_options_yaml``'s ``flags``), by name."""
+    return MappingProxyType({name: arg for name, arg in _declared().items() if arg.applies == "command-line flag"})
 
 
 def collect_options(paths: Iterable[Path]) -> Mapping[str, Declared]:
@@ -286,52 +390,6 @@ def collect_options(paths: Iterable[Path]) -> Mapping[str, Declared]:
     return MappingProxyType(options)
 
 
-def _check_number(value: Any, arg: Declared, *, label: str, where: str | None) -> float:
-    low = -float("inf") if arg.minimum is None else arg.minimum
-    high = float("inf") if arg.maximum is None else arg.maximum
-    interval = f"[{low:g}, {high:g}]"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise OptionTypeError(f"{_prefix(where)}{label} must be a number in {interval}, got {value!r}")
-    if not low <= value <= high:  # NaN fails too
-        raise OptionError(f"{_prefix(where)}{label} must be in {interval}, got {value!r}")
-    return float(value)
-
-
-def _check_integers(value: Any, arg: Declared, *, label: str, where: str | None) -> tuple[int, ...]:
-    minimum = "" if arg.minimum is None else f" >= {arg.minimum:g}"
-    if not isinstance(value, list | tuple):
-        raise OptionTypeError(f"{_prefix(where)}{label} must be a list of integers{minimum}, got {value!r}")
-    if not value or not all(
-        isinstance(entry, int)
-        and not isinstance(entry, bool)
-        and (arg.minimum is None or entry >= arg.minimum)
-        and (arg.maximum is None or entry <= arg.maximum)
-        for entry in value
-    ):
-        raise OptionError(f"{_prefix(where)}{label} must be a non-empty list of integers{minimum}, got {list(value)!r}")
-    return tuple(value)
-
-
-def _check_value(value: Any, arg: Declared, *, label: str, where: str | None) -> Any:
-    """``value`` checked against ``arg`` (messages as :func:`check_int`, :func:`check_choice`, ...)."""
-    if value is None and arg.nullable:
-        return None
-    if arg.choices is not None:
-        return check_choice(value, arg.choices, name=label, where=where)
-    if arg.kind is int:
-        low, high = (None if bound is None else int(bound) for bound in (arg.minimum, arg.maximum))
-        return check_int(value, name=label, minimum=low, maximum=high, where=where)
-    if arg.kind is bool:
-        return check_bool(value, name=label, where=where)
-    if arg.kind is float:
-        return _check_number(value, arg, label=label, where=where)
-    if arg.kind is list:
-        return _check_integers(value, arg, label=label, where=where)
-    if not isinstance(value, str):
-        raise OptionTypeError(f"{_prefix(where)}{label} must be a string, got {value!r} ({arg.meaning})")
-    return value
-
-
 def check_option(
     name: str,
     value: Any,
@@ -341,34 +399,22 @@ def check_option(
     minimum: int | None = None,
     nullable: bool | None = None,
 ) -> Any:
-    """``value`` of the declared run option ``name``, checked against its declaration.
+    """``value`` of the declared run option ``name``, checked (:func:`check_value`); messages name it
+    ``label`` (``metadata.ks``) from ``where`` (``task 't'``). ``minimum`` tightens the declared lower bound
+    (a cap that must leave room for a subset size); ``nullable`` overrides whether ``None`` passes.
+    A ``name`` declared nowhere is a ``KeyError`` (a bug of the caller)."""
+    narrowed: dict[str, Any] = {k: v for k, v in (("minimum", minimum), ("nullable", nullable)) if v is not None}
+    return check_value(value, replace(declared_options()[name], **narrowed), label=label or name, where=where)
 
-    Args:
-        name: The option (declared in some ``_options_yaml``).
-        value: Its value.
-        label: How messages name it (default ``name``; ``"metadata.ks"``).
-        where: How messages name the source (``"task 'logic_consistency_caters'"``).
-        minimum: A tighter lower bound than the declared one (a cap that must leave room for a subset size).
-        nullable: Overrides whether ``None`` is accepted (a loader that cannot take "all").
 
-    Raises:
-        OptionError: A value out of bounds or choices; :class:`OptionTypeError` for a wrong type.
-        KeyError: ``name`` is declared nowhere (a bug of the caller).
-    """
-    arg = declared_options()[name]
-    if minimum is not None:
-        arg = replace(arg, minimum=minimum)
-    if nullable is not None:
-        arg = replace(arg, nullable=nullable)
-    return _check_value(value, arg, label=label or name, where=where)
+def check_flag(name: str, value: Any, *, label: str | None = None, where: str | None = None) -> Any:
+    """``value`` of the declared flag ``name`` (a ``_options_yaml``'s ``flags``); messages name it ``label``
+    (default ``--name``, dashes for underscores). Raises as :func:`check_value`."""
+    return check_value(value, declared_flags()[name], label=label or "--" + name.replace("_", "-"), where=where)
 
 
 def metadata_from_json(text: str | None) -> dict[str, Any] | None:
-    """``--metadata`` as given on a command line (a JSON object), or ``None`` when not given.
-
-    Raises:
-        OptionError: Not valid JSON, or not an object (the message quotes the text).
-    """
+    """``--metadata`` as given on a command line (a JSON object), or ``None``; else an :class:`OptionError`."""
     if text is None:
         return None
     try:

@@ -3,8 +3,9 @@
 One module per command, each a thin ``argparse`` layer (``add_cli(subparsers)``) over a function of
 its family or layer that returns a value or a dataclass: ``tasks_dir``, ``models`` (``models``,
 ``model-path``), ``export_gv``, ``causal_confusion``, ``repair``, ``correlate``, ``leaderboard``
-(``build``, ``ingest``, ``render``, ``validate``), ``plan`` and ``check_task``; ``subcommand`` has
-the registration helpers and :mod:`.app` the parser (:func:`build_parser`) and :func:`main`.
+(``build``, ``ingest``, ``render``, ``validate``), ``plan``, ``check_task`` and ``options``;
+``subcommand`` has the command list and the registration helpers, and :mod:`.app` the parser
+(:func:`build_parser`, which imports only the module of the command being run) and :func:`main`.
 Nothing else in the suite imports this package.
 """
 

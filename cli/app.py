@@ -1,7 +1,8 @@
-"""The ``logic-consistency`` parser and entry point: every command module's ``add_cli``, in order.
+"""The ``logic-consistency`` parser and entry point.
 
-:data:`COMMANDS` lists the registrars; each command module is a thin ``argparse`` layer over a
-function of its family or layer. Every output is checked first (``outputs.check_outputs``). Exit
+:data:`~logic_consistency.cli.subcommand.COMMANDS` lists the commands; each command module is a thin
+``argparse`` layer (``add_cli``) over a function of its family or layer, imported only when its
+command runs. Every output is checked first (``outputs.check_outputs``). Exit
 status: 0; 2 for bad arguments or input; 3 when an output cannot be written (one line naming the
 path); ``leaderboard build`` 1 when a model failed.
 """
@@ -10,16 +11,16 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from logic_consistency import __version__
 from logic_consistency.outputs import OutputError
 
-from . import causal_confusion, check_task, correlate, export_gv, improve, leaderboard, models, plan, repair, tasks_dir
+from .subcommand import COMMANDS
 
-__all__ = ["COMMANDS", "DESCRIPTION", "OUTPUT_ERROR_STATUS", "build_parser", "main"]
+__all__ = ["DESCRIPTION", "OUTPUT_ERROR_STATUS", "build_parser", "main"]
 
 #: Exit status when an output cannot be written (read-only, permissions, immutable, disk full); bad
 #: arguments or input are 2, and ``leaderboard build`` uses 1 for "a model failed".
@@ -32,29 +33,24 @@ DESCRIPTION = (
     "render the nightly leaderboard, and turn samples into reports and fine-tuning data."
 )
 
-#: Each command module's ``add_cli(subparsers)``, in the order of the command list.
-COMMANDS: tuple[Callable[[Any], object], ...] = (
-    tasks_dir.add_cli,
-    models.add_cli,
-    export_gv.add_cli,
-    causal_confusion.add_cli,
-    repair.add_cli,
-    improve.add_cli,
-    correlate.add_cli,
-    leaderboard.add_cli,
-    plan.add_cli,
-    check_task.add_cli,
-)
 
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line parser (exposed for tests and documentation)."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command-line parser (exposed for tests and documentation): every command in full, or with
+    ``argv`` only the command it names (its module imported; the others are their help line)."""
     parser = argparse.ArgumentParser(prog="logic-consistency", description=DESCRIPTION)
     # argparse's version action prints and exits before the required subcommand is asked for.
     parser.add_argument("--version", action="version", version=f"logic-consistency {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for add_cli in COMMANDS:
-        add_cli(commands)
+    # The top-level options take no value, so the first word that is not an option names the command.
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    wanted = {command.module for command in COMMANDS if argv is None or command.name == named}
+    loaded: set[str] = set()
+    for command in COMMANDS:
+        if command.module not in wanted:
+            commands.add_parser(command.name, help=command.help)
+        elif command.module not in loaded:  # a module registers all of its commands at once
+            loaded.add(command.module)
+            importlib.import_module(f"{__package__}.{command.module}").add_cli(commands)
     return parser
 
 
@@ -70,7 +66,8 @@ def _link_loop(error: BaseException) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``logic-consistency`` console script."""
 
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(words).parse_args(words)
     try:
         return int(args.run(args))
     except OutputError as error:  # an output the file system refuses: status 3, one line naming it

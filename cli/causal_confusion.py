@@ -29,13 +29,7 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
 
     The subcommand's ``run`` default takes the parsed arguments and returns an exit status.
     """
-    parser = add_subcommand(
-        subparsers,
-        "causal-confusion",
-        report.__doc__,
-        _run,
-        help="confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
-    )
+    parser = add_subcommand(subparsers, "causal-confusion", report.__doc__, _run)
     parser.add_argument(
         "samples",
         nargs="+",

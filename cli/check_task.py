@@ -25,13 +25,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency check-task``."""
-    parser = add_subcommand(
-        subparsers,
-        "check-task",
-        check_task.__doc__,
-        _run,
-        help="load a task YAML as lm-eval does and name what is wrong",
-    )
+    parser = add_subcommand(subparsers, "check-task", check_task.__doc__, _run)
     parser.add_argument("file", help="the task's YAML file")
     parser.add_argument(
         "--no-data", action="store_true", help="check the YAML without building the task (no data load, no network)"

@@ -40,13 +40,7 @@ def _variants(text: str) -> list[str]:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``correlate`` (``logic-consistency correlate RESULTS... [--out DIR] [--include-variants V] [--pooled]``)."""
-    parser = add_subcommand(
-        subparsers,
-        "correlate",
-        report.__doc__,
-        _run,
-        help="per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
-    )
+    parser = add_subcommand(subparsers, "correlate", report.__doc__, _run)
     parser.add_argument("results", nargs="+", help="lm-eval results_*.json files or folders holding them")
     parser.add_argument("--out", help="folder for correlation_report.json and PNG scatter plots")
     parser.add_argument(

@@ -27,13 +27,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``export-gv`` on an ``argparse`` subparsers object (``set_defaults(run=...)``)."""
-    parser = add_subcommand(
-        subparsers,
-        "export-gv",
-        export.__doc__,
-        _run,
-        help="write consistency fine-tuning pairs from GV --log_samples files",
-    )
+    parser = add_subcommand(subparsers, "export-gv", export.__doc__, _run)
     parser.add_argument(
         "samples", nargs="+", help="samples_<task>_<timestamp>.jsonl files of GV tasks, or folders holding them"
     )

@@ -29,9 +29,11 @@ from logic_consistency.leaderboard.commands import (
     run_ingest,
     summary,
 )
+from logic_consistency.leaderboard.page.render import render_file
 from logic_consistency.leaderboard.run.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
+from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE, BuildStopped
 
-from .subcommand import add_subcommand
+from .subcommand import add_subcommand, options_from
 
 __all__ = ["add_cli"]
 
@@ -47,44 +49,12 @@ def _interrupted(signal_name: str = "SIGINT", status: int = 130) -> int:
 
 def _shared(args: argparse.Namespace) -> SharedOptions:
     """The options :func:`_add_shared_options` adds."""
-    return SharedOptions(
-        night=args.night,
-        no_progress=args.no_progress,
-        n_resamples=args.n_resamples,
-        confidence=args.confidence,
-        bootstrap_seed=args.bootstrap_seed,
-    )
-
-
-def _build_options(args: argparse.Namespace) -> BuildOptions:
-    return BuildOptions(
-        out=args.out,
-        models=args.models,
-        only=args.only or (),
-        tasks=args.tasks,
-        limit=args.limit,
-        metadata=args.metadata,
-        batch_size=args.batch_size,
-        timeout=args.timeout,
-        shards=args.shards,
-        cache_dir=args.cache_dir,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        retries=args.retries,
-        lm_eval=args.lm_eval,
-        html=args.html,
-        shared=_shared(args),
-    )
+    return options_from(SharedOptions, args)
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.leaderboard.page.render import render_file
-    from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE, BuildStopped
-
     try:
-        result = run_build(_build_options(args))
+        result = run_build(options_from(BuildOptions, args, only=args.only or (), shared=_shared(args)))
     except KeyboardInterrupt:
         return _interrupted()
     except BuildStopped as stop:
@@ -101,9 +71,6 @@ def _run_build(args: argparse.Namespace) -> int:
 
 
 def _run_ingest(args: argparse.Namespace) -> int:
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE
-
     try:
         document = run_ingest(
             args.results,
@@ -235,7 +202,7 @@ def _add_render_and_validate(commands: Any) -> None:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``leaderboard`` and its subcommands on an ``argparse`` subparsers object."""
-    parser = add_subcommand(subparsers, "leaderboard", __doc__, None, help="build, render and validate the leaderboard")
+    parser = add_subcommand(subparsers, "leaderboard", __doc__, None)
     commands = parser.add_subparsers(
         dest="leaderboard_command", required=True, metavar="{build,ingest,render,validate}"
     )

@@ -16,30 +16,14 @@ from logic_consistency.harness_ext import plan_report
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.harness_ext.plan_report import DEFAULT_TOKENIZER
 
-from .subcommand import add_subcommand
+from .subcommand import add_subcommand, options_from
 
 __all__ = ["add_cli"]
 
 
-def _options(args: argparse.Namespace) -> plan_report.PlanOptions:
-    return plan_report.PlanOptions(
-        tasks=args.tasks,
-        limit=args.limit,
-        metadata=args.metadata,
-        apply_chat_template=args.apply_chat_template,
-        system_instruction=args.system_instruction,
-        fewshot_as_multiturn=args.fewshot_as_multiturn,
-        tokenizer=args.tokenizer,
-        lc_chat_max_tokens=args.lc_chat_max_tokens,
-        price_in=args.price_in,
-        price_out=args.price_out,
-        shards=args.shards,
-    )
-
-
 def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    options = _options(args)
+    options = options_from(plan_report.PlanOptions, args)
     run = plan_report.plan_run(options)
     if args.json:
         report = plan_report.as_json(run.plans, **options.costing())
@@ -58,13 +42,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``logic-consistency plan``."""
-    parser = add_subcommand(
-        subparsers,
-        "plan",
-        plan_report.__doc__,
-        _run,
-        help="count the requests, tokens and API calls of a run, without a model",
-    )
+    parser = add_subcommand(subparsers, "plan", plan_report.__doc__, _run)
     parser.add_argument("--tasks", required=True, action="append", help="tasks or groups, comma-separated, as lm_eval")
     parser.add_argument("--limit", type=float, default=None, help="lm_eval's --limit")
     parser.add_argument("--metadata", default=None, help="lm_eval's --metadata (a JSON object)")

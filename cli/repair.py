@@ -11,7 +11,7 @@ from typing import Any
 
 from logic_consistency.tasks.pairwise import repair
 
-from .subcommand import add_subcommand
+from .subcommand import add_subcommand, options_from
 
 __all__ = ["add_cli"]
 
@@ -22,25 +22,8 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _options(args: argparse.Namespace) -> repair.RepairOptions:
-    return repair.RepairOptions(
-        out=args.out,
-        input=args.input,
-        format=args.format,
-        loader=args.loader,
-        split=args.split,
-        max_items=args.max_items,
-        method=args.method,
-        flip=args.flip,
-        seed=args.seed,
-        ks=tuple(args.ks),
-        noun=args.noun,
-        ids_only=args.ids_only,
-    )
-
-
 def _run(args: argparse.Namespace) -> int:
-    options = _options(args)
+    options = options_from(repair.RepairOptions, args, ks=tuple(args.ks))
     run = repair.run_repair(options)
     summary, before, after = run.summary, run.summary["before"], run.summary["after"]
     flipped = summary["flipped"]
@@ -69,13 +52,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
-    parser = add_subcommand(
-        subparsers,
-        "repair",
-        repair.__doc__,
-        _run,
-        help="REPAIR: consistent fine-tuning data from noisy pairwise preferences",
-    )
+    parser = add_subcommand(subparsers, "repair", repair.__doc__, _run)
     parser.add_argument(
         "input",
         nargs="?",

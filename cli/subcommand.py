@@ -1,25 +1,72 @@
-"""The one way a ``cli`` module registers a ``logic-consistency`` subcommand, and runs it on its own.
+"""The one way a ``cli`` module registers a ``logic-consistency`` subcommand, and the command list.
 
-:func:`~logic_consistency.cli.app.build_parser` hands each command module's ``add_cli(subparsers)``
-its ``argparse`` subparsers object; :func:`add_subcommand` is what every ``add_cli`` does first. The
-parsed arguments' ``run`` is called with them and returns the exit status.
+:data:`COMMANDS` lists every subcommand with its help line and the ``cli`` module that registers it
+(``add_cli(subparsers)``), in the order of the command list. The parser
+(:func:`~logic_consistency.cli.app.build_parser`) imports only the module of the command being run
+(inspect_ai's lazy group): the other commands are one help line each, so ``logic-consistency
+--help`` imports no command and the command modules import what they use at module level.
+:func:`add_subcommand` is what every ``add_cli`` does first; the parsed arguments' ``run`` is called
+with them and returns the exit status.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-__all__ = ["Run", "add_subcommand", "run_alone"]
+__all__ = ["COMMANDS", "Command", "Run", "add_subcommand", "options_from", "run_alone"]
 
 #: A subcommand's action: the parsed arguments in, the exit status out.
 Run = Callable[[argparse.Namespace], int]
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand as light data: its name, its help line and the ``cli`` module that registers it."""
+
+    name: str
+    help: str
+    module: str
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("tasks-dir", "print the suite's task folder", "tasks_dir"),
+    Command("models", "list the embedded models", "models"),
+    Command("model-path", "print (and build) an embedded model's folder", "models"),
+    Command("export-gv", "write consistency fine-tuning pairs from GV --log_samples files", "export_gv"),
+    Command(
+        "causal-confusion",
+        "confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
+        "causal_confusion",
+    ),
+    Command("repair", "REPAIR: consistent fine-tuning data from noisy pairwise preferences", "repair"),
+    Command("improve", "measure, improve, re-measure: LoRA consistency fine-tuning studies", "improve"),
+    Command(
+        "correlate",
+        "per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
+        "correlate",
+    ),
+    Command("leaderboard", "build, render and validate the leaderboard", "leaderboard"),
+    Command("plan", "count the requests, tokens and API calls of a run, without a model", "plan"),
+    Command("check-task", "load a task YAML as lm-eval does and name what is wrong", "check_task"),
+    Command(
+        "options",
+        "list every declared option, flag and backend argument (type, bounds, default)",
+        "options",
+    ),
+)
+
+_HELP = {command.name: command.help for command in COMMANDS}
+
 
 def add_subcommand(
-    subparsers: Any, name: str, doc: str | None, run: Run | None, *, help: str
+    subparsers: Any, name: str, doc: str | None, run: Run | None, *, help: str | None = None
 ) -> argparse.ArgumentParser:
     """Add subcommand ``name``: its ``--help`` line, its description and its action.
 
@@ -30,17 +77,23 @@ def add_subcommand(
             description.
         run: The action, stored as the ``run`` default; ``None`` for a command whose own
             subcommands set it (``leaderboard``).
-        help: One line for the parent's command list.
+        help: One line for the parent's command list (default: :data:`COMMANDS`' line).
 
     Returns:
         The subcommand's parser, for its arguments.
     """
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        name, help=help, description=(doc or "").split("\n\n")[0] or None
+        name, help=help or _HELP[name], description=(doc or "").split("\n\n")[0] or None
     )
     if run is not None:
         parser.set_defaults(run=run)
     return parser
+
+
+def options_from(options: Callable[..., T], args: argparse.Namespace, **given: Any) -> T:
+    """A command's options (a dataclass) from the parsed arguments of the same names; ``given`` overrides."""
+    names = inspect.signature(options).parameters
+    return options(**{**{name: getattr(args, name) for name in names if hasattr(args, name)}, **given})
 
 
 def run_alone(add_cli: Callable[[Any], object], name: str, argv: Sequence[str] | None = None) -> int:

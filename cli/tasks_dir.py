@@ -23,4 +23,4 @@ def _run(_: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``tasks-dir``."""
-    return add_subcommand(subparsers, "tasks-dir", None, _run, help="print the suite's task folder")
+    return add_subcommand(subparsers, "tasks-dir", None, _run)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
-from logic_consistency.options import TYPO_CUTOFF, Declared, OptionError, OptionTypeError, check_choice
+from logic_consistency.options import TYPO_CUTOFF, Declared, OptionError, check_value, parse_text
 
 #: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
 CREDENTIAL_NAME = re.compile(
@@ -54,38 +54,14 @@ class Declaration:
     unknown: Literal["refuse", "near_miss"] = "refuse"
     credentials: str | None = None
 
+    def __post_init__(self) -> None:  # each declared argument is listed as what it is
+        declared = tuple(replace(arg, applies="backend argument") for arg in self.declared)
+        object.__setattr__(self, "declared", declared)
+
     @property
     def known(self) -> list[str]:
         """Every accepted name, sorted."""
         return sorted({arg.name for arg in self.declared} | self.passed)
-
-
-def _converted(value: Any, arg: Declared, where: str) -> Any:
-    """``value`` as ``arg.kind`` (strings too: a Python caller may pass ``"5"`` or ``"false"``)."""
-    if arg.kind is bool and isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if arg.kind is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    if arg.kind is float and isinstance(value, int | str) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    if isinstance(value, arg.kind) and not (arg.kind is not bool and isinstance(value, bool)):
-        return value
-    expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}[arg.kind]
-    raise OptionTypeError(f"{_where(where)}{arg.name} must be {expected}, got {value!r} ({arg.meaning})")
-
-
-def _checked(value: Any, arg: Declared, where: str) -> Any:
-    value = _converted(value, arg, where)
-    if arg.choices is not None:
-        return check_choice(value, arg.choices, name=arg.name, where=where)
-    if arg.minimum is not None and value < arg.minimum:
-        raise OptionError(f"{_where(where)}{arg.name} must be at least {arg.minimum}, got {value} ({arg.meaning})")
-    if arg.maximum is not None and value > arg.maximum:
-        raise OptionError(f"{_where(where)}{arg.name} must be at most {arg.maximum}, got {value} ({arg.meaning})")
-    return value
 
 
 def _unknown(name: str, declaration: Declaration) -> None:
@@ -108,8 +84,13 @@ def _unknown(name: str, declaration: Declaration) -> None:
         raise OptionError(f"{_where(where)}unknown argument {name!r}; known: {declaration.known}")
 
 
-def check_declared(values: Mapping[str, Any], declaration: Declaration) -> dict[str, Any]:
-    """Check ``values`` against ``declaration``; return them with the declared ones converted.
+def check_declared(values: Mapping[str, Any], declaration: Declaration, *, text: bool = False) -> dict[str, Any]:
+    """Check ``values`` against ``declaration`` with the suite's one validator (:func:`~logic_consistency.options.check_value`:
+    strict types, ``"5"`` is not an integer); return them, the declared ones as checked.
+
+    ``text``: the values are text typed by a user (``--train-args lr=1e-4``), each declared one typed
+    once by its declaration (:func:`~logic_consistency.options.parse_text`) before the same check.
+    ``--model_args`` strings are typed by lm-eval's parser before they arrive here.
 
     Raises:
         OptionError: A refused or unknown name (naming the closest known one), or a value out of
@@ -119,7 +100,8 @@ def check_declared(values: Mapping[str, Any], declaration: Declaration) -> dict[
     out = dict(values)
     for name, value in values.items():
         if name in declared:
-            out[name] = _checked(value, declared[name], declaration.where)
+            check = parse_text if text and isinstance(value, str) else check_value
+            out[name] = check(value, declared[name], where=declaration.where)
         elif name in declaration.refused or name not in declaration.passed:
             _unknown(name, declaration)
     return out

@@ -29,6 +29,7 @@ from lm_eval.api.instance import Instance
 from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.choice_reading import is_single_choice
+from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.placeholders import is_placeholder
 from logic_consistency.harness_ext.shards import ENV_SHARD, Shard, evaluated_docs
 
@@ -179,12 +180,6 @@ def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[st
 def load_tokenizer(name: str) -> Any:
     """An embedded model's tokenizer by name, or a local tokenizer folder (never the hub)."""
     from transformers import AutoTokenizer
-
-    # deferred: imports torch and transformers (seconds); the parser must not
-    from logic_consistency.harness_ext.models import (
-        EMBEDDED_MODELS,
-        resolve,
-    )
 
     path = str(resolve(name)) if name in EMBEDDED_MODELS else name
     try:

@@ -12,13 +12,15 @@ estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--pr
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.model_args import CHAT_ARGS
+from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+from logic_consistency.harness_ext.plan import TaskPlan, load_tokenizer, plan_tasks
 from logic_consistency.harness_ext.plan_table import (
     api_costs,
     counts,
@@ -28,14 +30,11 @@ from logic_consistency.harness_ext.plan_table import (
     repeated_costs,
     shard_totals,
 )
-from logic_consistency.options import metadata_from_json
-
-if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
-    from logic_consistency.harness_ext.plan import TaskPlan
+from logic_consistency.harness_ext.shards import Shard
+from logic_consistency.options import check_flag, check_value, metadata_from_json
 
 __all__ = [
     "DEFAULT_TOKENIZER",
-    "MAX_SHARDS",
     "PlanOptions",
     "PlanRun",
     "api_costs",
@@ -47,8 +46,8 @@ __all__ = [
 ]
 
 DEFAULT_TOKENIZER = "smollm2-135m-instruct"
-#: Bound on ``--shards``: every shard's requests are built once more (a plan of N shards costs N+1 plans).
-MAX_SHARDS = 256
+#: ``--lc-chat-max-tokens`` is lc-chat's ``max_tokens``, with its declared bounds.
+_LC_CHAT_MAX_TOKENS = next(arg for arg in CHAT_ARGS.declared if arg.name == "max_tokens")
 
 
 def as_json(
@@ -131,23 +130,16 @@ class PlanRun:
 
 def check_options(options: PlanOptions) -> dict[str, Any] | None:
     """Validate the options before anything loads; errors name the option. Returns the metadata."""
-    for option, value in (("--price-in", options.price_in), ("--price-out", options.price_out)):
-        if value is not None and (not math.isfinite(value) or value < 0):
-            raise ValueError(f"{option} must be a finite number >= 0 (USD per million tokens), got {value}")
-    if options.limit is not None and (not math.isfinite(options.limit) or options.limit <= 0):
-        raise ValueError(f"--limit must be > 0 (a document count, or a fraction below 1), got {options.limit}")
-    # deferred: imports torch and transformers (seconds); the parser must not
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS
-
+    check_flag("price_in", options.price_in)
+    check_flag("price_out", options.price_out)
+    check_flag("limit", options.limit)
     if options.tokenizer not in EMBEDDED_MODELS and not Path(options.tokenizer).is_dir():
         raise ValueError(
             f"--tokenizer {options.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
             "nor a local tokenizer folder"
         )
-    if options.lc_chat_max_tokens < 1:
-        raise ValueError(f"--lc-chat-max-tokens must be >= 1, got {options.lc_chat_max_tokens}")
-    if not 1 <= options.shards <= MAX_SHARDS:
-        raise ValueError(f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}")
+    check_value(options.lc_chat_max_tokens, _LC_CHAT_MAX_TOKENS, label="--lc-chat-max-tokens")  # lc-chat's own bounds
+    check_flag("shards", options.shards)
     return metadata_from_json(options.metadata)
 
 
@@ -159,10 +151,6 @@ def _unpriced(totals: Any) -> dict[str, Any]:
 def plan_run(options: PlanOptions) -> PlanRun:
     """``plan``: check the options, then plan every named task, and each shard with ``shards`` > 1 (no model is loaded)."""
     metadata = check_options(options)
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from logic_consistency.harness_ext.plan import load_tokenizer, plan_tasks
-    from logic_consistency.harness_ext.shards import Shard
-
     tasks = [name for names in options.tasks for name in names.split(",") if name]
     if not tasks:
         raise ValueError("--tasks names no task")

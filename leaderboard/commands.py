@@ -1,6 +1,6 @@
 """What the ``logic-consistency leaderboard`` commands do, their options as plain values.
 
-* :func:`run_build`: the nightly build (:func:`~logic_consistency.leaderboard.nightly.build`), its
+* :func:`run_build`: the nightly build (:func:`~logic_consistency.leaderboard.run.nightly.build`), its
   page's file checked first;
 * :func:`run_ingest`: existing lm-eval results files into the leaderboard;
 * :func:`render_board`: the self-contained HTML page of a leaderboard file;
@@ -15,20 +15,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from logic_consistency.common import RESULTS_PATTERN, check_link_loop, files_or_folders
-from logic_consistency.options import metadata_from_json
+from logic_consistency.options import check_flag, metadata_from_json
 from logic_consistency.outputs import check_outputs
 
-if TYPE_CHECKING:  # types only: importing them loads lm-eval (seconds), which --help must not
-    from .executor import Executor
-    from .ingest import BootstrapSettings
-    from .nightly import BuildResult
+from .board.ingest import BootstrapSettings
+from .board.nights import check_backfill, check_timestamp
+from .board.results import recorded_date
+from .board.schema import load_document
+from .page.render import render_file
+from .run.executor import Executor
+from .run.nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildResult, build, check_night, ingest_into, today
 
 __all__ = [
     "DEFAULT_OUT",
-    "N_RESAMPLES_RANGE",
     "BuildOptions",
     "SharedOptions",
     "load_board",
@@ -39,10 +41,6 @@ __all__ = [
 ]
 
 DEFAULT_OUT = "results/leaderboard"
-#: Accepted ``--n-resamples``: below 1,000 the 2.5% and 97.5% percentiles rest on a few resamples
-#: (one resample gives a zero-width "95%" interval); above 100,000 a run's group intervals take
-#: minutes and gigabytes for no visible gain.
-N_RESAMPLES_RANGE = (1_000, 100_000)
 
 
 @dataclass(frozen=True)
@@ -57,19 +55,9 @@ class SharedOptions:
 
     def bootstrap(self) -> BootstrapSettings:
         """The checked interval settings."""
-        # deferred: imports lm-eval (seconds); building the parser (--help) must not
-        from .ingest import BootstrapSettings  # noqa: F811 - the runtime class of the annotation
-
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"--confidence must be strictly between 0 and 1, got {self.confidence}")
-        low, high = N_RESAMPLES_RANGE
-        if not low <= self.n_resamples <= high:
-            raise ValueError(
-                f"--n-resamples must be between {low:,} and {high:,}, got {self.n_resamples:,} (fewer resamples "
-                "make the percentile bounds of a 95% interval unreliable, more take too long and too much memory)"
-            )
-        if self.bootstrap_seed < 0:
-            raise ValueError(f"--bootstrap-seed must be >= 0, got {self.bootstrap_seed}")
+        check_flag("confidence", self.confidence)
+        check_flag("n_resamples", self.n_resamples)  # declared in leaderboard/_options_yaml, with its reasons
+        check_flag("bootstrap_seed", self.bootstrap_seed)
         return BootstrapSettings(confidence=self.confidence, n_resamples=self.n_resamples, seed=self.bootstrap_seed)
 
     def keywords(self) -> dict[str, Any]:
@@ -125,14 +113,13 @@ def _executor(options: BuildOptions) -> Executor | None:
             raise ValueError("--ray-address needs --executor ray")
         return None
     # deferred: Ray is an optional extra, imported only under --executor ray
-    from .ray_executor import (
+    from .run.ray_executor import (
         RayExecutor,
         check_address,
         require_ray,
     )
 
-    if options.retries < 0:
-        raise ValueError(f"--retries must be >= 0, got {options.retries}")
+    check_flag("retries", options.retries)
     require_ray()  # the install line now, before any model runs
     return RayExecutor(address=check_address(options.ray_address), retries=options.retries)
 
@@ -143,15 +130,6 @@ def run_build(options: BuildOptions) -> BuildResult:
     ``KeyboardInterrupt`` and ``BuildStopped`` (SIGTERM, SIGHUP) pass through, the previous
     leaderboard unchanged.
     """
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import (
-        HISTORY_DIR,
-        LEADERBOARD_FILE,
-        build,
-        check_night,
-        today,
-    )
-
     if options.html:
         root = Path(options.out)
         night = check_night(options.shared.night or today())
@@ -188,9 +166,6 @@ def run_ingest(
     ``--night`` more than 7 days before a run's ``date`` is refused before anything is read further
     unless ``allow_backfill`` (:func:`~.nights.check_backfill`); ``allow_backfill`` needs ``--night``.
     """
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .nightly import ingest_into
-
     night = (shared or SharedOptions()).night
     if allow_backfill and night is None:
         raise ValueError("--allow-backfill: give the night to file the runs under with --night YYYY-MM-DD")
@@ -208,9 +183,6 @@ def run_ingest(
 
 def _check_backfill(results: Sequence[str], night: str) -> None:
     """Each results file's run against ``--night`` (:func:`~.nights.check_backfill`), before any ingest."""
-    from .nights import check_backfill, check_night, check_timestamp
-    from .results import recorded_date
-
     check_night(night)  # a malformed night is named as such first
     for path in files_or_folders(results, RESULTS_PATTERN):
         seconds = recorded_date(path)
@@ -221,12 +193,6 @@ def _check_backfill(results: Sequence[str], night: str) -> None:
 def render_board(leaderboard: str, *, out: str | None = None, title: str = "logic-consistency leaderboard") -> Path:
     """``leaderboard render``: the page of ``leaderboard`` (a file or its folder); ``out`` defaults to
     ``index.html`` next to it. Returns the page's path."""
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .render import render_file
-
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
     source = Path(leaderboard)
     check_link_loop(source)
     if source.is_dir():
@@ -241,9 +207,6 @@ def render_board(leaderboard: str, *, out: str | None = None, title: str = "logi
 
 def load_board(name: str) -> tuple[Path, dict[str, Any]]:
     """``leaderboard validate``: one leaderboard or history file (a folder: its ``leaderboard.json``), checked."""
-    # deferred: imports lm-eval (seconds); building the parser (--help) must not
-    from .schema import load_document
-
     path = Path(name)
     if path.is_dir():
         path = path / "leaderboard.json"

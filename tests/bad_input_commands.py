@@ -196,7 +196,7 @@ def _(tmp: Path) -> Any:
 
 for _name, _entry, _expect in [
     ("model list resources with a typo", "resources: {num_gpu: 1}", ("models.yaml", "(a)", "'num_gpu' -> 'num_gpus'")),
-    ("model list with a fractional shard count", "shards: 1.5", ("models.yaml", "(a)", "'shards' must be a positive")),
+    ("model list with a fractional shard count", "shards: 1.5", ("models.yaml", "(a)", "'shards' must be an integer")),
     ("model list with a custom resource of 0", "resources: {custom: {a100: 0}}", ("(a)", "resources.custom")),
 ]:
 

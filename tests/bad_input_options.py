@@ -10,7 +10,8 @@ from bad_inputs_support import CaseTable, task_config
 
 from logic_consistency.harness_ext.base import PromptedTask
 from logic_consistency.harness_ext.placeholders import placeholder
-from logic_consistency.options import check_bool, check_choice, check_int, check_seed, reject_unknown
+from logic_consistency.options import check_bool, check_choice, check_int, reject_unknown
+from logic_consistency.tasks.data.seed import check_seed
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
 CASES = CaseTable()

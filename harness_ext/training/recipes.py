@@ -143,5 +143,5 @@ def settings_for(recipe: str, overrides: Mapping[str, Any], *, long_task: bool =
     defaults: dict[str, Any] = {arg.name: arg.default for arg in declaration.declared}
     if recipe == "gv" and long_task:
         defaults["epochs"] = 6.0
-    checked = check_declared(dict(overrides), declaration)
+    checked = check_declared(dict(overrides), declaration, text=True)
     return TrainSettings(**{**defaults, **checked})

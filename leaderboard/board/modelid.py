@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
+from logic_consistency.harness_ext import models
 from logic_consistency.harness_ext.publish import public_model_args
 
 __all__ = [
@@ -119,9 +120,6 @@ def _manifest_sha(folder: str) -> str | None:
 
 def _embedded_sha(name: str) -> str:
     """The GGUF sha256 of an embedded model (converts it on first use, like lm-eval would)."""
-    # deferred: imports torch and transformers (seconds); the parser must not
-    from logic_consistency.harness_ext import models
-
     sha = models.manifest(models.resolve(name)).get("gguf_sha256")
     if not isinstance(sha, str) or not sha:
         raise ValueError(f"embedded model {name!r}: its manifest has no gguf_sha256")

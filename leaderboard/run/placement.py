@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from logic_consistency.options import reject_unknown
+from logic_consistency.options import check_flag, reject_unknown
 
 __all__ = [
     "RESOURCE_KEYS",
@@ -48,10 +48,9 @@ def optional_mapping(value: Any, key: str, where: str, what: str = "a mapping") 
 
 
 def check_shards(value: Any, where: str) -> int:
-    """``shards``: a positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{where}: 'shards' must be a positive integer, got {value!r}")
-    return value
+    """``shards``: an integer in its declared bounds (``harness_ext/_options_yaml``, as ``plan --shards``)."""
+    shards: int = check_flag("shards", value, label="'shards'", where=where)
+    return shards
 
 
 def capped_shards(shards: int, limit: float | None) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.model_args import check_model_args as check_backend_args
+from logic_consistency.harness_ext.models import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
 from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest
 from logic_consistency.outputs import OutputError, check_writable
 
@@ -197,13 +198,6 @@ def check_model_cache(specs: Iterable[ModelSpec]) -> None:
     Raises:
         OutputError: The folder cannot be written (one line naming it and the variable that moves it).
     """
-    # deferred: imports torch and transformers (seconds); the parser must not
-    from logic_consistency.harness_ext.models import (
-        CACHE_ENV,
-        DEFAULT_MODEL,
-        MANIFEST,
-        cache_root,
-    )
 
     embedded = [spec for spec in specs if spec.backend == EMBEDDED_BACKEND]
     names = {str(parse_model_args(spec.model_args).get("model", DEFAULT_MODEL)) for spec in embedded}

@@ -21,8 +21,9 @@ import datasets
 
 from logic_consistency.harness_ext.plan import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
-from logic_consistency.options import DEFAULT_SEED, check_option
+from logic_consistency.options import check_option
 from logic_consistency.tasks.data import delta_causal
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
 from .parsing import ParseError, parse_arguments, parse_ranking
 from .prompts import GENERATION_PROMPTS, ctp_request, generation_prompt, ranking_prompt

@@ -24,7 +24,8 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.options import DEFAULT_SEED, check_option
+from logic_consistency.options import check_option
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
 from . import _source
 from ._common import (

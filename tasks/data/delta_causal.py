@@ -23,7 +23,8 @@ from pathlib import Path
 import datasets
 
 from logic_consistency.common import text_lines
-from logic_consistency.options import DEFAULT_SEED, check_option
+from logic_consistency.options import check_option
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
 from . import _source
 from ._common import (

@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 
 from logic_consistency.common import text_lines
-from logic_consistency.options import DEFAULT_SEED
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
 from . import _source
 from ._common import (

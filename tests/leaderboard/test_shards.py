@@ -126,8 +126,8 @@ def test_shard_sizes_partition_the_documents() -> None:
 @pytest.mark.parametrize(
     ("extra", "entry", "message"),
     [
-        ("shards: 0", "", "'shards' must be a positive integer"),
-        ("", ", shards: 2.5", r"models\[0\] \(hash\): 'shards' must be a positive integer"),
+        ("shards: 0", "", "'shards' must be at least 1"),
+        ("", ", shards: 2.5", r"models\[0\] \(hash\): 'shards' must be an integer"),
         ("", ", resources: {num_gpu: 1}", r"models\[0\] \(hash\): resources: unknown key.*'num_gpu' -> 'num_gpus'"),
         ("", ", resources: {memory: -1}", r"\(hash\): resources.memory must be a positive"),
         ("", ", resources: {custom: {a100: 0}}", r"\(hash\): resources.custom must map"),
