@@ -80,7 +80,7 @@ def test_an_inherited_shard_variable_never_splits_a_plain_build(
 def test_shards_above_the_documents_are_capped_with_a_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: str, shards: int, why: str
 ) -> None:
-    """The fixture's SummEval has 3 documents: ``--shards 257`` starts one ``lm_eval`` per document at most."""
+    """The fixture's SummEval has 3 documents: ``--shards 256`` starts one ``lm_eval`` per document at most."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
     lm_eval, record = _recording_lm_eval(tmp_path)
@@ -89,8 +89,8 @@ def test_shards_above_the_documents_are_capped_with_a_note(
         f"tasks: [logic_consistency_summeval]\nlimit: {limit}\nmodels:\n  - {{name: hash, model: lc-test-hash}}\n",
         encoding="utf-8",
     )
-    _, lines = _build(tmp_path, models, lm_eval, shards=257)
-    note = f"note: hash: shards 257 capped to {shards}: {why} (a shard past them would start lm_eval for none)"
+    _, lines = _build(tmp_path, models, lm_eval, shards=256)
+    note = f"note: hash: shards 256 capped to {shards}: {why} (a shard past them would start lm_eval for none)"
     assert note in lines, lines
     assert record.read_text(encoding="utf-8").splitlines() == [f"{i}/{shards}|" for i in range(shards)]
 
