@@ -79,7 +79,7 @@ def _study(args: argparse.Namespace) -> int:
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 
-        rows_asked = {"rows": tuple(args.rows.split(","))} if args.rows else {}
+        rows_asked: dict[str, Any] = {"rows": tuple(args.rows.split(","))} if args.rows else {}
         rows = run_repair_study(RepairStudyOptions(**common, flip=args.flip, **rows_asked))
     print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
