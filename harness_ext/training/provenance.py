@@ -56,7 +56,7 @@ def _same_base(row_base: str, trained_on: str, manifest: Mapping[str, Any] | Non
         return True
     folder = Path(row_base)
     if manifest and manifest.get("base_sha256") and (folder / "config.json").is_file():
-        return folder_sha256(folder) == manifest["base_sha256"]
+        return bool(folder_sha256(folder) == manifest["base_sha256"])
     return False
 
 
