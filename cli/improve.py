@@ -59,42 +59,28 @@ def _study(args: argparse.Namespace) -> int:
     if "instance_split" in metadata:
         raise ValueError("--metadata: instance_split is set by the study (train for data, test for evaluation)")
     tasks = args.tasks or DEFAULT_TASKS[args.study]
+    common: dict[str, Any] = {
+        "base": base,
+        "out": Path(args.out),
+        "tasks": tasks,
+        "limit": args.limit,
+        "min_examples": args.min_examples,
+        "train_args": train_args,
+        "chat_template": not args.no_chat_template,
+        "metadata": metadata,
+        "base_label": label,
+        "merge_weights": args.merge_weights,
+    }
     rows: list[dict[str, Any]]
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
-        rows = run_gv_study(
-            GVStudyOptions(
-                base=base,
-                out=Path(args.out),
-                tasks=tasks,
-                limit=args.limit,
-                rounds=args.rounds,
-                min_examples=args.min_examples,
-                train_args=train_args,
-                chat_template=not args.no_chat_template,
-                metadata=metadata,
-                base_label=label,
-            )
-        )
+        rows = run_gv_study(GVStudyOptions(**common, rounds=args.rounds))
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 
-        rows = run_repair_study(
-            RepairStudyOptions(
-                base=base,
-                out=Path(args.out),
-                tasks=tasks,
-                limit=args.limit,
-                flip=args.flip,
-                min_examples=args.min_examples,
-                train_args=train_args,
-                chat_template=not args.no_chat_template,
-                metadata=metadata,
-                base_label=label,
-                **({"rows": tuple(args.rows.split(","))} if args.rows else {}),
-            )
-        )
+        rows_asked: dict[str, Any] = {"rows": tuple(args.rows.split(","))} if args.rows else {}
+        rows = run_repair_study(RepairStudyOptions(**common, flip=args.flip, **rows_asked))
     print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
     return 0
@@ -135,4 +121,9 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "--metadata", help="task options as JSON (as lm_eval --metadata; instance_split is the study's)"
     )
     parser.add_argument("--no-chat-template", action="store_true", help="evaluate and train without the chat template")
+    parser.add_argument(
+        "--merge-weights",
+        action="store_true",
+        help="also write each adapter's merged weights (safetensors, for vLLM / llama.cpp) beside it, as ADAPTER-merged",
+    )
     return parser

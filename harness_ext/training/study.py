@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,39 @@ from logic_consistency.common import find_files, read_samples
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-__all__ = ["STUDY_FILE", "LmEvalRun", "Study", "metric_summary", "run_lm_eval", "table_markdown"]
+__all__ = ["STUDY_FILE", "LmEvalRun", "Study", "StudyOptions", "metric_summary", "run_lm_eval", "table_markdown"]
 
 #: The file that says which study a folder holds.
 STUDY_FILE = "study.json"
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """What every ``improve`` study takes (a recipe's options extend it).
+
+    Attributes:
+        base: The base model's transformers folder.
+        out: The study's folder (a rerun resumes it).
+        tasks: The task(s), comma-separated.
+        limit: Documents per split (``lm_eval --limit``).
+        min_examples: A row trained on fewer examples is refused (or, in a GV round, not trained).
+        train_args: Overrides of the recipe's declared hyperparameters.
+        chat_template: Train and evaluate with the chat template (``--apply_chat_template``).
+        metadata: Task options (as ``lm_eval --metadata``; ``instance_split`` is the study's).
+        base_label: The base as the user named it (recorded in the study's identity).
+        merge_weights: Also write each adapter's merged weights beside it (``--merge-weights``).
+    """
+
+    base: Path
+    out: Path
+    tasks: str = ""
+    limit: int | None = None
+    min_examples: int = 8
+    train_args: Mapping[str, Any] = field(default_factory=dict)
+    chat_template: bool = True
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    base_label: str = ""
+    merge_weights: bool = False
 
 
 class StudyFolderError(ValueError):

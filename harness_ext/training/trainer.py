@@ -21,6 +21,7 @@ from typing import Any
 
 from .adapter import BaseModelError, check_base, data_sha256, folder_sha256, is_complete, read_manifest, write_manifest
 from .libraries import library_versions, training_libraries
+from .merge import merge_adapter
 from .recipes import TrainSettings
 
 __all__ = ["Example", "TrainJob", "TrainingError", "good_checkpoint", "train_adapter"]
@@ -54,6 +55,7 @@ class TrainJob:
         label: The row or round, for messages and the manifest (``"round 2"``, ``"REPAIR-ed + Neg."``).
         split: The instance split the data came from (recorded).
         min_examples: Fewer examples than this is refused, naming ``label``.
+        merge_weights: Also write the merged model beside the adapter (:func:`.merge.merge_adapter`).
     """
 
     base: Path
@@ -64,6 +66,7 @@ class TrainJob:
     label: str
     split: str = "train"
     min_examples: int = 1
+    merge_weights: bool = False
 
 
 def good_checkpoint(folder: Path) -> Path | None:
@@ -122,7 +125,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     base = check_base(job.base)
     _check_job(job)
     if is_complete(job.out):
-        return read_manifest(job.out)
+        return _merged(job, read_manifest(job.out))
     peft, transformers = training_libraries()
     started = time.monotonic()
     tokenizer = _load_base(transformers, base)
@@ -163,6 +166,13 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     }
     write_manifest(staging, job.out, manifest)
     shutil.rmtree(work, ignore_errors=True)
+    return _merged(job, manifest)
+
+
+def _merged(job: TrainJob, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest, after writing the merged weights where the job asks for them."""
+    if job.merge_weights:
+        return {**manifest, "merged": str(merge_adapter(job.out))}
     return manifest
 
 

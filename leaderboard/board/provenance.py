@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from logic_consistency.harness_ext.publish import public_args, public_metadata
+from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex, short_id
@@ -248,6 +249,7 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "batch_size": config.get("batch_size"),
         "device": _string(config.get("device")),
         "endpoint_model": endpoint_model(run),
+        **adapter_provenance(_model_args(run)),  # peft=ADAPTER: the adapter's base and recipe
     }
 
 

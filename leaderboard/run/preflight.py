@@ -27,6 +27,7 @@ from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.model_args import check_model_args as check_backend_args
 from logic_consistency.harness_ext.models import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
+from logic_consistency.harness_ext.training.provenance import check_adapter_base
 from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest
 from logic_consistency.outputs import OutputError, check_writable
 
@@ -134,6 +135,7 @@ def check_model_args(spec: ModelSpec) -> None:
     """
     try:
         check_backend_args(spec.backend, spec.model_args)
+        check_adapter_base(spec.model_args)  # peft=ADAPTER: refused when its base is not the row's
     except ValueError as error:
         raise ValueError(f"{spec.where}: model_args: {error}") from None
 

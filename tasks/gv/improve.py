@@ -12,8 +12,9 @@ evaluation formats them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,14 @@ from logic_consistency.common import read_samples
 from logic_consistency.harness_ext.training.adapter import check_base
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
-from logic_consistency.harness_ext.training.study import LmEvalRun, Study, check_disjoint, metric_summary, run_lm_eval
+from logic_consistency.harness_ext.training.study import (
+    LmEvalRun,
+    Study,
+    StudyOptions,
+    check_disjoint,
+    metric_summary,
+    run_lm_eval,
+)
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 
 from .export import pairs_of_sample
@@ -35,19 +43,11 @@ CHAINS = {"gv": "consistency FT", "selftrain": "SelfTrain"}
 
 
 @dataclass(frozen=True)
-class GVStudyOptions:
-    """The ``improve gv`` settings (``train_args``: overrides of the recipe's declared defaults)."""
+class GVStudyOptions(StudyOptions):
+    """The ``improve gv`` settings: the common ones and the rounds of each chain."""
 
-    base: Path
-    out: Path
     tasks: str = "logic_consistency_gv_arithmetic"
-    limit: int | None = None
     rounds: int = 3
-    min_examples: int = 8
-    train_args: Mapping[str, Any] = field(default_factory=dict)
-    chat_template: bool = True
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    base_label: str = ""
 
 
 def _row_name(chain: str, round_: int) -> str:
@@ -94,11 +94,24 @@ class _GVStudy:
                     pairs += [(r["prompt"], r["response"], r["role"] == "validator") for r in records]
         return pairs
 
-    def row(self, chain: str, round_: int) -> dict[str, Any]:
+    def not_trained(self, chain: str, round_: int, reason: str) -> dict[str, Any]:
+        """A round that is not trained (too few examples, or its data's round was not): said, never silent.
+
+        Not recorded as finished, so a rerun (more documents, a lower ``--min-examples``) tries again.
+        """
+        message = f"{CHAINS[chain]} round {round_}: not trained ({reason})"
+        print(f"logic-consistency improve gv: {message}", file=sys.stderr)
+        row = _row_name(chain, round_)
+        return {"row": row, "chain": CHAINS[chain], "round": round_, "adapter": None, "metrics": {}, "training": None,
+                "not_trained": message}  # fmt: skip
+
+    def row(self, chain: str, round_: int, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
         name = _row_name(chain, round_)
         done = self.study.finished(name)
         if done is not None:
             return done
+        if previous is not None and previous.get("not_trained"):
+            return self.not_trained(chain, round_, f"its data would come from {previous['row']}, which was not trained")
         adapter = None
         manifest: dict[str, Any] | None = None
         if round_ > 0:
@@ -106,10 +119,20 @@ class _GVStudy:
             source_adapter = self.study.row_dir(source) / "adapter" if round_ > 1 else None
             samples = self.evaluate(source, "train", source_adapter)
             pairs = self.training_pairs(samples, consistent_only=chain == "gv")
+            if len(pairs) < self.options.min_examples:
+                kind = "GV-consistent" if chain == "gv" else "complete"
+                documents = sum(1 for path in samples for _ in read_samples(path))
+                return self.not_trained(
+                    chain,
+                    round_,
+                    f"{len(pairs) // 2} {kind} pairs from {documents} train documents: {len(pairs)} examples, "
+                    f"fewer than --min-examples {self.options.min_examples}",
+                )
             label = f"{CHAINS[chain]} round {round_} (data from {source})"
             examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
             adapter = self.study.row_dir(name) / "adapter"
-            job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples)
+            job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples,
+                           self.options.merge_weights)  # fmt: skip
             manifest = train_adapter(job)
         summary = {
             "row": name,
@@ -128,15 +151,20 @@ def run_gv_study(options: GVStudyOptions) -> list[dict[str, Any]]:
 
     Raises:
         StudyFolderError: ``out`` holds another study.
-        TrainingError: A round's filtered set is too small (naming it), a NaN loss, out of memory, ...
+        TrainingError: A NaN loss, out of memory, ... (a round whose filtered set is smaller than
+            ``min_examples`` is a row marked ``not_trained`` naming the round and its counts, never trained).
     """
     if options.rounds < 1:
         raise TrainingError(f"--rounds must be at least 1, got {options.rounds}")
     study = _GVStudy(options)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
-    rows = [study.row("gv", 0)]
+    base_row = study.row("gv", 0)
+    rows = [base_row]
     for chain in CHAINS:
-        rows += [study.row(chain, k) for k in range(1, options.rounds + 1)]
+        previous = base_row
+        for k in range(1, options.rounds + 1):
+            previous = study.row(chain, k, previous)
+            rows.append(previous)
     write_report(study.study, rows, identity=dict(study.study.identity))
     return rows

@@ -19,6 +19,12 @@ COLUMNS = (
 )
 
 
+def _mean(row: Mapping[str, Any], metric: str) -> float | None:
+    """A row's mean of ``metric`` (``None``: undefined, or the row was not trained)."""
+    mean: float | None = (row["metrics"].get(metric) or {}).get("mean")
+    return mean
+
+
 def _pareto_png(study: Study, rows: Sequence[Mapping[str, Any]]) -> None:
     import io
 
@@ -31,12 +37,8 @@ def _pareto_png(study: Study, rows: Sequence[Mapping[str, Any]]) -> None:
     base = [r for r in rows if r["round"] == 0]
     for chain, marker in (("consistency FT", "o"), ("SelfTrain", "s")):
         line = base + [r for r in rows if r["chain"] == chain]
-        points = [
-            (r["metrics"]["generator_accuracy"]["mean"], r["metrics"]["gv_consistency"]["mean"], r["round"])
-            for r in line
-            if r["metrics"]["generator_accuracy"]["mean"] is not None
-            and r["metrics"]["gv_consistency"]["mean"] is not None
-        ]
+        means = [(_mean(r, "generator_accuracy"), _mean(r, "gv_consistency"), r["round"]) for r in line]
+        points = [(x, y, round_) for x, y, round_ in means if x is not None and y is not None]
         if points:
             axes.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=chain)
             for x, y, round_ in points:
@@ -44,7 +46,8 @@ def _pareto_png(study: Study, rows: Sequence[Mapping[str, Any]]) -> None:
     axes.set_xlabel("generator correctness (test split)")
     axes.set_ylabel("GV-consistency (test split)")
     axes.set_title("GV-consistency against correctness per round (Li et al. Fig. 5)")
-    axes.legend()
+    if axes.lines:  # no line when every round is undefined or not trained
+        axes.legend()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
     plt.close(figure)
@@ -53,7 +56,9 @@ def _pareto_png(study: Study, rows: Sequence[Mapping[str, Any]]) -> None:
 
 def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: Mapping[str, Any]) -> None:
     """Write ``table.md``, ``table.json``, ``pareto.png`` and ``README.md`` into the study folder."""
-    table = table_markdown([(r["row"], r["metrics"]) for r in rows], COLUMNS)
+    table = table_markdown(
+        [(f"{r['row']} (not trained)" if r.get("not_trained") else r["row"], r["metrics"]) for r in rows], COLUMNS
+    )
     atomic_write(study.out / "table.md", [table.encode()])
     atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": list(rows)}, indent=2)
     _pareto_png(study, rows)
@@ -66,6 +71,8 @@ def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: M
         "every row evaluated on `instance_split: test`. Cells: mean in percent [95% bootstrap interval] (documents).",
         "",
         table,
+        *[f"- {r['not_trained']}" for r in rows if r.get("not_trained")],
+        "",
         "![Pareto plot](pareto.png)",
         "",
         "| row | training examples | steps | train loss | tokens/s | wall s | device |",

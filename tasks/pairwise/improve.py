@@ -14,8 +14,7 @@ formats them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from logic_consistency.harness_ext.training.adapter import check_base
@@ -24,6 +23,7 @@ from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
     Study,
+    StudyOptions,
     check_disjoint,
     metric_summary,
     run_lm_eval,
@@ -53,19 +53,11 @@ def columns(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass(frozen=True)
-class RepairStudyOptions:
-    """The ``improve repair`` settings (``train_args``: overrides of the recipe's declared defaults)."""
+class RepairStudyOptions(StudyOptions):
+    """The ``improve repair`` settings: the common ones, the labels flipped and the rows to run."""
 
-    base: Path
-    out: Path
     tasks: str = "logic_consistency_caters"
-    limit: int | None = None
     flip: float = 0.1
-    min_examples: int = 8
-    train_args: Mapping[str, Any] = field(default_factory=dict)
-    chat_template: bool = True
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    base_label: str = ""
     rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
 
 
@@ -140,7 +132,8 @@ def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
                 pairs = _pairs(task, docs, prefs, negated=negated)
                 examples = format_examples(base, pairs, chat_template=options.chat_template)
                 adapter = study.row_dir(name) / "adapter"
-                job = TrainJob(base, examples, adapter, settings, "repair", label, "train", options.min_examples)
+                job = TrainJob(base, examples, adapter, settings, "repair", label, "train", options.min_examples,
+                               options.merge_weights)  # fmt: skip
                 manifest = train_adapter(job)
             run = LmEvalRun(
                 base=base,

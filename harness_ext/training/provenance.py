@@ -1,0 +1,102 @@
+"""A tuned model as a leaderboard row: ``peft=ADAPTER`` in a row's ``model_args``.
+
+The row's provenance records the adapter's base and recipe (from its manifest, :mod:`.adapter`), and
+an adapter whose base is not the row's base is refused before any run: the scores would otherwise be
+published under the wrong model. Plain peft adapters (no manifest) are checked against their
+``adapter_config.json``'s ``base_model_name_or_path``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.harness_ext.model_args import parse_model_args
+
+from .adapter import MANIFEST, folder_sha256
+
+__all__ = ["adapter_provenance", "check_adapter_base"]
+
+#: The manifest fields a row's provenance publishes (an allowlist: no device, no library paths).
+PUBLISHED = ("recipe", "round", "split", "base_sha256", "data_sha256", "data_examples", "hyperparameters", "seed")
+
+
+def _args(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
+    return dict(model_args) if isinstance(model_args, Mapping) else parse_model_args(model_args)
+
+
+def _adapter_base(adapter: Path) -> tuple[str | None, dict[str, Any] | None]:
+    """(the base the adapter was trained on, its manifest or ``None`` for a plain peft adapter)."""
+    manifest_path, config_path = adapter / MANIFEST, adapter / "adapter_config.json"
+    if manifest_path.is_file():
+        manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+        return str(manifest.get("base_model")), manifest
+    if config_path.is_file():
+        base = json.loads(config_path.read_text(encoding="utf-8")).get("base_model_name_or_path")
+        return (str(base) if base else None), None
+    return None, None
+
+
+def _row_base(args: Mapping[str, Any]) -> str | None:
+    """The row's base: ``pretrained`` (hf, lc-hf), else the embedded model's converted folder's name."""
+    if args.get("pretrained"):
+        return str(args["pretrained"])
+    return str(args["model"]) if args.get("model") else None
+
+
+def _same_base(row_base: str, trained_on: str, manifest: Mapping[str, Any] | None) -> bool:
+    """Same text or folder; an embedded model's name and its converted folder; the same weights' hash."""
+    if row_base == trained_on or (Path(row_base).exists() and Path(row_base).resolve() == Path(trained_on).resolve()):
+        return True
+    if Path(trained_on).name.startswith(
+        f"{row_base}-"
+    ):  # model=smollm2-135m-instruct -> .../smollm2-135m-instruct-0.1.2-...
+        return True
+    folder = Path(row_base)
+    if manifest and manifest.get("base_sha256") and (folder / "config.json").is_file():
+        return bool(folder_sha256(folder) == manifest["base_sha256"])
+    return False
+
+
+def check_adapter_base(model_args: str | Mapping[str, Any]) -> None:
+    """Refuse ``peft=ADAPTER`` whose adapter was trained on another base than the row's (before any run).
+
+    Raises:
+        ValueError: The adapter folder is missing or names no base, or its base is not the row's
+            (naming both).
+    """
+    args = _args(model_args)
+    if not args.get("peft"):
+        return
+    adapter = Path(str(args["peft"]))
+    if not adapter.is_dir():
+        raise ValueError(f"peft={adapter}: no such adapter folder")
+    trained_on, manifest = _adapter_base(adapter)
+    row_base = _row_base(args)
+    if trained_on is None or row_base is None:
+        raise ValueError(
+            f"peft={adapter}: cannot check its base (adapter base {trained_on!r}, row base {row_base!r}); "
+            f"an adapter needs {MANIFEST} or adapter_config.json, the row pretrained= or model="
+        )
+    if not _same_base(row_base, trained_on, manifest):
+        raise ValueError(
+            f"peft={adapter}: the adapter was trained on base {trained_on}, but this row's base is {row_base}; "
+            "use the adapter with the base it was trained on"
+        )
+
+
+def adapter_provenance(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
+    """``{"adapter": {...}}`` for a row run with ``peft=ADAPTER`` (its base and recipe), else ``{}``.
+
+    The adapter may be gone when the run is ingested elsewhere: then only its path is known.
+    """
+    args = _args(model_args)
+    if not args.get("peft"):
+        return {}
+    adapter = Path(str(args["peft"]))
+    trained_on, manifest = _adapter_base(adapter) if adapter.is_dir() else (None, None)
+    record: dict[str, Any] = {"path": str(adapter), "base_model": trained_on}
+    record.update({key: (manifest or {}).get(key) for key in PUBLISHED})
+    return {"adapter": record}
