@@ -5,7 +5,7 @@
 # quick start needs none, scripts/test.sh asks for `test` (the test tools, the api extra and
 # llama.cpp's server, whose wheel builds from source once, about 10 minutes on 2 cores, for a
 # portable CPU target; the wheel is kept in ~/.cache/logic-consistency, keyed by its build flags).
-# The installer is uv (from PyPI, into the venv): on 2 cores it installs the same packages several
+# The installer is uv (from PyPI, kept in .venv/uv): on 2 cores it installs the same packages several
 # times faster than pip (parallel downloads, no byte-compiling of every module; docs/benchmarks.md,
 # "Quick start time"). LOGIC_CONSISTENCY_INSTALLER=pip uses pip; pip is also the fallback when uv
 # cannot be installed.
@@ -22,24 +22,36 @@ case "$installer" in
   uv | pip) ;;
   *) echo "scripts/setup.sh: LOGIC_CONSISTENCY_INSTALLER='$installer' (choose uv or pip)" >&2; exit 2 ;;
 esac
-[ -x .venv/bin/python ] || "$python" -m venv .venv
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-if [ "$installer" = uv ] && { [ -x .venv/bin/uv ] || "${pip[@]}" uv; }; then
+uv=""
+if [ "$installer" = uv ]; then
+  # A venv without pip (ensurepip alone costs seconds), and uv beside it in .venv/uv, installed by
+  # this Python's own pip; where that fails, pip does the work.
+  [ -x .venv/bin/python ] || "$python" -m venv --without-pip .venv
+  uv=.venv/uv/bin/uv
+  [ -x "$uv" ] || PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --quiet --disable-pip-version-check \
+    --target .venv/uv uv || uv=""
+fi
+if [ -n "$uv" ]; then
   # uv reads no pip configuration: pass on pip's find-links (folders of wheels on this disk, where
   # a CPU build of torch may lie; without it torch==2.13.0 is PyPI's CUDA build, as with pip).
   links=()
   while read -r dir; do
     [ -n "$dir" ] && links+=(--find-links "$dir")
-  done < <(.venv/bin/python -m pip config list 2>/dev/null | sed -n "s/^[^=]*\.find-links='\(.*\)'$/\1/p" | tr ' ' '\n' | sort -u)
-  install=(.venv/bin/uv pip install --quiet --python .venv/bin/python ${links[@]+"${links[@]}"})
+  done < <("$python" -m pip config list 2>/dev/null | sed -n "s/^[^=]*\.find-links='\(.*\)'$/\1/p" | tr ' ' '\n' | sort -u)
+  install=("$uv" pip install --quiet --python .venv/bin/python ${links[@]+"${links[@]}"})
 else
   [ "$installer" = pip ] || echo "scripts/setup.sh: uv could not be installed; installing with pip" >&2
+  [ -x .venv/bin/python ] || "$python" -m venv .venv
+  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip --quiet --default-pip
   "${pip[@]}" --upgrade pip
   install=("${pip[@]}")
 fi
 # torch first and pinned: an unpinned torch pulls a CUDA build of several GB.
 "${install[@]}" torch==2.13.0
 if [ "$extra" = test ]; then
+  # scripts/build_llama_cpp.sh builds and installs its wheel with the venv's pip.
+  .venv/bin/python -m pip --version >/dev/null 2>&1 || "${install[@]}" pip
   bash scripts/build_llama_cpp.sh .venv/bin/python
 fi
 "${install[@]}" -e ".${extra:+[$extra]}"
