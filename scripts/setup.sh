@@ -57,7 +57,7 @@ if [ -n "$uv" ]; then
 else
   [ "$installer" = pip ] || echo "scripts/setup.sh: uv could not be installed; installing with pip" >&2
   [ -x .venv/bin/python ] || "$python" -m venv .venv
-  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip --quiet --default-pip
+  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip --default-pip >/dev/null
   "${pip[@]}" --upgrade pip
   install=("${pip[@]}")
 fi
