@@ -7,6 +7,8 @@
 # Offline: set LOGIC_CONSISTENCY_DATA to a local copy of the datasets (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The quick start runs SmolLM2 only: the set-up skips the other embedded model (Gemma, 245 MB).
+export LOGIC_CONSISTENCY_SETUP_MODELS=${LOGIC_CONSISTENCY_SETUP_MODELS:-smollm2-135m-instruct}
 bash scripts/setup.sh
 if [ -n "${LOGIC_CONSISTENCY_DATA:-}" ]; then
   export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1

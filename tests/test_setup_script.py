@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -19,6 +20,35 @@ def test_setup_refuses_an_unknown_extra_before_installing_anything(tmp_path: Pat
     result = subprocess.run(["bash", str(script), "tests"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "unknown extra 'tests' (choose api or test)" in result.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+@pytest.mark.parametrize(
+    ("models", "message"),
+    [
+        ("smollm2-135m-instruct gemma3", "unknown model 'gemma3' (choose smollm2-135m-instruct or gemma-3-270m)"),
+        (" ", "LOGIC_CONSISTENCY_SETUP_MODELS names no model"),
+    ],
+)
+def test_setup_refuses_an_unknown_model_before_installing_anything(tmp_path: Path, models: str, message: str) -> None:
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "setup.sh"
+    script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
+    env = {**os.environ, "LOGIC_CONSISTENCY_SETUP_MODELS": models}
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_setup_refuses_an_unknown_installer_before_installing_anything(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "setup.sh"
+    script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
+    env = {**os.environ, "LOGIC_CONSISTENCY_INSTALLER": "conda"}
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 2
+    assert "LOGIC_CONSISTENCY_INSTALLER='conda' (choose uv or pip)" in result.stderr
     assert not (tmp_path / ".venv").exists()
 
 
