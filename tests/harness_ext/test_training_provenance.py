@@ -10,7 +10,7 @@ import pytest
 
 from logic_consistency.harness_ext.training.adapter import write_manifest
 from logic_consistency.harness_ext.training.provenance import adapter_provenance, check_adapter_base
-from logic_consistency.leaderboard.modellist import ModelSpec
+from logic_consistency.leaderboard.run.modellist import ModelSpec
 from logic_consistency.leaderboard.run.preflight import check_model_args
 
 
