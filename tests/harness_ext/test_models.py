@@ -1,7 +1,9 @@
-"""The ``lc-embedded`` model's argument handling (no model is loaded here)."""
+"""The ``lc-embedded`` model's argument handling (no model is loaded here) and its conversion (slow)."""
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,3 +33,24 @@ def test_command_line_flags_fill_what_model_args_leave_out() -> None:
 def test_unknown_model_name_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="not an embedded model"):
         models.resolve("gpt-5")
+
+
+@pytest.mark.slow
+def test_one_parse_of_the_gguf_converts_byte_for_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conversion's memo of transformers' GGUF parsing changes no byte of the converted model, and
+    leaves ``gguf`` as it found it."""
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    model = models.EMBEDDED_MODELS["smollm2-135m-instruct"]
+    memo, plain = tmp_path / "memo", tmp_path / "plain"
+    memo.mkdir()
+    plain.mkdir()
+    models._convert(model, memo)
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map)
+    monkeypatch.setattr(models, "_one_gguf_parse", contextlib.nullcontext)
+    models._convert(model, plain)
+    names = sorted(path.name for path in plain.iterdir())
+    assert names == sorted(path.name for path in memo.iterdir()) and "model.safetensors" in names
+    for name in names:
+        assert (memo / name).read_bytes() == (plain / name).read_bytes(), name
