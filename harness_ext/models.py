@@ -13,6 +13,7 @@ Use ``lm_eval --model lc-embedded --model_args model=smollm2-135m-instruct`` or 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import importlib
@@ -145,18 +146,35 @@ def resolve(name: str, *, cache_dir: Path | None = None) -> Path:
         "(default: $XDG_CACHE_HOME/logic_consistency, else ~/.cache/logic_consistency)",
     )
     root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
-    try:
-        _convert(model, staging)
+    with _conversion_lock(root / f".{model.name}.lock"):
+        if (target / MANIFEST).is_file():  # converted by the process this one waited for
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
         try:
-            os.replace(staging, target)
-        except OSError:
-            # Another process finished the same conversion first: keep theirs.
-            if not (target / MANIFEST).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            _convert(model, staging)
+            try:
+                os.replace(staging, target)
+            except OSError:
+                # Another process (one that took no lock: an older suite) finished first: keep theirs.
+                if not (target / MANIFEST).is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+@contextlib.contextmanager
+def _conversion_lock(path: Path) -> Iterator[None]:
+    """One conversion of a model at a time: a second process (the quick start converts ahead of its
+    ``lm_eval``) waits for the first and reuses its folder instead of converting again. ``flock``: the
+    kernel releases it when its holder ends, however it ends; the lock file is never opened through a
+    link."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

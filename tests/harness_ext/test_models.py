@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +56,21 @@ def test_one_parse_of_the_gguf_converts_byte_for_byte(tmp_path: Path, monkeypatc
     assert names == sorted(path.name for path in memo.iterdir()) and "model.safetensors" in names
     for name in names:
         assert (memo / name).read_bytes() == (plain / name).read_bytes(), name
+
+
+def test_two_processes_converting_one_model_convert_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick start converts ahead of its lm_eval: the second to ask waits for the first's folder
+    (a lock per model) instead of converting again. Two threads open the lock separately, as two
+    processes do."""
+    calls: list[Path] = []
+
+    def convert(model: models.EmbeddedModel, out_dir: Path) -> None:
+        calls.append(out_dir)
+        time.sleep(0.5)
+        (out_dir / models.MANIFEST).write_text("{}", encoding="utf-8")
+
+    monkeypatch.setattr(models, "_convert", convert)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        found = list(pool.map(lambda _: models.resolve("smollm2-135m-instruct", cache_dir=tmp_path), range(2)))
+    assert len(calls) == 1 and found[0] == found[1] and (found[0] / models.MANIFEST).is_file()
+    assert not (tmp_path / ".smollm2-135m-instruct.lock").is_symlink()
