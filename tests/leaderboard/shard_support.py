@@ -77,9 +77,10 @@ def files_holding(folder: Path, secret: str = SECRET) -> list[Path]:
 def scrubbed_echoes(folder: Path) -> int:
     """How many ``echo.txt`` files (written raw by the stand-in model, one per ``lm_eval``) under ``folder``
     the build redacted: each proves the scrub of what the suite's own writers never saw. Every value of a
-    model list's ``env`` is redacted, the echo's own variable name (``HASH_LM_ECHO``'s value) too, so a
-    shard's file, scrubbed again when the model finishes, reads ``=[redacted [redacted HASH_LM_ECHO]]``."""
-    return sum("=[redacted " in p.read_text(encoding="utf-8") for p in folder.rglob("echo.txt"))
+    model list's ``env`` is redacted, the echo's own variable name (``HASH_LM_ECHO``'s value) too; a
+    shard's file, scrubbed again when the model finishes, still reads ``=[redacted HASH_LM_API_KEY]``
+    (redaction keeps its own labels)."""
+    return sum("=[redacted HASH_LM_API_KEY]" in p.read_text(encoding="utf-8") for p in folder.rglob("echo.txt"))
 
 
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
