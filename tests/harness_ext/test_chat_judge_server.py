@@ -39,8 +39,8 @@ SMALL = {"max_items": 3, "ks": [3], "pairs_runs": 5}
 LIMIT = 2
 PLACEHOLDER_PROMPTS = (
     multistage.PLACEHOLDER_PROMPT,
-    pairs_task.PLACEHOLDER_PROMPT,
-    self_agreement_task.PLACEHOLDER_PROMPT,
+    pairs_task.PairsRankingTask.PLACEHOLDER_PROMPT,
+    self_agreement_task.SelfAgreementTask.PLACEHOLDER_PROMPT,
 )
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 PLACEHOLDER_PROMPTS = (
     multistage.PLACEHOLDER_PROMPT,
-    pairs_task.PLACEHOLDER_PROMPT,
-    self_agreement_task.PLACEHOLDER_PROMPT,
+    pairs_task.PairsRankingTask.PLACEHOLDER_PROMPT,
+    self_agreement_task.SelfAgreementTask.PLACEHOLDER_PROMPT,
 )
 
 
