@@ -184,8 +184,8 @@ def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
     assert ("logic_consistency_gv_arithmetic", "loglikelihood") not in dummy.seen
     placeholder_prompts = (
         multistage.PLACEHOLDER_PROMPT,
-        pairs_task.PLACEHOLDER_PROMPT,
-        self_agreement_task.PLACEHOLDER_PROMPT,
+        pairs_task.PairsRankingTask.PLACEHOLDER_PROMPT,
+        self_agreement_task.SelfAgreementTask.PLACEHOLDER_PROMPT,
     )
     assert not [c for contexts in dummy.seen.values() for c in contexts if c in placeholder_prompts]
 
