@@ -1,24 +1,16 @@
 """The suite's one option vocabulary, its one validator, and the one reader of the declarations.
 
-Every name a user sets is declared once, as a :class:`Declared` (type, bounds or choices, default,
-meaning, where it applies): run options (``metadata``) and command-line flags as data in a package's
-``_options_yaml`` (:func:`load_option_file`; :func:`declared_options`, :func:`declared_flags` find
-them by walking the package, so this module names none), backend arguments in
-``harness_ext/model_args.py``. Each declaration has one :class:`Constraint` (:class:`Interval`,
+Every name a user sets is declared once, as a :class:`Declared`: run options and command-line flags
+as data in a package's ``_options_yaml`` (:func:`declared_options`, :func:`declared_flags`), backend
+arguments in ``harness_ext/model_args.py``. Each has one :class:`Constraint` (:class:`Interval`,
 :class:`Choices` or :class:`OfType`, as scikit-learn's ``Interval`` and ``StrOptions``), and
-:func:`check_value` checks every value against it, so the same input gets the same verdict
-everywhere. The rule: types are strict. ``"5"`` is not an integer and ``True`` is not an integer;
-``5.0`` is not an integer either (integral or not); an int is a number; a number is finite; ``None``
-(``null``) passes only a ``nullable`` declaration. Text (a command line, ``key=value`` strings) is
-typed once, at that boundary, by the declared type (:func:`parse_text`, argparse's ``type``,
-lm-eval's ``--model_args`` parser), then checked by the same strict validator.
-
-A bad value raises :class:`OptionError` (a ``ValueError``) naming where it came from (``task
-'logic_consistency_caters'``, a file, a flag), the name and what was expected; an unknown key names
-the closest known one. A wrong type raises :class:`OptionTypeError`, also a ``TypeError``.
-
-Like :mod:`logic_consistency.common`, this module imports nothing of the suite: every layer but
-``metrics`` (whose array arguments are checked by ``metrics/_validation.py``) may use it.
+:func:`check_value` checks every value against it. Types are strict: ``"5"``, ``5.0`` and ``True``
+are not integers, an int is a number, a number is finite, ``None`` passes only a ``nullable``
+declaration. Text (a command line, ``key=value``) is typed once at that boundary (:func:`parse_text`,
+argparse, lm-eval's ``--model_args`` parser). A bad value raises :class:`OptionError` (a
+``ValueError``; :class:`OptionTypeError` also a ``TypeError``) naming its source, the name and what
+was expected; an unknown key names the closest known one. This module imports nothing of the suite:
+every layer but ``metrics`` (checked by ``metrics/_validation.py``) may use it.
 """
 
 from __future__ import annotations
