@@ -166,6 +166,10 @@ def run_lm_eval(run: LmEvalRun, *, label: str) -> list[Path]:
     done = run.out / "done"
     if not done.is_file():
         run.out.mkdir(parents=True, exist_ok=True)
+        # An unfinished earlier try may have written its samples before failing (lm_eval saves them
+        # before it prints its table): left there, they would be read twice beside this try's.
+        for stale in [*find_files(run.out, "samples_*.jsonl"), *find_files(run.out, "results_*.json")]:
+            stale.unlink()
         log = run.out / "lm_eval.log"
         with log.open("wb") as handle:
             process = subprocess.Popen(

@@ -137,6 +137,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
         )
     work = job.out.with_name(f"{job.out.name}.partial")
     model, device, bf16 = _model(peft, transformers, base, job)
+    resumed = good_checkpoint(work / "checkpoints")
     trainer = _trainer(transformers, model, tokenizer, rows, work / "checkpoints", job.settings, bf16)
     result = _run(trainer, work / "checkpoints", job)
     wall = time.monotonic() - started
@@ -162,7 +163,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
         "train_loss": float(result.training_loss),
         "wall_time_s": round(wall, 2),
         "train_runtime_s": round(float(result.metrics.get("train_runtime", wall)), 2),
-        **_throughput(trainer, rows, result),
+        **_throughput(trainer, rows, result, int(resumed.name.rpartition("-")[2]) if resumed else 0),
     }
     write_manifest(staging, job.out, manifest)
     shutil.rmtree(work, ignore_errors=True)
@@ -176,17 +177,27 @@ def _merged(job: TrainJob, manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def _throughput(trainer: Any, rows: list[dict[str, list[int]]], result: Any) -> dict[str, float]:
+def _throughput(trainer: Any, rows: list[dict[str, list[int]]], result: Any, resumed_step: int) -> dict[str, Any]:
     """Tokens trained (prompt and answer, repeated epochs counted; estimated from the mean example
-    length and the examples the steps took) and their rate over the Trainer's own run time."""
+    length and the examples the steps took) and the rate of this run's own steps over the Trainer's
+    run time: after a resume from ``checkpoint-<resumed_step>`` the run time covers only the steps
+    after it, so the steps before it are not counted in the rate."""
     per_step = trainer.args.per_device_train_batch_size * trainer.args.gradient_accumulation_steps
     mean_length = sum(len(r["input_ids"]) for r in rows) / len(rows)
-    examples = result.global_step * per_step
-    if trainer.args.max_steps <= 0:  # the last batch of an epoch may be short
-        examples = min(examples, len(rows) * math.ceil(trainer.args.num_train_epochs))
+
+    def examples_by(step: int) -> int:
+        examples = step * per_step
+        if trainer.args.max_steps <= 0:  # the last batch of an epoch may be short
+            examples = min(examples, len(rows) * math.ceil(trainer.args.num_train_epochs))
+        return int(examples)
+
     runtime = float(result.metrics.get("train_runtime") or 0.0)
-    tokens = examples * mean_length
-    return {"train_tokens": round(tokens), "train_tokens_per_s": round(tokens / runtime, 1) if runtime > 0 else None}
+    run_tokens = (examples_by(result.global_step) - examples_by(resumed_step)) * mean_length
+    return {
+        "train_tokens": round(examples_by(result.global_step) * mean_length),
+        "train_tokens_per_s": round(run_tokens / runtime, 1) if runtime > 0 and run_tokens > 0 else None,
+        "resumed_from_step": resumed_step,
+    }
 
 
 def _load_base(transformers: Any, base: Path) -> Any:

@@ -85,3 +85,22 @@ def test_the_gv_report_writes_table_pareto_plot_and_readme(tmp_path: Path) -> No
     table = (study.out / "table.md").read_text()
     assert "| gv_round_1 | 75.0 [0.0, 100.0] (n=4) |" in table and "| selftrain_round_1 | undefined |" in table
     assert "pareto.png" in (study.out / "README.md").read_text()
+
+
+def test_a_rerun_of_an_unfinished_lm_eval_reads_only_its_own_samples(tmp_path: Path, monkeypatch: Any) -> None:
+    # lm_eval saves its samples before it prints its table: a try that failed there (seen on a GPU
+    # machine missing pytz) left samples that a rerun read beside its own, counting each document twice.
+    import sys
+
+    from logic_consistency.harness_ext.training import study
+
+    out = tmp_path / "test_eval"
+    (out / "model").mkdir(parents=True)
+    samples(out / "model" / "samples_task_2026-01-01.jsonl", [{"doc_id": 0, "s_comm": 0.0}])
+    writes = (
+        f"import pathlib; pathlib.Path({str(out / 'model' / 'samples_task_2026-01-02.jsonl')!r}).write_text('{{}}\\n')"
+    )
+    monkeypatch.setattr(LmEvalRun, "command", lambda self: [sys.executable, "-c", writes])
+    found = study.run_lm_eval(LmEvalRun(base=Path("/m"), tasks="t", metadata={}, limit=None, out=out), label="row")
+    assert [path.name for path in found] == ["samples_task_2026-01-02.jsonl"]
+    assert (out / "done").is_file()

@@ -127,7 +127,28 @@ def test_ctrl_c_leaves_no_adapter_and_the_rerun_resumes_from_the_last_checkpoint
     manifest = train_adapter(job(base, out))
     assert resumed_from[0] is not None and resumed_from[0].name == "checkpoint-2"
     assert manifest["steps"] == 3 and is_complete(out)
+    assert manifest["resumed_from_step"] == 2
     assert not checkpoints.exists()
+
+
+def test_the_rate_after_a_resume_counts_only_the_steps_run_since() -> None:
+    # The Trainer's train_runtime covers the steps after the checkpoint only: counting all tokens over
+    # it reported 28,045 tokens/s for a GPU row whose own steps ran at about 4,300.
+    from types import SimpleNamespace
+
+    from logic_consistency.harness_ext.training.trainer import _throughput
+
+    args = SimpleNamespace(
+        per_device_train_batch_size=4, gradient_accumulation_steps=2, max_steps=-1, num_train_epochs=2
+    )
+    rows = [{"input_ids": [0] * 10}] * 100  # 200 examples over 2 epochs: 25 steps of 8
+    result = SimpleNamespace(global_step=25, metrics={"train_runtime": 5.0})
+    fresh = _throughput(SimpleNamespace(args=args), rows, result, 0)
+    assert fresh == {"train_tokens": 2000, "train_tokens_per_s": 400.0, "resumed_from_step": 0}
+    resumed = _throughput(SimpleNamespace(args=args), rows, result, 20)
+    assert resumed == {"train_tokens": 2000, "train_tokens_per_s": 80.0, "resumed_from_step": 20}
+    done_before = _throughput(SimpleNamespace(args=args), rows, result, 25)
+    assert done_before["train_tokens_per_s"] is None  # no step ran in this process: no rate, not 0
 
 
 def test_the_recipes_defaults_are_the_papers() -> None:
