@@ -82,6 +82,6 @@ def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: M
         t = r["training"]
         lines.append(
             f"| {r['row']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
-            f"{t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
+            f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
         )
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])

@@ -181,6 +181,6 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
         if t:
             lines.append(
                 f"| {r['label']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
-                f"{t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
+                f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
             )
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
