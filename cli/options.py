@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from logic_consistency.harness_ext.model_args import BACKEND_ARGS
+from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.options import Declared, declared_flags, declared_options
 
 from .subcommand import add_subcommand
@@ -21,10 +22,12 @@ __all__ = ["add_cli", "declarations", "markdown_table"]
 
 
 def declarations() -> list[tuple[str, Declared]]:
-    """Every declaration with where it applies: ``metadata``, ``command line``, ``<backend> --model_args``."""
+    """Every declaration with where it applies: ``metadata``, ``command line``, ``<backend> --model_args``,
+    ``improve <recipe> --train-args`` (the papers' hyperparameters, each recipe's defaults)."""
     rows = [("metadata", arg) for arg in declared_options().values()]
     rows += [("command line", arg) for arg in declared_flags().values()]
     rows += [(f"{backend} --model_args", arg) for backend, spec in BACKEND_ARGS.items() for arg in spec.declared]
+    rows += [(recipe.where, arg) for recipe in RECIPES.values() for arg in recipe.declared]
     return rows
 
 

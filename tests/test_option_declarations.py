@@ -19,6 +19,7 @@ import pytest
 from logic_consistency.cli import app
 from logic_consistency.cli.options import declarations, markdown_table
 from logic_consistency.harness_ext.model_args import BACKEND_ARGS, check_declared
+from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.leaderboard.run.placement import check_shards
 from logic_consistency.options import (
     Choices,
@@ -92,6 +93,15 @@ def test_a_backend_argument_refuses_each_invalid_value_naming_it(where: str, arg
     with pytest.raises(OptionError) as raised:
         check_declared({arg.name: bad}, BACKEND_ARGS[where])
     assert str(raised.value).startswith(f"{where} --model_args: {arg.name} must be "), raised.value
+
+
+@pytest.mark.parametrize(
+    ("where", "arg", "bad"), _cases([(name, arg) for name, recipe in RECIPES.items() for arg in recipe.declared])
+)
+def test_a_training_hyperparameter_refuses_each_invalid_value_naming_it(where: str, arg: Declared, bad: Any) -> None:
+    with pytest.raises(OptionError) as raised:
+        check_declared({arg.name: bad}, RECIPES[where])
+    assert str(raised.value).startswith(f"improve {where} --train-args: {arg.name} must be "), raised.value
 
 
 @pytest.mark.parametrize(("where", "arg", "bad"), _cases([("flag", a) for a in declared_flags().values()]))
