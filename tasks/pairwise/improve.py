@@ -39,6 +39,7 @@ from .improve_data import (
     check_contexts_disjoint,
     check_prompt_shows_context,
     load_feedback,
+    load_test_split,
     parse_train_data,
     write_training_data,
 )
@@ -110,9 +111,9 @@ def _training_set(
         check_disjoint([options.tasks], options.metadata, options.limit)
         task, docs = _train_task(options.tasks, options.metadata, options.limit)
         return task, docs, from_loader(docs), {"name": options.tasks, "split": "train", "documents": len(docs)}
-    task, _ = _train_task(options.tasks, options.metadata, 0)
+    task, test_docs = load_test_split(options.tasks, dict(options.metadata))
     check_prompt_shows_context(task, options.tasks)
-    check_contexts_disjoint(feedback.docs, options.tasks, dict(options.metadata))
+    check_contexts_disjoint(feedback.docs, options.tasks, test_docs)
     return task, feedback.docs, feedback.prefs, feedback.source
 
 
@@ -191,8 +192,8 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
     identity = study.identity
     feedback = identity.get("train_data")
     origin = (
-        f"Summarize from Feedback's train split ({feedback['posts']} posts, {feedback['comparisons']} "
-        f"comparisons; `{feedback.get('file') or feedback.get('hub')}`)"
+        f"Summarize from Feedback ({feedback['posts']} posts, {feedback['comparisons']} comparisons of "
+        f"`{feedback.get('file') or feedback.get('hub')}`{', train split' if feedback.get('split') else ''})"
         if feedback
         else "`instance_split: train`"
     )

@@ -23,7 +23,6 @@ from typing import Any
 
 import jinja2
 
-from logic_consistency.harness_ext.training.study import split_docs
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
 
@@ -38,6 +37,7 @@ __all__ = [
     "check_prompt_shows_context",
     "load_feedback",
     "parse_train_data",
+    "load_test_split",
     "write_training_data",
 ]
 
@@ -138,20 +138,29 @@ def check_prompt_shows_context(task: Any, task_name: str) -> None:
         )
 
 
+def load_test_split(task_name: str, metadata: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """The task loaded on ``instance_split: test``: its prompt renderer (the same on either split) and
+    every test document (one load serves the prompts and the check below)."""
+    from lm_eval.tasks import TaskManager
+
+    task = TaskManager(metadata={**metadata, "instance_split": "test"}).load(task_name)["tasks"][task_name]
+    return task, list(task.test_docs())
+
+
 def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, metadata: dict[str, Any]) -> int:
-    """Refuse training texts that are test documents of ``task`` (module docstring); return the test
-    documents compared.
+def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]]) -> int:
+    """Refuse training texts that are test documents (``test_docs``) of ``task`` (module docstring);
+    return the test documents compared.
 
     Raises:
         TrainingError: A shared text (naming the post and the test document), or no test context to compare.
     """
     tests = {
         _normal(d["context"]): str(d.get("instance_id"))
-        for d in split_docs(task, metadata, "test", None)
+        for d in test_docs
         if isinstance(d.get("context"), str) and d["context"].strip()
     }
     if not tests:
