@@ -72,6 +72,8 @@ def _study(args: argparse.Namespace) -> int:
         "merge_weights": args.merge_weights,
     }
     rows: list[dict[str, Any]]
+    if args.study == "gv" and args.train_data != "task":
+        raise ValueError("--train-data: improve gv trains on its own generations; the option is improve repair's")
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
@@ -80,7 +82,7 @@ def _study(args: argparse.Namespace) -> int:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 
         rows_asked: dict[str, Any] = {"rows": tuple(args.rows.split(","))} if args.rows else {}
-        rows = run_repair_study(RepairStudyOptions(**common, flip=args.flip, **rows_asked))
+        rows = run_repair_study(RepairStudyOptions(**common, flip=args.flip, train_data=args.train_data, **rows_asked))
     print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
     return 0
@@ -112,6 +114,13 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--rows", help="repair: a subset of the rows, comma-separated (zero_shot,perturbed,repaired,repaired_neg)"
+    )
+    parser.add_argument(
+        "--train-data",
+        default="task",
+        help="repair: the training preferences: task (the task's own train split), summarize_feedback "
+        "(Summarize from Feedback's train split, the paper's data: $LOGIC_CONSISTENCY_DATA's copy or the hub) "
+        "or summarize_feedback:PATH (a JSONL file in its schema); --limit bounds the posts",
     )
     parser.add_argument("--min-examples", type=int, default=8, help="refuse to train a row on fewer examples than this")
     parser.add_argument(

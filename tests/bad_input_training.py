@@ -1,7 +1,9 @@
 """Bad-input cases of ``logic-consistency improve`` and its trainer (issue 30 item 6): a base that cannot
 be trained, a filtered set with too few examples (naming the round), a NaN loss (naming the step), out of
 memory (naming the settings to lower), a folder holding another study, a disk that fills mid-checkpoint
-(the last good checkpoint survives), train/test overlap, a mistyped hyperparameter, the missing extra.
+(the last good checkpoint survives), train/test overlap, a mistyped hyperparameter, the missing extra;
+``improve repair --train-data``: a mistyped source, a malformed Summarize-from-Feedback file, a post
+that holds a test document.
 Ctrl-C (no finished-looking adapter, resume) is tests/harness_ext/test_training.py's."""
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
 from logic_consistency.options import OptionError
+from logic_consistency.tasks.data import DatasetFormatError
+from logic_consistency.tasks.pairwise import improve_data
 
 CASES = CaseTable()
 EXAMPLES = [Example(f"Q: What is {n} + 1? A:", f" {n + 1}") for n in range(8)]
@@ -125,6 +129,21 @@ def _missing_extra(tmp: Path) -> None:
         trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
 
 
+def _bad_feedback_file(tmp: Path) -> None:
+    good = {"info": {"id": "t3_a", "post": "A post."}, "summaries": [{"text": "One."}, {"text": "Two."}], "choice": 0}
+    path = tmp / "sff.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "choice": 2}) + "\n", encoding="utf-8")
+    improve_data.load_feedback(path, None)
+
+
+def _post_is_a_test_document(tmp: Path) -> None:
+    article = "The city council approved a new park on Tuesday after a long debate about its cost and who pays."
+    tests = [{"instance_id": "M8-art-7", "context": article}]
+    improve_data.check_contexts_disjoint(
+        [{"instance_id": "cnndm_7", "context": article}], "logic_consistency_summeval", tests
+    )
+
+
 CASES.add(
     "training: a GGUF-only base", _gguf_only, "--base", "model.gguf", "GGUF-only", "model-path", error=BaseModelError
 )
@@ -187,4 +206,30 @@ CASES.add(
     "peft is missing",
     "pip install 'logic-consistency[train]'",
     error=TrainingUnavailable,
+)
+CASES.add(
+    "improve: a mistyped --train-data",
+    lambda tmp: improve_data.parse_train_data("summarize_from_feedback"),
+    "--train-data",
+    "'summarize_from_feedback'",
+    "summarize_feedback:PATH",
+    error=ValueError,
+)
+CASES.add(
+    "improve: a malformed Summarize-from-Feedback --train-data file",
+    _bad_feedback_file,
+    "sff.jsonl",
+    "line 2",
+    "field 'choice'",
+    "must be 0 or 1",
+    error=DatasetFormatError,
+)
+CASES.add(
+    "improve: a Summarize-from-Feedback post that is a test document",
+    _post_is_a_test_document,
+    "post 'cnndm_7'",
+    "logic_consistency_summeval",
+    "M8-art-7",
+    "refusing to train",
+    error=TrainingError,
 )

@@ -14,7 +14,7 @@ import errno
 import math
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ class TrainJob:
         split: The instance split the data came from (recorded).
         min_examples: Fewer examples than this is refused, naming ``label``.
         merge_weights: Also write the merged model beside the adapter (:func:`.merge.merge_adapter`).
+        data_source: Where the examples came from (a dataset, its file's hash and size), recorded.
     """
 
     base: Path
@@ -67,6 +68,7 @@ class TrainJob:
     split: str = "train"
     min_examples: int = 1
     merge_weights: bool = False
+    data_source: Mapping[str, Any] | None = None
 
 
 def good_checkpoint(folder: Path) -> Path | None:
@@ -154,6 +156,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
         "data_sha256": data_sha256(records),
         "data_examples": len(job.examples),
         "data_examples_trained": len(rows),
+        "data_source": dict(job.data_source) if job.data_source is not None else None,
         "hyperparameters": job.settings.as_dict(),
         "seed": job.settings.seed,
         "libraries": library_versions(),

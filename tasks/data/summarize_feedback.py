@@ -11,6 +11,7 @@ Sources: online, hub dataset ``openai/summarize_from_feedback``, config ``compar
 ``train`` / ``validation``; offline, ``$LOGIC_CONSISTENCY_DATA/summarize_from_feedback/
 comparisons_<split>.jsonl`` (one hub record per line, same field names). Not shipped with the
 suite's test data: the unit tests use a small hand-written file with the same fields.
+:func:`load_with_source` also says what was read (a file's SHA-256 and size, or the hub dataset).
 """
 
 from __future__ import annotations
@@ -28,7 +29,16 @@ from logic_consistency.common import text_lines
 from . import _source
 from ._common import DatasetFormatError, require_records, require_str
 
-__all__ = ["HUB_CONFIG", "HUB_PATH", "SPLITS", "FeedbackComparison", "item_id", "load_comparisons", "parse_record"]
+__all__ = [
+    "HUB_CONFIG",
+    "HUB_PATH",
+    "SPLITS",
+    "FeedbackComparison",
+    "item_id",
+    "load_comparisons",
+    "load_with_source",
+    "parse_record",
+]
 
 HUB_PATH = "openai/summarize_from_feedback"
 HUB_CONFIG = "comparisons"
@@ -129,16 +139,39 @@ def load_comparisons(split: str = "validation", *, path: str | Path | None = Non
         FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set but the file is missing.
         DatasetFormatError: a malformed record.
     """
+    return load_with_source(split, path=path)[0]
+
+
+def _file_source(path: Path) -> dict[str, Any]:
+    """What identifies a file read: its path, SHA-256 and size in bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"file": str(path.resolve()), "sha256": digest.hexdigest(), "bytes": path.stat().st_size}
+
+
+def load_with_source(
+    split: str = "validation", *, path: str | Path | None = None
+) -> tuple[list[FeedbackComparison], dict[str, Any]]:
+    """:func:`load_comparisons`, with what identifies the data read (a study records it).
+
+    Returns:
+        The comparisons, and the source: ``file``, ``sha256`` and ``bytes`` of the file read, or for
+        the hub its ``hub`` path, ``config``, ``split``, the dataset's ``fingerprint`` and ``rows``.
+    """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if path is None and (root := _source.local_data_dir()) is not None:
+        path = _source.local_file(root, LOCAL_DIR, f"comparisons_{split}.jsonl")
     if path is not None:
-        return require_records(list(_read_jsonl(Path(path))), source=str(path), what="comparisons")
-    root = _source.local_data_dir()
-    if root is not None:
-        file = _source.local_file(root, LOCAL_DIR, f"comparisons_{split}.jsonl")
-        return require_records(list(_read_jsonl(file)), source=str(file), what="comparisons")
+        file = Path(path)
+        comparisons = require_records(list(_read_jsonl(file)), source=str(file), what="comparisons")
+        return comparisons, _file_source(file)
     import datasets
 
     dataset = datasets.load_dataset(HUB_PATH, HUB_CONFIG, split=split)
     source = f"hub dataset {HUB_PATH} ({HUB_CONFIG}, split {split})"
-    return [parse_record(record, source=source, location=f"row index {i}") for i, record in enumerate(dataset)]
+    comparisons = [parse_record(record, source=source, location=f"row index {i}") for i, record in enumerate(dataset)]
+    identity = {"hub": HUB_PATH, "config": HUB_CONFIG, "split": split, "rows": len(comparisons)}
+    return comparisons, {**identity, "fingerprint": getattr(dataset, "_fingerprint", None)}

@@ -8,7 +8,8 @@ and REPAIR-ed + Neg. (the negated question with the other letter too), each a Lo
 trained with the recipe's defaults, each evaluated on ``instance_split: test`` documents through
 ``lm_eval --model hf --model_args pretrained=BASE,peft=ADAPTER``. Training prompts are the task's own
 (its ``normal`` and ``negated`` templates, rendered by the task class), formatted as the evaluation
-formats them.
+formats them. ``--train-data summarize_feedback`` takes the training preferences from Summarize from
+Feedback instead, the paper's data (:mod:`.improve_data`); evaluation stays on the task's test split.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ from logic_consistency.harness_ext.training.study import (
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
+from .improve_data import (
+    FEEDBACK,
+    FeedbackData,
+    check_contexts_disjoint,
+    check_prompt_shows_context,
+    load_feedback,
+    load_test_split,
+    parse_train_data,
+    write_training_data,
+)
 from .preferences import PreferenceSet, from_loader
 from .repair import flip_labels, repair
 
@@ -54,11 +65,13 @@ def columns(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class RepairStudyOptions(StudyOptions):
-    """The ``improve repair`` settings: the common ones, the labels flipped and the rows to run."""
+    """The ``improve repair`` settings: the common ones, the labels flipped, the rows to run and the
+    training data (``task``, ``summarize_feedback`` or ``summarize_feedback:PATH``, :mod:`.improve_data`)."""
 
     tasks: str = "logic_consistency_caters"
     flip: float = 0.1
     rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
+    train_data: str = "task"
 
 
 def _train_task(task_name: str, metadata: Mapping[str, Any], limit: int | None) -> tuple[Any, list[dict[str, Any]]]:
@@ -89,6 +102,21 @@ def _pairs(
     return pairs
 
 
+def _training_set(
+    options: RepairStudyOptions, feedback: FeedbackData | None
+) -> tuple[Any, list[dict[str, Any]], PreferenceSet, dict[str, Any]]:
+    """The task (its prompt renderer), the training documents, their human preferences and their source,
+    once the training texts are checked against the test documents."""
+    if feedback is None:
+        check_disjoint([options.tasks], options.metadata, options.limit)
+        task, docs = _train_task(options.tasks, options.metadata, options.limit)
+        return task, docs, from_loader(docs), {"name": options.tasks, "split": "train", "documents": len(docs)}
+    task, test_docs = load_test_split(options.tasks, dict(options.metadata))
+    check_prompt_shows_context(task, options.tasks)
+    check_contexts_disjoint(feedback.docs, options.tasks, test_docs)
+    return task, feedback.docs, feedback.prefs, feedback.source
+
+
 def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
     """Run (or resume) the study; write Table 3 and the README; return the rows in order.
 
@@ -103,22 +131,22 @@ def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
     if "," in options.tasks:
         raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {options.tasks!r}")
     settings = settings_for("repair", options.train_args)
-    study = Study(
-        options.out,
-        {
-            "study": "repair",
-            "base": options.base_label or str(base),
-            "tasks": options.tasks,
-            "limit": options.limit,
-            "flip": options.flip,
-            "metadata": dict(options.metadata),
-            "hyperparameters": settings.as_dict(),
-        },
-    )
+    train_data = parse_train_data(options.train_data)
+    feedback = load_feedback(train_data.path, options.limit) if train_data.kind == FEEDBACK else None
+    identity = {
+        "study": "repair",
+        "base": options.base_label or str(base),
+        "tasks": options.tasks,
+        "limit": options.limit,
+        "flip": options.flip,
+        "metadata": dict(options.metadata),
+        "hyperparameters": settings.as_dict(),
+    }
+    if feedback is not None:  # absent for the task's own data, so earlier study folders still resume
+        identity["train_data"] = feedback.source
+    study = Study(options.out, identity)
     study.open()
-    check_disjoint([options.tasks], options.metadata, options.limit)
-    task, docs = _train_task(options.tasks, options.metadata, options.limit)
-    human = from_loader(docs)
+    task, docs, human, source = _training_set(options, feedback)
     perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
     repaired = repair(perturbed, method="win_loss")
     data = {"perturbed": (perturbed, False), "repaired": (repaired, False), "repaired_neg": (repaired, True)}
@@ -131,9 +159,10 @@ def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
                 prefs, negated = data[name]
                 pairs = _pairs(task, docs, prefs, negated=negated)
                 examples = format_examples(base, pairs, chat_template=options.chat_template)
+                write_training_data(study.row_dir(name) / "train.jsonl", examples)
                 adapter = study.row_dir(name) / "adapter"
                 job = TrainJob(base, examples, adapter, settings, "repair", label, "train", options.min_examples,
-                               options.merge_weights)  # fmt: skip
+                               options.merge_weights, data_source=source)  # fmt: skip
                 manifest = train_adapter(job)
             run = LmEvalRun(
                 base=base,
@@ -161,6 +190,13 @@ def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
 
 def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
     identity = study.identity
+    feedback = identity.get("train_data")
+    origin = (
+        f"Summarize from Feedback ({feedback['posts']} posts, {feedback['comparisons']} comparisons of "
+        f"`{feedback.get('file') or feedback.get('hub')}`{', train split' if feedback.get('split') else ''})"
+        if feedback
+        else "`instance_split: train`"
+    )
     table = table_markdown([(r["label"], r["metrics"]) for r in rows], columns(identity["metadata"]))
     atomic_write(study.out / "table.md", [table.encode()])
     atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": rows}, indent=2)
@@ -169,7 +205,7 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
         "",
         f"Base `{identity['base']}`, task `{identity['tasks']}`, `--limit {identity['limit']}` documents per split, "
         f"{identity['flip']:.0%} of the training labels flipped in the perturbed data. Training data from "
-        "`instance_split: train`, every row evaluated on `instance_split: test`. Cells: mean in percent "
+        f"{origin}, every row evaluated on `instance_split: test`. Cells: mean in percent "
         "[95% bootstrap interval] (instances).",
         "",
         table,

@@ -1,0 +1,186 @@
+"""Where ``improve repair`` takes its training preferences from (``--train-data``).
+
+``task`` (the default): the human preferences of the evaluated task's own ``instance_split: train``
+documents. ``summarize_feedback``: the pairwise paper's data (Liu et al. §4.2, Appendix B), the train
+split of Summarize from Feedback read by the suite's loader as ``logic-consistency repair`` reads it
+(``$LOGIC_CONSISTENCY_DATA``'s copy, else the hub); ``summarize_feedback:PATH`` reads that JSONL file
+(hub field names). ``--limit`` bounds the posts used (the first N distinct ``info.id`` in file order).
+
+The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and
+two items: SummEval's summary comparison fits a post and two summaries. SfF posts are not the task's
+documents, so the train/test check compares texts: a post (title and body) that equals a test
+document's context, or contains one of 20 words or more, is refused (SfF's CNN/DM part holds news
+articles, as SummEval does).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from logic_consistency.harness_ext.training.trainer import Example, TrainingError
+from logic_consistency.outputs import atomic_write
+
+from .preferences import PreferenceSet, from_summarize_feedback
+
+__all__ = [
+    "FEEDBACK",
+    "TASK",
+    "FeedbackData",
+    "TrainData",
+    "check_contexts_disjoint",
+    "check_prompt_shows_context",
+    "load_feedback",
+    "parse_train_data",
+    "load_test_split",
+    "write_training_data",
+]
+
+TASK = "task"
+FEEDBACK = "summarize_feedback"
+#: A test context shorter than this (in words) is compared whole only: a short one (a query) would
+#: be found inside many posts by chance.
+MIN_CONTAINED_WORDS = 20
+_PROBE = "LOGIC-CONSISTENCY-CONTEXT-PROBE"
+
+
+@dataclass(frozen=True)
+class TrainData:
+    """A parsed ``--train-data``: ``kind`` is ``task`` or ``summarize_feedback``; ``path`` an explicit file."""
+
+    kind: str = TASK
+    path: Path | None = None
+
+
+def parse_train_data(value: str) -> TrainData:
+    """``task``, ``summarize_feedback`` or ``summarize_feedback:PATH``.
+
+    Raises:
+        ValueError: Another value (naming ``--train-data`` and the accepted forms).
+    """
+    kind, colon, path = value.partition(":")
+    if kind == TASK and not colon:
+        return TrainData()
+    if kind == FEEDBACK and (not colon or path):
+        return TrainData(FEEDBACK, Path(path) if path else None)
+    raise ValueError(
+        f"--train-data: {value!r} is not a training data source; use {TASK} (the task's own train split), "
+        f"{FEEDBACK} (Summarize from Feedback's train split) or {FEEDBACK}:PATH (a JSONL file in its schema)"
+    )
+
+
+@dataclass(frozen=True)
+class FeedbackData:
+    """Summarize-from-Feedback comparisons as pairwise documents and human preferences, and their source."""
+
+    docs: list[dict[str, Any]]
+    prefs: PreferenceSet
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+def _first_posts(comparisons: Iterable[Any], limit: int | None) -> list[Any]:
+    """The comparisons of the first ``limit`` distinct posts (all of them for ``None``)."""
+    posts: set[str] = set()
+    kept = []
+    for comparison in comparisons:
+        if comparison.instance_id not in posts:
+            if limit is not None and len(posts) >= limit:
+                continue
+            posts.add(comparison.instance_id)
+        kept.append(comparison)
+    return kept
+
+
+def load_feedback(path: Path | None, limit: int | None) -> FeedbackData:
+    """The train split's comparisons of the first ``limit`` posts, as a pairwise task's documents.
+
+    Raises:
+        DatasetFormatError: A malformed record (naming the file, line and field).
+        FileNotFoundError: ``LOGIC_CONSISTENCY_DATA`` is set and lacks the file, or ``path`` is missing.
+    """
+    from logic_consistency.tasks.data.summarize_feedback import load_with_source
+
+    if path is not None and not path.is_file():
+        raise FileNotFoundError(f"--train-data {FEEDBACK}:{path}: file not found")
+    comparisons, source = load_with_source("train", path=path)
+    kept = _first_posts(comparisons, limit)
+    prefs = from_summarize_feedback(kept)
+    docs = [
+        {"instance_id": key, "context": inst.context, "items": list(inst.texts.values()), "item_ids": list(inst.texts)}
+        for key, inst in prefs.items()
+    ]
+    counts = {"comparisons_read": len(comparisons), "comparisons": len(kept), "posts": len(prefs)}
+    split = "train" if path is None else None  # an explicit file is what it is
+    return FeedbackData(docs, prefs, {"name": FEEDBACK, "split": split, **source, **counts})
+
+
+def check_prompt_shows_context(task: Any, task_name: str) -> None:
+    """Refuse a task whose ``normal`` prompt does not show the document's ``context`` (a post must be shown).
+
+    Raises:
+        TrainingError: Naming the task and a task that fits.
+    """
+    probe = {"instance_id": "probe", "context": _PROBE, "items": ["first", "second"], "item_ids": ["1", "2"]}
+    try:
+        shown = _PROBE in task.render("normal", probe, 0, 1)
+    except jinja2.TemplateError:
+        shown = False
+    if not shown:
+        raise TrainingError(
+            f"--train-data {FEEDBACK}: the prompt of {task_name} does not show a source text ({{{{ context }}}}), "
+            "so it cannot pose a Summarize-from-Feedback comparison (a post and two summaries); use "
+            "--tasks logic_consistency_summeval"
+        )
+
+
+def load_test_split(task_name: str, metadata: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """The task loaded on ``instance_split: test``: its prompt renderer (the same on either split) and
+    every test document (one load serves the prompts and the check below)."""
+    from lm_eval.tasks import TaskManager
+
+    task = TaskManager(metadata={**metadata, "instance_split": "test"}).load(task_name)["tasks"][task_name]
+    return task, list(task.test_docs())
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]]) -> int:
+    """Refuse training texts that are test documents (``test_docs``) of ``task`` (module docstring);
+    return the test documents compared.
+
+    Raises:
+        TrainingError: A shared text (naming the post and the test document), or no test context to compare.
+    """
+    tests = {
+        _normal(d["context"]): str(d.get("instance_id"))
+        for d in test_docs
+        if isinstance(d.get("context"), str) and d["context"].strip()
+    }
+    if not tests:
+        raise TrainingError(f"--train-data {FEEDBACK}: the test documents of {task} have no context to compare")
+    long = [(text, key) for text, key in tests.items() if len(text.split()) >= MIN_CONTAINED_WORDS]
+    for doc in docs:
+        text = _normal(str(doc["context"]))
+        shared = tests.get(text) or next((key for t, key in long if t in text), None)
+        if shared is not None:
+            raise TrainingError(
+                f"--train-data {FEEDBACK}: post {doc['instance_id']!r} holds the text of {task}'s test document "
+                f"{shared!r}; refusing to train on the evaluation data"
+            )
+    return len(tests)
+
+
+def write_training_data(path: Path, examples: Sequence[Example]) -> None:
+    """The examples a row trains on, as the chat records whose hash its manifest's ``data_sha256`` is."""
+    records = (
+        {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
+        for e in examples
+    )
+    atomic_write(path, (json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records))
