@@ -62,11 +62,13 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
         if given:
             raise ValueError(f"{', '.join(given)}: applies to --executor ray only (this study runs --executor local)")
         return run_locally
-    from logic_consistency.leaderboard.run.ray_executor import check_address, require_ray
+    from logic_consistency.leaderboard.run.ray_executor import check_address, check_reachable, require_ray
     from logic_consistency.leaderboard.run.study_executor import RayStudyExecutor
 
     require_ray()
-    return RayStudyExecutor(address=check_address(args.ray_address), gpus_per_row=gpus)
+    address = check_address(args.ray_address)
+    check_reachable(address)  # before the driver builds any data
+    return RayStudyExecutor(address=address, gpus_per_row=gpus)
 
 
 def _study(args: argparse.Namespace) -> int:

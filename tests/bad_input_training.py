@@ -209,6 +209,12 @@ def _ray_missing(tmp: Path) -> None:
         improve._executor(_improve_args(executor="ray"))
 
 
+def _no_head(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    improve._executor(_improve_args(executor="ray", ray_address="127.0.0.1:1"))  # nothing listens on port 1
+
+
 def _more_gpus_than_a_node(tmp: Path) -> None:
     from types import SimpleNamespace
 
@@ -237,5 +243,12 @@ CASES.add(
     _more_gpus_than_a_node,
     "--gpus-per-row 2",
     "largest node: 1",
+    error=ValueError,
+)
+CASES.add(
+    "improve: --ray-address where no Ray head answers",
+    _no_head,
+    "--ray-address '127.0.0.1:1'",
+    "no Ray head answers",
     error=ValueError,
 )
