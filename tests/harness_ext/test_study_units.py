@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,6 +72,8 @@ class Recorder:
 
     def __call__(self, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
         self.calls.append([unit.name for unit in units])
+        # a Ray task's argument: each unit survives plain pickling (module-level functions, plain data)
+        assert [unit.rows for unit in pickle.loads(pickle.dumps(list(units)))] == [unit.rows for unit in units]
         return run_locally(units)
 
     def train(self, job: TrainJob) -> dict[str, Any]:
