@@ -5,7 +5,8 @@ row on ``instance_split: test`` through ``lm_eval`` itself: ``gv`` (Li et al.) r
 consistency fine-tuning plus SelfTrain; ``repair`` (Liu et al.) rows zero-shot, perturbed, REPAIR-ed
 and REPAIR-ed + Neg. Writes the paper's Table 3 layout with 95% bootstrap intervals (and for ``gv`` the
 Figure 5 Pareto plot) and a README into ``--out``; an interrupted study resumes (finished rows are
-kept, training restarts from its last checkpoint). Needs the ``train`` extra.
+kept, training restarts from its last checkpoint). Needs the ``train`` extra. ``--executor ray`` runs
+each row (GV: round 0, then each chain) as a Ray task with ``--gpus-per-row`` GPUs (the ``ray`` extra).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import parse_train_args
+from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
 from logic_consistency.harness_ext.training.trainer import TrainingError
-from logic_consistency.options import metadata_from_json
+from logic_consistency.options import check_flag, metadata_from_json
 
 from .subcommand import add_subcommand
 
@@ -50,7 +52,27 @@ def _run(args: argparse.Namespace) -> int:
         return 130
 
 
+def _executor(args: argparse.Namespace) -> StudyExecutor:
+    """``--executor``: here, in order (``local``), or the board's Ray (checked before any study work)."""
+    gpus = check_flag("gpus_per_row", args.gpus_per_row)
+    if args.executor == "local":
+        given = [
+            flag for flag, value in (("--gpus-per-row", gpus), ("--ray-address", args.ray_address)) if value is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)}: applies to --executor ray only (this study runs --executor local)")
+        return run_locally
+    from logic_consistency.leaderboard.run.ray_executor import check_address, check_reachable, require_ray
+    from logic_consistency.leaderboard.run.study_executor import RayStudyExecutor
+
+    require_ray()
+    address = check_address(args.ray_address)
+    check_reachable(address)  # before the driver builds any data
+    return RayStudyExecutor(address=address, gpus_per_row=gpus)
+
+
 def _study(args: argparse.Namespace) -> int:
+    executor = _executor(args)
     base, label = _base(args.base)
     train_args = parse_train_args(args.train_args)
     if args.max_steps is not None:
@@ -77,12 +99,14 @@ def _study(args: argparse.Namespace) -> int:
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
-        rows = run_gv_study(GVStudyOptions(**common, rounds=args.rounds))
+        rows = run_gv_study(GVStudyOptions(**common, rounds=args.rounds), executor)
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 
         rows_asked: dict[str, Any] = {"rows": tuple(args.rows.split(","))} if args.rows else {}
-        rows = run_repair_study(RepairStudyOptions(**common, flip=args.flip, train_data=args.train_data, **rows_asked))
+        rows = run_repair_study(
+            RepairStudyOptions(**common, flip=args.flip, train_data=args.train_data, **rows_asked), executor
+        )
     print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
     return 0
@@ -134,5 +158,22 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "--merge-weights",
         action="store_true",
         help="also write each adapter's merged weights (safetensors, for vLLM / llama.cpp) beside it, as ADAPTER-merged",
+    )
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: the rows one after another here (default); ray: each row (gv: round 0, then each chain) "
+        "is a Ray task (needs Ray: from a clone, pip install -e '.[ray]')",
+    )
+    cluster.add_argument(
+        "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"
+    )
+    cluster.add_argument(
+        "--gpus-per-row",
+        type=float,
+        help="num_gpus of each Ray task (a fraction such as 0.5 shares a GPU; default 1 where the cluster has GPUs, "
+        "else 0)",
     )
     return parser

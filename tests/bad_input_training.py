@@ -3,7 +3,7 @@ be trained, a filtered set with too few examples (naming the round), a NaN loss 
 memory (naming the settings to lower), a folder holding another study, a disk that fills mid-checkpoint
 (the last good checkpoint survives), train/test overlap, a mistyped hyperparameter, the missing extra;
 ``improve repair --train-data``: a mistyped source, a malformed Summarize-from-Feedback file, a post
-that holds a test document.
+that holds a test document; the Ray executor flags.
 Ctrl-C (no finished-looking adapter, resume) is tests/harness_ext/test_training.py's."""
 
 from __future__ import annotations
@@ -232,4 +232,68 @@ CASES.add(
     "M8-art-7",
     "refusing to train",
     error=TrainingError,
+)
+
+
+def _improve_args(**given: Any) -> Any:
+    import argparse
+
+    return argparse.Namespace(**{"executor": "local", "ray_address": None, "gpus_per_row": None, **given})
+
+
+def _gpus_without_ray(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    improve._executor(_improve_args(gpus_per_row=1.0))
+
+
+def _ray_missing(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    with mock.patch.dict("sys.modules", {"ray": None}):  # import ray: ImportError, as without the extra
+        improve._executor(_improve_args(executor="ray"))
+
+
+def _no_head(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    improve._executor(_improve_args(executor="ray", ray_address="127.0.0.1:1"))  # nothing listens on port 1
+
+
+def _more_gpus_than_a_node(tmp: Path) -> None:
+    from types import SimpleNamespace
+
+    from logic_consistency.leaderboard.run.study_executor import RayStudyExecutor
+
+    cluster = SimpleNamespace(nodes=lambda: [{"Alive": True, "Resources": {"CPU": 16.0, "GPU": 1.0}}])
+    RayStudyExecutor(gpus_per_row=2)._gpus(cluster)  # type: ignore[arg-type]
+
+
+CASES.add(
+    "improve: --gpus-per-row with --executor local",
+    _gpus_without_ray,
+    "--gpus-per-row",
+    "applies to --executor ray only",
+    error=ValueError,
+)
+CASES.add(
+    "improve: --executor ray without the ray extra",
+    _ray_missing,
+    "--executor ray needs Ray",
+    "pip install -e '.[ray]'",
+    error=ModuleNotFoundError,
+)
+CASES.add(
+    "improve: --gpus-per-row more than any node has",
+    _more_gpus_than_a_node,
+    "--gpus-per-row 2",
+    "largest node: 1",
+    error=ValueError,
+)
+CASES.add(
+    "improve: --ray-address where no Ray head answers",
+    _no_head,
+    "--ray-address '127.0.0.1:1'",
+    "no Ray head answers",
+    error=ValueError,
 )

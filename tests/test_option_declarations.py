@@ -121,6 +121,7 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "n_resamples": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "bootstrap_seed": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "retries": [["leaderboard", "build", "--out", "{tmp}", "--executor", "ray"]],
+    "gpus_per_row": [["improve", "repair", "--base", "x", "--out", "{tmp}", "--executor", "ray"]],
 }
 
 

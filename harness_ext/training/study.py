@@ -1,26 +1,44 @@
 """What every improve study shares: its folder (one study per folder, finished rows kept), its
 ``lm_eval`` runs (a subprocess that never outlives the study), per-document metrics from the sample
 logs with the suite's bootstrap intervals, and the table it writes. It knows no task family.
+
+A study's independent units (a REPAIR row; GV's round 0, then each chain) go through a
+:class:`StudyExecutor`: :func:`run_locally` (the default) runs them here in order; ``improve
+--executor ray`` passes the board's Ray adapter (``leaderboard/run/study_executor.py``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from logic_consistency.common import find_files, read_samples
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-__all__ = ["STUDY_FILE", "LmEvalRun", "Study", "StudyOptions", "metric_summary", "run_lm_eval", "table_markdown"]
+__all__ = [
+    "STUDY_FILE",
+    "LmEvalRun",
+    "Study",
+    "StudyExecutor",
+    "StudyOptions",
+    "StudyUnit",
+    "StudyUnitError",
+    "metric_summary",
+    "run_lm_eval",
+    "run_locally",
+    "table_markdown",
+]
 
 #: The file that says which study a folder holds.
 STUDY_FILE = "study.json"
@@ -53,6 +71,58 @@ class StudyOptions:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     base_label: str = ""
     merge_weights: bool = False
+
+
+#: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the
+#: host and process here, or Ray's node and task ids.
+RanOn = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class StudyUnit:
+    """One independent unit of a study: it trains and evaluates its rows, writing only their folders.
+
+    Attributes:
+        name: What a failure names (the row, or the chain).
+        rows: The rows it runs, in order (their ``row.json`` are written last, by the unit).
+        work: Runs the unit where the executor put it; returns its rows' summaries. Picklable (a
+            module-level function, or a ``functools.partial`` of one), so that a Ray task can run it.
+    """
+
+    name: str
+    rows: tuple[str, ...]
+    work: Callable[[RanOn], list[dict[str, Any]]]
+
+
+class StudyExecutor(Protocol):
+    """Runs a study's units: one list of row summaries per unit, in the units' order.
+
+    Raises:
+        StudyUnitError: A unit failed (naming it and its error; the others are stopped).
+        KeyboardInterrupt: Every unit is stopped first.
+    """
+
+    def __call__(self, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]: ...
+
+
+class StudyUnitError(RuntimeError):
+    """A unit of the study failed: names the unit (its row, or its chain) and the error."""
+
+    def __init__(self, unit: str, error: str) -> None:
+        super().__init__(f"{unit}: {error}")
+        self.unit = unit
+
+
+def run_locally(units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+    """The default :class:`StudyExecutor`: each unit here, one after another, in order."""
+    results = []
+    ran_on = {"executor": "local", "host": socket.gethostname(), "pid": os.getpid()}
+    for unit in units:
+        try:
+            results.append(unit.work(ran_on))
+        except Exception as error:  # a stop (KeyboardInterrupt) is no unit's failure: it passes
+            raise StudyUnitError(unit.name, f"{type(error).__name__}: {error}") from error
+    return results
 
 
 class StudyFolderError(ValueError):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,15 @@ from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
+    RanOn,
     Study,
+    StudyExecutor,
     StudyOptions,
+    StudyUnit,
     check_disjoint,
     metric_summary,
     run_lm_eval,
+    run_locally,
 )
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 
@@ -105,7 +110,9 @@ class _GVStudy:
         return {"row": row, "chain": CHAINS[chain], "round": round_, "adapter": None, "metrics": {}, "training": None,
                 "not_trained": message}  # fmt: skip
 
-    def row(self, chain: str, round_: int, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def row(
+        self, chain: str, round_: int, previous: Mapping[str, Any] | None = None, ran_on: RanOn | None = None
+    ) -> dict[str, Any]:
         name = _row_name(chain, round_)
         done = self.study.finished(name)
         if done is not None:
@@ -141,30 +148,65 @@ class _GVStudy:
             "adapter": str(adapter) if adapter else None,
             "metrics": metric_summary(self.evaluate(name, "test", adapter), GV_METRICS),
             "training": manifest,
+            "ran_on": dict(ran_on or {}),
         }
         self.study.finish(name, summary)
         return summary
 
 
-def run_gv_study(options: GVStudyOptions) -> list[dict[str, Any]]:
+def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
     """Run (or resume) the study; write its table, Pareto plot and README; return the rows in order.
+
+    Round 0 is one unit of ``executor`` (default: here, in order), then each chain is one; the report
+    is written once every unit has ended. A chain whose rows are all finished is not run again.
 
     Raises:
         StudyFolderError: ``out`` holds another study.
         TrainingError: A NaN loss, out of memory, ... (a round whose filtered set is smaller than
             ``min_examples`` is a row marked ``not_trained`` naming the round and its counts, never trained).
+        StudyUnitError: Round 0 or a chain failed (naming it and its error).
     """
     if options.rounds < 1:
         raise TrainingError(f"--rounds must be at least 1, got {options.rounds}")
     study = _GVStudy(options)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
-    base_row = study.row("gv", 0)
-    rows = [base_row]
-    for chain in CHAINS:
-        previous = base_row
-        for k in range(1, options.rounds + 1):
-            previous = study.row(chain, k, previous)
-            rows.append(previous)
+    # round 0 first (with the train-split evaluation both chains' round 1 trains from); then the two
+    # chains, independent of each other, each one unit: its rounds are strictly sequential (round k
+    # trains on data round k-1's model generates), so a unit per round would run no faster
+    first = StudyUnit("round_0", ("round_0",), partial(_round_zero, study))
+    if (
+        study.study.finished("round_0") is None
+        or not (study.study.row_dir("round_0") / "train_eval" / "done").is_file()
+    ):
+        executor([first])
+    names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds + 1)) for chain in CHAINS}
+    units = [StudyUnit(CHAINS[chain], names[chain], partial(_chain, study, chain)) for chain in CHAINS]
+    pending = [unit for unit in units if not _all_finished(study, unit)]
+    ran = {unit.name: result for unit, result in zip(pending, executor(pending), strict=True)}
+    rows = [study.row("gv", 0)]
+    for chain, unit in zip(CHAINS, units, strict=True):
+        rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds + 1)]
     write_report(study.study, rows, identity=dict(study.study.identity))
+    return rows
+
+
+def _all_finished(study: _GVStudy, unit: StudyUnit) -> bool:
+    return all(study.study.finished(row) is not None for row in unit.rows)
+
+
+def _round_zero(study: _GVStudy, ran_on: RanOn) -> list[dict[str, Any]]:
+    """Round 0's unit: the base evaluated on the test split (its row) and on the train split (round 1's data)."""
+    row = study.row("gv", 0, ran_on=ran_on)
+    study.evaluate("round_0", "train", None)
+    return [row]
+
+
+def _chain(study: _GVStudy, chain: str, ran_on: RanOn) -> list[dict[str, Any]]:
+    """One chain's unit: its rounds 1..R in order, each trained on data the previous round's model made."""
+    previous = study.study.finished("round_0")
+    rows = []
+    for k in range(1, study.options.rounds + 1):
+        previous = study.row(chain, k, previous, ran_on=ran_on)
+        rows.append(previous)
     return rows

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.training.adapter import check_base
@@ -23,11 +25,15 @@ from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
+    RanOn,
     Study,
+    StudyExecutor,
     StudyOptions,
+    StudyUnit,
     check_disjoint,
     metric_summary,
     run_lm_eval,
+    run_locally,
     table_markdown,
 )
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
@@ -117,12 +123,16 @@ def _training_set(
     return task, feedback.docs, feedback.prefs, feedback.source
 
 
-def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
+def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
     """Run (or resume) the study; write Table 3 and the README; return the rows in order.
+
+    The training data is built here; each unfinished row is one unit of ``executor`` (default: here,
+    in order); the table and README are written once every unit has ended.
 
     Raises:
         StudyFolderError: ``out`` holds another study.
         TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
+        StudyUnitError: A row failed (naming the row and its error).
     """
     base = check_base(options.base)
     unknown = sorted(set(options.rows) - {name for name, _ in ROWS})
@@ -150,42 +160,60 @@ def run_repair_study(options: RepairStudyOptions) -> list[dict[str, Any]]:
     perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
     repaired = repair(perturbed, method="win_loss")
     data = {"perturbed": (perturbed, False), "repaired": (repaired, False), "repaired_neg": (repaired, True)}
-    rows = []
-    for name, label in (row for row in ROWS if row[0] in options.rows):
-        done = study.finished(name)
-        if done is None:
-            adapter, manifest = None, None
-            if name in data:
-                prefs, negated = data[name]
-                pairs = _pairs(task, docs, prefs, negated=negated)
-                examples = format_examples(base, pairs, chat_template=options.chat_template)
-                write_training_data(study.row_dir(name) / "train.jsonl", examples)
-                adapter = study.row_dir(name) / "adapter"
-                job = TrainJob(base, examples, adapter, settings, "repair", label, "train", options.min_examples,
-                               options.merge_weights, data_source=source)  # fmt: skip
-                manifest = train_adapter(job)
-            run = LmEvalRun(
-                base=base,
-                tasks=options.tasks,
-                metadata={**options.metadata, "instance_split": "test"},
-                limit=options.limit,
-                out=study.row_dir(name) / "test_eval",
-                adapter=adapter,
-                apply_chat_template=options.chat_template,
-            )
-            samples = run_lm_eval(run, label=f"{label} (test split)")
-            done = {
-                "row": name,
-                "label": label,
-                "adapter": str(adapter) if adapter else None,
-                "metrics": metric_summary(samples, [key for _, key in columns(options.metadata)]),
-                "training": manifest,
-                "flipped_labels": flipped if name != "zero_shot" else None,
-            }
-            study.finish(name, done)
-        rows.append(done)
-    _write_report(study, rows)
-    return rows
+    # the training data is built here, in the driver; each unfinished row is then one unit (train + evaluate)
+    units = []
+    for name, label in (row for row in ROWS if row[0] in options.rows and study.finished(row[0]) is None):
+        job = None
+        if name in data:
+            prefs, negated = data[name]
+            pairs = _pairs(task, docs, prefs, negated=negated)
+            examples = format_examples(base, pairs, chat_template=options.chat_template)
+            write_training_data(study.row_dir(name) / "train.jsonl", examples)
+            job = TrainJob(base, examples, study.row_dir(name) / "adapter", settings, "repair", label, "train",
+                           options.min_examples, options.merge_weights, data_source=source)  # fmt: skip
+        work = partial(_run_row, study, options, base, name, label, job, flipped if name != "zero_shot" else None)
+        units.append(StudyUnit(name, (name,), work))
+    ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
+    rows = [ran.get(name) or study.finished(name) for name, _ in ROWS if name in options.rows]
+    _write_report(study, [row for row in rows if row is not None])
+    return [row for row in rows if row is not None]
+
+
+def _run_row(
+    study: Study,
+    options: RepairStudyOptions,
+    base: Path,
+    name: str,
+    label: str,
+    job: TrainJob | None,
+    flipped: Any,
+    ran_on: RanOn,
+) -> list[dict[str, Any]]:
+    """One row's unit, wherever its executor runs it: train its adapter (none for zero-shot), evaluate it
+    on the test split, write its ``row.json`` last."""
+    manifest = train_adapter(job) if job is not None else None
+    adapter = job.out if job is not None else None
+    run = LmEvalRun(
+        base=base,
+        tasks=options.tasks,
+        metadata={**options.metadata, "instance_split": "test"},
+        limit=options.limit,
+        out=study.row_dir(name) / "test_eval",
+        adapter=adapter,
+        apply_chat_template=options.chat_template,
+    )
+    samples = run_lm_eval(run, label=f"{label} (test split)")
+    done = {
+        "row": name,
+        "label": label,
+        "adapter": str(adapter) if adapter else None,
+        "metrics": metric_summary(samples, [key for _, key in columns(options.metadata)]),
+        "training": manifest,
+        "flipped_labels": flipped,
+        "ran_on": dict(ran_on),
+    }
+    study.finish(name, done)
+    return [done]
 
 
 def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:

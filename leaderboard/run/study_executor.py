@@ -1,0 +1,144 @@
+"""``logic-consistency improve --executor ray``: each unit of an improve study is one Ray task.
+
+A unit is a REPAIR row, GV's round 0, or one GV chain (``harness_ext/training/study.py``). The task
+asks for ``num_gpus`` (``--gpus-per-row``; default 1 where the cluster has a GPU, else 0) and one CPU,
+and runs the unit's own function on its node: it trains, runs ``lm_eval`` (which dies with the task's
+process) and writes only its rows' folders under ``--out``, so ``--out`` and the base model must be
+paths every node sees. The task's arguments are the study's options and its training examples: no
+environment value. A task is retried on worker death (not on an error of its own: a failing unit
+fails the study, naming its row and error). Ctrl-C or a failing unit cancels every other task
+(``ray.cancel(force=True)``); a Ray this command started is shut down. Connecting, the checks of the
+address and the head's liveness are the board's (:mod:`.ray_executor`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from logic_consistency.harness_ext.training.study import RanOn, StudyUnit, StudyUnitError
+
+from .ray_executor import (
+    DEFAULT_RETRIES,
+    NAMESPACE,
+    HeadWatch,
+    RayClusterError,
+    check_address,
+    check_reachable,
+    require_ray,
+    signal_handlers_kept,
+)
+
+__all__ = ["RayStudyExecutor", "cluster_gpus", "run_study_unit"]
+
+
+def run_study_unit(unit: StudyUnit) -> list[dict[str, Any]]:
+    """The Ray task: run ``unit`` here, recording Ray's node and task ids in its rows."""
+    import ray
+
+    context = ray.get_runtime_context()
+    ran_on: RanOn = {"executor": "ray", "node": context.get_node_id(), "task": context.get_task_id()}
+    return unit.work(ran_on)
+
+
+def cluster_gpus(ray: ModuleType) -> float:
+    """The most GPUs any alive node of the cluster has (0: a CPU cluster)."""
+    return max((float(n.get("Resources", {}).get("GPU", 0.0)) for n in ray.nodes() if n.get("Alive")), default=0.0)
+
+
+@dataclass
+class RayStudyExecutor:
+    """Runs a study's units as Ray tasks (see the module docstring); a :class:`~.study.StudyExecutor`.
+
+    Attributes:
+        address: ``None``: start a local Ray; ``"auto"``, ``host:port`` or ``"ray://host:port"``: join one.
+        gpus_per_row: ``num_gpus`` of each unit (``None``: 1 where a node has a GPU, else 0).
+        retries: Retries of a unit whose worker died.
+    """
+
+    address: str | None = None
+    gpus_per_row: float | None = None
+    retries: int = DEFAULT_RETRIES
+    init_options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+        """One list of rows per unit, in order.
+
+        Raises:
+            RayClusterError: A bad or unreachable address, a ``--gpus-per-row`` no node has, a lost head.
+            StudyUnitError: A unit failed (the others were cancelled).
+        """
+        if not units:
+            return []
+        ray = require_ray()
+        started_here = not ray.is_initialized()
+        if started_here:
+            check_reachable(check_address(self.address))
+            with signal_handlers_kept():
+                try:
+                    ray.init(address=self.address, namespace=NAMESPACE, include_dashboard=False,
+                             log_to_driver=False, configure_logging=False, **self.init_options)  # fmt: skip
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        ray.shutdown()
+                    raise
+        try:
+            return self._run(ray, units)
+        finally:
+            if started_here:
+                with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
+                    ray.shutdown()
+
+    def _gpus(self, ray: ModuleType) -> float:
+        most = cluster_gpus(ray)
+        if self.gpus_per_row is None:
+            return 1.0 if most >= 1 else 0.0
+        if self.gpus_per_row > most:
+            raise RayClusterError(
+                f"--gpus-per-row {self.gpus_per_row:g}: no node of the Ray cluster has that many GPUs "
+                f"(largest node: {most:g}); lower --gpus-per-row or add such a node"
+            )
+        return self.gpus_per_row
+
+    def _run(self, ray: ModuleType, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+        options = {"num_cpus": 1, "num_gpus": self._gpus(ray), "max_retries": self.retries, "retry_exceptions": False}
+        task = ray.remote(run_study_unit).options(**options)
+        pending = {task.remote(unit): n for n, unit in enumerate(units)}
+        results: dict[int, list[dict[str, Any]]] = {}
+        gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
+        watch = HeadWatch(gcs, self.address or "the local Ray this study started") if gcs else None
+        try:
+            while pending:
+                if watch is not None:
+                    watch.check()
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    n = pending.pop(ref)
+                    results[n] = _result(ray, ref, units[n])
+        except BaseException as error:
+            for ref in pending:
+                with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
+                    ray.cancel(ref, force=True)
+            # a stop signal raised inside ray.wait comes out wrapped in a SystemError: re-raise the stop
+            stop = error.__cause__
+            if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
+                raise stop from None
+            raise
+        return [results[n] for n in range(len(units))]
+
+
+def _result(ray: ModuleType, ref: Any, unit: StudyUnit) -> list[dict[str, Any]]:
+    """The unit's rows; a task that failed (its own error, or its worker's death after the retries) names it."""
+    try:
+        rows: list[dict[str, Any]] = ray.get(ref)
+        return rows
+    except ray.exceptions.RayTaskError as error:
+        cause = getattr(error, "cause", None) or error
+        raise StudyUnitError(unit.name, f"{type(cause).__name__}: {str(cause).strip()[-600:]}") from None
+    except ray.exceptions.RayError as error:
+        raise StudyUnitError(
+            unit.name, f"Ray task failed: {type(error).__name__}: {str(error).strip()[-300:]}"
+        ) from None

@@ -1,0 +1,162 @@
+"""The executor seam of an improve study (harness_ext/training/study.py) with the local executor: units
+run here in order, a finished row is not run again, a failing unit names its row and stops the rest,
+Ctrl-C passes through. The REPAIR driver builds its real training data (CaTeRS ``instance_split:
+train``, a tiny tokenizer); training and ``lm_eval`` are replaced by recorders, so no model runs."""
+
+from __future__ import annotations
+
+import functools
+import json
+import pickle
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("peft", reason="the train extra")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_model import tiny_base  # noqa: E402
+
+from logic_consistency.harness_ext.training.study import (  # noqa: E402
+    LmEvalRun,
+    StudyUnit,
+    StudyUnitError,
+    run_locally,
+)
+from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
+from logic_consistency.tasks.gv import improve as gv_improve  # noqa: E402
+from logic_consistency.tasks.pairwise import improve as repair_improve  # noqa: E402
+
+TASK = "logic_consistency_caters"
+METADATA = {"max_items": 4, "ks": [3, 4]}
+
+
+def _unit(name: str, calls: list[str], fail: BaseException | None = None) -> StudyUnit:
+    def work(ran_on: Any) -> list[dict[str, Any]]:
+        calls.append(name)
+        if fail is not None:
+            raise fail
+        return [{"row": name, "ran_on": dict(ran_on)}]
+
+    return StudyUnit(name, (name,), work)
+
+
+def test_the_local_executor_runs_the_units_here_in_order() -> None:
+    calls: list[str] = []
+    results = run_locally([_unit(name, calls) for name in ("a", "b", "c")])
+    assert calls == ["a", "b", "c"] and [rows[0]["row"] for rows in results] == ["a", "b", "c"]
+    assert {rows[0]["ran_on"]["executor"] for rows in results} == {"local"}
+
+
+def test_a_failing_unit_names_its_row_and_the_later_units_do_not_run() -> None:
+    calls: list[str] = []
+    units = [_unit("zero_shot", calls), _unit("perturbed", calls, TrainingError("3 examples")), _unit("x", calls)]
+    with pytest.raises(StudyUnitError, match=r"^perturbed: TrainingError: 3 examples$") as raised:
+        run_locally(units)
+    assert raised.value.unit == "perturbed" and calls == ["zero_shot", "perturbed"]
+
+
+def test_ctrl_c_in_a_unit_is_not_turned_into_a_failure() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        run_locally([_unit("a", [], KeyboardInterrupt())])
+
+
+class Recorder:
+    """A local executor that records the units it is given; the fake trainer fails the row ``failing``."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.failing: str | None = None
+
+    def __call__(self, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+        self.calls.append([unit.name for unit in units])
+        # a Ray task's argument: each unit survives plain pickling (module-level functions, plain data)
+        assert [unit.rows for unit in pickle.loads(pickle.dumps(list(units)))] == [unit.rows for unit in units]
+        return run_locally(units)
+
+    def train(self, job: TrainJob) -> dict[str, Any]:
+        assert job.examples, job.label
+        if job.label == self.failing:
+            raise TrainingError(f"{job.label}: loss became nan at step 1")
+        job.out.mkdir(parents=True)
+        return {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
+                "wall_time_s": 1, "device": "cpu", "round": job.label}  # fmt: skip
+
+    @staticmethod
+    def evaluate(run: LmEvalRun, *, label: str) -> list[Path]:
+        run.out.mkdir(parents=True)
+        path = run.out / f"samples_{TASK}_x.jsonl"
+        path.write_text(json.dumps({"doc_id": 0, "human_agreement": 1.0, "s_comm": 0.5}) + "\n", encoding="utf-8")
+        return [path]
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    recorder = Recorder()
+    # the real train documents, loaded once (lm_eval's task index takes seconds); overlap: test_study.py's
+    real = repair_improve._train_task
+    load = functools.cache(lambda limit: real(TASK, METADATA, limit))
+    monkeypatch.setattr(repair_improve, "_train_task", lambda task, metadata, limit: load(limit))
+    monkeypatch.setattr(repair_improve, "check_disjoint", lambda *args: None)
+    monkeypatch.setattr(repair_improve, "train_adapter", recorder.train)
+    monkeypatch.setattr(repair_improve, "run_lm_eval", recorder.evaluate)
+    return recorder
+
+
+def test_the_repair_rows_are_units_in_order_resumed_and_a_failure_names_its_row(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    options = repair_improve.RepairStudyOptions(
+        base=tiny_base(tmp_path / "base"), out=tmp_path / "s", tasks=TASK, limit=2, min_examples=1, metadata=METADATA
+    )
+    recorder.failing = "REPAIR-ed"
+    with pytest.raises(StudyUnitError, match=r"^repaired: TrainingError: REPAIR-ed: loss became nan at step 1$"):
+        repair_improve.run_repair_study(options, recorder)
+    assert recorder.calls == [["zero_shot", "perturbed", "repaired", "repaired_neg"]]
+    finished = sorted(p.parent.name for p in (options.out / "rows").glob("*/row.json"))
+    assert finished == ["perturbed", "zero_shot"] and not (options.out / "table.md").exists()
+
+    recorder.failing = None  # the rerun submits only the rows not finished
+    rows = repair_improve.run_repair_study(options, recorder)
+    assert recorder.calls[1] == ["repaired", "repaired_neg"]
+    assert [r["row"] for r in rows] == ["zero_shot", "perturbed", "repaired", "repaired_neg"]
+    assert all(r["ran_on"]["executor"] == "local" for r in rows)
+    assert rows[0]["metrics"]["human_agreement"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 1}
+    assert "| REPAIR-ed + Neg. |" in (options.out / "table.md").read_text()
+
+    assert [r["row"] for r in repair_improve.run_repair_study(options, recorder)] == [r["row"] for r in rows]
+    assert recorder.calls[2] == []  # a finished study runs nothing and writes its table again
+
+
+def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluated: list[tuple[str, str]] = []
+
+    def evaluate(self: Any, row: str, split: str, adapter: Path | None) -> list[Path]:
+        evaluated.append((row, split))
+        folder = self.study.row_dir(row) / f"{split}_eval"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "done").write_text("done\n", encoding="utf-8")
+        # an unparseable generator answer (what SmolLM2-135M writes): no training pair
+        sample = {"doc_id": 0, "doc": {"question": "What is 1 + 1?", "stages": {"generator": {}}}}
+        (folder / "samples_x.jsonl").write_text(json.dumps(sample) + "\n", encoding="utf-8")
+        return [folder / "samples_x.jsonl"]
+
+    monkeypatch.setattr(gv_improve._GVStudy, "evaluate", evaluate)
+    monkeypatch.setattr(gv_improve, "check_disjoint", lambda *args: None)
+    options = gv_improve.GVStudyOptions(base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=2, rounds=2)
+    recorder = Recorder()
+    rows = gv_improve.run_gv_study(options, recorder)
+    assert recorder.calls == [["round_0"], ["consistency FT", "SelfTrain"]]
+    assert evaluated[:2] == [("round_0", "test"), ("round_0", "train")]  # once, before either chain
+    assert [r["row"] for r in rows] == ["round_0", "gv_round_1", "gv_round_2", "selftrain_round_1", "selftrain_round_2"]
+    assert rows[0]["ran_on"]["executor"] == "local"
+
+    study = gv_improve._GVStudy(options).study
+    for row in rows[3:]:  # SelfTrain finished: only the consistency FT chain (not trained: no pairs) runs again
+        study.finish(row["row"], {**row, "not_trained": None})
+    gv_improve.run_gv_study(options, recorder)
+    assert recorder.calls[2:] == [["consistency FT"]]
