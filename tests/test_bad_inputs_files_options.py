@@ -157,6 +157,7 @@ for _module, _options, _message in [
     ("arithmetic", {"max_digits": 10}, "max_digits"),
     ("arithmetic", {"max_digits": "5"}, "max_digits"),
     ("arithmetic", {"operations": "/"}, "operations"),
+    *[("arithmetic", {"generator_shots": bad}, "generator_shots") for bad in (-1, 99, "2", 2.0, True)],
     ("arithmetic", {"operations": "++"}, "operations"),
     ("arithmetic", {"seed": -1}, "seed"),
     ("plan_arithmetic", {"negation": "nope"}, "negation"),

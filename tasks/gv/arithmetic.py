@@ -8,7 +8,9 @@ Table 13's example subtracts 5-digit numbers, Appendix G says "+, -, x of fewer 
 main task keeps Table 13 (``operations: "+-"``, ``max_digits: 5``), the chain-of-thought task
 (Appendix G's two-shot validator, † results) Appendix G (``"+-*"``, 3). Multiplication wording is
 the suite's own. ``generator_accuracy``: the correct answer equals the result;
-``validator_accuracy``: the verdict equals whether the shown answer is right.
+``validator_accuracy``: the verdict equals whether the shown answer is right. Option
+``generator_shots`` (default 0: Table 13's zero-shot prompt) puts that many of the suite's fixed
+demonstrations before the generator prompt, for models that do not follow the ``||`` format unshown.
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ TABLE_13_OPERATIONS, APPENDIX_G_OPERATIONS, APPENDIX_G_MAX_DIGITS = "+-", "+-*",
 
 # Provenance: Table 13 (arithmetic), verbatim.
 GENERATOR_TEMPLATE = "Write a correct and an incorrect answer (delimited by ||) to the question:\nQ: {question}\nA:"
+# Provenance: the suite's own, not the paper's (Table 13's generator prompt is zero-shot). Small models
+# do not follow that format unshown (SmolLM2-135M-Instruct wrote "||" in 0 of 193 zero-shot generations),
+# so ``generator_shots: k`` puts the first k of these before the prompt, each the verbatim Table 13 prompt
+# with a correct and an incorrect answer. Fixed constants in the task's question forms (+, minus, less
+# than), never drawn from the documents, so they cannot leak a test question.
+GENERATOR_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("What is 12 + 7?", "19", "21"),
+    ("What is 45 minus 3?", "42", "38"),
+    ("What is 130 less than 2045?", "1915", "2175"),
+)
 # Provenance: Table 13 (arithmetic), verbatim.
 VALIDATOR_TEMPLATE = (
     "Verify whether the following computation is correct.\nQ: {question}\nA: {shown}\nThe computation is (True/False):"
@@ -94,6 +106,20 @@ def check_max_digits(max_digits: Any) -> int:
     """Validate the ``max_digits`` option (declared in ``_options_yaml``: an int in 1..9)."""
     digits: int = check_option("max_digits", max_digits)
     return digits
+
+
+def check_generator_shots(generator_shots: Any) -> int:
+    """Validate ``generator_shots`` (declared in ``_options_yaml``: an int in 0..len(GENERATOR_EXAMPLES))."""
+    shots: int = check_option("generator_shots", generator_shots)
+    return shots
+
+
+def demonstrations(shots: int) -> str:
+    """The first ``shots`` of :data:`GENERATOR_EXAMPLES` as answered generator prompts, each ending in a blank line."""
+    return "".join(
+        f"{GENERATOR_TEMPLATE.format(question=question)} {correct} || {incorrect}\n\n"
+        for question, correct, incorrect in GENERATOR_EXAMPLES[:shots]
+    )
 
 
 def _operand(rng: Any, max_digits: int) -> int:
@@ -131,6 +157,7 @@ def load(
     seed: int = 1234,
     operations: str = TABLE_13_OPERATIONS,
     max_digits: int = MAX_DIGITS,
+    generator_shots: int = 0,
 ) -> datasets.DatasetDict:
     """``custom_dataset`` entry point: ``n_docs`` synthetic questions.
 
@@ -139,11 +166,17 @@ def load(
         seed: Seed of the questions and of ``r``.
         operations: Operations to draw from, a string over ``+-*`` (see the module docstring).
         max_digits: Largest number of digits of an operand.
+        generator_shots: Demonstrations before the generator prompt (0 = Table 13's zero-shot
+            prompt); stored in each document when not 0, so the documents of 0 are unchanged.
     """
     operations, max_digits = check_operations(operations), check_max_digits(max_digits)
-    return GV.numbered_docs(
-        partial(make_question, operations=operations, max_digits=max_digits), n_docs=n_docs, seed=seed
-    )
+    shots = check_generator_shots(generator_shots)
+    draw = partial(make_question, operations=operations, max_digits=max_digits)
+
+    def make_row(row_seed: int, doc_id: str) -> dict[str, Any]:
+        return {**draw(row_seed, doc_id), "generator_shots": shots} if shots else draw(row_seed, doc_id)
+
+    return GV.numbered_docs(make_row, n_docs=n_docs, seed=seed)
 
 
 def load_cot(
@@ -152,12 +185,20 @@ def load_cot(
     seed: int = 1234,
     operations: str = APPENDIX_G_OPERATIONS,
     max_digits: int = APPENDIX_G_MAX_DIGITS,
+    generator_shots: int = 0,
 ) -> datasets.DatasetDict:
     """``custom_dataset`` of the chain-of-thought task: as :func:`load`, Appendix G's defaults."""
-    return load(n_docs=n_docs, seed=seed, operations=operations, max_digits=max_digits)
+    return load(n_docs=n_docs, seed=seed, operations=operations, max_digits=max_digits, generator_shots=generator_shots)
 
 
-generator_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
+_zero_shot_prompts = GV.generator_prompts(GENERATOR_TEMPLATE)
+
+
+def generator_prompts(doc: dict[str, Any]) -> dict[str, str]:
+    """The ``generator`` stage's hook: Table 13's prompt, after the document's ``generator_shots`` demonstrations."""
+    prompts = _zero_shot_prompts(doc)
+    shots = doc.get("generator_shots", 0)
+    return {name: demonstrations(shots) + prompt for name, prompt in prompts.items()} if shots else prompts
 
 
 def _answer(fragment: str, question: str) -> int | Any:
