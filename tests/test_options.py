@@ -104,7 +104,8 @@ def test_options_module_names_no_declared_option() -> None:
 
 def test_suite_options_are_the_declared_options_each_declared_once() -> None:
     assert frozenset(declared_options()) == SUITE_OPTIONS
-    assert len(SUITE_OPTIONS) == 23  # the 22 of before the declarations moved to the families, and instance_split
+    # the 22 of before the declarations moved to the families, instance_split and generator_shots
+    assert len(SUITE_OPTIONS) == 24
 
 
 def test_a_malformed_declaration_names_the_file_and_the_option(tmp_path: Path) -> None:
