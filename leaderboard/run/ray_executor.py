@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .endpoint_budget import EndpointBudget, lease
 from .executor import outcome_line
@@ -52,11 +52,13 @@ __all__ = [
     "check_reachable",
     "require_ray",
     "signal_handlers_kept",
+    "wait_all",
 ]
 
 INSTALL_HINT = "from a clone: pip install -e '.[ray]' (a published release: pip install \"logic-consistency[ray]\")"
 NAMESPACE = "logic-consistency"
 DEFAULT_RETRIES = 2
+T = TypeVar("T")
 
 
 #: Seconds to reach a Ray head before ``ray.init`` (which would sit through its GCS time-outs).
@@ -345,29 +347,41 @@ class RayExecutor:
     ) -> list[RunOutcome]:
         outcomes: dict[str, RunOutcome] = {}
         pending = self._submit(ray, specs, settings, outcomes)
-        gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
-        watch = HeadWatch(gcs, self.address or "the local Ray this build started") if gcs else None
-        try:
-            while pending:
-                if watch is not None:
-                    watch.check()
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-                for ref in ready:
-                    model, job = pending.pop(ref)
-                    model.results.append(_result(ray, ref, job))
-                    if model.done:
-                        outcomes[model.spec.name] = _finish(model, settings, log)
-        except BaseException as error:
-            for ref in pending:
-                with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
-                    ray.cancel(ref, force=True)
-            # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
-            # ("returned a result with an exception set"): re-raise the stop itself
-            stop = error.__cause__
-            if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
-                raise stop from None
-            raise
+
+        def ended(ref: UnitRef, what: tuple[ModelRun, UnitJob]) -> None:
+            model, job = what
+            model.results.append(_result(ray, ref, job))
+            if model.done:
+                outcomes[model.spec.name] = _finish(model, settings, log)
+
+        wait_all(ray, pending, self.address or "the local Ray this build started", ended)
         return [outcomes[spec.name] for spec in specs]
+
+
+def wait_all(ray: ModuleType, pending: dict[Any, T], head: str, ended: Callable[[Any, T], None]) -> None:
+    """Wait for every task of ``pending`` (its reference -> what it runs), calling ``ended`` as each one
+    ends, while watching the head (``head`` names it in the error). On any error (one ``ended`` raises
+    for a failed task, a dead head, a stop signal) the tasks still pending are cancelled and the error
+    re-raised: the board's build and an improve study's units both end this way."""
+    gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
+    watch = HeadWatch(gcs, head) if gcs else None
+    try:
+        while pending:
+            if watch is not None:
+                watch.check()
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            for ref in ready:
+                ended(ref, pending.pop(ref))
+    except BaseException as error:
+        for ref in pending:
+            with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
+                ray.cancel(ref, force=True)
+        # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
+        # ("returned a result with an exception set"): re-raise the stop itself
+        stop = error.__cause__
+        if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
+            raise stop from None
+        raise
 
 
 def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:

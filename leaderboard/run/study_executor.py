@@ -24,12 +24,12 @@ from logic_consistency.harness_ext.training.study import RanOn, StudyUnit, Study
 from .ray_executor import (
     DEFAULT_RETRIES,
     NAMESPACE,
-    HeadWatch,
     RayClusterError,
     check_address,
     check_reachable,
     require_ray,
     signal_handlers_kept,
+    wait_all,
 )
 
 __all__ = ["RayStudyExecutor", "cluster_gpus", "run_study_unit"]
@@ -108,25 +108,11 @@ class RayStudyExecutor:
         task = ray.remote(run_study_unit).options(**options)
         pending = {task.remote(unit): n for n, unit in enumerate(units)}
         results: dict[int, list[dict[str, Any]]] = {}
-        gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
-        watch = HeadWatch(gcs, self.address or "the local Ray this study started") if gcs else None
-        try:
-            while pending:
-                if watch is not None:
-                    watch.check()
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-                for ref in ready:
-                    n = pending.pop(ref)
-                    results[n] = _result(ray, ref, units[n])
-        except BaseException as error:
-            for ref in pending:
-                with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
-                    ray.cancel(ref, force=True)
-            # a stop signal raised inside ray.wait comes out wrapped in a SystemError: re-raise the stop
-            stop = error.__cause__
-            if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
-                raise stop from None
-            raise
+
+        def ended(ref: Any, n: int) -> None:
+            results[n] = _result(ray, ref, units[n])
+
+        wait_all(ray, pending, self.address or "the local Ray this study started", ended)
         return [results[n] for n in range(len(units))]
 
 
