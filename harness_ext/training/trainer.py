@@ -141,7 +141,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     model, device, bf16 = _model(peft, transformers, base, job)
     resumed = good_checkpoint(work / "checkpoints")
     trainer = _trainer(transformers, model, tokenizer, rows, work / "checkpoints", job.settings, bf16)
-    result = _run(trainer, work / "checkpoints", job)
+    result = _run(trainer, work / "checkpoints", resumed, job)
     wall = time.monotonic() - started
     staging = work / "adapter"
     shutil.rmtree(staging, ignore_errors=True)
@@ -301,11 +301,11 @@ def _guard_callback(transformers: Any) -> Any:
     return Guard
 
 
-def _run(trainer: Any, folder: Path, job: TrainJob) -> Any:
-    """``trainer.train()``, resumed from the last good checkpoint; memory and disk errors say what to do."""
+def _run(trainer: Any, folder: Path, resume: Path | None, job: TrainJob) -> Any:
+    """``trainer.train()``, resumed from ``resume`` (the last good checkpoint under ``folder``); memory and
+    disk errors say what to do."""
     import torch
 
-    resume = good_checkpoint(folder)
     try:
         return trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     except torch.OutOfMemoryError:
