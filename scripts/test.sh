@@ -20,4 +20,20 @@ mkdir -p .typecheck && ln -sfn .. .typecheck/logic_consistency
 .venv/bin/python -m mypy --python-executable .venv/bin/python .typecheck/logic_consistency
 .venv/bin/python -m mypy --strict --python-executable .venv/bin/python \
   .typecheck/logic_consistency/metrics .typecheck/logic_consistency/harness_ext
-exec .venv/bin/python -m pytest "$@"
+# Two tiers, one command each (CONTRIBUTING.md, "Tests"): this script alone runs everything (CI); with
+# `-m "not slow"` it is the fast tier. Both run on LC_TEST_WORKERS pytest-xdist workers (default 2, the
+# cores of the machines the suite is built on; 0 runs in this process); --dist loadgroup keeps the
+# tests of a module-scoped fixture on one worker (tests/conftest.py). The 30 slowest tests are listed.
+pytest=(-m pytest -n "${LC_TEST_WORKERS:-2}" --dist loadgroup --durations=30)
+if [ "${COVERAGE:-0}" != 1 ]; then
+  exec .venv/bin/python "${pytest[@]}" "$@"
+fi
+# COVERAGE=1 (CI): line coverage of the package, child processes included (pyproject.toml's
+# [tool.coverage.*]); the data file is absolute, since children run in other folders.
+export COVERAGE_FILE="$PWD/.coverage"
+rm -f .coverage .coverage.*
+status=0
+.venv/bin/python -m coverage run "${pytest[@]}" "$@" || status=$?
+.venv/bin/python -m coverage combine --quiet
+echo "line coverage of the package: $(.venv/bin/python -m coverage report --format=total)%"
+exit "$status"

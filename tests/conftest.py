@@ -2,16 +2,92 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
+from hypothesis import settings
 
 from logic_consistency import credentials
 from logic_consistency.leaderboard.board.identity import row_id, settings_id
 from logic_consistency.leaderboard.board.merge import make_document
 
 _SHA = "0" * 64
+
+# Every process of this run reads lm-eval's built-in task index from one file (tests/site/sitecustomize.py):
+# this process and the xdist workers through the import below, child processes through PYTHONPATH.
+# The controller chooses the file; the workers inherit its environment.
+_SITE = Path(__file__).resolve().parent / "site"
+_INDEX_FOLDER: Path | None = None  # made by this process, removed at its end (the controller's)
+if not os.environ.get("LC_TEST_LM_EVAL_INDEX"):
+    _INDEX_FOLDER = Path(tempfile.mkdtemp(prefix="lc-lm-eval-index-"))
+    os.environ["LC_TEST_LM_EVAL_INDEX"] = str(_INDEX_FOLDER / "index.json")
+if str(_SITE) not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(_SITE), os.environ.get("PYTHONPATH")) if p)
+_spec = importlib.util.spec_from_file_location("lc_test_sitecustomize", _SITE / "sitecustomize.py")
+assert _spec is not None and _spec.loader is not None
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _INDEX_FOLDER is not None:
+        shutil.rmtree(_INDEX_FOLDER, ignore_errors=True)
+
+
+# Tests check results, not wall-clock time: no per-example deadline (under two pytest workers on two
+# cores an example can take several times its quiet-machine time).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+
+#: Session-scoped fixtures that a pytest-xdist worker builds for itself: the tests using one run on
+#: one worker (one llama.cpp server per run, not one per worker).
+_ONE_WORKER_SESSION_FIXTURES = frozenset({"chat_server"})
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
+    """``build(folder)`` once per pytest run, whatever the number of xdist workers: the first worker
+    to ask builds it (under a file lock) in a folder all workers share and records what it returned;
+    the others wait for the lock and read the record. For expensive fixtures that tests only read."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common folder
+    record = root / f"built-{name}.json"
+    with FileLock(str(root / f"built-{name}.lock")):
+        if not record.exists():
+            folder = root / f"built-{name}"
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+            folder.mkdir()
+            record.write_text(json.dumps({"path": str(build(folder))}), encoding="utf-8")
+    return Path(json.loads(record.read_text(encoding="utf-8"))["path"])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Prepare the items for ``pytest -n N --dist loadgroup`` (scripts/test.sh): the tests of a module
+    that builds a module-scoped fixture (a study, a cluster, a run) form one group, so the fixture is
+    built once, on one worker; and modules with ``slow`` tests go first, so that the longest groups
+    start at once instead of ending the run on one busy worker. Without xdist the marks do nothing
+    and only the order of modules changes."""
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    slow_modules = {module(item) for item in items if item.get_closest_marker("slow")}
+    for item in items:
+        definitions = getattr(item, "_fixtureinfo", None)
+        for name in getattr(item, "fixturenames", ()):
+            defs = definitions.name2fixturedefs.get(name) if definitions else None
+            if defs and (defs[-1].scope == "module" or name in _ONE_WORKER_SESSION_FIXTURES):
+                item.add_marker(pytest.mark.xdist_group(module(item)))
+                break
+    items.sort(key=lambda item: module(item) not in slow_modules)
 
 
 def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> dict[str, Any]:
@@ -110,3 +186,32 @@ def _credentials_registered_by_one_test_stay_in_it() -> Iterator[None]:
     yield
     credentials._REGISTERED.clear()
     credentials._REGISTERED.update(saved)
+
+
+#: The small run used everywhere: 2 instances per task, 5 items per instance.
+RUN_ARGS = ("--limit", "2", "--metadata", json.dumps({"max_items": 5}))
+
+
+@pytest.fixture(scope="session")
+def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results file of ``lm_eval --model dummy --tasks logic_consistency`` on the fixture data (with
+    samples): one real run per pytest run, shared by every test that reads or copies it."""
+    root = Path(__file__).resolve().parents[1]
+    lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
+    env = {
+        **os.environ,
+        "LOGIC_CONSISTENCY_DATA": str(root / "tests" / "fixtures" / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
+
+    def run(out: Path) -> Path:
+        command = [lm_eval, "--model", "dummy", "--tasks", "logic_consistency", *RUN_ARGS]
+        command += ["--output_path", str(out), "--log_samples"]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=root)
+        assert done.returncode == 0, done.stderr[-4000:]
+        files = sorted(out.glob("*/results_*.json"))
+        assert len(files) == 1, files
+        return files[0]
+
+    return built_once(tmp_path_factory, "dummy_run", run)

@@ -1,4 +1,5 @@
-"""``improve repair --train-data summarize_feedback:PATH`` at a tiny size on the embedded SmolLM2: the
+"""``improve repair --train-data summarize_feedback:PATH`` at a tiny size on the tiny random model of
+tests/tiny_model.py (the embedded SmolLM2's own study is tests/test_improve_study.py's): the
 REPAIR-ed row trains on Summarize-from-Feedback comparisons (a small file in the hub's schema, written
 here), posed with SummEval's own prompt under the chat template, and is evaluated on SummEval's test
 split; ``--limit`` bounds the posts; the source's hash and size are in the study and the manifest."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,9 @@ from typing import Any
 import pytest
 
 pytest.importorskip("peft", reason="the train extra")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.harness_ext.training.adapter import data_sha256, read_manifest  # noqa: E402
@@ -56,7 +61,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         patch.setenv("HF_DATASETS_OFFLINE", "1")
         patch.setenv("HF_HUB_OFFLINE", "1")
         code = main(
-            ["improve", "repair", "--base", "smollm2-135m-instruct", "--out", str(out), "--tasks",
+            ["improve", "repair", "--base", str(tiny_base(root / "base")), "--out", str(out), "--tasks",
              "logic_consistency_summeval", "--train-data", f"summarize_feedback:{data}", "--limit", "2",
              "--flip", "1.0", "--max-steps", "1", "--rows", "repaired",
              "--metadata", json.dumps({"max_items": 3, "ks": [3]}), "--train-args", "batch_size=4,grad_accum=1"]
@@ -80,7 +85,7 @@ def test_the_repaired_row_trains_on_the_feedback_posts_with_summevals_prompt(stu
     # --limit 2: the first two posts (3 comparisons each), never the third
     assert all(POSTS["t3_alpha"][0] in p or POSTS["t3_beta"][0] in p for p in prompts)
     assert any(POSTS["t3_beta"][0] in p for p in prompts) and not any(POSTS["t3_gamma"][0] in p for p in prompts)
-    assert all("Which summary is more coherent?" in p and "<|im_start|>assistant" in p for p in prompts)
+    assert all("Which summary is more coherent?" in p and "<assistant>" in p for p in prompts)  # tiny_model's template
     # REPAIR-ed: 3 ordered pairs per post, each in both orders; --flip 1.0 reversed every human label,
     # so the answer is always the letter of the summary the human ranked lower
     assert len(records) == 12

@@ -1,6 +1,7 @@
 """``logic-consistency improve repair --executor ray`` on a real Ray cluster on this machine (a head and
-one worker, one CPU each, no GPU), at the CI size of tests/test_improve_study.py: the embedded SmolLM2,
-one document per split, one optimizer step, the zero-shot and REPAIR-ed rows. Each row is one Ray task:
+one worker, one CPU each, no GPU), at the CI size of tests/test_improve_study.py but on the tiny random
+model of tests/tiny_model.py (the embedded SmolLM2's own study is tests/test_improve_study.py's): one
+document per split, one optimizer step, the zero-shot and REPAIR-ed rows. Each row is one Ray task:
 its ``row.json`` names the Ray node and task that ran it, and the study's table has a local run's layout.
 A failing row, or Ctrl-C, cancels the other rows' tasks."""
 
@@ -21,6 +22,9 @@ import pytest
 
 pytest.importorskip("peft", reason="the train extra")
 ray = pytest.importorskip("ray")  # the test extra installs it
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.harness_ext.training.study import StudyUnit, StudyUnitError  # noqa: E402
@@ -59,7 +63,8 @@ def cluster() -> Iterator[Any]:
 
 def test_a_repair_study_runs_each_row_as_a_ray_task(cluster: Any, tmp_path: Path) -> None:
     out = tmp_path / "study"
-    argv = ["improve", "repair", "--base", "smollm2-135m-instruct", "--out", str(out), "--tasks", TASK,
+    base = tiny_base(tmp_path / "base")
+    argv = ["improve", "repair", "--base", str(base), "--out", str(out), "--tasks", TASK,
             "--limit", "1", "--max-steps", "1", "--min-examples", "2", "--rows", "zero_shot,repaired",
             "--metadata", json.dumps(METADATA), "--train-args", "batch_size=4,grad_accum=1,lr=0.002",
             "--executor", "ray", "--ray-address", cluster["address"], "--gpus-per-row", "0"]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Shared fixtures: one real ``lm_eval`` run of the whole suite with the dummy model, and helpers."""
+"""Shared fixtures: copies of the dummy run of the whole suite (``dummy_run``, tests/conftest.py), and helpers."""
 
 from __future__ import annotations
 
@@ -16,11 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
-LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
 LOGIC_CONSISTENCY = shutil.which("logic-consistency", path=str(Path(sys.executable).parent)) or "logic-consistency"
 CHROMIUM = Path("/usr/bin/chromium")
-#: The small run used everywhere: 2 instances per task, 5 items per instance.
-RUN_ARGS = ("--limit", "2", "--metadata", json.dumps({"max_items": 5}))
 
 
 def lm_eval_env(**extra: str) -> dict[str, str]:
@@ -50,34 +47,6 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 def env() -> Callable[..., dict[str, str]]:
     """The environment of an offline run on the fixture data (extra variables as keywords)."""
     return lm_eval_env
-
-
-@pytest.fixture(scope="session")
-def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The results file of ``lm_eval --model dummy --tasks logic_consistency`` (with samples)."""
-    out = tmp_path_factory.mktemp("dummy_run")
-    run = subprocess.run(
-        [
-            LM_EVAL,
-            "--model",
-            "dummy",
-            "--tasks",
-            "logic_consistency",
-            *RUN_ARGS,
-            "--output_path",
-            str(out),
-            "--log_samples",
-        ],
-        capture_output=True,
-        text=True,
-        env=lm_eval_env(),
-        timeout=900,
-        cwd=ROOT,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    files = sorted(out.glob("*/results_*.json"))
-    assert len(files) == 1, files
-    return files[0]
 
 
 @pytest.fixture

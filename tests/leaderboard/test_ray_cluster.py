@@ -161,21 +161,22 @@ def test_ctrl_c_or_sigterm_cancels_the_ray_tasks_and_leaves_no_lm_eval(
     assert driver.returncode == 128 + stop, stderr[-2000:]  # 130 for Ctrl-C, 143 for SIGTERM
     assert f"interrupted by {stop.name}" in stderr, stderr[-2000:]
     deadline = time.monotonic() + 30
-    while _running_hash_lm() and time.monotonic() < deadline:
+    while _running_hash_lm(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not _running_hash_lm()
+    assert not _running_hash_lm(tmp_path)
     assert not (tmp_path / "out" / "leaderboard.json").exists()
 
 
-def _running_hash_lm() -> list[str]:
-    """Command lines of live processes running the stand-in model (any lm_eval of these tests)."""
+def _running_hash_lm(folder: Path) -> list[str]:
+    """Command lines of live processes running the stand-in model for this test (its lm_eval writes
+    under ``folder``; other tests may run the same model on other pytest workers meanwhile)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             text = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if str(HASH_LM) in text:
+        if str(HASH_LM) in text and str(folder) in text:
             found.append(text)
     return found
 
