@@ -111,8 +111,8 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         if fullname != _MODULE:
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
+            if type(finder).__name__ == "_AfterImport" or not hasattr(finder, "find_spec"):
+                continue  # this hook, also as loaded a second time under another module name
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
                 real = spec.loader.exec_module
@@ -132,7 +132,7 @@ def install() -> None:
         return
     if _MODULE in sys.modules:
         patch(sys.modules[_MODULE])
-    elif not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+    elif not any(type(finder).__name__ == "_AfterImport" for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
 
 
