@@ -131,6 +131,15 @@ def _check_results_path(given: Mapping[str, Any]) -> None:
     )
 
 
+def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | None:
+    """The task file and ``metric_list`` entry behind lm-eval's ``KeyError: None`` (``check_task``), or ``None``."""
+    if error.args != (None,):
+        return None
+    from logic_consistency.harness_ext.check_task import explain_unknown_metric
+
+    return explain_unknown_metric(given.get("task_manager"), given.get("tasks"))
+
+
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
     signature = inspect.signature(simple_evaluate)
@@ -145,7 +154,13 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         _check_results_path(given)
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
-        results = simple_evaluate(*args, **kwargs)
+        try:
+            results = simple_evaluate(*args, **kwargs)
+        except KeyError as error:  # lm-eval's "KeyError: None" of an unknown metric in a task YAML
+            explained = _unknown_metric(error, given)
+            if explained is None:
+                raise
+            raise explained from error
         if isinstance(results, dict):
             left = publish_results(
                 results, backend=backend, model_args=given.get("model_args"), metadata=given.get("metadata")
