@@ -24,7 +24,7 @@ import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, total
+from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, render_prompt, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
@@ -173,11 +173,14 @@ class PairwiseConsistencyTask(PromptedTask):
     # ------------------------------------------------------------------ prompts
     def render(self, variant: str, doc: dict[str, Any], i: int, j: int) -> str:
         """Render one prompt variant with item ``i`` as option A and item ``j`` as option B."""
-        return self.options.templates[variant].render(
+        values = {
             **doc,
-            item_a=doc["items"][i],
-            item_b=doc["items"][j],
-            answer_instruction=self.options.answer_instruction,
+            "item_a": doc["items"][i],
+            "item_b": doc["items"][j],
+            "answer_instruction": self.options.answer_instruction,
+        }
+        return render_prompt(
+            self.options.templates[variant], values, where=f"task {self.config.task!r}: prompts.{variant}"
         )
 
     def plan(self, doc: dict[str, Any]) -> list[tuple[str, int, int]]:
