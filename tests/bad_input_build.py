@@ -188,3 +188,20 @@ def _(tmp: Path) -> Any:
     from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
     return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address="127.0.0.1:9"))
+
+
+@CASES.case("build --ray-address of a web server", "--ray-address '127.0.0.1:", "is not a Ray head", "HTTP/1 server")
+def _(tmp: Path) -> Any:  # issue 42: ray.init waited about 14 minutes there, then a traceback
+    import http.server
+    import threading
+
+    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address=address))
+    finally:
+        server.shutdown()
+        server.server_close()

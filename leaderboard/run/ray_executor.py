@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .endpoint_budget import EndpointBudget, lease
 from .executor import outcome_line
+from .grpc_probe import not_grpc
 from .modellist import ModelSpec
 from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
@@ -116,14 +117,19 @@ def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> No
         return
     host, port = _host_port(address)
     try:
-        with socket.create_connection((host, port), timeout=seconds):
-            pass
+        with socket.create_connection((host, port), timeout=seconds) as connection:
+            reason = not_grpc(connection, seconds)  # a server that is no Ray head: ray.init would wait 14 min
     except OSError as error:
         reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
         raise RayClusterError(
             f"--ray-address {address!r}: no Ray head answers at {host}:{port} ({reason} within {seconds:g} s); "
             "start one (ray start --head) or give the head's address"
         ) from None
+    if reason is not None:
+        raise RayClusterError(
+            f"--ray-address {address!r}: {host}:{port} is not a Ray head: {reason}; give the head's GCS "
+            "address (ray start --head prints it) or ray://host:10001"
+        )
 
 
 def require_ray() -> ModuleType:
