@@ -53,6 +53,7 @@ __all__ = [
     "check_reachable",
     "require_ray",
     "signal_handlers_kept",
+    "stop_behind",
     "wait_all",
 ]
 
@@ -141,6 +142,23 @@ def require_ray() -> ModuleType:
     return ray
 
 
+def stop_behind(error: BaseException) -> BaseException | None:
+    """The stop ``error`` stands for, else ``None``: a :class:`BuildStopped` or ``KeyboardInterrupt`` in its
+    chain of causes (a stop raised inside a Ray call comes out wrapped: a ``SystemError`` "returned a result
+    with an exception set", a ``RaySystemError``, a ``ConnectionError``), or Ray's own SIGTERM exit."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, SystemExit):
+            if current.code == signal.SIGTERM:  # Ray's driver handler: sys.exit(signum)
+                return BuildStopped(signal.SIGTERM)
+        elif not isinstance(current, Exception):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
 @contextlib.contextmanager
 def signal_handlers_kept() -> Iterator[None]:
     """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``, and its stop path.
@@ -154,10 +172,11 @@ def signal_handlers_kept() -> Iterator[None]:
     kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
     try:
         yield
-    except SystemExit as error:
-        if error.code != signal.SIGTERM:
+    except BaseException as error:
+        stop = stop_behind(error)
+        if stop is None:
             raise
-        raise BuildStopped(signal.SIGTERM) from None
+        raise stop from None
     finally:
         if threading.current_thread() is threading.main_thread():  # signal.signal works only there
             for sig, handler in kept.items():
@@ -314,7 +333,12 @@ class RayExecutor:
         try:
             check_feasible(ray, specs)
             return self._run(ray, specs, settings, log)
-        except (OSError, ray.exceptions.RaySystemError) as error:
+        except Exception as error:
+            stop = stop_behind(error)  # SIGTERM while joining: a stop, not a lost head
+            if stop is not None:
+                raise stop from None
+            if not isinstance(error, (OSError, ray.exceptions.RaySystemError)):
+                raise
             where = self.address or "the local Ray this build started"
             raise RayClusterError(
                 f"lost the Ray head ({where}): {type(error).__name__}: {str(error).strip()[-200:]}; "
@@ -382,12 +406,12 @@ def wait_all(ray: ModuleType, pending: dict[Any, T], head: str, ended: Callable[
         for ref in pending:
             with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
                 ray.cancel(ref, force=True)
-        # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
-        # ("returned a result with an exception set"): re-raise the stop itself
-        stop = error.__cause__
-        if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
-            raise stop from None
-        raise
+        # a stop signal's exception raised inside ray.wait comes out wrapped (a SystemError "returned a
+        # result with an exception set"): re-raise the stop itself
+        stop = stop_behind(error)
+        if stop is None or stop is error:
+            raise
+        raise stop from None
 
 
 def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:
