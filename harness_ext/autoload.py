@@ -284,6 +284,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
 
+    from logic_consistency.harness_ext.check_task import TaskFileError
     from logic_consistency.options import OptionError
 
     original = getattr(module, "cli_evaluate", None)
@@ -295,12 +296,36 @@ def _one_line_option_errors(module: ModuleType) -> None:
         try:
             _check_shard_first(sys.argv[1:])
             return original(*args, **kwargs)
-        except OptionError as error:  # a user's bad option: the message says what to fix
+        except (OptionError, TaskFileError) as error:  # a user's bad option or task file: the message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except ValueError as error:
+            explained = _unreadable_task_files(error, sys.argv[1:])
+            if explained is None:
+                raise
+            print(f"lm_eval: error: {explained}", file=sys.stderr)
             raise SystemExit(2) from None
 
     cli_evaluate._logic_consistency = True  # type: ignore[attr-defined]
     module.cli_evaluate = cli_evaluate  # type: ignore[attr-defined]  # lm_eval.__main__.cli_evaluate
+
+
+def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
+    """lm-eval's "Tasks not found: NAME" when an ``--include_path`` file could not be read: name the file."""
+    if not str(error).startswith("Tasks not found"):
+        return None
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from logic_consistency.harness_ext.check_task import unreadable_task_files
+
+    folders = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--include_path=")]
+    folders += [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--include_path"]
+    problems = unreadable_task_files(folders)
+    if not problems:
+        return None
+    more = (
+        f" (and {len(problems) - 1} more file(s): logic-consistency check-task FILE names each)" if problems[1:] else ""
+    )
+    return f"{error}; --include_path holds a task file lm-eval skipped: {problems[0]}{more}"
 
 
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {

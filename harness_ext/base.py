@@ -23,6 +23,16 @@ from logic_consistency.options import OptionError, read_option, reject_near_miss
 TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
 
 
+def render_prompt(template: jinja2.Template, values: Mapping[str, Any], *, where: str) -> str:
+    """``template`` rendered with ``values``; a variable it does not have is a ``ValueError`` naming
+    ``where`` (the task and the template), the variable and the names the template can use."""
+    try:
+        return template.render(**values)
+    except jinja2.UndefinedError as error:
+        names = ", ".join(sorted(values))
+        raise ValueError(f"{where}: {error.message}; the template can use {names}") from None
+
+
 def total(values: Sequence[float]) -> float:
     """Aggregation: the sum over documents (for counts such as ``unparseable``)."""
     return float(sum(values))

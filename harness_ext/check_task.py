@@ -23,9 +23,13 @@ from typing import Any
 import yaml
 
 from logic_consistency.common import check_link_loop
-from logic_consistency.harness_ext.autoload import tasks_dir
 
-__all__ = ["TaskCheck", "TaskFileError", "check_task"]
+__all__ = ["TaskCheck", "TaskFileError", "check_task", "explain_unknown_metric", "unreadable_task_files"]
+
+
+#: The suite's task folder (``autoload.tasks_dir()``, not imported: autoload's ``lm_eval`` wrapper imports
+#: this module to name the task file behind lm-eval's errors).
+SUITE_TASKS = Path(__file__).resolve().parent.parent / "tasks"
 
 
 class TaskFileError(ValueError):
@@ -198,7 +202,7 @@ def _build(path: Path, name: str, files: list[Path]) -> Any:
     """Build task ``name`` with lm-eval's ``TaskManager`` (the file's folder and the suite's tasks)."""
     from lm_eval.tasks import TaskManager
 
-    suite = Path(tasks_dir()).resolve()
+    suite = SUITE_TASKS
     folder = path.parent
     paths = [str(suite)] if folder.is_relative_to(suite) else [str(suite), str(folder)]
     index_log = logging.getLogger("lm_eval.tasks._index")
@@ -262,3 +266,51 @@ def check_task(path: str | Path, *, load_data: bool = True) -> TaskCheck:
         result["output_type"] = task.OUTPUT_TYPE
         result["docs"] = len(task.eval_docs)
     return result
+
+
+def unreadable_task_files(folders: list[str]) -> list[str]:
+    """What lm-eval skips without a word in the ``--include_path`` folders: each ``*.yaml`` file that does not
+    parse, or whose ``include:`` names no file (one message per file, naming it and the line)."""
+    problems = []
+    for folder in folders:
+        for path in sorted(Path(folder).expanduser().rglob("*.yaml")):
+            try:
+                _chain(path.resolve())
+            except TaskFileError as error:
+                problems.append(str(error))
+    return problems
+
+
+def _leaf_files(manager: Any, names: list[str], seen: set[str]) -> Iterator[Path]:
+    """The YAML files of the tasks ``names`` name, groups expanded to their members (as indexed by lm-eval)."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    for name in names:
+        entry = manager.task_index.get(name)
+        if name in seen or entry is None or getattr(entry, "yaml_path", None) is None:
+            continue
+        seen.add(name)
+        path = Path(entry.yaml_path)
+        config = load_yaml(path, resolve_func=False)
+        if "group" not in config:
+            yield path
+            continue
+        members = config.get("task") or []
+        yield from _leaf_files(manager, [m for m in members if isinstance(m, str)], seen)
+
+
+def explain_unknown_metric(manager: Any, tasks: Any) -> TaskFileError | None:
+    """lm-eval's ``KeyError: None`` while building a task: the task file and ``metric_list`` entry behind it."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    if manager is None:
+        from lm_eval.tasks import TaskManager
+
+        manager = TaskManager()
+    names = [name for name in (tasks if isinstance(tasks, (list, tuple)) else [tasks]) if isinstance(name, str)]
+    for path in _leaf_files(manager, names, set()):
+        try:
+            _check_metrics(load_yaml(path, resolve_func=True), _chain(path.resolve()))
+        except TaskFileError as error:
+            return error
+    return None

@@ -60,8 +60,9 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "wraps",
         "autoload.refuse_credentials_first (publish_run.publishing)",
         "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
-        "results record only the model arguments and options declared public (publish.py)",
-        "lm-eval redacting or refusing credentials in the configuration it writes",
+        "results record only the model arguments and options declared public (publish.py); an --output_path the "
+        "file system cannot hold is refused first (results_path.py); an unknown metric's KeyError: None names its task file",
+        "lm-eval redacting or refusing credentials in the configuration it writes (and checking output paths and metric names)",
     ),
     LmEvalHook(
         "lm_eval.api.model:CachingLM.__init__",
@@ -75,7 +76,8 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "lm_eval.__main__:cli_evaluate",
         "wraps",
         "autoload._one_line_option_errors",
-        "a task's refusal of a bad option ends lm_eval with one line and exit status 2, not a traceback",
+        "a task's refusal of a bad option, or a task file it cannot use ('Tasks not found', an unknown metric), ends "
+        "lm_eval with one line naming it and exit status 2, not a traceback",
         "lm_eval's CLI reporting task configuration errors as argument errors",
     ),
     LmEvalHook(

@@ -24,7 +24,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
 
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, total
+from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, render_prompt, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.current_run import call_once, start_build
 from logic_consistency.harness_ext.placeholders import placeholder
@@ -46,6 +46,8 @@ class Stage:
     choices: tuple[str, ...] = ()
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     parse: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    #: ``task 'NAME': stages[i]``, for errors.
+    where: str = ""
 
     @classmethod
     def from_yaml(cls, spec: Any, *, task: str, index: int) -> Stage:
@@ -72,13 +74,17 @@ class Stage:
             choices=choices,
             generation_kwargs=dict(spec.get("generation_kwargs") or {}),
             parse=parse,
+            where=where,
         )
 
     def render(self, doc: dict[str, Any]) -> dict[str, Any]:
         """The stage's prompts for one document: ``{name: text}`` or ``{name: {context, continuation}}``."""
         if callable(self.prompts):
             return dict(self.prompts(doc))
-        return {name: template.render(**doc) for name, template in self.prompts.items()}
+        return {
+            name: render_prompt(template, doc, where=f"{self.where}.prompts.{name}")
+            for name, template in self.prompts.items()
+        }
 
 
 class MultiStageTask(PromptedTask):

@@ -184,10 +184,11 @@ def load_tokenizer(name: str) -> Any:
     path = str(resolve(name)) if name in EMBEDDED_MODELS else name
     try:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except OSError as error:
+    except (OSError, ValueError) as error:  # ValueError: a folder whose files make no tokenizer
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ValueError(
             f"--tokenizer {name!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
-            f"nor a local tokenizer folder ({error})"
+            f"nor a local tokenizer folder ({first})"
         ) from error
 
 

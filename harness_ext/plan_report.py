@@ -133,14 +133,29 @@ def check_options(options: PlanOptions) -> dict[str, Any] | None:
     check_flag("price_in", options.price_in)
     check_flag("price_out", options.price_out)
     check_flag("limit", options.limit)
-    if options.tokenizer not in EMBEDDED_MODELS and not Path(options.tokenizer).is_dir():
-        raise ValueError(
-            f"--tokenizer {options.tokenizer!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
-            "nor a local tokenizer folder"
-        )
+    if options.tokenizer not in EMBEDDED_MODELS:
+        _check_tokenizer_folder(Path(options.tokenizer))
     check_value(options.lc_chat_max_tokens, _LC_CHAT_MAX_TOKENS, label="--lc-chat-max-tokens")  # lc-chat's own bounds
     check_flag("shards", options.shards)
     return metadata_from_json(options.metadata)
+
+
+#: A folder transformers can load a tokenizer from holds one of these.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt")
+
+
+def _check_tokenizer_folder(folder: Path) -> None:
+    """Refuse a ``--tokenizer`` that is no embedded model and no folder with a tokenizer file in it."""
+    if not folder.is_dir():
+        raise ValueError(
+            f"--tokenizer {str(folder)!r}: neither an embedded model ({', '.join(EMBEDDED_MODELS)}) "
+            "nor a local tokenizer folder"
+        )
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        raise ValueError(
+            f"--tokenizer {str(folder)!r}: the folder holds no tokenizer file ({', '.join(TOKENIZER_FILES)}); "
+            f"name a tokenizer folder or an embedded model ({', '.join(EMBEDDED_MODELS)})"
+        )
 
 
 def _unpriced(totals: Any) -> dict[str, Any]:

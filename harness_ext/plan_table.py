@@ -6,7 +6,9 @@ that prints them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
@@ -106,15 +108,37 @@ def repeated_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, int]
 
 
 def dollars(cost: dict[str, Any], price_in: float | None, price_out: float | None) -> float | None:
-    """USD of one backend's cost at the given prices per million tokens (``None`` without prices)."""
+    """USD of one backend's cost at the given prices per million tokens (``None`` without prices).
+
+    Computed exactly, then rounded once; a cost too large for a float is refused (:func:`check_finite`).
+    """
     if price_in is None and price_out is None:
         return None
-    return float(cost["prompt_tokens"] * (price_in or 0.0) + cost["generated_tokens_bound"] * (price_out or 0.0)) / 1e6
+    exact = (
+        Fraction(cost["prompt_tokens"]) * Fraction(price_in or 0.0)
+        + Fraction(cost["generated_tokens_bound"]) * Fraction(price_out or 0.0)
+    ) / 1_000_000
+    try:
+        return float(exact)
+    except OverflowError:
+        return check_finite(math.inf, price_in, price_out)
+
+
+def check_finite(usd: float, price_in: float | None, price_out: float | None) -> float:
+    """``usd``, or a ``ValueError`` naming the prices when it overflowed to infinity."""
+    if math.isfinite(usd):
+        return usd
+    raise ValueError(
+        f"--price-in {price_in or 0:g} / --price-out {price_out or 0:g}: the cost does not fit a number "
+        "(it overflows to infinity); give the prices in USD per million tokens"
+    )
 
 
 def _n(value: float | None, prefix: str = "") -> str:
     if value is None:
         return "?"
+    if isinstance(value, float) and value >= 1e15:  # beyond a float's exact digits: say it in figures that are
+        return f"{prefix}{value:.6g}"
     return f"{prefix}{value:,.0f}" if not isinstance(value, float) or value >= 100 else f"{prefix}{value:,.2f}"
 
 
@@ -280,7 +304,10 @@ def _total_row(totals: Totals, prices: Prices) -> list[str]:
         _n(totals.lc_tokens),
         _n(totals.chat),
     ]
-    return row + [_n(totals.lc_usd, "$"), _n(totals.chat_usd, "$")] if prices.priced else row
+    if not prices.priced:
+        return row
+    usd = [check_finite(value, prices.price_in, prices.price_out) for value in (totals.lc_usd, totals.chat_usd)]
+    return row + [_n(value, "$") for value in usd]
 
 
 def _footer(prices: Prices, *, tokenizer: str, lc_chat_max_tokens: int) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials
 from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, public_model_args, public_url
+from logic_consistency.harness_ext.results_path import check_results_path
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
@@ -119,6 +120,26 @@ def _log_public_model_args(backend: str | None, model_args: Any) -> None:
         _REPLACEMENTS[model_args] = str(public_model_args(backend, model_args).value)
 
 
+def _check_results_path(given: Mapping[str, Any]) -> None:
+    """The results (and samples) files lm-eval will write at the end fit the file system (``results_path.py``)."""
+    tracker = given.get("evaluation_tracker")
+    tasks = given.get("tasks")
+    check_results_path(
+        getattr(tracker, "output_path", None),
+        tasks=[task for task in (tasks if isinstance(tasks, (list, tuple)) else [tasks]) if isinstance(task, str)],
+        log_samples=bool(given.get("log_samples")),
+    )
+
+
+def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | None:
+    """The task file and ``metric_list`` entry behind lm-eval's ``KeyError: None`` (``check_task``), or ``None``."""
+    if error.args != (None,):
+        return None
+    from logic_consistency.harness_ext.check_task import explain_unknown_metric
+
+    return explain_unknown_metric(given.get("task_manager"), given.get("tasks"))
+
+
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
     signature = inspect.signature(simple_evaluate)
@@ -130,9 +151,16 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        _check_results_path(given)
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
-        results = simple_evaluate(*args, **kwargs)
+        try:
+            results = simple_evaluate(*args, **kwargs)
+        except KeyError as error:  # lm-eval's "KeyError: None" of an unknown metric in a task YAML
+            explained = _unknown_metric(error, given)
+            if explained is None:
+                raise
+            raise explained from error
         if isinstance(results, dict):
             left = publish_results(
                 results, backend=backend, model_args=given.get("model_args"), metadata=given.get("metadata")

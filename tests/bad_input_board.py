@@ -103,6 +103,20 @@ CASES.add(
 )
 
 
+def _predict_only(results: dict[str, Any]) -> None:  # lm_eval --predict_only: every metric is 'bypass'
+    results["results"]["toy"] = {"alias": "toy", "bypass,none": 999, "bypass_stderr,none": "N/A"}
+
+
+CASES.add(  # issue 42: it was "the samples file does not belong to this results file"
+    "results of a --predict_only run",
+    _ingest(_predict_only),
+    "results_",
+    "results.toy",
+    "--predict_only",
+    "no scores to publish",
+)
+
+
 def _deep_file(tmp: Path) -> Any:
     path = tiny_run(tmp)
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")

@@ -50,6 +50,12 @@ for _label, _entries, _top, _expect in [
     ("name with a bidi override", '  - {name: "a\\u202eb", model: dummy}\n', "", ("models.yaml", "U+202E")),
     ("revision with a tab", '  - {name: m, model: dummy, revision: "a\\tb"}\n', "", ("'revision'", "U+0009")),
     ("extra_args -a", "  - {name: m, model: dummy, extra_args: [-a, pretrained=B]}\n", "", ("m)", "--model_args")),
+    (  # issue 42: it passed the preflight, then lm_eval's parser refused it ("exited with status 2")
+        "model_args that looks like an option",
+        "  - {name: m, model: dummy, model_args: '-pretrained=B'}\n",
+        "",
+        ("models.yaml", "'model_args'", "-pretrained=B", "begins with '-'"),
+    ),
     ("extra_args -c", "  - {name: m, model: dummy, extra_args: [-c, other]}\n", "", ("extra_args", "--use_cache")),
     ("extra_args -t", "  - {name: m, model: dummy, extra_args: ['-t', arc_easy]}\n", "", ("extra_args", "--tasks")),
     ("extra_args --output_pat", "  - {name: m, model: dummy, extra_args: [--output_pat, x]}\n", "", ("--output_path",)),
@@ -182,3 +188,20 @@ def _(tmp: Path) -> Any:
     from logic_consistency.leaderboard.run.ray_executor import RayExecutor
 
     return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address="127.0.0.1:9"))
+
+
+@CASES.case("build --ray-address of a web server", "--ray-address '127.0.0.1:", "is not a Ray head", "HTTP/1 server")
+def _(tmp: Path) -> Any:  # issue 42: ray.init waited about 14 minutes there, then a traceback
+    import http.server
+    import threading
+
+    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"127.0.0.1:{server.server_address[1]}"
+        return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address=address))
+    finally:
+        server.shutdown()
+        server.server_close()

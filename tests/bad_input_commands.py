@@ -164,6 +164,12 @@ for _argv, _message in [
     CASES.add(f"command {' '.join(_argv)}", _run_cli, _message)
 
 
+@CASES.case("plan --tokenizer an empty folder", "--tokenizer", "empty-tokenizer", "holds no tokenizer file")
+def _(tmp: Path) -> Any:  # issue 42: the message was transformers' about sentencepiece and tiktoken
+    (tmp / "empty-tokenizer").mkdir()
+    return cli("plan", "--tasks", "logic_consistency_summeval", "--tokenizer", str(tmp / "empty-tokenizer"))
+
+
 @CASES.case("correlate with an unknown variant", "include_variants", "pairs", "cot")
 def _(tmp: Path) -> Any:
     from logic_consistency.tasks.pairwise.report import correlation_report

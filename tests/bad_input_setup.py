@@ -111,6 +111,40 @@ CASES.add(
     error=TaskFileError,
 )
 
+
+def _evaluate(yaml_text: str) -> Callable[[Path], Any]:
+    """``lm_eval --model dummy --tasks user_pairwise_task --include_path FOLDER``, in-process."""
+
+    def run(tmp: Path) -> Any:
+        from lm_eval import evaluator
+        from lm_eval.tasks import TaskManager
+
+        manager = TaskManager(include_path=str(_task_folder(tmp, yaml_text).parent), include_defaults=False)
+        return evaluator.simple_evaluate(model="dummy", tasks=["user_pairwise_task"], task_manager=manager, limit=1)
+
+    return run
+
+
+CASES.add(  # issue 42: jinja2's UndefinedError named neither the task nor the template
+    "lm_eval with an undefined template variable",
+    _evaluate(PAIRWISE.replace("{{ context }}", "{{ contxt }}")),
+    "task 'user_pairwise_task': prompts.normal: 'contxt' is undefined",
+    "the template can use answer_instruction, context,",
+    error=ValueError,
+)
+
+
+@CASES.case(
+    "a stage template with an undefined variable", "task 't': stages[0].prompts.prompt", "'qestion'", "question"
+)
+def _(tmp: Path) -> Any:
+    from logic_consistency.harness_ext.multistage import Stage
+
+    return Stage.from_yaml({"name": "generate", "prompts": {"prompt": "{{ qestion }}"}}, task="t", index=0).render(
+        {"question": "2 + 2?"}
+    )
+
+
 # ------------------------------------------------------------------------------------ a loader's human scores
 for _name, _scores, _expect in [
     ("NaN", "[1.0, float('nan'), 3.0]", "'human_scores[1]' value nan is not a finite number"),

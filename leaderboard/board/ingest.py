@@ -363,6 +363,17 @@ def refuse_shard(run: RunOutput) -> None:
         )
 
 
+def refuse_predict_only(run: RunOutput) -> None:
+    """A ``--predict_only`` run (lm-eval swaps every metric for ``bypass``) has model outputs and no
+    scores: nothing to publish. Raise :class:`ValueError` naming the file and the task."""
+    for task, entry in run.results.get("results", {}).items():
+        if isinstance(entry, dict) and any(key.partition(",")[0] == "bypass" for key in entry):
+            raise ValueError(
+                f"{run.results_path}: field 'results.{task}' has lm-eval's 'bypass' metric: a --predict_only run "
+                "has model outputs but no scores to publish; run lm_eval without --predict_only"
+            )
+
+
 def ingest_results(
     results_path: str | os.PathLike[str],
     *,
@@ -392,6 +403,7 @@ def ingest_results(
     """
     run = without_credentials(read_run(Path(results_path)))
     refuse_shard(run)
+    refuse_predict_only(run)
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
     return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)

@@ -245,7 +245,13 @@ def _model_args(raw: Mapping[str, Any], where: str) -> str:
     note = public_model_args(raw["model"].strip(), model_args).note(f"{where}: model_args")
     if note is not None:  # the allowlist decides what a board, a page or a run folder records
         print(f"{note} (the run still gets them)", file=sys.stderr)
-    return format_model_args(model_args)
+    formatted = format_model_args(model_args)
+    if formatted.startswith("-"):  # lm_eval's parser would read it as an option and refuse the run
+        raise ValueError(
+            f"{where}: 'model_args' {formatted!r:.60} begins with '-': lm_eval would read it as an option; "
+            "write k=v,... (model_args: 'pretrained=NAME')"
+        )
+    return formatted
 
 
 def _extra_args(raw: Mapping[str, Any], where: str) -> tuple[list[str], dict[str, Any]]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .endpoint_budget import EndpointBudget, lease
 from .executor import outcome_line
+from .grpc_probe import not_grpc
 from .modellist import ModelSpec
 from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
@@ -52,6 +53,7 @@ __all__ = [
     "check_reachable",
     "require_ray",
     "signal_handlers_kept",
+    "stop_behind",
     "wait_all",
 ]
 
@@ -116,14 +118,19 @@ def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> No
         return
     host, port = _host_port(address)
     try:
-        with socket.create_connection((host, port), timeout=seconds):
-            pass
+        with socket.create_connection((host, port), timeout=seconds) as connection:
+            reason = not_grpc(connection, seconds)  # a server that is no Ray head: ray.init would wait 14 min
     except OSError as error:
         reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
         raise RayClusterError(
             f"--ray-address {address!r}: no Ray head answers at {host}:{port} ({reason} within {seconds:g} s); "
             "start one (ray start --head) or give the head's address"
         ) from None
+    if reason is not None:
+        raise RayClusterError(
+            f"--ray-address {address!r}: {host}:{port} is not a Ray head: {reason}; give the head's GCS "
+            "address (ray start --head prints it) or ray://host:10001"
+        )
 
 
 def require_ray() -> ModuleType:
@@ -133,6 +140,23 @@ def require_ray() -> ModuleType:
     except ImportError as error:
         raise RayMissingError(f"--executor ray needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
+
+
+def stop_behind(error: BaseException) -> BaseException | None:
+    """The stop ``error`` stands for, else ``None``: a :class:`BuildStopped` or ``KeyboardInterrupt`` in its
+    chain of causes (a stop raised inside a Ray call comes out wrapped: a ``SystemError`` "returned a result
+    with an exception set", a ``RaySystemError``, a ``ConnectionError``), or Ray's own SIGTERM exit."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, SystemExit):
+            if current.code == signal.SIGTERM:  # Ray's driver handler: sys.exit(signum)
+                return BuildStopped(signal.SIGTERM)
+        elif not isinstance(current, Exception):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
 
 
 @contextlib.contextmanager
@@ -148,10 +172,11 @@ def signal_handlers_kept() -> Iterator[None]:
     kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
     try:
         yield
-    except SystemExit as error:
-        if error.code != signal.SIGTERM:
+    except BaseException as error:
+        stop = stop_behind(error)
+        if stop is None:
             raise
-        raise BuildStopped(signal.SIGTERM) from None
+        raise stop from None
     finally:
         if threading.current_thread() is threading.main_thread():  # signal.signal works only there
             for sig, handler in kept.items():
@@ -308,7 +333,12 @@ class RayExecutor:
         try:
             check_feasible(ray, specs)
             return self._run(ray, specs, settings, log)
-        except (OSError, ray.exceptions.RaySystemError) as error:
+        except Exception as error:
+            stop = stop_behind(error)  # SIGTERM while joining: a stop, not a lost head
+            if stop is not None:
+                raise stop from None
+            if not isinstance(error, (OSError, ray.exceptions.RaySystemError)):
+                raise
             where = self.address or "the local Ray this build started"
             raise RayClusterError(
                 f"lost the Ray head ({where}): {type(error).__name__}: {str(error).strip()[-200:]}; "
@@ -376,12 +406,12 @@ def wait_all(ray: ModuleType, pending: dict[Any, T], head: str, ended: Callable[
         for ref in pending:
             with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
                 ray.cancel(ref, force=True)
-        # a stop signal's exception raised inside ray.wait comes out wrapped in a SystemError
-        # ("returned a result with an exception set"): re-raise the stop itself
-        stop = error.__cause__
-        if isinstance(error, SystemError) and stop is not None and not isinstance(stop, Exception):
-            raise stop from None
-        raise
+        # a stop signal's exception raised inside ray.wait comes out wrapped (a SystemError "returned a
+        # result with an exception set"): re-raise the stop itself
+        stop = stop_behind(error)
+        if stop is None or stop is error:
+            raise
+        raise stop from None
 
 
 def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:

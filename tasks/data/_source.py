@@ -23,7 +23,7 @@ import datasets
 
 from logic_consistency.common import check_link_loop
 from logic_consistency.harness_ext.data_files import note_read
-from logic_consistency.outputs import check_cache_folder
+from logic_consistency.outputs import OutputError, check_cache_folder
 
 __all__ = [
     "check_hf_cache",
@@ -33,6 +33,7 @@ __all__ = [
     "load_hub_split",
     "local_data_dir",
     "local_file",
+    "not_downloaded",
     "resolve_files",
 ]
 
@@ -105,13 +106,32 @@ def resolve_files(dataset: str, relpaths: Sequence[str], base_url: str) -> dict[
     root = local_data_dir()
     if root is not None:
         return {relpath: local_file(root, dataset, relpath) for relpath in relpaths}
-    return download({relpath: f"{base_url.rstrip('/')}/{relpath}" for relpath in relpaths})
+    try:
+        return download({relpath: f"{base_url.rstrip('/')}/{relpath}" for relpath in relpaths})
+    except OutputError:  # the datasets cache cannot be written: its own message names it
+        raise
+    except OSError as error:  # ConnectionError, or FileNotFoundError whose message is the bare URL
+        raise not_downloaded(f"dataset {dataset!r} (from {base_url})", error) from error
 
 
-def load_hub_split(path: str, split: str, revision: str | None = None) -> datasets.Dataset:
-    """Load one split of a Hugging Face hub dataset (network or the ``datasets`` cache)."""
+def load_hub_split(path: str, split: str, revision: str | None = None, *, name: str | None = None) -> datasets.Dataset:
+    """Load one split of a Hugging Face hub dataset (network or the ``datasets`` cache); ``name``: its config."""
     check_hf_cache()
-    return datasets.load_dataset(path, split=split, revision=revision)
+    try:
+        return datasets.load_dataset(path, name, split=split, revision=revision)
+    except OutputError:
+        raise
+    except OSError as error:  # datasets' ConnectionError ("Couldn't reach 'mteb/summeval' on the Hub")
+        raise not_downloaded(f"hub dataset {path!r} split {split!r}", error) from error
+
+
+def not_downloaded(what: str, error: BaseException) -> ConnectionError:
+    """The error of a dataset that could not be downloaded: what, why, and the local copy to use instead."""
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return ConnectionError(
+        f"{what} could not be downloaded ({type(error).__name__}: {reason}); without the network, set "
+        f"{DATA_ENV_VAR} to a local copy of the data (docs/data.md)"
+    )
 
 
 def check_hf_cache() -> None:

@@ -168,9 +168,7 @@ def load_with_source(
         file = Path(path)
         comparisons = require_records(list(_read_jsonl(file)), source=str(file), what="comparisons")
         return comparisons, _file_source(file)
-    import datasets
-
-    dataset = datasets.load_dataset(HUB_PATH, HUB_CONFIG, split=split)
+    dataset = _source.load_hub_split(HUB_PATH, split, name=HUB_CONFIG)
     source = f"hub dataset {HUB_PATH} ({HUB_CONFIG}, split {split})"
     comparisons = [parse_record(record, source=source, location=f"row index {i}") for i, record in enumerate(dataset)]
     identity = {"hub": HUB_PATH, "config": HUB_CONFIG, "split": split, "rows": len(comparisons)}

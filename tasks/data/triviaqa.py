@@ -144,11 +144,8 @@ def _read_local(path: Path) -> list[dict[str, Any]]:
 
 
 def load_hub_split() -> datasets.Dataset:
-    """Load the hub split (network or the ``datasets`` cache); replaced by ``monkeypatch`` in tests.
-
-    ``_source.load_hub_split`` takes no config name, which TriviaQA needs, hence this function.
-    """
-    return datasets.load_dataset(HUB_PATH, HUB_CONFIG, split=HUB_SPLIT, revision=HUB_REVISION)
+    """Load the hub split (network or the ``datasets`` cache); replaced by ``monkeypatch`` in tests."""
+    return _source.load_hub_split(HUB_PATH, HUB_SPLIT, HUB_REVISION, name=HUB_CONFIG)
 
 
 def _read_hub() -> list[dict[str, Any]]:

@@ -66,6 +66,9 @@ class PairsRankingTask(PrebuiltTask):
     def metric_names(self) -> list[str]:  # noqa: D102
         return list(METRICS)
 
+    def human_metrics(self) -> list[str]:  # noqa: D102 - PairS ranks against the human scores: every metric
+        return list(METRICS)
+
     def cost_plan_notes(self, docs: Sequence[dict[str, Any]]) -> list[tuple[str, Any]]:
         """Lines of ``logic-consistency plan``: the full matrix against PairS's bounds."""
         return pairs_notes(docs, pairs_runs=self.options.pairs_runs)

@@ -24,7 +24,7 @@ import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, total
+from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, render_prompt, total
 from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
@@ -40,6 +40,8 @@ eval_logger = logging.getLogger(__name__)
 #: Rank aggregation from the full matrix of ``normal`` judgements (both orders), no extra calls:
 #: Spearman rho of win-loss rate and Bradley-Terry scores against the human scores.
 RANKING_METRICS = ["rank_spearman_win_loss", "rank_spearman_bt"]
+#: The metrics that need ``human_scores`` (left out of the results of data without them).
+HUMAN_METRICS = frozenset({"human_agreement", *RANKING_METRICS, *PAIRS_METRICS})
 #: Judgements whose two option letters got equal log-likelihoods, P(A) = 0.5 exactly: a tie, won by
 #: neither option and left out of the metrics like a missing judgement (``metrics/_ties.py``).
 #: Summed over instances; reported by the log-likelihood tasks (a parsed generation cannot tie).
@@ -63,6 +65,7 @@ class PairwiseConsistencyTask(PromptedTask):
                 f"task {self.config.task!r}: output_type must be loglikelihood or generate_until, "
                 f"got {self.OUTPUT_TYPE!r}"
             )
+        self.note_missing_human_scores()
         self.declare_metrics(
             {
                 name: (total, False)
@@ -120,11 +123,38 @@ class PairwiseConsistencyTask(PromptedTask):
         self.select_instances()
         for name, split in self.dataset.items():  # bad human scores are refused before any model call
             check_human_scores(split, source=f"{source} split {name!r}")
+        # named once the task knows its metrics (after lm-eval's __init__, which loads the data)
+        self._without_human_scores = (
+            source,
+            [n for n, split in self.dataset.items() if "human_scores" not in split.column_names],
+        )
         if not capped and self.options.max_items is not None:
             cap = {"max_items": self.options.max_items, "seed": self.options.seed}
             self.dataset = datasets.DatasetDict(
                 {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}
             )
+
+    def human_metrics(self) -> list[str]:
+        """The metrics of :meth:`metric_names` that compare the model with ``human_scores``."""
+        return [name for name in self.metric_names() if name in HUMAN_METRICS]
+
+    def note_missing_human_scores(self) -> None:
+        """Data without a ``human_scores`` field: one line naming the metrics it leaves out of the results,
+        or, when every metric of the task needs the human scores, a ``ValueError`` before any model call."""
+        source, without = getattr(self, "_without_human_scores", ("", []))
+        metrics = self.human_metrics()
+        if not without or not metrics:
+            return
+        problem = f"{source}: no 'human_scores' field (split {', '.join(map(repr, without))})"
+        if set(metrics) >= set(self.metric_names()):
+            raise ValueError(
+                f"{problem}: every metric of this task compares with the human scores ({', '.join(metrics)})"
+            )
+        eval_logger.warning(
+            "%s: %s cannot be computed without human scores and are left out of the results",
+            problem,
+            ", ".join(metrics),
+        )
 
     def metric_names(self) -> list[str]:
         """Names of the per-document metrics this task reports."""
@@ -143,11 +173,14 @@ class PairwiseConsistencyTask(PromptedTask):
     # ------------------------------------------------------------------ prompts
     def render(self, variant: str, doc: dict[str, Any], i: int, j: int) -> str:
         """Render one prompt variant with item ``i`` as option A and item ``j`` as option B."""
-        return self.options.templates[variant].render(
+        values = {
             **doc,
-            item_a=doc["items"][i],
-            item_b=doc["items"][j],
-            answer_instruction=self.options.answer_instruction,
+            "item_a": doc["items"][i],
+            "item_b": doc["items"][j],
+            "answer_instruction": self.options.answer_instruction,
+        }
+        return render_prompt(
+            self.options.templates[variant], values, where=f"task {self.config.task!r}: prompts.{variant}"
         )
 
     def plan(self, doc: dict[str, Any]) -> list[tuple[str, int, int]]:

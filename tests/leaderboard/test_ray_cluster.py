@@ -68,6 +68,12 @@ def cluster() -> Iterator[Any]:
         os.environ.update(saved)
 
 
+def test_the_address_probe_passes_a_real_head(cluster: Any) -> None:
+    from logic_consistency.leaderboard.run.ray_executor import check_reachable
+
+    check_reachable(cluster["cluster"].address)  # the GCS answers HTTP/2's preface (grpc_probe.py)
+
+
 def _build(tmp_path: Path, out: str, models: Path, executor: Any = None, **overrides: Any) -> tuple[Any, list[str]]:
     lines: list[str] = []
     result = build(
