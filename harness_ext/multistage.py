@@ -46,8 +46,8 @@ class Stage:
     choices: tuple[str, ...] = ()
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     parse: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
-    #: ``task 'NAME': stages[i]``, for errors.
-    where: str = ""
+    #: ``task 'NAME': stages[i]``, for errors (set by :meth:`from_yaml`; no YAML key).
+    where: str = field(default="", metadata={"yaml_key": False})
 
     @classmethod
     def from_yaml(cls, spec: Any, *, task: str, index: int) -> Stage:

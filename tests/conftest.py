@@ -48,6 +48,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
 
+#: Fixtures that start a process (an lm_eval run, the CLI, llama.cpp's server, a browser): a test that
+#: uses one is ``slow`` (the full tier), whether or not it is marked itself.
+_PROCESS_FIXTURES = frozenset({"dummy_run", "run_copy", "cli", "chat_server", "counting_proxy", "chromium", "browser"})
+
 #: Session-scoped fixtures that a pytest-xdist worker builds for itself: the tests using one run on
 #: one worker (one llama.cpp server per run, not one per worker).
 _ONE_WORKER_SESSION_FIXTURES = frozenset({"chat_server"})
@@ -69,8 +73,10 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
     return Path(json.loads(record.read_text(encoding="utf-8"))["path"])
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m "not slow"`` deselects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Prepare the items for ``pytest -n N --dist loadgroup`` (scripts/test.sh): the tests of a module
+    """Mark ``slow`` every test that uses a fixture starting a process (:data:`_PROCESS_FIXTURES`), and
+    prepare the items for ``pytest -n N --dist loadgroup`` (scripts/test.sh): the tests of a module
     that builds a module-scoped fixture (a study, a cluster, a run) form one group, so the fixture is
     built once, on one worker; and modules with ``slow`` tests go first, so that the longest groups
     start at once instead of ending the run on one busy worker. Without xdist the marks do nothing
@@ -79,6 +85,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     def module(item: pytest.Item) -> str:
         return item.nodeid.split("::", 1)[0]
 
+    for item in items:
+        if _PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     slow_modules = {module(item) for item in items if item.get_closest_marker("slow")}
     for item in items:
         definitions = getattr(item, "_fixtureinfo", None)

@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "diff_results.py"
 
 

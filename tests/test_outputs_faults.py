@@ -173,6 +173,7 @@ def test_a_write_protected_file_is_found_before_the_work(tmp_path: Path, monkeyp
         check_outputs([(out, "json")], [])
 
 
+@pytest.mark.slow
 def test_a_full_disk(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with _tmpfs(tmp_path / "small", "size=256k") as small:
         page = small / "index.html"
@@ -194,6 +195,7 @@ def test_a_full_disk(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
         assert sorted(p.name for p in small.iterdir()) == ["filler", "index.html"]
 
 
+@pytest.mark.slow
 def test_a_read_only_file_system(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with _tmpfs(tmp_path / "ro", "size=1m") as folder:
         page = folder / "index.html"
@@ -206,6 +208,7 @@ def test_a_read_only_file_system(board: Path, tmp_path: Path, capsys: pytest.Cap
         assert status == OUTPUT_ERROR_STATUS and "read-only file system" in _one_line(err)
 
 
+@pytest.mark.slow
 def test_an_immutable_page(board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "index.html"
     assert main(["leaderboard", "render", str(board), "--out", str(page)]) == 0
@@ -236,6 +239,7 @@ def _fake(tmp_path: Path) -> tuple[Path, Path, Path]:
     return fake, models, mark
 
 
+@pytest.mark.slow
 def test_an_unwritable_board_stops_the_build_before_any_model_runs(
     board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,6 +265,7 @@ def test_an_unwritable_board_stops_the_build_before_any_model_runs(
     assert not mark.exists() and board.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_an_unwritable_runs_folder_stops_the_build_before_any_model_runs(
     board: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

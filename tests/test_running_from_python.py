@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 

@@ -16,6 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 BIN = Path(sys.executable).parent
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 UNSET = ("XDG_CACHE_HOME", "LOGIC_CONSISTENCY_CACHE", "HF_HOME", "HF_DATASETS_CACHE", "LOGIC_CONSISTENCY_DATA")

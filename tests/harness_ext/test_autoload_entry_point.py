@@ -146,6 +146,7 @@ def test_discovery_without_our_entry_point_keeps_the_patch() -> None:
     assert SUITE_TASK in manager.all_subtasks
 
 
+@pytest.mark.slow
 def test_python_dash_m_lm_eval_runs_with_the_hook_on() -> None:
     """``python -m lm_eval`` asks the wrapped loader of ``lm_eval.__main__`` for ``get_code``: the hook's
     loader hands the rest of the loader protocol to the real one (it used to raise AttributeError)."""

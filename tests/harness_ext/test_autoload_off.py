@@ -16,6 +16,8 @@ import pytest
 
 from logic_consistency.harness_ext.autoload import tasks_dir
 
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 OFF = {

@@ -199,6 +199,7 @@ def test_the_reported_model_is_recorded_and_a_different_one_warned(
     assert len(lines) == 1 and (f"{reported!r}, not the 'judge' asked for" in lines[0]) == warned
 
 
+@pytest.mark.slow
 def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
     endpoint: FakeEndpoint, tmp_path: Path
 ) -> None:

@@ -43,6 +43,7 @@ def test_a_valid_plain_lm_eval_task_and_a_shipped_fixture(tmp_path: Path) -> Non
     assert "docs" not in check_task(FIXTURES / "toy_pairwise.yaml", load_data=False)
 
 
+@pytest.mark.slow
 def test_a_broken_task_is_one_line_with_status_2(tmp_path: Path) -> None:
     path = _task_folder(tmp_path, PLAIN.replace("task: user_plain_task\n", "task: user_plain_task\n  bad"))
     done = subprocess.run(
@@ -54,6 +55,7 @@ def test_a_broken_task_is_one_line_with_status_2(tmp_path: Path) -> None:
     assert lines[0].startswith(f"logic-consistency: error: {path} line 2 column ") and "malformed YAML" in lines[0]
 
 
+@pytest.mark.slow
 def test_lm_eval_alone_says_only_tasks_not_found(tmp_path: Path) -> None:
     """What check-task is for: lm-eval's own validator skips the file without a word on why."""
     path = _task_folder(tmp_path, "include: _missing_yaml\n" + PLAIN)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = ROOT / "tests" / "fixtures" / "data"
 LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"

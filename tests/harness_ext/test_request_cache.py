@@ -62,6 +62,7 @@ def _held_by_another_run(path: Path) -> Iterator[None]:
         holder.close()
 
 
+@pytest.mark.slow
 def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "cache_rank0.db").write_text("not a database " * 50)
     done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
@@ -85,6 +86,7 @@ def test_a_locked_cache_is_busy_not_corrupt(tmp_path: Path) -> None:
     connection.close()
 
 
+@pytest.mark.slow
 def test_plain_lm_eval_calls_a_locked_cache_busy_in_one_line(tmp_path: Path) -> None:
     with _held_by_another_run(tmp_path / "cache_rank0.db"):
         done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
@@ -94,6 +96,7 @@ def test_plain_lm_eval_calls_a_locked_cache_busy_in_one_line(tmp_path: Path) -> 
     assert done.stderr.count("Traceback") == 1
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_folder_is_named(tmp_path: Path) -> None:
     with pytest.raises(RequestCacheError, match="pass a --use_cache in a writable folder") as raised:
         check_request_cache("/proc/no_such_folder/cache_rank0.db")

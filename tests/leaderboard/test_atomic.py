@@ -77,6 +77,7 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
 
 
+@pytest.mark.slow
 def test_sigkill_while_writing_the_leaderboard_keeps_the_old_one(
     tmp_path: Path, run_copy: Callable[..., Path], env: Callable[..., dict[str, str]]
 ) -> None:
@@ -141,6 +142,7 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_build_leaves_the_previous_leaderboard(
     tmp_path: Path, run_copy: Callable[..., Path], env: Callable[..., dict[str, str]]
 ) -> None:

@@ -201,6 +201,7 @@ def test_a_2_0_board_without_the_new_fields_still_reads(hand_board: dict[str, An
     assert load_document(path)["rows"][0]["row_id"] == hand_board["rows"][0]["row_id"]
 
 
+@pytest.mark.slow
 def test_a_night_long_before_the_run_needs_allow_backfill(tmp_path: Path, cli: Callable[..., Any]) -> None:
     """Issue 29: ``--night 1970-01-01`` filed a run measured today; 7 days before it is the limit."""
     results = tiny_run(tmp_path)

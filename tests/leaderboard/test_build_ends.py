@@ -133,6 +133,7 @@ def _holder(tmp_path: Path, deadline: float) -> tuple[subprocess.Popen[str], int
     return process, int(ready.read_text()), go
 
 
+@pytest.mark.slow
 def test_a_live_holder_within_its_deadline_blocks_and_is_named(tmp_path: Path) -> None:
     holder, child, go = _holder(tmp_path, 3600)
     try:
@@ -146,6 +147,7 @@ def test_a_live_holder_within_its_deadline_blocks_and_is_named(tmp_path: Path) -
         holder.kill()
 
 
+@pytest.mark.slow
 def test_a_lock_whose_holder_is_gone_is_taken_over_with_a_warning(tmp_path: Path) -> None:
     """The holder is SIGKILLed; a run it started (the child) still holds the descriptor."""
     holder, child, _ = _holder(tmp_path, 3600)
@@ -165,6 +167,7 @@ def test_a_lock_whose_holder_is_gone_is_taken_over_with_a_warning(tmp_path: Path
     assert "its process is gone" in warnings[0]
 
 
+@pytest.mark.slow
 def test_a_lock_past_its_deadline_is_taken_over_and_the_old_build_writes_nothing(tmp_path: Path) -> None:
     holder, child, go = _holder(tmp_path, 1)
     warnings: list[str] = []

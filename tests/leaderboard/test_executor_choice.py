@@ -21,6 +21,8 @@ class NoRay(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, NoRay())
 from logic_consistency.cli import main
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 status = main(sys.argv[1:])
 assert "ray" not in sys.modules
 sys.exit(status)

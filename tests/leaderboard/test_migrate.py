@@ -46,6 +46,7 @@ def test_an_old_board_loads_with_both_models_on_one_board(old: dict[str, Any]) -
     assert document["nights"] == old["nights"] and document["failures"] == old["failures"]
 
 
+@pytest.mark.slow
 def test_an_old_board_renders_and_validates(tmp_path: Path, cli: Callable[..., Any]) -> None:
     run = cli("leaderboard", "render", str(OLD_BOARD), "--out", str(tmp_path / "index.html"))
     assert run.returncode == 0, run.stderr

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = str(Path(sys.executable).parent)
 LM_EVAL = shutil.which("lm_eval", path=BIN) or "lm_eval"

@@ -156,6 +156,7 @@ def test_a_custom_lm_eval_may_know_backends_this_process_does_not(tmp_path: Path
     assert [outcome.spec.name for outcome in result.failed] == ["plugin"]
 
 
+@pytest.mark.slow
 def test_task_names_resolve_as_lm_eval_resolves_them(tmp_path: Path) -> None:
     """Names, globs, ``.yaml`` files and built-in tasks (the full index, as the runs use it)."""
     counter = _Counter(tmp_path)

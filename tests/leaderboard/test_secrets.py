@@ -45,6 +45,8 @@ LEAKY_LM_EVAL = """\
 #!{python}
 import json, os, subprocess, sys
 from pathlib import Path
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 args = sys.argv[1:]
 model = args[args.index("--model") + 1]
 secrets = sorted(v for k, v in os.environ.items() if v.startswith({prefix!r}))

@@ -23,7 +23,10 @@ import pytest
 from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
 from logic_consistency.outputs import atomic_write_json
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc"),
+    pytest.mark.slow,  # each test starts a build and its children
+]
 
 LOGIC_CONSISTENCY = Path(sys.executable).parent / "logic-consistency"
 

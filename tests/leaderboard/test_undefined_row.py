@@ -55,6 +55,8 @@ COPY_RUN = """\
 #!{python}
 import shutil, sys
 from pathlib import Path
+
+pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 args = sys.argv[1:]
 shutil.copytree({run!r}, Path(args[args.index("--output_path") + 1]) / "dummy", dirs_exist_ok=True)
 """

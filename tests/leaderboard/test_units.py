@@ -154,6 +154,7 @@ def test_the_shard_variable_is_digits_slash_digits(text: str) -> None:
         Shard.parse(text)
 
 
+@pytest.mark.slow
 def test_a_bad_shard_variable_is_one_line_before_the_model_is_built(tmp_path: Path) -> None:
     env = {**lm_eval_env(), ENV_SHARD: "1_0/20", "HASH_LM_ECHO": "HOME"}  # the model prints a line when built
     command = [hash_lm_eval(tmp_path), "--model", "lc-test-hash", "--tasks", "logic_consistency_summeval"]

@@ -100,6 +100,7 @@ def test_unpruned_beam_asks_half_the_ordered_pairs_per_run_and_greedy_fewer() ->
     assert greedy["pairs_comparisons_ratio"] <= (8 / 20 + 5 / 12) / 2 < 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["greedy", "beam"])
 def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path, method: str) -> None:
     import json

@@ -138,6 +138,7 @@ def test_cache_resumes_sampled_generations(tmp_path: Path) -> None:
     assert again == first and len(model.requests) == 6  # read back, not re-sampled
 
 
+@pytest.mark.slow
 def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> None:
     import json
     import os
@@ -181,6 +182,7 @@ def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> No
         assert results[f"logic_consistency_{dataset}_cot_sc"]["unparseable,none"] == 48
 
 
+@pytest.mark.slow
 def test_one_sample_is_one_line_at_the_lm_eval_command(tmp_path: Path) -> None:
     """A refused option ends ``lm_eval`` with one line naming task, key and bound (no traceback)."""
     lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
