@@ -17,6 +17,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -119,6 +120,20 @@ def _log_public_model_args(backend: str | None, model_args: Any) -> None:
         _REPLACEMENTS[model_args] = str(public_model_args(backend, model_args).value)
 
 
+def _refuse_pickled_adapter(model_args: Any) -> None:
+    """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
+    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
+    from logic_consistency.options import OptionError
+
+    try:
+        parsed = parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args or {})
+    except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
+        return
+    if parsed.get("peft") and Path(str(parsed["peft"])).is_dir():
+        check_adapter_weights(Path(str(parsed["peft"])))
+
+
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
     signature = inspect.signature(simple_evaluate)
@@ -130,6 +145,7 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        _refuse_pickled_adapter(given.get("model_args"))
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
         results = simple_evaluate(*args, **kwargs)

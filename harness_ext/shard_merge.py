@@ -2,7 +2,7 @@
 
 The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout, so
 ``leaderboard ingest`` and ``logic-consistency correlate`` read it like any run. Every task's
-per-document metric values are the union of the shards' pickles, in the order one process collects
+per-document metric values are the union of the shards' metrics files (JSON, :mod:`.shard_values`), in the order one process collects
 them; every score, standard error, group score and count is then computed by lm-eval itself
 (``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
 ``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 import sys
 from collections import defaultdict
@@ -29,6 +28,7 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write
 
+from .shard_values import loads
 from .shards import METRICS_FORMAT, SHARD_KEY, Shard
 
 __all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
@@ -58,7 +58,7 @@ _RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 
 @dataclass(frozen=True)
 class ShardOutput:
-    """One shard's output: its ``results_<stamp>.json`` (samples files beside it) and metrics pickle."""
+    """One shard's output: its ``results_<stamp>.json`` (samples files beside it) and metrics file (JSON)."""
 
     results: Path
     metrics: Path
@@ -84,8 +84,8 @@ class _Shard:
 def _load(output: ShardOutput) -> _Shard:
     try:
         results = json.loads(output.results.read_text(encoding="utf-8"))
-        payload = pickle.loads(output.metrics.read_bytes())
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError) as error:
+        payload = loads(output.metrics.read_text(encoding="utf-8"), str(output.metrics))
+    except (OSError, ValueError) as error:
         raise ValueError(f"shard output {output.results} / {output.metrics}: unreadable ({error})") from None
     mark = results.get(SHARD_KEY) if isinstance(results, dict) else None
     if not _RESULTS_FILE.match(output.results.name) or not isinstance(mark, dict):

@@ -15,7 +15,7 @@ from typing import Any
 
 from logic_consistency.harness_ext.model_args import parse_model_args
 
-from .adapter import MANIFEST, folder_sha256
+from .adapter import MANIFEST, check_adapter_weights, folder_sha256
 
 __all__ = ["adapter_provenance", "check_adapter_base"]
 
@@ -64,8 +64,8 @@ def check_adapter_base(model_args: str | Mapping[str, Any]) -> None:
     """Refuse ``peft=ADAPTER`` whose adapter was trained on another base than the row's (before any run).
 
     Raises:
-        ValueError: The adapter folder is missing or names no base, or its base is not the row's
-            (naming both).
+        ValueError: The adapter folder is missing, holds pickle weights or names no base, or its base
+            is not the row's (naming both).
     """
     args = _args(model_args)
     if not args.get("peft"):
@@ -73,6 +73,7 @@ def check_adapter_base(model_args: str | Mapping[str, Any]) -> None:
     adapter = Path(str(args["peft"]))
     if not adapter.is_dir():
         raise ValueError(f"peft={adapter}: no such adapter folder")
+    check_adapter_weights(adapter)
     trained_on, manifest = _adapter_base(adapter)
     row_base = _row_base(args)
     if trained_on is None or row_base is None:

@@ -19,6 +19,7 @@ def adapter(tmp_path: Path, base: Path, name: str = "adapter") -> Path:
     staging = tmp_path / f"{name}.partial"
     staging.mkdir()
     (staging / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(base)}))
+    (staging / "adapter_model.safetensors").write_bytes(b"")
     manifest = {"base_model": str(base), "base_sha256": "ab" * 32, "recipe": "repair", "round": "REPAIR-ed",
                 "split": "train", "data_sha256": "cd" * 32, "data_examples": 18, "hyperparameters": {"lr": 5e-5},
                 "seed": 1234, "device": "cpu", "libraries": {"torch": "2"}}  # fmt: skip
@@ -55,6 +56,7 @@ def test_an_embedded_model_and_a_plain_peft_adapter_are_checked_too(tmp_path: Pa
     plain = tmp_path / "plain"  # an adapter made elsewhere: adapter_config.json names its base
     plain.mkdir()
     (plain / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "org/base"}))
+    (plain / "adapter_model.safetensors").write_bytes(b"")
     check_adapter_base({"pretrained": "org/base", "peft": str(plain)})
     with pytest.raises(ValueError, match="trained on base org/base, but this row's base is org/other"):
         check_adapter_base({"pretrained": "org/other", "peft": str(plain)})
@@ -70,3 +72,18 @@ def test_the_rows_provenance_shows_base_and_recipe(tmp_path: Path) -> None:
     assert adapter_provenance({"pretrained": str(base)}) == {}
     gone = adapter_provenance({"pretrained": str(base), "peft": str(tmp_path / "elsewhere")})["adapter"]
     assert gone["base_model"] is None and gone["recipe"] is None
+
+
+@pytest.mark.parametrize("name", ["adapter_model.bin", "adapter_model.pt", "weights.PKL"])
+def test_a_pickle_adapter_is_refused_before_anything_loads_it(tmp_path: Path, name: str) -> None:
+    """Item 1 of issue 39: adapters are safetensors only; a .bin/pickle adapter is refused, naming file and folder."""
+    base = tmp_path / "smol"
+    folder = adapter(tmp_path, base)
+    (folder / name).write_bytes(b"\x80\x04planted")  # never read: refused by its name
+    with pytest.raises(ValueError) as caught:
+        check_model_args(spec(f"pretrained={base},peft={folder}"))
+    assert f"adapter {folder}: {name} is in pickle format, which can run code when loaded" in str(caught.value)
+    (folder / name).unlink()
+    (folder / "adapter_model.safetensors").unlink()
+    with pytest.raises(ValueError, match=r"adapter .*: no \*\.safetensors weights"):
+        check_adapter_base(f"pretrained={base},peft={folder}")

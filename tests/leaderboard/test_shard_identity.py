@@ -20,6 +20,7 @@ from logic_consistency.harness_ext.shard_merge import ShardOutput, merge_shards
 from logic_consistency.harness_ext.shards import SHARD_KEY
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.nightly import build, ingest_into
+from logic_consistency.leaderboard.run.units import METRICS_FILE
 
 from .conftest import FIXTURE_DATA
 from .shard_support import HASH_RUN, hash_lm_eval, model_list, newest_results
@@ -48,8 +49,7 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> list[ShardOutput]:
     assert not result.failed, [outcome.failure for outcome in result.outcomes]
     run = tmp / "out" / "runs" / NIGHT / HASH_RUN
     return [
-        ShardOutput(newest_results(run / f"shard-{i}-of-2"), run / f"shard-{i}-of-2" / "shard_metrics.pkl")
-        for i in range(2)
+        ShardOutput(newest_results(run / f"shard-{i}-of-2"), run / f"shard-{i}-of-2" / METRICS_FILE) for i in range(2)
     ]
 
 
