@@ -1,7 +1,8 @@
 """Direct ``lm_eval`` runs publish by allowlist and print no credential (issue 29).
 
 The autoload hook wraps ``lm_eval.evaluator.simple_evaluate`` (:func:`publishing`): before the model
-is built it refuses obvious credentials (:func:`logic_consistency.credentials.refuse_credentials`)
+is built it refuses obvious credentials in ``model_args``, ``metadata`` and ``gen_kwargs``
+(:func:`logic_consistency.credentials.refuse_credentials`) and a hosted backend's too-short key
 and makes every log record and an uncaught exception's traceback pass through the redactor
 (:func:`redact_logs`), so an endpoint that echoes the key in its error body never prints it, even as
 the last line of a failed run. The results it returns (what lm-eval writes as the results JSON and
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from logic_consistency.credentials import Redactor, refuse_credentials
+from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
 from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, public_model_args, public_url
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
@@ -145,6 +146,10 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        refuse_credentials(given.get("gen_kwargs"), backend, where="lm_eval --gen_kwargs")  # lm-eval prints them
+        short = refuse_short_key(backend)  # a placeholder key (-, none, EMPTY) is no secret: one line says so
+        if short is not None:
+            print(short, file=sys.stderr)
         _refuse_pickled_adapter(given.get("model_args"))
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
