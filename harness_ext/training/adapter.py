@@ -115,11 +115,16 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     """A finished adapter's manifest.
 
     Raises:
-        ValueError: The folder is not a finished adapter (naming it).
+        ValueError: The folder is not a finished adapter, or its manifest is malformed (naming it).
     """
     if not is_complete(folder):
         raise ValueError(f"{folder}: not a finished adapter (no {MANIFEST})")
-    manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{folder / MANIFEST}: malformed adapter manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{folder / MANIFEST}: malformed adapter manifest (not a JSON object)")
     return manifest
 
 
