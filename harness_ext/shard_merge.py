@@ -15,6 +15,7 @@ loaded. Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.jso
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -115,6 +116,29 @@ def _identity(shard: _Shard) -> dict[str, Any]:
     return fields
 
 
+def _recorded(shard: _Shard) -> dict[str, Any]:
+    """``{field: value}`` of what lm-eval itself recorded of each task this shard evaluated: its version
+    (``versions``) and the SHA-256 of its config (``configs``: prompt, metrics, generation settings)."""
+    fields: dict[str, Any] = {}
+    for name, version in (shard.results.get("versions") or {}).items():
+        fields[f"lm-eval versions.{name}"] = version
+    for name, config in (shard.results.get("configs") or {}).items():
+        text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=repr)
+        fields[f"lm-eval configs.{name} (SHA-256)"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return fields
+
+
+def _check_recorded(first: _Shard, shard: _Shard) -> None:
+    """The tasks both shards evaluated have the same version and config in lm-eval's own record."""
+    reference, other = _recorded(first), _recorded(shard)
+    for field in sorted(set(reference) & set(other)):
+        if reference[field] != other[field]:
+            raise ValueError(
+                f"shards {first.shard} and {shard.shard} differ: {field} is {reference[field]!r} in {first.path} "
+                f"but {other[field]!r} in {shard.path}; a merge takes the shards of one run only"
+            )
+
+
 def _check_cover(shards: Sequence[_Shard]) -> None:
     """One split, every index exactly once, and one run: the same identity in every shard."""
     first = shards[0]
@@ -140,6 +164,7 @@ def _check_cover(shards: Sequence[_Shard]) -> None:
                     f"{reference.get(field)!r} in {first.path} but {other.get(field)!r} in {shard.path}; "
                     "a merge takes the shards of one run only"
                 )
+        _check_recorded(first, shard)
 
 
 def _raw_metrics(shards: Sequence[_Shard], task: str) -> dict[tuple[str, str], list[Any]]:

@@ -130,6 +130,28 @@ def test_a_merge_of_mixed_shards_is_refused_naming_the_field_and_both_values(
     assert not (tmp_path / "merged").exists()
 
 
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (_set(("versions", TASK), 9.9), f"lm-eval versions.{TASK} is"),
+        (_set(("configs", TASK, "doc_to_text"), "another prompt"), f"lm-eval configs.{TASK} (SHA-256) is"),
+    ],
+    ids=["lm-eval task version", "lm-eval task config"],
+)
+def test_a_merge_compares_what_lm_eval_recorded_of_each_task(
+    shards: list[ShardOutput], tmp_path: Path, edit: Callable[[dict[str, Any]], None], field: str
+) -> None:
+    """Issue 39 item 8: a shard whose lm-eval results record another task version or prompt, under the
+    same identity block, is refused naming the field and both files."""
+    first = _copy(shards[0], tmp_path / "a")
+    second = _copy(shards[1], tmp_path / "b", edit)
+    with pytest.raises(ValueError, match="shards 0/2 and 1/2 differ") as refused:
+        merge_shards([first, second], tmp_path / "merged", tasks=TASK)
+    message = str(refused.value)
+    assert field in message and str(first.results) in message and str(second.results) in message, message
+    assert not (tmp_path / "merged").exists()
+
+
 def test_a_repeated_or_missing_shard_is_refused(shards: list[ShardOutput], tmp_path: Path) -> None:
     first = _copy(shards[0], tmp_path / "a")
     again = _copy(shards[0], tmp_path / "b")
