@@ -15,9 +15,11 @@ Imports no lm-eval (the ``simple_evaluate`` wrapper that applies it to direct ``
 
 from __future__ import annotations
 
+import hashlib
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.data_files import DATA_HASH_KEY
@@ -31,8 +33,12 @@ __all__ = [
     "public_args",
     "public_metadata",
     "public_model_args",
+    "is_local_path",
+    "public_path",
     "public_url",
     "public_url_parts",
+    "record_device",
+    "recorded_device",
 ]
 
 #: Arguments that are URLs: recorded as scheme, host, port and a known API path (:func:`public_url`).
@@ -43,6 +49,9 @@ PUBLIC_API_PATHS = frozenset(
     {"", "/v1", "/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
      "/openai/v1", "/openai/v1/chat/completions", "/openai/v1/completions", "/api/chat", "/api/generate"}
 )  # fmt: skip
+#: Arguments that may name a local file or folder: a local one is recorded as a hash and its basename
+#: (:func:`public_path`), never a home folder; a hub id as it is.
+PATH_ARGS = frozenset({"pretrained", "peft", "tokenizer", "delta", "gguf_file", "lora_local_path"})
 #: lm-eval's API arguments that are public: not ``header`` (credentials) nor ``ca_cert_path`` (a local path).
 _API_PUBLIC = _API_PASSED - {"header", "ca_cert_path"}
 #: lm-eval's ``hf`` arguments that are public: not ``offload_folder`` (a local path).
@@ -130,6 +139,38 @@ def public_url_parts(url: str) -> tuple[str, list[str]]:
     return urllib.parse.urlunsplit((parts.scheme, netloc, path, "", "")), left
 
 
+def is_local_path(text: str) -> bool:
+    """Whether ``text`` names a local file or folder (absolute, ``~``, ``./``, or existing), not a hub id."""
+    return text.startswith(("/", "~", "./", "../", "\\")) or text[1:3] in (":\\", ":/") or Path(text).exists()
+
+
+def public_path(text: str) -> str:
+    """A local path as ``local:<SHA-256 of the resolved path, 12 hex digits>/<basename>``; anything else
+    (a hub id such as ``org/model``) as it is."""
+    if not is_local_path(text):
+        return text
+    resolved = Path(text).expanduser().resolve()
+    return f"local:{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}/{resolved.name}"
+
+
+#: The device the last evaluated model's weights were on (:func:`record_device`).
+_DEVICE: dict[str, str | None] = {}
+
+
+def record_device(lm: Any) -> None:
+    """Record the device ``lm``'s loaded weights are on (``cpu``, ``cuda:0``; ``None`` for an API model):
+    a run's results publish that device, not the ``--device`` it was given."""
+    inner = getattr(lm, "lm", lm)  # lm-eval's CachingLM wraps the model
+    model = getattr(inner, "model", None)
+    device = None if isinstance(model, str) else getattr(model, "device", None)
+    _DEVICE["device"] = None if device is None else str(device)
+
+
+def recorded_device() -> str | None:
+    """The device :func:`record_device` recorded last (``None`` before any or for an API model)."""
+    return _DEVICE.get("device")
+
+
 def _is_plain(value: Any) -> bool:
     """A JSON scalar, or a list of them (an option's value; a mapping is never one)."""
     if isinstance(value, (list, tuple)):
@@ -158,6 +199,8 @@ def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any, list[s
     if name in URL_ARGS and name in public and isinstance(value, str):
         url, left = public_url_parts(value)
         return True, url, [f"the {part} of model argument {name!r}" for part in left]
+    if name in PATH_ARGS and name in public and isinstance(value, str):
+        return True, public_path(value), []
     if name in public and _is_plain(value):
         return True, value, []
     return False, None, []

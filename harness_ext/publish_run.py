@@ -23,7 +23,15 @@ from types import TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
-from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, public_model_args, public_url
+from logic_consistency.harness_ext.publish import (
+    PATH_ARGS,
+    URL_ARGS,
+    public_metadata,
+    public_model_args,
+    public_path,
+    public_url,
+    recorded_device,
+)
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
@@ -46,6 +54,16 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
             del metadata[name]
         elif name in URL_ARGS and isinstance(metadata[name], str):
             metadata[name] = public_url(metadata[name])
+        elif name in PATH_ARGS and isinstance(metadata[name], str):
+            metadata[name] = public_path(metadata[name])
+    source = metadata.get("config_source")
+    if isinstance(source, str):  # lm-eval records the task YAML's absolute path: relative to the package, or left out
+        package = Path(__file__).resolve().parents[1]
+        path = Path(source).resolve()
+        if path.is_relative_to(package):
+            metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
+        else:
+            del metadata["config_source"]
 
 
 def publish_results(
@@ -57,6 +75,8 @@ def publish_results(
     config = results.get("config")
     if isinstance(config, dict) and "model_args" in config:
         config["model_args"] = args.value
+    if isinstance(config, dict) and "device" in config:
+        config["device"] = recorded_device()  # measured from the loaded model (None: an API model)
     given = _names(model_args) | set(metadata or {})
     kept = _names(args.value) | set(options.value or {})
     for task_config in (results.get("configs") or {}).values():

@@ -130,6 +130,8 @@ def adapter_provenance(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
         trained_on, manifest = _adapter_base(adapter) if adapter.is_dir() else (None, None)
     except ValueError:  # a malformed manifest: preflight refused it before any run; ingest records the path only
         trained_on, manifest = None, None
-    record: dict[str, Any] = {"path": str(adapter), "base_model": trained_on}
+    from logic_consistency.harness_ext.publish import public_path
+
+    record: dict[str, Any] = {"path": public_path(str(adapter)), "base_model": trained_on and public_path(trained_on)}
     record.update({key: (manifest or {}).get(key) for key in PUBLISHED})
     return {"adapter": record}

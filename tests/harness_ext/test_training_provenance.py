@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from logic_consistency.harness_ext.publish import public_path
 from logic_consistency.harness_ext.training.adapter import read_manifest, write_manifest
 from logic_consistency.harness_ext.training.provenance import adapter_provenance, check_adapter_base
 from logic_consistency.leaderboard.run.modellist import ModelSpec
@@ -68,7 +69,8 @@ def test_the_rows_provenance_shows_base_and_recipe(tmp_path: Path) -> None:
     folder = adapter(tmp_path, base)
     record = adapter_provenance({"pretrained": str(base), "peft": str(folder), "dtype": "float32"})["adapter"]
     assert (record["base_model"], record["recipe"], record["round"], record["data_examples"]) == (
-        str(base), "repair", "REPAIR-ed", 18)  # fmt: skip
+        public_path(str(base)), "repair", "REPAIR-ed", 18)  # fmt: skip
+    assert str(tmp_path) not in str(record)  # issue 39: a local path as a hash and its basename
     assert "device" not in record and "libraries" not in record  # published by allowlist
     assert adapter_provenance({"pretrained": str(base)}) == {}
     gone = adapter_provenance({"pretrained": str(base), "peft": str(tmp_path / "elsewhere")})["adapter"]
