@@ -8,11 +8,10 @@ split of Summarize from Feedback read by the suite's loader as ``logic-consisten
 
 The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and
 two items: SummEval's summary comparison fits a post and two summaries. SfF posts are not the task's
-documents, so the train/test check compares content: both texts lower-cased, punctuation removed
-and split into words, a post (title and body) that shares any passage of :data:`NGRAM` (13) words
-with a test document's context, or equals a whole shorter context, is refused: the 13-gram overlap of
-contamination checks (Brown et al., 2020, Appendix C), so one changed word, another case or a missing
-last word does not hide an article (SfF's CNN/DM part holds news articles, as SummEval does).
+documents, so the train/test check compares content (lower-cased words, no punctuation): a post that
+shares any :data:`NGRAM`-word (13) passage with a test context, or equals a shorter one, is refused
+(the 13-gram overlap of contamination checks, Brown et al., 2020), so one changed word, another case
+or a missing last word does not hide an article (SfF's CNN/DM part holds news, as SummEval does).
 """
 
 from __future__ import annotations
