@@ -4,26 +4,27 @@
   ``--model_args`` in every results file): a key-like argument name (:func:`is_key_name`), user
   info in a URL or a key-like query parameter. :func:`refuse_credentials` raises
   :class:`CredentialError` naming the environment variable the backend reads (:func:`key_variable`).
-* **Redacted** everywhere the suite writes (:class:`Redactor`), at any length: the credential a
-  backend sends, a model list's ``env`` values (:func:`register_secret`) and the key environment
-  variables (:func:`secret_environment`); then URL user info, key-like query parameters, ``Bearer``
-  tokens and key-like pairs. In linear time: one ``str.replace`` per value (longest first), patterns
-  with bounded names. See docs/api-judges.md, "Where the key belongs".
+* **Redacted** in string values only (a JSON key is never rewritten; one holding a secret is refused):
+  the credential a backend sends, ``env`` values named like keys or declared (:func:`register_secret`)
+  and the key environment variables (:func:`secret_environment`), in their echoed forms
+  (:mod:`logic_consistency.secret_forms`; a placeholder or a short value is none: :func:`refuse_short_key`);
+  then URL user info, key-like query parameters, ``Bearer`` tokens and key-like pairs (linear time).
 
-Neutral like :mod:`logic_consistency.common`: imports nothing of the suite, and no lm-eval. (Not
+Neutral: imports only :mod:`logic_consistency.secret_forms` of the suite, and no lm-eval. (Not
 named ``secrets``: at the repository root that name would shadow the standard library's module.)
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from logic_consistency.secret_forms import MIN_SECRET_LENGTH, Echoes, is_placeholder, is_switch, literal_forms
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -33,10 +34,12 @@ __all__ = [
     "Redactor",
     "find_credentials",
     "is_key_name",
+    "is_secret_name",
     "is_switch",
     "key_variable",
     "redact",
     "refuse_credentials",
+    "refuse_short_key",
     "register_header",
     "register_secret",
     "secret_environment",
@@ -44,59 +47,24 @@ __all__ = [
 
 #: What a redacted credential is replaced with (an environment variable's value: ``[redacted NAME]``).
 REDACTED = "REDACTED"
-#: Values of environment variables that are key-like only by name (``MY_SERVICE_TOKEN``) are secrets
-#: from this length on (``HF_HUB_DISABLE_IMPLICIT_TOKEN=1`` is a switch). The variables a backend sends
-#: (:data:`SENT_VARIABLES`) and the values :func:`register_secret` was given are secrets at any length.
-MIN_SECRET_LENGTH = 8
+#: A value is a secret from MIN_SECRET_LENGTH (8) characters on, and never a placeholder (``-``,
+#: ``none``, ``EMPTY``): :func:`logic_consistency.secret_forms.is_placeholder`.
 
 #: Key-like names, compacted (percent-decoded, lower case, only letters and digits: ``accessToken``,
 #: ``X-Amz-Signature`` and ``api%2Dkey`` become ``accesstoken``, ``xamzsignature``, ``apikey``).
 KEY_NAMES = frozenset(
-    {
-        "apikey",
-        "appkey",
-        "ak",
-        "sk",
-        "key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "pwd",
-        "auth",
-        "authorization",
-        "bearer",
-        "credential",
-        "credentials",
-        "sig",
-        "signature",
-        "code",  # Azure Functions' ?code=<key>
-        "header",  # lm-eval's API models send a ``header`` mapping instead of ``Authorization: Bearer $KEY``
-        "headers",
-        "cookie",
-    }
-)
+    {"apikey", "appkey", "ak", "sk", "key", "token", "secret", "password", "passwd", "pwd", "auth", "authorization",
+     "bearer", "credential", "credentials", "sig", "signature",
+     "code",  # Azure Functions' ?code=<key>
+     "header", "headers",  # lm-eval's API models send a ``header`` mapping instead of ``Authorization: Bearer $KEY``
+     "cookie"}
+)  # fmt: skip
 #: Endings (compacted) that make any name key-like (``openai_api_key``, ``clientSecret``,
 #: ``private_token``, ``X-Amz-Security-Token``). Not a bare ``token``: ``add_bos_token`` is a model argument.
 KEY_SUFFIXES = (
-    "key",
-    "secret",
-    "password",
-    "passwd",
-    "signature",
-    "credential",
-    "credentials",
-    "accesstoken",
-    "apitoken",
-    "authtoken",
-    "bearertoken",
-    "hftoken",
-    "idtoken",
-    "privatetoken",
-    "refreshtoken",
-    "securitytoken",
-    "sessiontoken",
-)
+    "key", "secret", "password", "passwd", "signature", "credential", "credentials", "accesstoken", "apitoken",
+    "authtoken", "bearertoken", "hftoken", "idtoken", "privatetoken", "refreshtoken", "securitytoken", "sessiontoken",
+)  # fmt: skip
 #: Environment variable names whose values are secrets (case-insensitive).
 SECRET_VARIABLE = re.compile(
     r"^(?:OPENAI_API_KEY|ANTHROPIC_API_KEY|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|"
@@ -121,9 +89,9 @@ KEY_VARIABLES = {
     "lc-embedded": "HF_TOKEN",
     "vllm": "HF_TOKEN",
 }
-#: The variables whose values a backend or tool sends: secrets at any length.
+#: The variables whose values a backend or tool sends: secrets from 8 characters, never placeholders.
 SENT_VARIABLES = frozenset({*KEY_VARIABLES.values(), "HUGGING_FACE_HUB_TOKEN", "WANDB_API_KEY"})
-#: Names (comma-separated) of further variables whose values are secrets at any length: a model list's
+#: Names (comma-separated) of further variables whose values are secrets (not placeholders): a model list's
 #: ``env`` names them here, so the ``lm_eval`` it starts (and its request cache) redacts them too.
 SECRET_NAMES_VARIABLE = "LOGIC_CONSISTENCY_SECRET_VARIABLES"
 #: Values this process sends or was given as credentials (:func:`register_secret`): ``{value: label}``.
@@ -158,6 +126,17 @@ def is_key_name(name: str) -> bool:
     ``accessToken``, ``private_token``, ``X-Amz-Signature``, ``api%2Dkey``, ``ak``), in any case or encoding."""
     compact = "".join(char for char in urllib.parse.unquote(name).lower() if char.isascii() and char.isalnum())
     return compact in KEY_NAMES or compact.endswith(KEY_SUFFIXES)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable or argument named ``name`` holds a secret: key-like (:func:`is_key_name`, the
+    ``--model_args`` rule), a key variable a backend sends, or ``*_TOKEN`` / ``*_KEY`` / ``*_SECRET``."""
+    return is_key_name(name) or _is_key_variable(name)
+
+
+def _is_key_variable(name: str) -> bool:
+    """A process's environment: the key variables a backend sends, ``*_TOKEN``, ``*_KEY``, ... (not ``PWD``)."""
+    return name.upper() in SENT_VARIABLES or bool(SECRET_VARIABLE.match(name))
 
 
 def key_variable(backend: str | None) -> str:
@@ -240,13 +219,14 @@ def refuse_credentials(model_args: str | Mapping[str, Any] | None, backend: str 
 
 
 def register_secret(value: str, label: str) -> None:
-    """Redact ``value`` (at any length) in everything this process writes or prints from now on.
+    """Redact ``value`` in everything this process writes or prints from now on (a placeholder or a
+    value under :data:`MIN_SECRET_LENGTH` characters is no secret: ignored).
 
     Called by a backend with the exact credential it sends (an ``Authorization`` header, an
-    ``api-key`` header, a query value) and by the model list for every ``env`` value it names;
+    ``api-key`` header, a query value) and by the model list for every secret ``env`` value;
     every :meth:`Redactor.from_environment` (so every writer of the suite) includes them.
     """
-    if isinstance(value, str) and value.strip():
+    if isinstance(value, str) and not is_placeholder(value):
         _REGISTERED.setdefault(value, label)
         _REGISTERED.setdefault(value.strip(), label)
 
@@ -264,46 +244,53 @@ def register_header(header: Mapping[str, Any] | None, label: str) -> None:
             register_secret(value, label)
 
 
-#: Values of a named variable that are switches or counts, never keys (``OMP_NUM_THREADS: 1``).
-_SWITCH = re.compile(r"^\s*(?:[-+]?[0-9]+(?:\.[0-9]+)?|true|false|yes|no|on|off|none)\s*$", re.IGNORECASE)
-
-
-def is_switch(value: str) -> bool:
-    """Whether ``value`` is a number or a yes/no word: a model list's ``env`` value never redacted."""
-    return bool(_SWITCH.match(value))
-
-
-def _is_secret_variable(name: str, value: str, named: frozenset[str] = frozenset()) -> bool:
-    if name.upper() in SENT_VARIABLES or (name in named and not is_switch(value)):
-        return True
-    return bool(SECRET_VARIABLE.match(name)) and len(value.strip()) >= MIN_SECRET_LENGTH
+def _named(source: Mapping[str, str]) -> frozenset[str]:
+    return frozenset(name.strip() for name in str(source.get(SECRET_NAMES_VARIABLE, "")).split(",") if name.strip())
 
 
 def secret_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``{value: variable name}`` of the key environment variables (see the module docstring).
-
-    A variable a backend sends (:data:`SENT_VARIABLES`: ``OPENAI_API_KEY``, ``HF_TOKEN``, ...) counts
-    at any length; one key-like only by name from :data:`MIN_SECRET_LENGTH` characters.
-    """
+    """``{value: variable name}`` of the key environment variables (see the module docstring): named
+    like a key (:func:`is_secret_name`) or declared in :data:`SECRET_NAMES_VARIABLE`, and not a
+    placeholder, a switch or shorter than :data:`MIN_SECRET_LENGTH` characters."""
     source = os.environ if environ is None else environ
-    named = frozenset(name.strip() for name in str(source.get(SECRET_NAMES_VARIABLE, "")).split(",") if name.strip())
+    named = _named(source)
     return {
         value: name
         for name, value in source.items()
-        if isinstance(value, str) and value.strip() and _is_secret_variable(name, value, named)
+        if isinstance(value, str)
+        and (name in named or _is_key_variable(name))
+        and not is_placeholder(value)
+        and not is_switch(value)
     }
 
 
-def _forms(value: str) -> set[str]:
-    """A secret as written raw, inside JSON strings (escaped, with and without ``ensure_ascii``) and
-    percent-encoded (in a logged URL)."""
-    return {
-        value,
-        json.dumps(value)[1:-1],
-        json.dumps(value, ensure_ascii=False)[1:-1],
-        urllib.parse.quote(value, safe=""),
-        urllib.parse.quote_plus(value, safe=""),
-    }
+#: Backends that send their key to a hosted service, where a placeholder cannot be the real key.
+HOSTED_BACKENDS = frozenset(
+    name for name in KEY_VARIABLES if name.startswith(("openai-", "anthropic-", "azure-", "textsynth"))
+)
+
+
+def refuse_short_key(backend: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The one line saying that ``backend``'s key variable is not treated as a secret, or ``None``.
+
+    Raises:
+        CredentialError: ``backend`` sends its key to a hosted service and the key is that short: it
+            can neither be redacted safely nor published.
+    """
+    source = os.environ if environ is None else environ
+    variable = KEY_VARIABLES.get(backend or "")
+    value = source.get(variable or "")
+    if variable is None or not value or not is_placeholder(value):
+        return None
+    if backend in HOSTED_BACKENDS:
+        raise CredentialError(
+            f"{variable}: a key of {len(value.strip())} characters (or a placeholder) cannot be redacted safely "
+            f"nor published; {backend} needs its real key (at least {MIN_SECRET_LENGTH} characters)"
+        )
+    return (
+        f"logic-consistency: {variable} is not treated as a secret (a placeholder or under "
+        f"{MIN_SECRET_LENGTH} characters): it is not redacted from any output"
+    )
 
 
 #: Placeholders for literal secrets while they are replaced (private-use characters: no secret or
@@ -327,7 +314,8 @@ class Redactor:
     found: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        forms = {form: name for value, name in self.secrets.items() for form in _forms(value) if form}
+        self.secrets = {value: name for value, name in self.secrets.items() if not is_placeholder(value)}
+        forms = {form: name for value, name in self.secrets.items() for form in literal_forms(value)}
         literals = sorted(forms.items(), key=lambda item: -len(item[0]))
         self._literals = [
             (value, f"{_MARK}{chr(0xE000 + index)}{_MARK}", name) for index, (value, name) in enumerate(literals)
@@ -337,6 +325,10 @@ class Redactor:
         names = sorted(set(self.secrets.values()), key=len, reverse=True)
         self._labels = [
             (f"[redacted {name}]", f"{_MARK}{chr(0xF000 + index)}{_MARK}") for index, name in enumerate(names)
+        ]
+        self._echoes = [
+            (Echoes(value), f"{_MARK}{chr(0xE800 + index)}{_MARK}", name)
+            for index, (value, name) in enumerate(self.secrets.items())
         ]
 
     @classmethod
@@ -359,6 +351,11 @@ class Redactor:
         for value, mark, name in self._literals:
             if value in text:
                 text = text.replace(value, mark)
+                replaced.append((mark, name))
+                self._note(name, where)
+        for echoes, mark, name in self._echoes:
+            text, count = echoes.sub(text, mark)
+            if count:
                 replaced.append((mark, name))
                 self._note(name, where)
         for mark, name in replaced:
@@ -396,8 +393,15 @@ class Redactor:
             text = _BEARER.sub(bearer, text)
         return text
 
+    def _check_key(self, key: Any, path: str) -> None:
+        """A JSON key is never rewritten (it is a field or metric name); one holding a secret is refused."""
+        if isinstance(key, str) and any(value in key for value, _, _ in self._literals):
+            name = next(name for value, _, name in self._literals if value in key)
+            raise CredentialError(f"{path}: a JSON key holds the value of {name}; keys are never rewritten")
+
     def json(self, value: Any, where: str = "") -> Any:
-        """A copy of a JSON value with every string (and key-like key's value) redacted."""
+        """A copy of a JSON value with every string value (and key-like key's value) redacted; keys
+        are kept as they are (:meth:`_check_key`)."""
         if isinstance(value, str):
             return self.text(value, where)
         if isinstance(value, Mapping):
@@ -414,7 +418,8 @@ class Redactor:
                     self._note("value", path)
                     out[key] = REDACTED
                 else:
-                    out[self.text(key, path) if isinstance(key, str) else key] = self.json(item, path)
+                    self._check_key(key, path)
+                    out[key] = self.json(item, path)
             return out
         if isinstance(value, (list, tuple)):
             if self.patterns and _is_key_pair(value):  # [["Authorization", "Bearer ..."]], ["api_key", "..."]

@@ -35,6 +35,7 @@ __all__ = [
     "OfType", "OptionError", "OptionTypeError", "check_bool", "check_choice", "check_flag", "check_int",
     "check_option", "check_value", "closest", "collect_options", "declared_flags", "declared_options",
     "load_option_file", "metadata_from_json", "parse_text", "read_option", "reject_near_misses", "reject_unknown",
+    "compact_name", "unique_keys",
 ]  # fmt: skip
 
 #: A ``metadata`` key this close (:class:`difflib.SequenceMatcher` ratio) to an option name is a typo
@@ -56,10 +57,27 @@ def _prefix(where: str | None) -> str:
     return f"{where}: " if where else ""
 
 
+def compact_name(key: str) -> str:
+    """``key`` without case and separators: ``Max-Items`` and ``max_items`` name one option."""
+    return "".join(char for char in key.lower() if char.isalnum())
+
+
 def closest(key: str, known: Iterable[str]) -> str | None:
-    """The known key closest to ``key`` (a likely typo), or ``None``."""
-    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    """The known key ``key`` differs from only in case or separators, else the closest one (a likely typo), or ``None``."""
+    known = list(known)
+    same = [name for name in known if compact_name(name) == compact_name(key)]
+    matches = same or difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+def unique_keys(pairs: Iterable[tuple[str, Any]], *, where: str | None = None) -> dict[str, Any]:
+    """``pairs`` (a JSON object's, a ``k=v,...`` list's) as a dict; a key given twice is an :class:`OptionError`."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise OptionError(f"{_prefix(where)}key {key!r} given twice (which value was meant?)")
+        out[key] = value
+    return out
 
 
 def reject_unknown(keys: Iterable[str], known: Collection[str], *, where: str | None = None, what: str = "key") -> None:
@@ -86,7 +104,8 @@ def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: st
     for key in keys:
         if not isinstance(key, str) or key in known or key in SUITE_OPTIONS:
             continue
-        near = difflib.get_close_matches(key, names, n=1, cutoff=TYPO_CUTOFF)
+        same = [name for name in names if compact_name(name) == compact_name(key)]  # case or separators only: Max-Items
+        near = same or difflib.get_close_matches(key, names, n=1, cutoff=TYPO_CUTOFF)
         if near:
             raise OptionError(
                 f"{_prefix(where)}unknown option {key!r}; did you mean {near[0]!r}? "
@@ -410,7 +429,7 @@ def metadata_from_json(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=lambda pairs: unique_keys(pairs, where="--metadata"))
     except json.JSONDecodeError as error:
         raise OptionError(f"--metadata: not valid JSON ({error.msg}): {text!r}") from None
     if not isinstance(value, dict):

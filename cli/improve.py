@@ -21,7 +21,7 @@ from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import parse_train_args
 from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
 from logic_consistency.harness_ext.training.trainer import TrainingError
-from logic_consistency.options import check_flag, metadata_from_json
+from logic_consistency.options import OptionError, check_flag, metadata_from_json
 
 from .subcommand import add_subcommand
 
@@ -72,11 +72,15 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
 
 
 def _study(args: argparse.Namespace) -> int:
-    executor = _executor(args)
-    base, label = _base(args.base)
+    for name in ("min_examples", "rounds", "flip", "limit"):  # the declared bounds, before any work
+        check_flag(name, getattr(args, name))
     train_args = parse_train_args(args.train_args)
     if args.max_steps is not None:
+        if "max_steps" in train_args:
+            raise OptionError("--max-steps and --train-args max_steps both set max_steps; give one")
         train_args["max_steps"] = str(args.max_steps)
+    executor = _executor(args)
+    base, label = _base(args.base)
     metadata = metadata_from_json(args.metadata) or {}
     if "instance_split" in metadata:
         raise ValueError("--metadata: instance_split is set by the study (train for data, test for evaluation)")

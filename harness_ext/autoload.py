@@ -279,6 +279,14 @@ def _check_shard_first(argv: list[str]) -> None:
         raise OptionError(f"{ENV_SHARD}={shard}: --cache_requests cannot be used with shards")
 
 
+def _check_keys_first(argv: list[str]) -> None:
+    """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata``: an ``OptionError`` (lm-eval keeps the last)."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from logic_consistency.harness_ext.model_args import check_keys_given_once
+
+    check_keys_given_once(argv)
+
+
 def _one_line_option_errors(module: ModuleType) -> None:
     """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
@@ -295,6 +303,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
     def cli_evaluate(*args: Any, **kwargs: Any) -> Any:
         try:
             _check_shard_first(sys.argv[1:])
+            _check_keys_first(sys.argv[1:])
             return original(*args, **kwargs)
         except (OptionError, TaskFileError) as error:  # a user's bad option or task file: the message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)

@@ -113,7 +113,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         if not kwargs.get("base_url"):
             raise ValueError("lc-chat: base_url is required (the full .../v1/chat/completions URL)")
         super().__init__(**kwargs)
-        register_header(self.header, "the lc-chat credential")  # redacted at any length in every output
+        register_header(self.header, "the lc-chat credential")  # redacted in every output (a placeholder key is none)
         # Readings already made in this process, by (context, choices): a greedy reading is
         # deterministic, so a context another task already asked (PairS rounds ask the pairwise
         # task's prompts) is answered from memory, never sent twice.

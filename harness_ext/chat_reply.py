@@ -84,7 +84,7 @@ def post_once(url: str, payload: Mapping[str, Any], **options: Any) -> dict[str,
 
 
 def _start(text: str, content_type: str) -> str:
-    """The content type and start of a reply, redacted before the cut (an echoed key of any length never shows)."""
+    """The content type and start of a reply, redacted before the cut (an echoed key never shows)."""
     return f"{content_type or 'no content type'}, starting {redact(text)[:80]!r}"
 
 

@@ -30,6 +30,7 @@ from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import PromptedTask
 from logic_consistency.harness_ext.placeholders import answered_here
+from logic_consistency.harness_ext.publish import record_device
 
 __all__ = [
     "STAGE_CHUNK",
@@ -75,6 +76,7 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
         lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
         task_dict = kwargs["task_dict"] if "task_dict" in kwargs else (args[1] if len(args) > 1 else None)
         check_tasks(lm, task_dict)
+        record_device(lm)  # the results publish where the weights are, not the --device given
         with published(lm), answered_here(lm):
             return evaluate(*args, **kwargs)
 

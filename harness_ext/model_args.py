@@ -15,13 +15,23 @@ This module imports neither lm-eval nor torch. The names passed on are lm-eval 0
 from __future__ import annotations
 
 import difflib
+import functools
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
-from logic_consistency.options import TYPO_CUTOFF, Declared, OptionError, check_value, parse_text
+from logic_consistency.options import (
+    TYPO_CUTOFF,
+    Declared,
+    OptionError,
+    check_value,
+    compact_name,
+    parse_text,
+    unique_keys,
+)
 
 #: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
 CREDENTIAL_NAME = re.compile(
@@ -72,7 +82,8 @@ def _unknown(name: str, declaration: Declaration) -> None:
     where = declaration.where
     if name in declaration.refused:
         raise OptionError(f"{_where(where)}{name} is refused: {declaration.refused[name]}")
-    typo = difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
+    same = [known for known in declaration.known if compact_name(known) == compact_name(name)]  # Max_Tokens, max-tokens
+    typo = same or difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
     if not typo and declaration.credentials and CREDENTIAL_NAME.search(name):
         raise OptionError(
             f"{_where(where)}{name} is refused: a credential is never an argument; {declaration.credentials}"
@@ -186,6 +197,8 @@ def parse_model_args(model_args: str) -> dict[str, Any]:
     """``--model_args`` as lm-eval parses it (``a=1,b=true`` -> ``{"a": 1, "b": True}``)."""
     from lm_eval.utils import simple_parse_args_string  # lm-eval only when a string is parsed
 
+    names = [part.partition("=")[0].strip() for part in (model_args or "").split(",") if part.strip()]
+    unique_keys(((name, None) for name in names), where="--model_args")  # lm-eval keeps the last silently
     try:
         parsed: dict[str, Any] = simple_parse_args_string(model_args or "")
     except ValueError as error:
@@ -205,3 +218,31 @@ def check_model_args(model_name: str, model_args: str) -> None:
     declaration = BACKEND_ARGS.get(model_name)
     if declaration is not None:
         check_declared(parse_model_args(model_args), declaration)
+
+
+#: ``lm_eval``'s options whose keys lm-eval merges silently when one is given twice (it keeps the last).
+_KEYED_OPTIONS = ("--model_args", "--gen_kwargs", "--metadata")
+
+
+def check_keys_given_once(argv: Sequence[str]) -> None:
+    """Refuse a key given twice in ``lm_eval``'s ``--model_args``, ``--gen_kwargs`` (``k=v,...`` or
+    JSON) or ``--metadata`` (JSON) on the command line ``argv``, before lm-eval merges them.
+
+    Raises:
+        OptionError: Naming the option and the key.
+    """
+    for index, arg in enumerate(argv):
+        flag, sep, value = arg.partition("=")
+        flag = flag.replace("-", "_").replace("__", "--", 1)
+        if flag not in _KEYED_OPTIONS or (not sep and index + 1 >= len(argv)):
+            continue
+        value = value if sep else argv[index + 1]
+        if value.lstrip().startswith("{"):
+            try:
+                json.loads(value, object_pairs_hook=functools.partial(unique_keys, where=flag))
+            except json.JSONDecodeError:  # lm-eval reports malformed JSON itself
+                continue
+        else:
+            unique_keys(
+                ((part.partition("=")[0].strip(), None) for part in value.split(",") if part.strip()), where=flag
+            )

@@ -3,8 +3,9 @@
 Every file the suite writes (board, history, page, run folders, results JSON, logs) records of a
 model only the arguments its backend declares public here (:data:`PUBLIC_ARGS`: ``model``,
 ``pretrained``, ``revision``, ``dtype``, ``max_tokens``, ...). ``base_url`` is recorded as scheme,
-host, port and path only (:func:`public_url`): never user info, a query or a fragment. Anything else
-is left out, neither guessed secret nor guessed safe, and one line names what was left out. The same
+host and port, plus its path only where that is a known public API path (:data:`PUBLIC_API_PATHS`,
+:func:`public_url`): never user info, another path, a path parameter, a query or a fragment, which
+are named among what was left out. Anything else is left out, neither guessed secret nor guessed safe, and one line names what was left out. The same
 rule holds for ``--metadata``, at any depth: only the suite's declared options
 (:data:`logic_consistency.options.SUITE_OPTIONS`) with plain values are recorded.
 
@@ -14,9 +15,11 @@ Imports no lm-eval (the ``simple_evaluate`` wrapper that applies it to direct ``
 
 from __future__ import annotations
 
+import hashlib
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.data_files import DATA_HASH_KEY
@@ -30,11 +33,25 @@ __all__ = [
     "public_args",
     "public_metadata",
     "public_model_args",
+    "is_local_path",
+    "public_path",
     "public_url",
+    "public_url_parts",
+    "record_device",
+    "recorded_device",
 ]
 
-#: Arguments that are URLs: recorded as scheme, host, port and path (:func:`public_url`).
+#: Arguments that are URLs: recorded as scheme, host, port and a known API path (:func:`public_url`).
 URL_ARGS = frozenset({"base_url"})
+#: URL paths that are public API routes (OpenAI-compatible servers, Anthropic, Ollama), recorded as
+#: they are; any other path may hold a token (``/t/<token>/v1``) and is left out.
+PUBLIC_API_PATHS = frozenset(
+    {"", "/v1", "/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/v1/messages",
+     "/openai/v1", "/openai/v1/chat/completions", "/openai/v1/completions", "/api/chat", "/api/generate"}
+)  # fmt: skip
+#: Arguments that may name a local file or folder: a local one is recorded as a hash and its basename
+#: (:func:`public_path`), never a home folder; a hub id as it is.
+PATH_ARGS = frozenset({"pretrained", "peft", "tokenizer", "delta", "gguf_file", "lora_local_path"})
 #: lm-eval's API arguments that are public: not ``header`` (credentials) nor ``ca_cert_path`` (a local path).
 _API_PUBLIC = _API_PASSED - {"header", "ca_cert_path"}
 #: lm-eval's ``hf`` arguments that are public: not ``offload_folder`` (a local path).
@@ -98,16 +115,60 @@ class Published:
 
 
 def public_url(url: str) -> str:
-    """``url`` as scheme, host, port and path: never user info, query or fragment."""
+    """``url`` as scheme, host, port and a known API path (:func:`public_url_parts`)."""
+    return public_url_parts(url)[0]
+
+
+def public_url_parts(url: str) -> tuple[str, list[str]]:
+    """``url`` as scheme, host and port, plus its path if it is in :data:`PUBLIC_API_PATHS`; and the
+    parts left out (``"path"``, ``"query"``, ``"fragment"``, ``"user info"``), never their values."""
+    scheme, sep, rest = url.strip().partition("://")
+    end = min([index for index in (rest.find(char) for char in "/?#") if index >= 0] or [len(rest)])
+    userinfo = bool(sep) and "@" in rest[:end]  # cut first: a redacted one ([redacted X]) is no IPv6 host
     try:
-        parts = urllib.parse.urlsplit(url.strip())
+        parts = urllib.parse.urlsplit(f"{scheme}://{rest[:end].rpartition('@')[2]}{rest[end:]}" if sep else url)
         host, port = parts.hostname or "", parts.port
     except ValueError:  # a port that is not a number, a broken IPv6 host: nothing of it is written
-        return ""
+        return "", ["URL"]
     if ":" in host:
         host = f"[{host}]"
     netloc = f"{host}:{port}" if port is not None else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    path = parts.path if parts.path.rstrip("/") in PUBLIC_API_PATHS else ""
+    left = [name for name, part in (("path", parts.path != path), ("query", parts.query),
+            ("fragment", parts.fragment), ("user info", userinfo)) if part]  # fmt: skip
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, "", "")), left
+
+
+def is_local_path(text: str) -> bool:
+    """Whether ``text`` names a local file or folder (absolute, ``~``, ``./``, or existing), not a hub id."""
+    return text.startswith(("/", "~", "./", "../", "\\")) or text[1:3] in (":\\", ":/") or Path(text).exists()
+
+
+def public_path(text: str) -> str:
+    """A local path as ``local:<SHA-256 of the resolved path, 12 hex digits>/<basename>``; anything else
+    (a hub id such as ``org/model``) as it is."""
+    if not is_local_path(text):
+        return text
+    resolved = Path(text).expanduser().resolve()
+    return f"local:{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}/{resolved.name}"
+
+
+#: The device the last evaluated model's weights were on (:func:`record_device`).
+_DEVICE: dict[str, str | None] = {}
+
+
+def record_device(lm: Any) -> None:
+    """Record the device ``lm``'s loaded weights are on (``cpu``, ``cuda:0``; ``None`` for an API model):
+    a run's results publish that device, not the ``--device`` it was given."""
+    inner = getattr(lm, "lm", lm)  # lm-eval's CachingLM wraps the model
+    model = getattr(inner, "model", None)
+    device = None if isinstance(model, str) else getattr(model, "device", None)
+    _DEVICE["device"] = None if device is None else str(device)
+
+
+def recorded_device() -> str | None:
+    """The device :func:`record_device` recorded last (``None`` before any or for an API model)."""
+    return _DEVICE.get("device")
 
 
 def _is_plain(value: Any) -> bool:
@@ -132,13 +193,17 @@ def public_args(backend: str | None) -> frozenset[str]:
     return PUBLIC_ARGS.get(backend or "", _ANY_PUBLIC)
 
 
-def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any]:
+def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any, list[str]]:
+    """(recorded, what is recorded, the parts of it left out)."""
     public = public_args(backend)
     if name in URL_ARGS and name in public and isinstance(value, str):
-        return True, public_url(value)
+        url, left = public_url_parts(value)
+        return True, url, [f"the {part} of model argument {name!r}" for part in left]
+    if name in PATH_ARGS and name in public and isinstance(value, str):
+        return True, public_path(value), []
     if name in public and _is_plain(value):
-        return True, value
-    return False, None
+        return True, value, []
+    return False, None, []
 
 
 def public_model_args(backend: str | None, model_args: str | Mapping[str, Any] | None) -> Published:
@@ -149,7 +214,8 @@ def public_model_args(backend: str | None, model_args: str | Mapping[str, Any] |
         kept: dict[str, Any] = {}
         left: list[str] = []
         for name, value in model_args.items():
-            keep, shown = _keep(backend, str(name), value)
+            keep, shown, parts = _keep(backend, str(name), value)
+            left += parts
             if keep:
                 kept[str(name)] = shown
             else:
@@ -157,7 +223,8 @@ def public_model_args(backend: str | None, model_args: str | Mapping[str, Any] |
         return Published(kept, left)
     texts, left = [], []
     for name, value in _parse(str(model_args)):
-        keep, shown = _keep(backend, name, value)
+        keep, shown, parts = _keep(backend, name, value)
+        left += parts
         if keep:
             texts.append(f"{name}={shown}")
         else:

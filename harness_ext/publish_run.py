@@ -1,7 +1,8 @@
 """Direct ``lm_eval`` runs publish by allowlist and print no credential (issue 29).
 
 The autoload hook wraps ``lm_eval.evaluator.simple_evaluate`` (:func:`publishing`): before the model
-is built it refuses obvious credentials (:func:`logic_consistency.credentials.refuse_credentials`)
+is built it refuses obvious credentials in ``model_args``, ``metadata`` and ``gen_kwargs``
+(:func:`logic_consistency.credentials.refuse_credentials`) and a hosted backend's too-short key
 and makes every log record and an uncaught exception's traceback pass through the redactor
 (:func:`redact_logs`), so an endpoint that echoes the key in its error body never prints it, even as
 the last line of a failed run. The results it returns (what lm-eval writes as the results JSON and
@@ -17,11 +18,20 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from logic_consistency.credentials import Redactor, refuse_credentials
-from logic_consistency.harness_ext.publish import URL_ARGS, public_metadata, public_model_args, public_url
+from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
+from logic_consistency.harness_ext.publish import (
+    PATH_ARGS,
+    URL_ARGS,
+    public_metadata,
+    public_model_args,
+    public_path,
+    public_url,
+    recorded_device,
+)
 from logic_consistency.harness_ext.results_path import check_results_path
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
@@ -45,6 +55,16 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
             del metadata[name]
         elif name in URL_ARGS and isinstance(metadata[name], str):
             metadata[name] = public_url(metadata[name])
+        elif name in PATH_ARGS and isinstance(metadata[name], str):
+            metadata[name] = public_path(metadata[name])
+    source = metadata.get("config_source")
+    if isinstance(source, str):  # lm-eval records the task YAML's absolute path: relative to the package, or left out
+        package = Path(__file__).resolve().parents[1]
+        path = Path(source).resolve()
+        if path.is_relative_to(package):
+            metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
+        else:
+            del metadata["config_source"]
 
 
 def publish_results(
@@ -56,6 +76,8 @@ def publish_results(
     config = results.get("config")
     if isinstance(config, dict) and "model_args" in config:
         config["model_args"] = args.value
+    if isinstance(config, dict) and "device" in config:
+        config["device"] = recorded_device()  # measured from the loaded model (None: an API model)
     given = _names(model_args) | set(metadata or {})
     kept = _names(args.value) | set(options.value or {})
     for task_config in (results.get("configs") or {}).values():
@@ -140,6 +162,20 @@ def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | No
     return explain_unknown_metric(given.get("task_manager"), given.get("tasks"))
 
 
+def _refuse_pickled_adapter(model_args: Any) -> None:
+    """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
+    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
+    from logic_consistency.options import OptionError
+
+    try:
+        parsed = parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args or {})
+    except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
+        return
+    if parsed.get("peft") and Path(str(parsed["peft"])).is_dir():
+        check_adapter_weights(Path(str(parsed["peft"])))
+
+
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate`` as the module docstring says."""
     signature = inspect.signature(simple_evaluate)
@@ -151,7 +187,12 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        refuse_credentials(given.get("gen_kwargs"), backend, where="lm_eval --gen_kwargs")  # lm-eval prints them
         _check_results_path(given)
+        short = refuse_short_key(backend)  # a placeholder key (-, none, EMPTY) is no secret: one line says so
+        if short is not None:
+            print(short, file=sys.stderr)
+        _refuse_pickled_adapter(given.get("model_args"))
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
         try:

@@ -2,7 +2,7 @@
 
 The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout, so
 ``leaderboard ingest`` and ``logic-consistency correlate`` read it like any run. Every task's
-per-document metric values are the union of the shards' pickles, in the order one process collects
+per-document metric values are the union of the shards' metrics files (JSON, :mod:`.shard_values`), in the order one process collects
 them; every score, standard error, group score and count is then computed by lm-eval itself
 (``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
 ``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
@@ -15,9 +15,9 @@ loaded. Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.jso
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import pickle
 import re
 import sys
 from collections import defaultdict
@@ -29,6 +29,7 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write
 
+from .shard_values import loads
 from .shards import METRICS_FORMAT, SHARD_KEY, Shard
 
 __all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
@@ -58,7 +59,7 @@ _RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 
 @dataclass(frozen=True)
 class ShardOutput:
-    """One shard's output: its ``results_<stamp>.json`` (samples files beside it) and metrics pickle."""
+    """One shard's output: its ``results_<stamp>.json`` (samples files beside it) and metrics file (JSON)."""
 
     results: Path
     metrics: Path
@@ -84,8 +85,8 @@ class _Shard:
 def _load(output: ShardOutput) -> _Shard:
     try:
         results = json.loads(output.results.read_text(encoding="utf-8"))
-        payload = pickle.loads(output.metrics.read_bytes())
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError) as error:
+        payload = loads(output.metrics.read_text(encoding="utf-8"), str(output.metrics))
+    except (OSError, ValueError) as error:
         raise ValueError(f"shard output {output.results} / {output.metrics}: unreadable ({error})") from None
     mark = results.get(SHARD_KEY) if isinstance(results, dict) else None
     if not _RESULTS_FILE.match(output.results.name) or not isinstance(mark, dict):
@@ -115,6 +116,29 @@ def _identity(shard: _Shard) -> dict[str, Any]:
     return fields
 
 
+def _recorded(shard: _Shard) -> dict[str, Any]:
+    """``{field: value}`` of what lm-eval itself recorded of each task this shard evaluated: its version
+    (``versions``) and the SHA-256 of its config (``configs``: prompt, metrics, generation settings)."""
+    fields: dict[str, Any] = {}
+    for name, version in (shard.results.get("versions") or {}).items():
+        fields[f"lm-eval versions.{name}"] = version
+    for name, config in (shard.results.get("configs") or {}).items():
+        text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=repr)
+        fields[f"lm-eval configs.{name} (SHA-256)"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return fields
+
+
+def _check_recorded(first: _Shard, shard: _Shard) -> None:
+    """The tasks both shards evaluated have the same version and config in lm-eval's own record."""
+    reference, other = _recorded(first), _recorded(shard)
+    for field in sorted(set(reference) & set(other)):
+        if reference[field] != other[field]:
+            raise ValueError(
+                f"shards {first.shard} and {shard.shard} differ: {field} is {reference[field]!r} in {first.path} "
+                f"but {other[field]!r} in {shard.path}; a merge takes the shards of one run only"
+            )
+
+
 def _check_cover(shards: Sequence[_Shard]) -> None:
     """One split, every index exactly once, and one run: the same identity in every shard."""
     first = shards[0]
@@ -140,6 +164,7 @@ def _check_cover(shards: Sequence[_Shard]) -> None:
                     f"{reference.get(field)!r} in {first.path} but {other.get(field)!r} in {shard.path}; "
                     "a merge takes the shards of one run only"
                 )
+        _check_recorded(first, shard)
 
 
 def _raw_metrics(shards: Sequence[_Shard], task: str) -> dict[tuple[str, str], list[Any]]:

@@ -8,8 +8,8 @@ which the autoload hook wraps (:func:`shard_doc_iterator`) for every caller, sta
 
 Under a shard, the wrapped ``evaluate`` (:func:`shard_evaluate`) evaluates only the tasks that have
 documents in this shard and leaves the groups to the merge, marks the results with
-``"logic_consistency_shard": {"index": i, "count": N}``, and pickles every task's per-document metric
-values (as lm-eval's aggregations receive them) to the file named by
+``"logic_consistency_shard": {"index": i, "count": N}``, and writes every task's per-document metric
+values (as lm-eval's aggregations receive them; JSON of :mod:`.shard_values`, never pickle) to the file named by
 ``LOGIC_CONSISTENCY_SHARD_METRICS``. :mod:`.shard_merge` recomputes every score over the union.
 Sharding is not combined with lm-eval's own multi-process ranks (``accelerate``). See docs/cluster.md.
 """
@@ -20,13 +20,14 @@ import functools
 import inspect
 import json
 import os
-import pickle
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from logic_consistency.outputs import atomic_write
+
+from .shard_values import dumps
 
 __all__ = [
     "ENV_BUILD",
@@ -42,14 +43,14 @@ __all__ = [
 
 #: Environment variable selecting the shard: ``i/N`` (``0 <= i < N``).
 ENV_SHARD = "LOGIC_CONSISTENCY_SHARD"
-#: Environment variable: the file receiving the shard's per-document metric values (pickle).
+#: Environment variable: the file receiving the shard's per-document metric values (JSON).
 ENV_METRICS = "LOGIC_CONSISTENCY_SHARD_METRICS"
 #: Environment variable: the build a shard belongs to (recorded in its mark; a merge refuses a mix).
 ENV_BUILD = "LOGIC_CONSISTENCY_BUILD_ID"
 #: Key of the results file that marks a shard's results.
 SHARD_KEY = "logic_consistency_shard"
-#: Version of the pickled metrics file's layout.
-METRICS_FORMAT = 1
+#: Version of the metrics file's layout (2: JSON of :mod:`.shard_values`; 1 was a pickle, no longer read).
+METRICS_FORMAT = 2
 
 
 #: The one accepted spelling of a shard: ASCII digits only (``int`` would also take ``1_0``, `` 1`` or ``١``).
@@ -200,7 +201,7 @@ def _write_metrics(shard: Shard, results: dict[str, Any]) -> None:
         "shard": [shard.index, shard.count],
         "tasks": _metric_values(results.get("samples") or {}),
     }
-    atomic_write(path, [pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)])
+    atomic_write(path, [dumps(payload, f"{ENV_METRICS}={path}").encode("utf-8")])
 
 
 def shard_evaluate(evaluate: Callable[..., Any]) -> Callable[..., Any]:

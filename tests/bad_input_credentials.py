@@ -80,7 +80,9 @@ CASES.add(
 )
 
 
-def _simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> None:
+def _simple_evaluate(
+    model: Any = None, model_args: Any = None, metadata: Any = None, gen_kwargs: Any = None, **_: Any
+) -> None:
     raise AssertionError("the model was built although a credential was refused")
 
 
@@ -132,6 +134,38 @@ CASES.add(
     error=CredentialError,
 )
 CASES.add(
+    "lm_eval --gen_kwargs with a credential (lm-eval prints them)",
+    _never_echoed(
+        lambda _: refuse_credentials_first(_simple_evaluate)(
+            model="dummy", gen_kwargs=f"temperature=0,api_key={SECRET}"
+        )
+    ),
+    "lm_eval --gen_kwargs",
+    "'api_key'",
+    error=CredentialError,
+)
+
+
+def _hosted_with_placeholder(_: Path) -> Any:
+    saved = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = "-"
+    try:
+        return refuse_credentials_first(_simple_evaluate)(model="openai-chat-completions", model_args="model=m")
+    finally:
+        if saved is None:
+            del os.environ["OPENAI_API_KEY"]
+        else:
+            os.environ["OPENAI_API_KEY"] = saved
+
+
+CASES.add(
+    "a hosted backend whose key is a placeholder (cannot be redacted safely)",
+    _hosted_with_placeholder,
+    "OPENAI_API_KEY: a key of 1 characters",
+    "openai-chat-completions needs its real key",
+    error=CredentialError,
+)
+CASES.add(
     "model list metadata with a key inside a list",
     _model_list("model: dummy, metadata: {{extra: [[Authorization, 'Bearer {s}']]}}"),
     "models[0] (judge): metadata",
@@ -163,7 +197,7 @@ def _echoed(body: bytes, content_type: str, length: int) -> Callable[[Path], Any
     return run
 
 
-for _length in (7, 162):
+for _length in (8, 162):  # issue 39: a key under 8 characters is no secret (refused where it is a hosted one's)
     CASES.add(
         f"endpoint echoing a {_length}-character key in a JSON error body",
         _echoed(b'{"error": {"message": "Incorrect API key provided: KEY"}}', "application/json", _length),

@@ -40,6 +40,9 @@ for _metadata, _message in [
     ({"max_itemz": 5}, "'max_items'"),
     ({"calibrate": True}, "'calibrated'"),
     ({"seeds": 1}, "'seed'"),
+    ({"Max_Items": 5}, "unknown option 'Max_Items'; did you mean 'max_items'?"),  # issue 39: case or separators
+    ({"MAX-ITEMS": 5}, "unknown option 'MAX-ITEMS'; did you mean 'max_items'?"),
+    ({"pairsRuns": 5}, "unknown option 'pairsRuns'; did you mean 'pairs_runs'?"),
     ({"pairs_method": "beem"}, "metadata.pairs_method"),
     ({"pairs_metod": "beam"}, "'pairs_method'"),
     ({"pairs_beam_size": 5}, "metadata.pairs_beam_size applies to pairs_method 'beam' only"),
@@ -119,4 +122,32 @@ CASES.add(
     lambda tmp: placeholder("multiple_choice", {}, "p", ("t", 0, 1)),
     "placeholder request_type",
     "multiple_choice",
+)
+
+
+# ----------------------------------------------------------------------------- issue 39: keys given twice
+def _duplicate_metadata(_: Any) -> Any:
+    from logic_consistency.options import metadata_from_json
+
+    return metadata_from_json('{"max_items": 5, "max_items": 7}')
+
+
+def _duplicate_model_args(_: Any) -> Any:
+    from logic_consistency.harness_ext.model_args import parse_model_args
+
+    return parse_model_args("model=m,max_tokens=8,max_tokens=16")
+
+
+def _duplicate_on_lm_eval_command_line(_: Any) -> Any:
+    from logic_consistency.harness_ext.model_args import check_keys_given_once
+
+    return check_keys_given_once(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
+
+
+CASES.add("--metadata with a key given twice", _duplicate_metadata, "--metadata: key 'max_items' given twice")
+CASES.add("--model_args with a key given twice", _duplicate_model_args, "--model_args: key 'max_tokens' given twice")
+CASES.add(
+    "lm_eval --gen_kwargs with a key given twice",
+    _duplicate_on_lm_eval_command_line,
+    "--gen_kwargs: key 'temperature' given twice",
 )

@@ -297,3 +297,42 @@ CASES.add(
     "no Ray head answers",
     error=ValueError,
 )
+
+
+def _pickle_adapter(tmp: Path) -> None:
+    from logic_consistency.harness_ext.training.provenance import check_adapter_base
+
+    (tmp / "adapter").mkdir()
+    (tmp / "adapter" / "adapter_config.json").write_text('{"base_model_name_or_path": "org/base"}')
+    (tmp / "adapter" / "adapter_model.bin").write_bytes(b"\x80\x04planted")
+    check_adapter_base(f"pretrained=org/base,peft={tmp / 'adapter'}")
+
+
+CASES.add(
+    "peft adapter in pickle format (issue 39: safetensors only)",
+    _pickle_adapter,
+    "adapter_model.bin is in pickle format",
+    "only safetensors adapters are accepted",
+    error=ValueError,
+)
+
+
+def _study_flags(**given: Any) -> Any:
+    from logic_consistency.cli import improve
+
+    flags = {"min_examples": 8, "rounds": 3, "flip": 0.1, "limit": None, "train_args": None, "max_steps": None}
+    return improve._study(_improve_args(**{**flags, **given}))
+
+
+for _name, _given, _expect in [
+    ("--train-args with a key given twice", {"train_args": "lr=1e-4,lr=2e-4"}, ("--train-args", "'lr' given twice")),
+    (
+        "--max-steps and --train-args max_steps both",
+        {"train_args": "max_steps=5", "max_steps": 7},
+        ("--max-steps and --train-args max_steps", "give one"),
+    ),
+    ("--rounds below its declared minimum", {"rounds": 0}, ("--rounds must be", "got 0")),
+    ("--flip above its declared maximum", {"flip": 1.5}, ("--flip must be", "got 1.5")),
+    ("--min-examples below its declared minimum", {"min_examples": 0}, ("--min-examples must be", "got 0")),
+]:
+    CASES.add(f"improve: {_name} (issue 39)", lambda _, g=_given: _study_flags(**g), *_expect, error=OptionError)

@@ -4,9 +4,10 @@ Folders are layers and imports run one way::
 
     common, credentials, outputs, options (neutral helpers) ; metrics (pure) <- harness_ext <- tasks <- leaderboard <- cli
 
-* ``logic_consistency.common``, ``logic_consistency.credentials``, ``logic_consistency.outputs`` and
-  ``logic_consistency.options`` (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it is a pure library of
-  array functions), except that ``outputs`` (the one writer) uses ``credentials`` to redact secrets.
+* ``logic_consistency.common``, ``logic_consistency.credentials``, ``logic_consistency.secret_forms``,
+  ``logic_consistency.outputs`` and ``logic_consistency.options`` (neutral helpers) and ``metrics`` import nothing of the suite (``metrics`` not even ``common``: it is a pure library of
+  array functions), except that ``outputs`` (the one writer) uses ``credentials`` to redact secrets,
+  and ``credentials`` uses ``secret_forms`` (what a secret is, its echoed forms).
 * ``harness_ext`` (generic lm-eval machinery) imports the neutral helpers and ``metrics`` only: it
   knows no dataset and no task family.
 * ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
@@ -47,12 +48,13 @@ PACKAGE = "logic_consistency"
 LAYER_FOLDERS = ("metrics", "harness_ext", "tasks", "leaderboard", "cli")
 
 #: The neutral helpers every layer but ``metrics`` may import.
-NEUTRAL = ("common", "credentials", "outputs", "options")
+NEUTRAL = ("common", "credentials", "secret_forms", "outputs", "options")
 #: layer -> the suite modules (prefixes) it may import, besides itself.
 ALLOWED: dict[str, tuple[str, ...]] = {
     "root": (),  # logic_consistency/__init__.py
     "common": (),
-    "credentials": (),
+    "credentials": ("secret_forms",),  # what a secret is and its echoed forms
+    "secret_forms": (),
     "outputs": ("credentials",),  # the one writer redacts key environment variables' values
     "options": (),
     "metrics": (),
@@ -74,6 +76,7 @@ def _modules() -> list[tuple[str, Path]]:
         (f"{PACKAGE}", ROOT / "__init__.py"),
         (f"{PACKAGE}.common", ROOT / "common.py"),
         (f"{PACKAGE}.credentials", ROOT / "credentials.py"),
+        (f"{PACKAGE}.secret_forms", ROOT / "secret_forms.py"),
         (f"{PACKAGE}.outputs", ROOT / "outputs.py"),
         (f"{PACKAGE}.options", ROOT / "options.py"),
     ]

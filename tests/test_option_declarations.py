@@ -122,6 +122,9 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "bootstrap_seed": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "retries": [["leaderboard", "build", "--out", "{tmp}", "--executor", "ray"]],
     "gpus_per_row": [["improve", "repair", "--base", "x", "--out", "{tmp}", "--executor", "ray"]],
+    "min_examples": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
+    "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
 }
 
 

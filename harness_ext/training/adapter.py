@@ -16,10 +16,21 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write_json
 
-__all__ = ["MANIFEST", "check_base", "data_sha256", "folder_sha256", "is_complete", "read_manifest", "write_manifest"]
+__all__ = [
+    "MANIFEST",
+    "check_adapter_weights",
+    "check_base",
+    "data_sha256",
+    "folder_sha256",
+    "is_complete",
+    "read_manifest",
+    "write_manifest",
+]
 
 MANIFEST = "logic_consistency_adapter.json"
 _WEIGHTS = ("*.safetensors", "*.bin")
+#: Weight files in pickle's format (``torch.save``): loading one can run code, so no adapter may hold one.
+PICKLED = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
 class BaseModelError(ValueError):
@@ -56,6 +67,26 @@ def _weights(folder: Path) -> list[Path]:
     return sorted(p for pattern in _WEIGHTS for p in folder.glob(pattern))
 
 
+def check_adapter_weights(folder: Path) -> None:
+    """Refuse an adapter folder whose weights are not safetensors only (before anything loads them).
+
+    A ``.bin`` (or other pickle) adapter can run code when it is loaded, so it is refused, not loaded
+    with a warning.
+
+    Raises:
+        ValueError: Naming the folder and the pickle files, or saying that no safetensors are there.
+    """
+    pickled = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in PICKLED)
+    if pickled:
+        raise ValueError(
+            f"adapter {folder}: {', '.join(pickled)} is in pickle format, which can run code when loaded; "
+            "only safetensors adapters are accepted (where you trust it, load it once and save it with "
+            "save_pretrained(..., safe_serialization=True))"
+        )
+    if not any(folder.glob("*.safetensors")):
+        raise ValueError(f"adapter {folder}: no *.safetensors weights (only safetensors adapters are accepted)")
+
+
 def folder_sha256(folder: Path) -> str:
     """SHA-256 over the base's config and weight files (names and bytes), its identity in a manifest."""
     digest = hashlib.sha256()
@@ -84,11 +115,16 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     """A finished adapter's manifest.
 
     Raises:
-        ValueError: The folder is not a finished adapter (naming it).
+        ValueError: The folder is not a finished adapter, or its manifest is malformed (naming it).
     """
     if not is_complete(folder):
         raise ValueError(f"{folder}: not a finished adapter (no {MANIFEST})")
-    manifest: dict[str, Any] = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{folder / MANIFEST}: malformed adapter manifest ({error})") from None
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{folder / MANIFEST}: malformed adapter manifest (not a JSON object)")
     return manifest
 
 

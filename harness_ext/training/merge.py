@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .adapter import is_complete, read_manifest, write_manifest
+from .adapter import check_adapter_weights, is_complete, read_manifest, write_manifest
 from .libraries import training_libraries
 
 __all__ = ["merge_adapter", "merged_folder"]
@@ -30,10 +30,11 @@ def merge_adapter(adapter: Path, out: Path | None = None) -> Path:
     tokenizer is the base's, so ``transformers`` and vLLM load the folder as they load the base.
 
     Raises:
-        ValueError: ``adapter`` is not a finished adapter (no manifest).
+        ValueError: ``adapter`` is not a finished adapter (no manifest), or its weights are not safetensors.
         TrainingUnavailable: The ``train`` extra is missing.
     """
     manifest = read_manifest(adapter)
+    check_adapter_weights(adapter)
     target = out or merged_folder(adapter)
     if is_complete(target):
         return target

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 from logic_consistency.harness_ext.model_args import Declaration, check_declared
-from logic_consistency.options import Declared
+from logic_consistency.options import Declared, unique_keys
 
 __all__ = ["PAPER_VALUES", "RECIPES", "PaperValues", "TrainSettings", "parse_train_args", "settings_for"]
 
@@ -99,17 +99,18 @@ def parse_train_args(text: str | None) -> dict[str, str]:
     """``"lr=1e-4,max_steps=5"`` as a mapping (values are checked by :func:`settings_for`).
 
     Raises:
-        ValueError: A part without ``=`` (naming it and ``--train-args``).
+        ValueError: A part without ``=`` (naming it and ``--train-args``); a key given twice (an
+            :class:`~logic_consistency.options.OptionError`).
     """
     if not text:
         return {}
-    pairs = {}
+    pairs = []
     for part in text.split(","):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--train-args: expected KEY=VALUE, got {part!r}")
-        pairs[key.strip()] = value.strip()
-    return pairs
+        pairs.append((key.strip(), value.strip()))
+    return unique_keys(pairs, where="--train-args")
 
 
 def settings_for(recipe: str, overrides: Mapping[str, Any], *, long_task: bool = False) -> TrainSettings:

@@ -24,7 +24,7 @@ from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
 from logic_consistency.harness_ext import models
-from logic_consistency.harness_ext.publish import public_model_args
+from logic_consistency.harness_ext.publish import is_local_path, public_model_args
 
 __all__ = [
     "EMBEDDED_BACKEND",
@@ -158,7 +158,10 @@ def identify(
     args_text = clean.text(format_model_args(public_model_args(backend, model_args).value))
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
     if name is None:
-        name = clean.text(embedded_name or args.get("pretrained") or args.get("model") or backend)
+        pretrained = args.get("pretrained")
+        if isinstance(pretrained, str) and is_local_path(pretrained):  # a folder's name, never its home folder
+            pretrained = Path(pretrained).expanduser().resolve().name
+        name = clean.text(embedded_name or pretrained or args.get("model") or backend)
     if revision:
         found, source = revision, "model_list"
     elif embedded_name is not None:

@@ -28,9 +28,16 @@ from typing import Any
 import yaml
 
 from logic_consistency.common import check_link_loop, load_yaml, read_text
-from logic_consistency.credentials import SECRET_NAMES_VARIABLE, is_switch, refuse_credentials, register_secret
+from logic_consistency.credentials import (
+    SECRET_NAMES_VARIABLE,
+    is_secret_name,
+    is_switch,
+    refuse_credentials,
+    register_secret,
+)
 from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
+from logic_consistency.secret_forms import MIN_SECRET_LENGTH, is_placeholder
 
 from ..board.identity import check_name, first_unprintable
 from ..board.modelid import format_model_args, parse_model_args
@@ -271,9 +278,16 @@ def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     ):
         shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
-    # every value the list names is a secret, at any length (issue 29), but a number or a yes/no
-    # switch (OMP_NUM_THREADS: 1); the run's lm_eval learns the names through SECRET_NAMES_VARIABLE
-    secret = sorted(name for name, value in env.items() if not is_switch(str(value)))
+    # a value is a secret when its name is key-like (the --model_args rule) or declared in the entry's
+    # SECRET_NAMES_VARIABLE, and it is no switch (OMP_NUM_THREADS: 1) nor placeholder (-, none, EMPTY);
+    # the rest (LANG: C) is configuration, never a redaction pattern (issue 39). The run's lm_eval
+    # learns the names through SECRET_NAMES_VARIABLE.
+    declared = {name.strip() for name in str(env.get(SECRET_NAMES_VARIABLE, "")).split(",") if name.strip()}
+    named = sorted(name for name in env if name in declared or is_secret_name(name))
+    secret = [name for name in named if not is_switch(str(env[name])) and not is_placeholder(str(env[name]))]
+    if set(named) - set(secret):
+        print(f"{where}: env {', '.join(sorted(set(named) - set(secret)))}: a placeholder, switch or value under "
+              f"{MIN_SECRET_LENGTH} characters, not treated as a secret (never redacted)", file=sys.stderr)  # fmt: skip
     for name in secret:
         register_secret(str(env[name]), name)
     return {**env, SECRET_NAMES_VARIABLE: ",".join(secret)} if secret else env

@@ -63,8 +63,8 @@ __all__ = [
     "run_dir",
 ]
 
-#: The per-shard metrics file (pickle) in a shard's folder.
-METRICS_FILE = "shard_metrics.pkl"
+#: The per-shard metrics file (JSON, never pickle) in a shard's folder.
+METRICS_FILE = "shard_metrics.json"
 LOG_FILE = "lm_eval.log"
 MERGE_LOG = "merge.log"
 MERGED_DIR = "merged"

@@ -8,14 +8,16 @@ split of Summarize from Feedback read by the suite's loader as ``logic-consisten
 
 The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and
 two items: SummEval's summary comparison fits a post and two summaries. SfF posts are not the task's
-documents, so the train/test check compares texts: a post (title and body) that equals a test
-document's context, or contains one of 20 words or more, is refused (SfF's CNN/DM part holds news
-articles, as SummEval does).
+documents, so the train/test check compares content (lower-cased words, no punctuation): a post that
+shares any :data:`NGRAM`-word (13) passage with a test context, or equals a shorter one, is refused
+(the 13-gram overlap of contamination checks, Brown et al., 2020), so one changed word, another case
+or a missing last word does not hide an article (SfF's CNN/DM part holds news, as SummEval does).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,7 @@ __all__ = [
     "TASK",
     "FeedbackData",
     "TrainData",
+    "NGRAM",
     "check_contexts_disjoint",
     "check_prompt_shows_context",
     "load_feedback",
@@ -43,9 +46,10 @@ __all__ = [
 
 TASK = "task"
 FEEDBACK = "summarize_feedback"
-#: A test context shorter than this (in words) is compared whole only: a short one (a query) would
-#: be found inside many posts by chance.
-MIN_CONTAINED_WORDS = 20
+#: The overlap check's passage length in words (the 13-gram overlap of contamination checks, Brown et
+#: al., 2020): one shared passage refuses a post. A test context shorter than this is compared whole
+#: only (a short one, a query, would be found inside many posts by chance).
+NGRAM = 13
 _PROBE = "LOGIC-CONSISTENCY-CONTEXT-PROBE"
 
 
@@ -147,8 +151,13 @@ def load_test_split(task_name: str, metadata: dict[str, Any]) -> tuple[Any, list
     return task, list(task.test_docs())
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.split())
+def _words(text: str) -> list[str]:
+    """``text`` lower-cased, punctuation removed, as words (the overlap check's normal form)."""
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def _ngrams(words: Sequence[str]) -> Iterable[str]:
+    return (" ".join(words[start : start + NGRAM]) for start in range(len(words) - NGRAM + 1))
 
 
 def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]]) -> int:
@@ -158,23 +167,27 @@ def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs
     Raises:
         TrainingError: A shared text (naming the post and the test document), or no test context to compare.
     """
-    tests = {
-        _normal(d["context"]): str(d.get("instance_id"))
-        for d in test_docs
-        if isinstance(d.get("context"), str) and d["context"].strip()
-    }
-    if not tests:
+    grams: dict[str, str] = {}  # every 13-word passage of a test context -> its document
+    short: dict[str, str] = {}  # a whole test context of fewer words
+    compared = 0
+    for d in test_docs:
+        words = _words(d["context"]) if isinstance(d.get("context"), str) else []
+        compared += bool(words)
+        for gram in _ngrams(words) if len(words) >= NGRAM else [" ".join(words)] if words else []:
+            (grams if len(words) >= NGRAM else short).setdefault(gram, str(d.get("instance_id")))
+    if not compared:
         raise TrainingError(f"--train-data {FEEDBACK}: the test documents of {task} have no context to compare")
-    long = [(text, key) for text, key in tests.items() if len(text.split()) >= MIN_CONTAINED_WORDS]
     for doc in docs:
-        text = _normal(str(doc["context"]))
-        shared = tests.get(text) or next((key for t, key in long if t in text), None)
+        words = _words(str(doc["context"]))
+        text = " ".join(words)
+        shared = short.get(text) or next((grams[g] for g in _ngrams(words) if g in grams), None)
         if shared is not None:
             raise TrainingError(
                 f"--train-data {FEEDBACK}: post {doc['instance_id']!r} holds the text of {task}'s test document "
-                f"{shared!r}; refusing to train on the evaluation data"
+                f"{shared!r} (a shared passage of {NGRAM} words, compared lower-cased without punctuation); "
+                "refusing to train on the evaluation data"
             )
-    return len(tests)
+    return compared
 
 
 def write_training_data(path: Path, examples: Sequence[Example]) -> None:

@@ -1,6 +1,7 @@
 """Issue 29, done when: a board written through ``leaderboard build`` (local executor), ``ingest`` and a
 direct ``lm_eval`` run, with a credential of 4, 12 and 200 characters planted in every place the audit
-used, holds none of them: every file under the output and cache folders is searched.
+used, holds none of them: every file under the output and cache folders is searched. (Issue 39: a key
+under 8 characters is no secret and is not redacted, so no endpoint here echoes the 4-character one.)
 
 The judge is a stub OpenAI-compatible server on 127.0.0.1 (:class:`Stub`): it answers readings,
 echoes the key it was sent in its generations, and, on the paths ending ``/echo-json`` and
@@ -109,15 +110,16 @@ def _lm_eval(stub: Stub, root: Path, name: str, key: str, *, path: str = "/v1/ch
 def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("no-leak")
     runs: dict[str, subprocess.CompletedProcess[str]] = {}
-    # direct lm_eval: a good run whose generations and model name echo the key (4 characters), with the cache
-    runs["direct"] = _lm_eval(stub, root, "direct", KEYS[4])
+    # direct lm_eval: a good run whose generations and model name echo the key (12 characters), with the cache
+    # (issue 39: a key under 8 characters, like KEYS[4], is no secret: never redacted, see test_secret_model.py)
+    runs["direct"] = _lm_eval(stub, root, "direct", KEYS[12])
     # endpoints echoing the key in their error bodies (JSON: 12 and 200 characters; HTML: 200)
     runs["echo-json-12"] = _lm_eval(stub, root, "echo-json-12", KEYS[12], path="/v1/echo-json")
     runs["echo-json-200"] = _lm_eval(stub, root, "echo-json-200", KEYS[200], path="/v1/echo-json")
     runs["echo-html-200"] = _lm_eval(stub, root, "echo-html-200", KEYS[200], path="/v1/echo-html")
     # nested metadata and a key inside a list: refused before any call
     nested = json.dumps({"gateway": {"api_key": KEYS[12]}, "extra": [["Authorization", f"Bearer {KEYS[200]}"]]})
-    runs["nested"] = _lm_eval(stub, root, "nested", KEYS[4], metadata=nested)
+    runs["nested"] = _lm_eval(stub, root, "nested", KEYS[12], metadata=nested)
     # a build: the key in the model list's env (12 characters) and a 4-character gateway value
     models = root / "inputs" / "models.yaml"
     models.parent.mkdir()

@@ -20,6 +20,7 @@ from logic_consistency.harness_ext.shard_merge import ShardOutput, merge_shards
 from logic_consistency.harness_ext.shards import SHARD_KEY
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.nightly import build, ingest_into
+from logic_consistency.leaderboard.run.units import METRICS_FILE
 
 from .conftest import FIXTURE_DATA
 from .shard_support import HASH_RUN, hash_lm_eval, model_list, newest_results
@@ -48,8 +49,7 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> list[ShardOutput]:
     assert not result.failed, [outcome.failure for outcome in result.outcomes]
     run = tmp / "out" / "runs" / NIGHT / HASH_RUN
     return [
-        ShardOutput(newest_results(run / f"shard-{i}-of-2"), run / f"shard-{i}-of-2" / "shard_metrics.pkl")
-        for i in range(2)
+        ShardOutput(newest_results(run / f"shard-{i}-of-2"), run / f"shard-{i}-of-2" / METRICS_FILE) for i in range(2)
     ]
 
 
@@ -127,6 +127,28 @@ def test_a_merge_of_mixed_shards_is_refused_naming_the_field_and_both_values(
     changed = copy.deepcopy(original)
     edit(changed)
     assert changed != original  # the case changed something
+    assert not (tmp_path / "merged").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (_set(("versions", TASK), 9.9), f"lm-eval versions.{TASK} is"),
+        (_set(("configs", TASK, "doc_to_text"), "another prompt"), f"lm-eval configs.{TASK} (SHA-256) is"),
+    ],
+    ids=["lm-eval task version", "lm-eval task config"],
+)
+def test_a_merge_compares_what_lm_eval_recorded_of_each_task(
+    shards: list[ShardOutput], tmp_path: Path, edit: Callable[[dict[str, Any]], None], field: str
+) -> None:
+    """Issue 39 item 8: a shard whose lm-eval results record another task version or prompt, under the
+    same identity block, is refused naming the field and both files."""
+    first = _copy(shards[0], tmp_path / "a")
+    second = _copy(shards[1], tmp_path / "b", edit)
+    with pytest.raises(ValueError, match="shards 0/2 and 1/2 differ") as refused:
+        merge_shards([first, second], tmp_path / "merged", tasks=TASK)
+    message = str(refused.value)
+    assert field in message and str(first.results) in message and str(second.results) in message, message
     assert not (tmp_path / "merged").exists()
 
 

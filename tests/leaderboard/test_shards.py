@@ -7,13 +7,13 @@ request, so a document gets the same answers whichever process asks.
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from logic_consistency.harness_ext.shard_merge import CORE_KEYS, MERGED_KEY
+from logic_consistency.harness_ext.shard_values import loads
 from logic_consistency.harness_ext.shards import Shard
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.modellist import load_model_list
@@ -73,7 +73,7 @@ def test_three_shards_merge_to_exactly_the_one_process_run(tmp_path: Path, offli
     # each shard evaluated its own documents: disjoint, and together every one
     shard_docs = []
     for index in range(3):
-        metrics = pickle.loads((run / f"shard-{index}-of-3" / "shard_metrics.pkl").read_bytes())
+        metrics = loads((run / f"shard-{index}-of-3" / "shard_metrics.json").read_text(encoding="utf-8"), "metrics")
         shard_docs.append({(task, doc) for task, entries in metrics["tasks"].items() for _, doc, _ in entries})
     assert all(docs for docs in shard_docs)
     assert sum(len(docs) for docs in shard_docs) == len(set().union(*shard_docs))

@@ -76,15 +76,24 @@ ARTICLE = " ".join(f"word{n}" for n in range(30))
     [
         (ARTICLE, True),  # the same text
         (f"A title\n\n{ARTICLE}", True),  # the article under a post's title
-        ("A title\n\n" + ARTICLE.replace("word29", "other"), False),
+        # issue 39 item 7: content, not the whole text: one word changed, another case, no last word
+        ("A title\n\n" + ARTICLE.replace("word29", "other"), True),
+        (ARTICLE.replace("word15", "changed"), True),
+        (ARTICLE.upper().replace(" ", ", "), True),  # upper case, punctuation between the words
+        (ARTICLE.rsplit(" ", 1)[0], True),
+        (" ".join(ARTICLE.split()[:12]) + " and then something else entirely", False),  # 12 words: under 13
         ("short query and more words", False),  # a short test context is compared whole only
+        ("Short query!", True),  # ... lower-cased, without punctuation
     ],
 )
 def test_posts_that_hold_a_test_document_are_refused(post: str, shared: bool) -> None:
     tests = [{"instance_id": "art-1", "context": ARTICLE}, {"instance_id": "q-1", "context": "short query"}]
     docs = [{"instance_id": "t3_x", "context": post}]
     if shared:
-        with pytest.raises(TrainingError, match="post 't3_x' holds the text of task's test document 'art-1'"):
+        with pytest.raises(
+            TrainingError,
+            match=r"post 't3_x' holds the text of task's test document '(art|q)-1' \(a shared passage of 13 words",
+        ):
             check_contexts_disjoint(docs, "task", tests)
     else:
         assert check_contexts_disjoint(docs, "task", tests) == 2
