@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import lm_eval_env
 from .shard_support import hash_lm_eval, model_list
+
+pytestmark = pytest.mark.slow  # starts lm_eval or the CLI in every test (the full tier)
 
 #: Runs the command line with ``import ray`` failing as if Ray were not installed.
 WITHOUT_RAY = """
@@ -22,7 +26,6 @@ class NoRay(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NoRay())
 from logic_consistency.cli import main
 
-pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 status = main(sys.argv[1:])
 assert "ray" not in sys.modules
 sys.exit(status)

@@ -21,6 +21,8 @@ import pytest
 from logic_consistency.leaderboard.board.ingest import without_credentials
 from logic_consistency.leaderboard.board.results import read_run
 
+pytestmark = pytest.mark.slow  # starts lm_eval or the CLI in every test (the full tier)
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = str(Path(sys.executable).parent)
 LM_EVAL = shutil.which("lm_eval", path=BIN) or "lm_eval"
@@ -46,7 +48,6 @@ LEAKY_LM_EVAL = """\
 import json, os, subprocess, sys
 from pathlib import Path
 
-pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 args = sys.argv[1:]
 model = args[args.index("--model") + 1]
 secrets = sorted(v for k, v in os.environ.items() if v.startswith({prefix!r}))

@@ -20,6 +20,8 @@ from logic_consistency.leaderboard.board.results import metric_keys
 from logic_consistency.leaderboard.run.nightly import build, ingest_into
 from logic_consistency.leaderboard.run.runner import no_metric_defined
 
+pytestmark = pytest.mark.slow  # starts lm_eval or the CLI in every test (the full tier)
+
 BOOT = BootstrapSettings(n_resamples=300)
 ROOT = Path(__file__).resolve().parents[2]
 LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
@@ -56,7 +58,6 @@ COPY_RUN = """\
 import shutil, sys
 from pathlib import Path
 
-pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
 args = sys.argv[1:]
 shutil.copytree({run!r}, Path(args[args.index("--output_path") + 1]) / "dummy", dirs_exist_ok=True)
 """
