@@ -22,9 +22,11 @@ mkdir -p .typecheck && ln -sfn .. .typecheck/logic_consistency
   .typecheck/logic_consistency/metrics .typecheck/logic_consistency/harness_ext
 # Two tiers, one command each (CONTRIBUTING.md, "Tests"): this script alone runs everything (CI); with
 # `-m "not slow"` it is the fast tier. Both run on LC_TEST_WORKERS pytest-xdist workers (default 2, the
-# cores of the machines the suite is built on; 0 runs in this process); --dist loadgroup keeps the
-# tests of a module-scoped fixture on one worker (tests/conftest.py). The 30 slowest tests are listed.
-pytest=(-m pytest -n "${LC_TEST_WORKERS:-2}" --dist loadgroup --durations=30)
+# cores of the machines the suite is built on; 0 runs in this process); --dist loadfile runs each
+# module on one worker, so a module-scoped fixture (a study, a cluster, a server) is built once. Not
+# loadgroup: pytest-xdist 3.8 marks a group by rewriting a node id that pytest 9 no longer reads.
+# The 30 slowest tests are listed.
+pytest=(-m pytest -n "${LC_TEST_WORKERS:-2}" --dist loadfile --durations=30)
 if [ "${COVERAGE:-0}" != 1 ]; then
   exec .venv/bin/python "${pytest[@]}" "$@"
 fi

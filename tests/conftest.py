@@ -52,10 +52,6 @@ settings.load_profile("suite")
 #: uses one is ``slow`` (the full tier), whether or not it is marked itself.
 _PROCESS_FIXTURES = frozenset({"dummy_run", "run_copy", "cli", "chat_server", "counting_proxy", "chromium", "browser"})
 
-#: Session-scoped fixtures that a pytest-xdist worker builds for itself: the tests using one run on
-#: one worker (one llama.cpp server per run, not one per worker).
-_ONE_WORKER_SESSION_FIXTURES = frozenset({"chat_server"})
-
 
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
     """``build(folder)`` once per pytest run, whatever the number of xdist workers: the first worker
@@ -73,30 +69,23 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
     return Path(json.loads(record.read_text(encoding="utf-8"))["path"])
 
 
-@pytest.hookimpl(tryfirst=True)  # before ``-m "not slow"`` deselects
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark ``slow`` each test that uses a fixture starting a process (:data:`_PROCESS_FIXTURES`), as it
+    is collected (before ``-m "not slow"`` deselects)."""
+    if _PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        item.add_marker(pytest.mark.slow)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test that uses a fixture starting a process (:data:`_PROCESS_FIXTURES`), and
-    prepare the items for ``pytest -n N --dist loadgroup`` (scripts/test.sh): the tests of a module
-    that builds a module-scoped fixture (a study, a cluster, a run) form one group, so the fixture is
-    built once, on one worker; and modules with ``slow`` tests go first, so that the longest groups
-    start at once instead of ending the run on one busy worker. Without xdist the marks do nothing
-    and only the order of modules changes."""
-
-    def module(item: pytest.Item) -> str:
-        return item.nodeid.split("::", 1)[0]
-
-    for item in items:
-        if _PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.slow)
-    slow_modules = {module(item) for item in items if item.get_closest_marker("slow")}
-    for item in items:
-        definitions = getattr(item, "_fixtureinfo", None)
-        for name in getattr(item, "fixturenames", ()):
-            defs = definitions.name2fixturedefs.get(name) if definitions else None
-            if defs and (defs[-1].scope == "module" or name in _ONE_WORKER_SESSION_FIXTURES):
-                item.add_marker(pytest.mark.xdist_group(module(item)))
-                break
-    items.sort(key=lambda item: module(item) not in slow_modules)
+    """Modules with ``slow`` tests go first: under ``pytest -n N --dist loadfile`` (scripts/test.sh) a
+    module is one unit of work, handed out in this order, so the longest ones start at once instead of
+    ending the run on one busy worker (without xdist only the order of modules changes)."""
+    slow_modules = {_module(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _module(item) not in slow_modules)
 
 
 def hand_row(model: str = "tiny", *, score: float = 0.75, tau: float = 0.5) -> dict[str, Any]:

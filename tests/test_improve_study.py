@@ -17,6 +17,7 @@ pytest.importorskip("peft", reason="the train extra")
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.common import find_files, read_samples  # noqa: E402
 from logic_consistency.harness_ext.models import resolve  # noqa: E402
+from logic_consistency.harness_ext.publish import public_path  # noqa: E402
 from logic_consistency.harness_ext.training.adapter import is_complete, read_manifest  # noqa: E402
 from logic_consistency.harness_ext.training.study import split_docs  # noqa: E402
 
@@ -49,7 +50,8 @@ def test_the_adapter_is_written_loads_in_plain_lm_eval_and_changes_the_log_likel
     assert (manifest["recipe"], manifest["split"], manifest["steps"]) == ("repair", "train", 3)
     assert manifest["data_examples"] > 0 and manifest["train_tokens_per_s"] > 0
     (results,) = find_files(study / "rows" / "repaired" / "test_eval", "results_*.json")
-    assert json.loads(results.read_text())["config"]["model_args"]["peft"] == str(adapter)
+    # the results record the adapter it evaluated, as a local path is published (hash and basename)
+    assert json.loads(results.read_text())["config"]["model_args"]["peft"] == public_path(str(adapter))
     before = loglikelihoods(study / "rows" / "zero_shot" / "test_eval")
     after = loglikelihoods(study / "rows" / "repaired" / "test_eval")
     assert len(before) == len(after) > 0 and before != after
