@@ -72,7 +72,8 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
 
 
 def _study(args: argparse.Namespace) -> int:
-    for name in ("min_examples", "rounds", "flip", "limit"):  # the declared bounds, before any work
+    # the declared bounds, before any work
+    for name in ("min_examples", "rounds", "flip", "limit", "rebuild_mismatched"):
         check_flag(name, getattr(args, name))
     train_args = parse_train_args(args.train_args)
     if args.max_steps is not None:
@@ -96,6 +97,7 @@ def _study(args: argparse.Namespace) -> int:
         "metadata": metadata,
         "base_label": label,
         "merge_weights": args.merge_weights,
+        "rebuild_mismatched": args.rebuild_mismatched,
     }
     rows: list[dict[str, Any]]
     if args.study == "gv" and args.train_data != "task":
@@ -161,7 +163,14 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--merge-weights",
         action="store_true",
-        help="also write each adapter's merged weights (safetensors, for vLLM / llama.cpp) beside it, as ADAPTER-merged",
+        help="also write each adapter's merged weights (safetensors, for vLLM / llama.cpp) beside it, as ADAPTER-merged "
+        "(a rerun writes them for the rows it keeps)",
+    )
+    parser.add_argument(
+        "--rebuild-mismatched",
+        action="store_true",
+        help="a rerun rebuilds each kept row made otherwise than this run would make it (another chat template, "
+        "data, base, options...) instead of refusing it",
     )
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(

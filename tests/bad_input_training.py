@@ -17,7 +17,7 @@ from unittest import mock
 from bad_inputs_support import CaseTable
 from tiny_model import tiny_base
 
-from logic_consistency.harness_ext.training import study, trainer
+from logic_consistency.harness_ext.training import study, study_identity, trainer
 from logic_consistency.harness_ext.training.adapter import BaseModelError
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import settings_for
@@ -109,6 +109,15 @@ def _not_a_study(tmp: Path) -> None:
     study.Study(tmp / "s", {"study": "gv"}).open()
 
 
+def _mismatched_row(tmp: Path) -> None:
+    study.Study(tmp / "s", {"study": "gv", "chat_template": True}).open()
+    kept = study.Study(tmp / "s", {"study": "gv", "chat_template": True})
+    kept.finish("round_0", {"row": "round_0", "identity": study_identity.row_identity(kept.identity, "round_0")})
+    now = study.Study(tmp / "s", {"study": "gv", "chat_template": False}, rebuild_mismatched=True)
+    now.open()  # the folder takes the new identity; its row is checked against it
+    study.Study(tmp / "s", now.identity).kept("round_0", study_identity.row_identity(now.identity, "round_0"))
+
+
 def _overlap(tmp: Path) -> None:
     doc = {"id": "arithmetic-00003", "question": "What is 1 + 2?"}
     with mock.patch.object(study, "split_docs", lambda *args, **kwargs: [doc]):
@@ -185,6 +194,14 @@ CASES.add(
 )
 CASES.add("improve: --out holds another study", _other_study, "--out", "holds another study", "study", error=ValueError)
 CASES.add("improve: --out holds other files", _not_a_study, "--out", "not an improve study", error=ValueError)
+CASES.add(
+    "improve: a kept row made with another chat template",
+    _mismatched_row,
+    "row round_0",
+    "chat_template: kept True, now False",
+    "--rebuild-mismatched",
+    error=ValueError,
+)
 CASES.add(
     "improve: train and test share an instance",
     _overlap,
@@ -320,7 +337,8 @@ CASES.add(
 def _study_flags(**given: Any) -> Any:
     from logic_consistency.cli import improve
 
-    flags = {"min_examples": 8, "rounds": 3, "flip": 0.1, "limit": None, "train_args": None, "max_steps": None}
+    flags = {"min_examples": 8, "rounds": 3, "flip": 0.1, "limit": None, "train_args": None, "max_steps": None,
+             "rebuild_mismatched": False}  # fmt: skip
     return improve._study(_improve_args(**{**flags, **given}))
 
 

@@ -125,12 +125,16 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "min_examples": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
     "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "rebuild_mismatched": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
 }
 
 
 def _texts(arg: Declared) -> list[str]:
-    """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour."""
-    assert isinstance(arg.constraint, Interval)  # every flag declared today is a number
+    """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour
+    (none for a switch, which takes no text: argparse refuses ``--switch=x`` itself)."""
+    if isinstance(arg.constraint, OfType) and arg.constraint.kind is bool:
+        return []
+    assert isinstance(arg.constraint, Interval)  # every other flag declared today is a number
     texts = ["x", "true", "2.5"] if arg.kind is int else ["x", "nan", "inf"]
     step = 0 if arg.exclusive else 1 if arg.kind is int else 0.5
     texts += [] if arg.minimum is None else [f"{arg.minimum - step:g}"]

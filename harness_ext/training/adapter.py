@@ -21,6 +21,7 @@ __all__ = [
     "check_adapter_weights",
     "check_base",
     "data_sha256",
+    "examples_sha256",
     "folder_sha256",
     "is_complete",
     "read_manifest",
@@ -104,6 +105,18 @@ def data_sha256(records: Iterable[Any]) -> str:
     for record in records:
         digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False).encode() + b"\n")
     return digest.hexdigest()
+
+
+def examples_sha256(examples: Iterable[Any]) -> str:
+    """The manifest's ``data_sha256`` of training examples (objects with ``prompt`` and ``answer``).
+
+    The records are the trainer's (a user turn and an assistant turn each), so a study can check, before
+    anything trains, that a kept adapter was trained on the data this row builds now.
+    """
+    return data_sha256(
+        {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
+        for e in examples
+    )
 
 
 def is_complete(folder: Path) -> bool:

@@ -26,6 +26,9 @@ from logic_consistency.common import find_files, read_samples
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
+from .adapter import is_complete
+from .study_identity import check_row
+
 __all__ = [
     "STUDY_FILE",
     "LmEvalRun",
@@ -58,7 +61,10 @@ class StudyOptions:
         chat_template: Train and evaluate with the chat template (``--apply_chat_template``).
         metadata: Task options (as ``lm_eval --metadata``; ``instance_split`` is the study's).
         base_label: The base as the user named it (recorded in the study's identity).
-        merge_weights: Also write each adapter's merged weights beside it (``--merge-weights``).
+        merge_weights: Also write each adapter's merged weights beside it (``--merge-weights``), also for
+            the rows a rerun keeps.
+        rebuild_mismatched: Rebuild a kept row made otherwise than this run would make it, instead of
+            refusing it (``--rebuild-mismatched``; :mod:`.study_identity`).
     """
 
     base: Path
@@ -71,6 +77,7 @@ class StudyOptions:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     base_label: str = ""
     merge_weights: bool = False
+    rebuild_mismatched: bool = False
 
 
 #: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the
@@ -131,26 +138,38 @@ class StudyFolderError(ValueError):
 
 @dataclass(frozen=True)
 class Study:
-    """One study's folder and identity (recipe, base, tasks, limit: what makes its rows comparable)."""
+    """One study's folder and identity (recipe, base, tasks, limit, chat template, options: what makes
+    its rows comparable); ``rebuild_mismatched`` rebuilds what differs instead of refusing it."""
 
     out: Path
     identity: Mapping[str, Any]
+    rebuild_mismatched: bool = False
 
     def open(self) -> None:
         """Create the folder, or check that it holds this same study (its finished rows are then kept).
 
+        With ``rebuild_mismatched``, a folder of the same recipe whose identity differs takes this one
+        (each of its rows then differs from it, and :meth:`kept` rebuilds it).
+
         Raises:
-            StudyFolderError: The folder holds another study, or files that are not a study's.
+            StudyFolderError: The folder holds another study (naming each field, kept and now), or files
+                that are not a study's.
         """
         marker = self.out / STUDY_FILE
         if marker.is_file():
             found = json.loads(marker.read_text(encoding="utf-8"))
-            if found != dict(self.identity):
-                differ = sorted(k for k in {*found, *self.identity} if found.get(k) != self.identity.get(k))
-                raise StudyFolderError(
-                    f"--out {self.out}: holds another study (differs in {', '.join(differ)}: "
-                    f"{ {k: found.get(k) for k in differ} }); choose another --out"
-                )
+            if found == dict(self.identity):
+                return
+            differ = sorted(k for k in {*found, *self.identity} if found.get(k) != self.identity.get(k))
+            listed = "; ".join(f"{k}: kept {found.get(k)!r}, now {self.identity.get(k)!r}" for k in differ)
+            other_recipe = found.get("study") != self.identity.get("study")  # never rebuilt over
+            if other_recipe or not self.rebuild_mismatched:
+                hint = "" if other_recipe else ", or rerun with --rebuild-mismatched"
+                raise StudyFolderError(f"--out {self.out}: holds another study ({listed}); choose another --out{hint}")
+            print(
+                f"logic-consistency improve: {marker}: rebuilding the rows made otherwise ({listed})", file=sys.stderr
+            )
+            atomic_write_json(marker, dict(self.identity), indent=2)
             return
         if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
             raise StudyFolderError(
@@ -167,6 +186,29 @@ class Study:
         """A finished row's summary (``row.json``), else ``None``."""
         path = self.row_dir(row) / "row.json"
         return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+    def kept(self, row: str, identity: Mapping[str, Any], *, merge_weights: bool = False) -> dict[str, Any] | None:
+        """A finished row's summary when it was made as this run would make it (``identity``), else ``None``.
+
+        An unfinished row's kept adapter is checked too. A row (or adapter) made otherwise is refused, or
+        with ``rebuild_mismatched`` removed (``None``: run it again). With ``merge_weights``, a kept row's
+        merged weights are written now if they are not there (a rerun never silently does nothing).
+
+        Raises:
+            RowMismatch: Naming the row, each field that differs, kept and now.
+        """
+        summary = self.finished(row)
+        if not check_row(self.row_dir(row), summary, identity, rebuild=self.rebuild_mismatched):
+            return None
+        adapter = self.row_dir(row) / "adapter"
+        if summary is not None and merge_weights and is_complete(adapter) and summary.get("training"):
+            from .merge import merge_adapter
+
+            merged = str(merge_adapter(adapter))
+            if summary["training"].get("merged") != merged:
+                summary = {**summary, "training": {**summary["training"], "merged": merged}}
+                self.finish(row, summary)
+        return summary
 
     def finish(self, row: str, summary: Mapping[str, Any]) -> None:
         """Record a row as finished (written last, atomically: a rerun keeps it)."""

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import read_samples
+from logic_consistency.common import find_files, read_samples
 from logic_consistency.harness_ext.training.adapter import check_base
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
@@ -35,6 +35,7 @@ from logic_consistency.harness_ext.training.study import (
     run_lm_eval,
     run_locally,
 )
+from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 
 from .export import pairs_of_sample
@@ -59,6 +60,10 @@ def _row_name(chain: str, round_: int) -> str:
     return "round_0" if round_ == 0 else f"{chain}_round_{round_}"
 
 
+def _label(chain: str, round_: int) -> str:
+    return f"{CHAINS[chain]} round {round_} (data from {_row_name(chain, round_ - 1)})"
+
+
 class _GVStudy:
     def __init__(self, options: GVStudyOptions) -> None:
         self.options = options
@@ -75,7 +80,10 @@ class _GVStudy:
                 "rounds": options.rounds,
                 "metadata": dict(options.metadata),
                 "hyperparameters": self.settings.as_dict(),
+                "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
+                "base_path": str(self.base.resolve()),
             },
+            options.rebuild_mismatched,
         )
 
     def evaluate(self, row: str, split: str, adapter: Path | None) -> list[Path]:
@@ -115,7 +123,7 @@ class _GVStudy:
     ) -> dict[str, Any]:
         name = _row_name(chain, round_)
         done = self.study.finished(name)
-        if done is not None:
+        if done is not None:  # checked by verify_kept before any unit ran
             return done
         if previous is not None and previous.get("not_trained"):
             return self.not_trained(chain, round_, f"its data would come from {previous['row']}, which was not trained")
@@ -135,12 +143,17 @@ class _GVStudy:
                     f"{len(pairs) // 2} {kind} pairs from {documents} train documents: {len(pairs)} examples, "
                     f"fewer than --min-examples {self.options.min_examples}",
                 )
-            label = f"{CHAINS[chain]} round {round_} (data from {source})"
+            label = _label(chain, round_)
             examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
+            identity = row_identity(self.study.identity, name, label=label, recipe="gv", examples=examples)
+            self.study.kept(name, identity)  # an adapter kept from an earlier try must be this row's
             adapter = self.study.row_dir(name) / "adapter"
             job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples,
                            self.options.merge_weights)  # fmt: skip
             manifest = train_adapter(job)
+        else:
+            identity = row_identity(self.study.identity, name)
+            self.study.kept(name, identity)
         summary = {
             "row": name,
             "chain": CHAINS[chain] if round_ else "base",
@@ -149,6 +162,7 @@ class _GVStudy:
             "metrics": metric_summary(self.evaluate(name, "test", adapter), GV_METRICS),
             "training": manifest,
             "ran_on": dict(ran_on or {}),
+            "identity": identity,
         }
         self.study.finish(name, summary)
         return summary
@@ -171,6 +185,7 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     study = _GVStudy(options)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
+    verify_kept(study, chains=False)
     # round 0 first (with the train-split evaluation both chains' round 1 trains from); then the two
     # chains, independent of each other, each one unit: its rounds are strictly sequential (round k
     # trains on data round k-1's model generates), so a unit per round would run no faster
@@ -180,6 +195,7 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
         or not (study.study.row_dir("round_0") / "train_eval" / "done").is_file()
     ):
         executor([first])
+    verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
     names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds + 1)) for chain in CHAINS}
     units = [StudyUnit(CHAINS[chain], names[chain], partial(_chain, study, chain)) for chain in CHAINS]
     pending = [unit for unit in units if not _all_finished(study, unit)]
@@ -210,3 +226,29 @@ def _chain(study: _GVStudy, chain: str, ran_on: RanOn) -> list[dict[str, Any]]:
         previous = study.row(chain, k, previous, ran_on=ran_on)
         rows.append(previous)
     return rows
+
+
+def verify_kept(study: _GVStudy, *, chains: bool) -> None:
+    """Check round 0, or each chain's kept rows in order, against this run's identity and their data now:
+    round k's data are the pairs of round k-1's kept train-split evaluation. A row rebuilt on request
+    takes its evaluations with it, so the rounds trained on its data are rebuilt after it.
+
+    Raises:
+        RowMismatch: A kept row was made otherwise (naming it, the field, kept and now).
+    """
+    options = study.options
+    if not chains:
+        study.study.kept("round_0", row_identity(study.study.identity, "round_0"), merge_weights=options.merge_weights)
+        return
+    for chain in CHAINS:
+        for k in range(1, options.rounds + 1):
+            name, source = _row_name(chain, k), _row_name(chain, k - 1)
+            if study.study.finished(name) is None:
+                continue  # an unfinished row's kept adapter is checked when its unit builds its data
+            evaluation = study.study.row_dir(source) / "train_eval"
+            known: dict[str, Any] = {"unknown_data": f"{source} has no finished train-split evaluation"}
+            if (evaluation / "done").is_file():
+                pairs = study.training_pairs(find_files(evaluation, "samples_*.jsonl"), consistent_only=chain == "gv")
+                known = {"examples": format_examples(study.base, pairs, chat_template=options.chat_template)}
+            identity = row_identity(study.study.identity, name, label=_label(chain, k), recipe="gv", **known)
+            study.study.kept(name, identity, merge_weights=options.merge_weights)

@@ -36,6 +36,7 @@ from logic_consistency.harness_ext.training.study import (
     run_locally,
     table_markdown,
 )
+from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
@@ -151,27 +152,35 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
         "flip": options.flip,
         "metadata": dict(options.metadata),
         "hyperparameters": settings.as_dict(),
+        "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
+        "base_path": str(base.resolve()),
     }
     if feedback is not None:  # absent for the task's own data, so earlier study folders still resume
         identity["train_data"] = feedback.source
-    study = Study(options.out, identity)
+    study = Study(options.out, identity, options.rebuild_mismatched)
     study.open()
     task, docs, human, source = _training_set(options, feedback)
     perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
     repaired = repair(perturbed, method="win_loss")
     data = {"perturbed": (perturbed, False), "repaired": (repaired, False), "repaired_neg": (repaired, True)}
-    # the training data is built here, in the driver; each unfinished row is then one unit (train + evaluate)
+    # the training data is built here, in the driver; each row is checked against it (study_identity), each
+    # row not kept is then one unit (train + evaluate)
     units = []
-    for name, label in (row for row in ROWS if row[0] in options.rows and study.finished(row[0]) is None):
-        job = None
+    for name, label in (row for row in ROWS if row[0] in options.rows):
+        job, examples = None, None
         if name in data:
             prefs, negated = data[name]
             pairs = _pairs(task, docs, prefs, negated=negated)
             examples = format_examples(base, pairs, chat_template=options.chat_template)
+        expected = row_identity(identity, name, label=label, recipe="repair", examples=examples)
+        if study.kept(name, expected, merge_weights=options.merge_weights) is not None:
+            continue
+        if examples is not None:
             write_training_data(study.row_dir(name) / "train.jsonl", examples)
             job = TrainJob(base, examples, study.row_dir(name) / "adapter", settings, "repair", label, "train",
                            options.min_examples, options.merge_weights, data_source=source)  # fmt: skip
-        work = partial(_run_row, study, options, base, name, label, job, flipped if name != "zero_shot" else None)
+        flips = flipped if name != "zero_shot" else None
+        work = partial(_run_row, study, options, base, expected, job, flips)
         units.append(StudyUnit(name, (name,), work))
     ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
     rows = [ran.get(name) or study.finished(name) for name, _ in ROWS if name in options.rows]
@@ -183,14 +192,14 @@ def _run_row(
     study: Study,
     options: RepairStudyOptions,
     base: Path,
-    name: str,
-    label: str,
+    identity: dict[str, Any],
     job: TrainJob | None,
     flipped: Any,
     ran_on: RanOn,
 ) -> list[dict[str, Any]]:
     """One row's unit, wherever its executor runs it: train its adapter (none for zero-shot), evaluate it
-    on the test split, write its ``row.json`` last."""
+    on the test split, write its ``row.json`` (with its ``identity``) last."""
+    name, label = identity["row"], identity["label"]
     manifest = train_adapter(job) if job is not None else None
     adapter = job.out if job is not None else None
     run = LmEvalRun(
@@ -211,6 +220,7 @@ def _run_row(
         "training": manifest,
         "flipped_labels": flipped,
         "ran_on": dict(ran_on),
+        "identity": identity,
     }
     study.finish(name, done)
     return [done]

@@ -5,9 +5,11 @@ train``, a tiny tokenizer); training and ``lm_eval`` are replaced by recorders, 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import pickle
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,12 +21,14 @@ pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import tiny_base  # noqa: E402
 
+from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest  # noqa: E402
 from logic_consistency.harness_ext.training.study import (  # noqa: E402
     LmEvalRun,
     StudyUnit,
     StudyUnitError,
     run_locally,
 )
+from logic_consistency.harness_ext.training.study_identity import RowMismatch  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
 from logic_consistency.tasks.gv import improve as gv_improve  # noqa: E402
 from logic_consistency.tasks.pairwise import improve as repair_improve  # noqa: E402
@@ -80,9 +84,15 @@ class Recorder:
         assert job.examples, job.label
         if job.label == self.failing:
             raise TrainingError(f"{job.label}: loss became nan at step 1")
-        job.out.mkdir(parents=True)
-        return {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
-                "wall_time_s": 1, "device": "cpu", "round": job.label}  # fmt: skip
+        # a finished adapter with the manifest fields a rerun checks against the row (study_identity.py)
+        manifest = {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
+                    "wall_time_s": 1, "device": "cpu", "round": job.label, "recipe": job.recipe,
+                    "base_model": str(job.base), "data_sha256": examples_sha256(job.examples),
+                    "hyperparameters": job.settings.as_dict()}  # fmt: skip
+        staging = job.out.with_name("staging")
+        staging.mkdir(parents=True)
+        write_manifest(staging, job.out, manifest)
+        return manifest
 
     @staticmethod
     def evaluate(run: LmEvalRun, *, label: str) -> list[Path]:
@@ -147,6 +157,8 @@ def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains
 
     monkeypatch.setattr(gv_improve._GVStudy, "evaluate", evaluate)
     monkeypatch.setattr(gv_improve, "check_disjoint", lambda *args: None)
+    # the rows finished by hand below carry no identity: the check of kept rows is test_improve_identity.py's
+    monkeypatch.setattr(gv_improve, "verify_kept", lambda *args, **kwargs: None)
     options = gv_improve.GVStudyOptions(base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=2, rounds=2)
     recorder = Recorder()
     rows = gv_improve.run_gv_study(options, recorder)
@@ -160,3 +172,23 @@ def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains
         study.finish(row["row"], {**row, "not_trained": None})
     gv_improve.run_gv_study(options, recorder)
     assert recorder.calls[2:] == [["consistency FT"]]
+
+
+def test_a_repair_row_records_its_identity_and_another_rows_adapter_is_refused_or_rebuilt(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    options = repair_improve.RepairStudyOptions(
+        base=tiny_base(tmp_path / "base"), out=tmp_path / "s", tasks=TASK, limit=2, min_examples=1, metadata=METADATA,
+        rows=("zero_shot", "perturbed", "repaired"),
+    )  # fmt: skip
+    rows = {r["row"]: r for r in repair_improve.run_repair_study(options, recorder)}
+    assert rows["repaired"]["identity"]["data_sha256"] == rows["repaired"]["training"]["data_sha256"]
+    assert rows["repaired"]["identity"]["flip"] == 0.1 and rows["zero_shot"]["identity"]["chat_template"] is True
+    folder = options.out / "rows"
+    shutil.rmtree(folder / "repaired" / "adapter")
+    shutil.copytree(folder / "perturbed" / "adapter", folder / "repaired" / "adapter")
+    with pytest.raises(RowMismatch, match=r"row repaired .*adapter round: kept 'Perturbed', now 'REPAIR-ed'"):
+        repair_improve.run_repair_study(options, recorder)
+    repair_improve.run_repair_study(dataclasses.replace(options, rebuild_mismatched=True), recorder)
+    assert recorder.calls[-1] == ["repaired"]
+    assert json.loads((folder / "repaired" / "row.json").read_text())["training"]["round"] == "REPAIR-ed"
