@@ -157,7 +157,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # no PyYAML stub
         keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
         repeated = sorted({str(key) for key in keys if keys.count(key) > 1})
         if repeated:
-            raise yaml.constructor.ConstructorError(None, None, f"key(s) {repeated} given twice", node.start_mark)
+            # the mark is the second occurrence's line (the one a hand edit added), the first's is named too
+            again = next(n for n, key in enumerate(keys) if key in keys[:n])
+            first = node.value[keys.index(keys[again])][0].start_mark.line + 1
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key(s) {repeated} given twice (first on line {first})", node.value[again][0].start_mark
+            )
         return super().construct_mapping(node, deep=deep)
 
 

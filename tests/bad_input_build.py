@@ -61,7 +61,7 @@ for _label, _entries, _top, _expect in [
     ("extra_args --output_pat", "  - {name: m, model: dummy, extra_args: [--output_pat, x]}\n", "", ("--output_path",)),
     ("extra_args --config", "  - {name: m, model: dummy, extra_args: [--config=c.yaml]}\n", "", ("--config",)),
     ("extra_args a typo", "  - {name: m, model: dummy, extra_args: [--num_fewshots, '1']}\n", "", ("'--num_fewshot'",)),
-    ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "at most")),
+    ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "604800")),
     (
         "unknown task",
         "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",

@@ -368,6 +368,11 @@ for _label, _text, _expect in [
         ("models.yaml", "['name']", "twice"),
     ),
     (
+        "model list: a key given twice on its own line (issue 39)",
+        "models:\n  - name: a\n    model: dummy\n    model_args: x=1\n    model: hf\n",
+        ("models.yaml", "['model'] given twice (first on line 3)", "line 5"),
+    ),
+    (
         "model list: env value a mapping",
         "models:\n  - {name: m, model: m, env: {A: {b: 1}}}\n",
         ("models.yaml", "'env'"),

@@ -9,6 +9,7 @@ through ``check_declared`` (what each backend's constructor calls), a command-li
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -116,7 +117,7 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "shards": [["plan", "--tasks", "x"], ["leaderboard", "build", "--out", "{tmp}"]],
     "price_in": [["plan", "--tasks", "x"]],
     "price_out": [["plan", "--tasks", "x"]],
-    "limit": [["plan", "--tasks", "x"]],
+    "limit": [["plan", "--tasks", "x"], ["leaderboard", "build", "--out", "{tmp}"]],
     "confidence": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "n_resamples": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
     "bootstrap_seed": [["leaderboard", "ingest", "{tmp}", "--out", "{tmp}"]],
@@ -126,6 +127,9 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
     "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rebuild_mismatched": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "timeout": [["leaderboard", "build", "--out", "{tmp}"]],
+    "apply_chat_template": [],  # a model list's only (test_model_list_settings_are_checked_by_their_declarations)
+    "enabled": [],
 }
 
 
@@ -217,3 +221,26 @@ def test_docs_running_holds_the_generated_table() -> None:
     end = text.index("\n<!-- end of options table -->")
     copy = text[start:end].split("\n", 1)[1]
     assert copy == markdown_table(), "docs/running.md: paste `logic-consistency options --markdown` between the markers"
+
+
+@pytest.mark.parametrize("name", ["limit", "timeout", "apply_chat_template", "enabled", "shards"])
+def test_model_list_settings_are_checked_by_their_declarations(name: str, tmp_path: Path) -> None:
+    """A model list's settings go through the same declarations as the flags (issue 39, item 5)."""
+    from logic_consistency.leaderboard.run.modellist import load_model_list
+
+    for bad in invalid_values(declared_flags()[name]):
+        if bad is None:
+            continue  # null: the list's default (every setting here may be left out)
+        listed = tmp_path / "models.yaml"
+        listed.write_text(json.dumps({"models": [{"name": "m", "model": "dummy", name: bad}]}), encoding="utf-8")
+        with pytest.raises(OptionError, match=rf"models\.yaml: models\[0\] \(m\): '{name}' must be"):
+            load_model_list(listed)
+
+
+def test_model_list_metadata_values_are_checked_by_their_declarations(tmp_path: Path) -> None:
+    from logic_consistency.leaderboard.run.modellist import load_model_list
+
+    listed = tmp_path / "models.yaml"
+    listed.write_text(json.dumps({"models": [{"name": "m", "model": "dummy", "metadata": {"max_items": 1}}]}))
+    with pytest.raises(OptionError, match=r"models\[0\] \(m\).*metadata\.max_items must be"):
+        load_model_list(listed)

@@ -16,7 +16,6 @@ Every key, with its default, is listed in docs/leaderboard.md ("Model list").
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -36,7 +35,15 @@ from logic_consistency.credentials import (
     register_secret,
 )
 from logic_consistency.harness_ext.publish import public_model_args
-from logic_consistency.options import SUITE_OPTIONS, reject_near_misses, reject_unknown
+from logic_consistency.options import (
+    SUITE_OPTIONS,
+    check_flag,
+    check_option,
+    declared_flags,
+    declared_options,
+    reject_near_misses,
+    reject_unknown,
+)
 from logic_consistency.secret_forms import MIN_SECRET_LENGTH, is_placeholder
 
 from ..board.identity import check_name, first_unprintable
@@ -63,8 +70,8 @@ TOP_KEYS = frozenset({"models", "api_limits", *SETTING_KEYS})
 #: Seconds a model's run may take when neither the list nor the command line says (6 hours): a run
 #: past it is stopped (its whole process group) and recorded as failed, so every build ends.
 DEFAULT_TIMEOUT_SECONDS = 6 * 3600.0
-#: The longest per-model timeout accepted (7 days): more is a typo, not a plan.
-MAX_TIMEOUT_SECONDS = 7 * 24 * 3600.0
+#: The longest per-model timeout accepted (7 days): more is a typo, not a plan (its declaration's maximum).
+MAX_TIMEOUT_SECONDS = float(declared_flags()["timeout"].maximum or 0)
 #: Nodes the model list's YAML may expand to, aliases expanded (a list of hundreds of models needs a
 #: few thousand): an "alias bomb" (a few lines whose aliases expand to billions) is refused.
 MAX_YAML_NODES = 100_000
@@ -135,12 +142,14 @@ def default_model_list() -> Path:
     return Path(str(resources.files(__package__).joinpath(DEFAULT_MODEL_LIST)))
 
 
-def _positive_or_null(key: str, value: Any, where: str, what: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ValueError(f"{where}: {key!r} must be {what} or null, got {value!r}")
-    return float(value)
+def _declared(key: str) -> Callable[[Any, str], Any]:
+    """The check of a setting declared once (``_options_yaml`` flags: the same bounds as its command-line flag)."""
+
+    def check(value: Any, where: str) -> Any:
+        checked = check_flag(key, value, label=f"'{key}'", where=where)
+        return float(checked) if isinstance(checked, int | float) and not isinstance(checked, bool) else checked
+
+    return check
 
 
 def _tasks(value: Any, where: str) -> str:
@@ -155,11 +164,14 @@ def _metadata(value: Any, where: str) -> dict[str, Any]:
     value = optional_mapping(value, "metadata", where)
     # the suite's one rule (options.reject_near_misses), checked before any model runs
     reject_near_misses(value, SUITE_OPTIONS, where=f"{where}: metadata")
+    for key in sorted(set(value) & set(declared_options())):  # each value within its declaration, before any run
+        check_option(key, value[key], label=f"metadata.{key}", where=where)
     refuse_credentials(value, None, where=f"{where}: metadata")  # lm-eval writes it into every task config
     return dict(value)
 
 
 def _batch_size(value: Any, where: str) -> str | None:
+    # by hand: an integer or text ('auto', 'auto:4') is no type the declarations have (lm_eval parses it)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip():
@@ -167,27 +179,19 @@ def _batch_size(value: Any, where: str) -> str | None:
     return str(value)
 
 
-def _apply_chat_template(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{where}: 'apply_chat_template' must be true or false, got {value!r}")
-    return value
-
-
 def _timeout(value: Any, where: str) -> float:
     """Seconds; null is the default, never unlimited, so that every build ends."""
-    seconds = _positive_or_null("timeout", value, where, "a positive number of seconds")
-    if seconds is not None and seconds > MAX_TIMEOUT_SECONDS:
-        raise ValueError(f"{where}: 'timeout' must be at most {MAX_TIMEOUT_SECONDS:g} s (7 days), got {value!r}")
+    seconds: float | None = _declared("timeout")(value, where)
     return DEFAULT_TIMEOUT_SECONDS if seconds is None else seconds
 
 
 #: The check of each setting (file, entry or command line): value and where -> the checked value.
 _SETTING_CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "tasks": _tasks,
-    "limit": lambda value, where: _positive_or_null("limit", value, where, "a positive number"),
+    "limit": _declared("limit"),
     "metadata": _metadata,
     "batch_size": _batch_size,
-    "apply_chat_template": _apply_chat_template,
+    "apply_chat_template": _declared("apply_chat_template"),
     "timeout": _timeout,
     "shards": check_shards,
 }
@@ -312,10 +316,7 @@ def _entry(
             raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
     check_name(raw["name"], f"{source}: models[{index}] 'name'")
     _printable("model", raw["model"], where)
-    enabled = raw.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ValueError(f"{where}: 'enabled' must be true or false, got {enabled!r}")
-    if not enabled:
+    if not _declared("enabled")(raw.get("enabled", True), where):
         return None
     settings = dict(shared)
     for key in SETTING_KEYS:

@@ -95,7 +95,7 @@ def test_settings_precedence_file_then_entry_then_command_line(tmp_path: Path) -
         ("models:\n  - {name: a, model: hf, colour: red}\n", r"models\[0\] \(a\): unknown key\(s\) \['colour'\]"),
         ("models:\n  - {model: hf}\n", r"models\[0\]: 'name' is required"),
         ("models:\n  - {name: a, model: hf}\n  - {name: a, model: vllm}\n", r"duplicate model name\(s\) \['a'\]"),
-        ("limit: -1\nmodels:\n  - {name: a, model: hf}\n", r"'limit' must be a positive number"),
+        ("limit: -1\nmodels:\n  - {name: a, model: hf}\n", r"'limit' must be in \(0, inf\), got -1"),
         ("models: []\n", r"'models' must be a non-empty list"),
         ("models:\n  - {name: a, model: hf, extra_args: --x}\n", r"models\[0\] \(a\): 'extra_args' must be a list"),
         ("models: [\n", r"not valid YAML"),
