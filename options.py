@@ -262,6 +262,7 @@ class Declared:
     nullable: bool = False
     applies: str = "task option"
     exclusive: bool = False
+    source: Path | None = None  # the _options_yaml that declares it (the folder whose code reads it)
 
     @property
     def constraint(self) -> Constraint:
@@ -348,7 +349,7 @@ def _declaration(path: Path, name: str, facts: Any, applies: str) -> Declared:
     if invalid is not None:
         key = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
         raise OptionError(f"{path}: option {name!r}{key}: {invalid.message}")
-    fields = {**facts, "kind": _TYPES[facts["type"]], "name": name, "applies": applies}
+    fields = {**facts, "kind": _TYPES[facts["type"]], "name": name, "applies": applies, "source": path}
     fields["choices"] = None if facts.get("choices") is None else tuple(facts["choices"])
     arg = Declared(**{key: value for key, value in fields.items() if key != "type"})
     try:  # a null default without nullable: none, each task sets the option

@@ -29,6 +29,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.base import PromptedTask
+from logic_consistency.harness_ext.option_scope import refuse_unread_options
 from logic_consistency.harness_ext.placeholders import answered_here
 from logic_consistency.harness_ext.publish import record_device
 
@@ -76,6 +77,8 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
         lm = kwargs["lm"] if "lm" in kwargs else (args[0] if args else None)
         task_dict = kwargs["task_dict"] if "task_dict" in kwargs else (args[1] if len(args) > 1 else None)
         check_tasks(lm, task_dict)
+        if isinstance(task_dict, Mapping):  # an option no task of the run reads changed nothing: refused
+            refuse_unread_options(_tasks_in(task_dict))
         record_device(lm)  # the results publish where the weights are, not the --device given
         with published(lm), answered_here(lm):
             return evaluate(*args, **kwargs)
