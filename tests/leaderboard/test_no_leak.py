@@ -32,6 +32,8 @@ LOGIC_CONSISTENCY = shutil.which("logic-consistency", path=BIN) or "logic-consis
 TASKS = ("--tasks", "toy_pairwise", "--include_path", str(ROOT / "tests" / "fixtures" / "tasks"), "--limit", "2")
 #: The planted keys: a local server's 4 characters, 12, and 200 (cut at 200 characters before issue 29).
 KEYS = {4: "Qz4v", 12: "kW3-local-12", 200: ("sk-" + "Lp9x" * 50)[:200]}
+#: Placeholder keys (issue 39): runs with them must change no JSON key, field or metric name.
+PLACEHOLDERS = {"placeholder-dash": "-", "placeholder-none": "none", "placeholder-empty": "EMPTY"}
 
 
 class Stub(http.server.ThreadingHTTPServer):
@@ -139,6 +141,12 @@ def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         f"  - {entry('judge', stub.url())}",
     ]
     lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-json'))}")
+    # a sharded build (issue 39), on a suite task: the shards' merge does not pass a model's --include_path
+    lines.append(
+        f"  - {{name: judge-sharded, model: lc-chat, model_args: 'model=judge,base_url={stub.url()},max_retries=1', "
+        f"env: {{OPENAI_API_KEY: {KEYS[12]}}}, shards: 2, tasks: logic_consistency_caters, "
+        "metadata: {max_items: 3, ks: [3]}}"
+    )
     models.write_text("\n".join(lines) + "\n", encoding="utf-8")
     board = root / "board"
     boot = ("--n-resamples", "1000", "--no-progress")
@@ -152,6 +160,14 @@ def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         LOGIC_CONSISTENCY, "leaderboard", "ingest", str(results), "--out", str(board), "--night", "2026-05-02",
         "--allow-backfill",  # today's run filed under an older night on purpose
         *boot, key=KEYS[4], cwd=root,
+    )  # fmt: skip
+    # issue 39: placeholder keys many local servers document are no secrets: the runs ingest, nothing garbled
+    for name, placeholder in PLACEHOLDERS.items():
+        runs[name] = _lm_eval(stub, root, name, placeholder)
+    (results,) = (root / "out" / "placeholder-dash").rglob("results_*.json")
+    runs["ingest-placeholder"] = _run(
+        LOGIC_CONSISTENCY, "leaderboard", "ingest", str(results), "--out", str(board), "--night", "2026-05-03",
+        "--allow-backfill", *boot, key="-", cwd=root,
     )  # fmt: skip
     return {"root": root, "runs": runs, "board": board}
 
@@ -186,7 +202,45 @@ def test_what_was_shown_instead(written: dict[str, Any]) -> None:
     assert runs["nested"].returncode != 0
     assert "'gateway.api_key'" in runs["nested"].stderr and "'Authorization' in 'extra[0]'" in runs["nested"].stderr
     board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
-    (failure,) = board["failures"]
+    (failure,) = board["failures"]  # judge-echo's
     assert "[redacted " in json.dumps(failure)
     row = next(row for row in board["rows"] if row["model"]["name"] == "judge")
     assert row["model"]["model_args"].startswith("model=judge,base_url=http://127.0.0.1:")
+
+
+def _keys(value: Any) -> Iterator[str]:
+    """Every key of a JSON document, nested ones included."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _keys(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _keys(inner)
+
+
+def test_no_json_key_or_metric_name_is_redacted_and_placeholder_runs_ingest(written: dict[str, Any]) -> None:
+    """Issue 39, done when: over a direct run, a build, a sharded build, an ingest and placeholder-key runs,
+    no JSON key (field and metric names included) holds ``[redacted``, and the placeholder runs ingest."""
+    root, runs = written["root"], written["runs"]
+    for name in (*PLACEHOLDERS, "ingest-placeholder"):
+        assert runs[name].returncode == 0, runs[name].stderr[-3000:]
+        assert "[redacted" not in runs[name].stdout + runs[name].stderr, name
+    documents = []
+    for path in (p for p in root.rglob("*") if p.is_file() and not p.is_relative_to(root / "inputs")):
+        if path.suffix == ".json":
+            documents.append((path, json.loads(path.read_text(encoding="utf-8"))))
+        elif path.suffix == ".jsonl":
+            lines = path.read_text(encoding="utf-8").splitlines()
+            documents += [(path, json.loads(line)) for line in lines if line.strip()]
+    assert any("results" in doc for _, doc in documents if isinstance(doc, dict))
+    for path, document in documents:
+        redacted = [key for key in _keys(document) if "[redacted" in key]
+        assert redacted == [], f"{path.relative_to(root)}: {redacted[:5]}"
+    for name in PLACEHOLDERS:
+        (results,) = (root / "out" / name).rglob("results_*.json")
+        recorded = json.loads(results.read_text(encoding="utf-8"))
+        assert "n-samples" in recorded and "s_comm,none" in recorded["results"]["toy_pairwise"], name
+    board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = {row["model"]["name"]: row for row in board["rows"]}
+    assert "judge-sharded" in rows, sorted(rows)  # the sharded build is a row, merged from its two shards
