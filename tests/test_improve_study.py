@@ -30,14 +30,21 @@ def loglikelihoods(folder: Path) -> list[float]:
     return [float(r[0][0]) for _, s in read_samples(samples) for r in s["resps"]]
 
 
+#: Credentials planted in the study's environment (issue 39, done when): no file of the study may hold them.
+PLANTED = {"OPENAI_API_KEY": "kW3-local-12", "MY_SERVICE_TOKEN": ("sk-" + "Lp9x" * 50)[:200]}
+
+
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("improve") / "study"
-    code = main(
-        ["improve", "repair", "--base", "smollm2-135m-instruct", "--out", str(out), "--tasks", TASK, "--limit", "1",
-         "--max-steps", "3", "--min-examples", "2", "--rows", "zero_shot,repaired", "--metadata", json.dumps(METADATA),
-         "--train-args", "batch_size=4,grad_accum=1,lr=0.002"]
-    )  # fmt: skip
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in PLANTED.items():
+            env.setenv(name, value)
+        code = main(
+            ["improve", "repair", "--base", "smollm2-135m-instruct", "--out", str(out), "--tasks", TASK, "--limit",
+             "1", "--max-steps", "3", "--min-examples", "2", "--rows", "zero_shot,repaired", "--metadata",
+             json.dumps(METADATA), "--train-args", "batch_size=4,grad_accum=1,lr=0.002"]
+        )  # fmt: skip
     assert code == 0
     return out
 
@@ -100,3 +107,25 @@ def test_the_study_splits_never_overlap(study: Path) -> None:
     test = {d["instance_id"] for d in split_docs(TASK, METADATA, "test", None)}
     assert train and test and not train & test
     assert json.loads((study / "study.json").read_text())["study"] == "repair"
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(key) for key in value] + [k for inner in value.values() for k in _keys(inner)]
+    return [k for inner in value for k in _keys(inner)] if isinstance(value, list) else []
+
+
+@pytest.mark.slow
+def test_no_file_of_the_study_holds_a_planted_key_or_a_redacted_name(study: Path) -> None:
+    """Issue 39, done when: the study's folder (adapters, evaluations, request logs, tables) holds no planted
+    credential, and no JSON key or metric name of it holds ``[redacted``."""
+    files = [path for path in study.rglob("*") if path.is_file()]
+    assert any(path.name == "row.json" for path in files) and any(path.name.startswith("results_") for path in files)
+    for name, value in PLANTED.items():
+        assert [str(p) for p in files if value[:24].encode() in p.read_bytes()] == [], name
+    for path in files:
+        if path.suffix in (".json", ".jsonl"):
+            lines = [path.read_text(encoding="utf-8")] if path.suffix == ".json" else path.read_text().splitlines()
+            redacted = [key for line in lines if line.strip() for key in _keys(json.loads(line)) if "[redacted" in key]
+            assert redacted == [], f"{path}: {redacted[:5]}"
+    assert json.loads((study / "rows" / "repaired" / "row.json").read_text())["identity"]["data_sha256"]
