@@ -54,13 +54,14 @@ def _lm_eval(
     *extra: str,
     metadata: dict[str, Any] | None = None,
     limit: int = LIMIT,
+    key: str = "not-needed",
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA),
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
-        "OPENAI_API_KEY": "not-needed",
+        "OPENAI_API_KEY": key,
     }
     command = [
         LM_EVAL,
@@ -207,6 +208,36 @@ def test_concurrency_does_not_change_scores(counting_proxy: Any, tmp_path: Path)
         assert run.returncode == 0, run.stderr[-4000:]
         scores.append(_results(out)[TOY])
     assert scores[0] == scores[1]
+
+
+#: What differs between two runs of the same model on the same documents: when they ran.
+TIMES = frozenset({"date", "start_time", "end_time", "total_evaluation_time_seconds"})
+
+
+def _without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_times(inner) for key, inner in value.items() if key not in TIMES}
+    return [_without_times(inner) for inner in value] if isinstance(value, list) else value
+
+
+def test_a_placeholder_key_gives_the_results_of_a_real_looking_key(counting_proxy: Any, tmp_path: Path) -> None:
+    """Issue 39, done when: OPENAI_API_KEY=-, none or EMPTY (what local servers document) is no secret, so
+    nothing in the results is rewritten: results (apart from times) and samples are byte-identical to a run
+    with a real-looking key, whose only redaction, the key itself, appears nowhere."""
+    written = {}
+    for key in ("sk-realLooking0123456789abcdef", "-", "none", "EMPTY"):
+        out = tmp_path / (key.strip("-") or "dash")
+        run = _lm_eval("lc-chat", _args(counting_proxy.chat_url), TOY, out, *TOY_TASKS, limit=1, key=key)
+        assert run.returncode == 0, run.stderr[-4000:]
+        (results,) = out.glob("*/results_*.json")
+        (samples,) = out.glob("*/samples_*.jsonl")
+        recorded = _without_times(json.loads(results.read_text()))
+        written[key] = (json.dumps(recorded, sort_keys=True, indent=1), samples.read_bytes())
+    real = written.pop("sk-realLooking0123456789abcdef")
+    for key, found in written.items():
+        assert found[0] == real[0], f"OPENAI_API_KEY={key}: the results differ"
+        assert found[1] == real[1], f"OPENAI_API_KEY={key}: the samples differ"
+    assert "n-samples" in real[0] and '"s_comm,none"' in real[0]
 
 
 def test_resume_after_a_server_kill_repeats_no_call(chat_server: Any, counting_proxy: Any, tmp_path: Path) -> None:
