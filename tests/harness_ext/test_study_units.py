@@ -147,7 +147,9 @@ def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains
 
     monkeypatch.setattr(gv_improve._GVStudy, "evaluate", evaluate)
     monkeypatch.setattr(gv_improve, "check_disjoint", lambda *args: None)
-    options = gv_improve.GVStudyOptions(base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=2, rounds=2)
+    options = gv_improve.GVStudyOptions(
+        base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=2, rounds=2, selftrain_rounds=2
+    )
     recorder = Recorder()
     rows = gv_improve.run_gv_study(options, recorder)
     assert recorder.calls == [["round_0"], ["consistency FT", "SelfTrain"]]
