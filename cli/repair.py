@@ -13,7 +13,15 @@ from logic_consistency.tasks.pairwise import repair
 
 from .subcommand import add_subcommand, options_from
 
-__all__ = ["add_cli"]
+__all__ = ["DESCRIPTION", "add_cli"]
+
+#: ``repair --help``'s description: the data step of the pairwise paper's fine-tuning; the fine-tuning
+#: itself is ``improve repair`` (the module docstring of tasks/pairwise/repair.py describes the algorithm).
+DESCRIPTION = """REPAIR: rank estimation and preference augmentation (Liu et al., "Aligning with Logic", section 4,
+Figure 6, Tables 2-3 and 5-7): turn sparse, noisy pairwise preferences into consistent fine-tuning
+data, and print Table 2's statistics. This command builds and checks the data; `logic-consistency
+improve repair` fine-tunes on it (LoRA, the paper's hyperparameters) and measures the tuned model
+(Table 3)."""
 
 
 def _fmt(value: Any) -> str:
@@ -52,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_cli(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``repair`` (``logic-consistency repair INPUT --out DIR``)."""
-    parser = add_subcommand(subparsers, "repair", repair.__doc__, _run)
+    parser = add_subcommand(subparsers, "repair", DESCRIPTION, _run)
     parser.add_argument(
         "input",
         nargs="?",

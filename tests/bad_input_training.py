@@ -337,8 +337,8 @@ CASES.add(
 def _study_flags(**given: Any) -> Any:
     from logic_consistency.cli import improve
 
-    flags = {"min_examples": 8, "rounds": 3, "flip": 0.1, "limit": None, "train_args": None, "max_steps": None,
-             "rebuild_mismatched": False}  # fmt: skip
+    flags = {"min_examples": 8, "rounds": 3, "selftrain_rounds": 1, "flip": 0.1, "limit": None, "train_args": None,
+             "max_steps": None, "rebuild_mismatched": False}  # fmt: skip
     return improve._study(_improve_args(**{**flags, **given}))
 
 
@@ -350,6 +350,7 @@ for _name, _given, _expect in [
         ("--max-steps and --train-args max_steps", "give one"),
     ),
     ("--rounds below its declared minimum", {"rounds": 0}, ("--rounds must be", "got 0")),
+    ("--selftrain-rounds below its declared minimum", {"selftrain_rounds": 0}, ("--selftrain-rounds must be", "got 0")),
     ("--flip above its declared maximum", {"flip": 1.5}, ("--flip must be", "got 1.5")),
     ("--min-examples below its declared minimum", {"min_examples": 0}, ("--min-examples must be", "got 0")),
 ]:

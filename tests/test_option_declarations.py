@@ -125,6 +125,7 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "gpus_per_row": [["improve", "repair", "--base", "x", "--out", "{tmp}", "--executor", "ray"]],
     "min_examples": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
+    "selftrain_rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
     "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rebuild_mismatched": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "timeout": [["leaderboard", "build", "--out", "{tmp}"]],

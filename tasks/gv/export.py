@@ -2,7 +2,8 @@
 
 From each ``--log_samples`` document whose generator and validator answers both parsed, two
 prompt / response pairs: ``role: "generator"`` (prompt x_G, raw generation y_G) and ``role:
-"validator"`` (prompt x_V, the answer y_V as its option label, e.g. ``"True"``, ``"B"``). Prompts
+"validator"`` (prompt x_V, the answer y_V: its option label, e.g. ``"True"``, ``"B"``, or for a
+generated validator such as Appendix G's chain of thought its generated text). Prompts
 are the task's text before any chat template. ``consistent_only=True`` keeps the GV-consistent
 documents (the paper's D_filtered), ``False`` every complete one (the SELFTRAIN baseline); each
 record carries ``consistent``.
@@ -93,9 +94,20 @@ def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample")
             **common,
             "role": VALIDATOR,
             "prompt": validator["prompts"][PROMPT],
-            "response": validator["parsed"]["label"],
+            "response": _validator_response(validator),
         },
     ]
+
+
+def _validator_response(validator: dict[str, Any]) -> str:
+    """y_V: a generated validator's own text (Appendix G's chain of thought ending "|| True"), else its label.
+
+    A scored validator (one log-likelihood per option) has no text: its answer is the option label.
+    """
+    generated = (validator.get("outputs") or {}).get(PROMPT)
+    if isinstance(generated, str) and generated.strip():
+        return generated.strip()
+    return str(validator["parsed"]["label"])
 
 
 def _write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:

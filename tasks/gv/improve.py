@@ -1,11 +1,14 @@
-"""``logic-consistency improve gv``: the GV paper's consistency fine-tuning (Li et al. §4-6, Table 3,
-Figure 5) as one study.
+"""``logic-consistency improve gv``: the GV paper's consistency fine-tuning (Li et al. §4-6, Tables 3
+and 5, Figure 5) as one study.
 
-Round 0 is the base model. For round k the model of round k-1 generates and validates its own answers
-on ``instance_split: train`` documents (a ``lm_eval`` run with ``--log_samples``); the GV-consistent
-pairs are kept (D_filtered, :func:`.export.pairs_of_sample`) and the *base* model is fine-tuned with
-LoRA on them; SelfTrain trains on every complete pair instead, for the same rounds. Every row is
-evaluated on ``instance_split: test`` documents through ``lm_eval --model hf --model_args
+The default task is the paper's fine-tuning setting, arithmetic with Appendix G's chain-of-thought
+validator (``logic_consistency_gv_arithmetic_cot``); Table 13's plain arithmetic and ``generator_shots``
+are the suite's variants, named so in the report. Round 0 is the base. For round k the model of round
+k-1 generates and validates its own answers on ``instance_split: train`` documents (``lm_eval
+--log_samples``); the GV-consistent pairs (D_filtered, :func:`.export.pairs_of_sample`) fine-tune the
+*base* with LoRA. SelfTrain (§5 "Baseline") fine-tunes the base once on every complete pair of the
+base's answers; ``selftrain_rounds`` above 1 iterates it (the suite's variant, labelled so). Every row
+is evaluated on ``instance_split: test`` documents through ``lm_eval --model hf --model_args
 pretrained=BASE,peft=ADAPTER``; the prompts trained on are the logged task prompts, formatted as the
 evaluation formats them.
 """
@@ -31,7 +34,6 @@ from logic_consistency.harness_ext.training.study import (
     StudyOptions,
     StudyUnit,
     check_disjoint,
-    metric_summary,
     run_lm_eval,
     run_locally,
 )
@@ -39,21 +41,31 @@ from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 
 from .export import pairs_of_sample
-from .improve_report import write_report
+from .improve_report import PAPER_TASK, write_report
+from .improve_tables import GV_METRICS, task_metrics
 
 __all__ = ["GV_METRICS", "GVStudyOptions", "run_gv_study"]
 
-#: The metrics of every row: GV-consistency, and the two correctness measures of Figure 5.
-GV_METRICS = ("gv_consistency", "generator_accuracy", "validator_accuracy")
 CHAINS = {"gv": "consistency FT", "selftrain": "SelfTrain"}
+#: The tasks Li et al. train 3 epochs (App. F: arithmetic "has an abundance of training data"); 6 for the others.
+ARITHMETIC_TASKS = frozenset({"logic_consistency_gv_arithmetic", PAPER_TASK})
 
 
 @dataclass(frozen=True)
 class GVStudyOptions(StudyOptions):
-    """The ``improve gv`` settings: the common ones and the rounds of each chain."""
+    """The ``improve gv`` settings: the common ones and the rounds of each chain.
 
-    tasks: str = "logic_consistency_gv_arithmetic"
+    ``rounds``: consistency FT iterations (Li et al. Table 3 reports 3). ``selftrain_rounds``: 1 is the
+    paper's SelfTrain; more is the suite's iterated variant.
+    """
+
+    tasks: str = PAPER_TASK
     rounds: int = 3
+    selftrain_rounds: int = 1
+
+    def rounds_of(self, chain: str) -> int:
+        """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
+        return self.rounds if chain == "gv" else self.selftrain_rounds
 
 
 def _row_name(chain: str, round_: int) -> str:
@@ -68,7 +80,7 @@ class _GVStudy:
     def __init__(self, options: GVStudyOptions) -> None:
         self.options = options
         self.base = check_base(options.base)
-        long_task = any(name != "logic_consistency_gv_arithmetic" for name in options.tasks.split(","))
+        long_task = any(name not in ARITHMETIC_TASKS for name in options.tasks.split(","))
         self.settings = settings_for("gv", options.train_args, long_task=long_task)
         self.study = Study(
             options.out,
@@ -78,6 +90,7 @@ class _GVStudy:
                 "tasks": options.tasks,
                 "limit": options.limit,
                 "rounds": options.rounds,
+                "selftrain_rounds": options.selftrain_rounds,
                 "metadata": dict(options.metadata),
                 "hyperparameters": self.settings.as_dict(),
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
@@ -159,7 +172,7 @@ class _GVStudy:
             "chain": CHAINS[chain] if round_ else "base",
             "round": round_,
             "adapter": str(adapter) if adapter else None,
-            "metrics": metric_summary(self.evaluate(name, "test", adapter), GV_METRICS),
+            "metrics": task_metrics(self.evaluate(name, "test", adapter)),
             "training": manifest,
             "ran_on": dict(ran_on or {}),
             "identity": identity,
@@ -180,8 +193,9 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
             ``min_examples`` is a row marked ``not_trained`` naming the round and its counts, never trained).
         StudyUnitError: Round 0 or a chain failed (naming it and its error).
     """
-    if options.rounds < 1:
-        raise TrainingError(f"--rounds must be at least 1, got {options.rounds}")
+    for flag, value in (("--rounds", options.rounds), ("--selftrain-rounds", options.selftrain_rounds)):
+        if value < 1:
+            raise TrainingError(f"{flag} must be at least 1, got {value}")
     study = _GVStudy(options)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
@@ -196,13 +210,13 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     ):
         executor([first])
     verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
-    names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds + 1)) for chain in CHAINS}
+    names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds_of(chain) + 1)) for chain in CHAINS}
     units = [StudyUnit(CHAINS[chain], names[chain], partial(_chain, study, chain)) for chain in CHAINS]
     pending = [unit for unit in units if not _all_finished(study, unit)]
     ran = {unit.name: result for unit, result in zip(pending, executor(pending), strict=True)}
     rows = [study.row("gv", 0)]
     for chain, unit in zip(CHAINS, units, strict=True):
-        rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds + 1)]
+        rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds_of(chain) + 1)]
     write_report(study.study, rows, identity=dict(study.study.identity))
     return rows
 
@@ -222,7 +236,7 @@ def _chain(study: _GVStudy, chain: str, ran_on: RanOn) -> list[dict[str, Any]]:
     """One chain's unit: its rounds 1..R in order, each trained on data the previous round's model made."""
     previous = study.study.finished("round_0")
     rows = []
-    for k in range(1, study.options.rounds + 1):
+    for k in range(1, study.options.rounds_of(chain) + 1):
         previous = study.row(chain, k, previous, ran_on=ran_on)
         rows.append(previous)
     return rows
@@ -241,7 +255,7 @@ def verify_kept(study: _GVStudy, *, chains: bool) -> None:
         study.study.kept("round_0", row_identity(study.study.identity, "round_0"), merge_weights=options.merge_weights)
         return
     for chain in CHAINS:
-        for k in range(1, options.rounds + 1):
+        for k in range(1, options.rounds_of(chain) + 1):
             name, source = _row_name(chain, k), _row_name(chain, k - 1)
             if study.study.finished(name) is None:
                 continue  # an unfinished row's kept adapter is checked when its unit builds its data

@@ -1,87 +1,136 @@
-"""The GV study's outputs: Table 3's layout (rows x GV-consistency and correctness, each with its 95%
-bootstrap interval), the Figure 5 Pareto plot (generator correctness against GV-consistency per round,
-one line per chain) and a README-style summary, all in the study's folder."""
+"""The GV study's outputs, laid out as Li et al.: Table 3 (GV-consistency of each task and the average
+over tasks, one row per method), Table 5 beside it (generator and validator accuracy of each task),
+Figure 5 (one panel per task: correctness as App. I defines it against GV-consistency, 95% bootstrap
+intervals on both axes, SelfTrain one point) and a README, all in the study's folder.
+
+Rows: the base (the paper's "Alpaca-30B" row), consistency FT rounds 1..R, SelfTrain (one model
+fine-tuned on the base's unfiltered pairs, as the paper's baseline) and, with ``--selftrain-rounds``
+above 1, SelfTrain rounds 2.. labelled as the suite's variant (iterated SelfTrain; no paper row).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logic_consistency.harness_ext.training.study import Study, table_markdown
+from logic_consistency.harness_ext.training.study import Study
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-__all__ = ["COLUMNS", "write_report"]
+from .improve_figure import pareto_png
+from .improve_tables import CORRECTNESS
 
-COLUMNS = (
-    ("GV-consistency", "gv_consistency"),
-    ("generator correctness", "generator_accuracy"),
-    ("validator accuracy", "validator_accuracy"),
-)
+__all__ = ["ITERATED", "row_label", "setting_of", "write_report"]
 
-
-def _mean(row: Mapping[str, Any], metric: str) -> float | None:
-    """A row's mean of ``metric`` (``None``: undefined, or the row was not trained)."""
-    mean: float | None = (row["metrics"].get(metric) or {}).get("mean")
-    return mean
+#: How the suite's iterated SelfTrain rows are named wherever they appear.
+ITERATED = "suite's variant: iterated SelfTrain"
+#: The GV paper's fine-tuning setting (Li et al. App. G: arithmetic, chain-of-thought validator).
+PAPER_TASK = "logic_consistency_gv_arithmetic_cot"
 
 
-def _pareto_png(study: Study, rows: Sequence[Mapping[str, Any]]) -> None:
-    import io
+def row_label(row: Mapping[str, Any]) -> str:
+    """The method a row stands for, as Li et al. name it (the suite's variants say so)."""
+    round_ = row["round"]
+    if round_ == 0:
+        label = "base"
+    elif row["row"].startswith("gv_"):
+        label = f"consistency FT round {round_}"
+    elif round_ == 1:
+        label = "SelfTrain"
+    else:
+        label = f"SelfTrain round {round_} ({ITERATED})"
+    return f"{label} (not trained)" if row.get("not_trained") else label
 
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def setting_of(task: str, metadata: Mapping[str, Any]) -> str:
+    """Whether ``task`` under ``metadata`` is the paper's fine-tuning setting or one of the suite's variants."""
+    shots = metadata.get("generator_shots")
+    if shots:
+        return f"suite's variant: {shots} generator demonstrations (generator_shots) before Table 13's prompt"
+    if task == PAPER_TASK:
+        return "the paper's fine-tuning setting (Li et al. App. G: CoT validator, + - * under 4 digits)"
+    if task == "logic_consistency_gv_arithmetic":
+        return "suite's variant: Table 13's prompts without App. G's chain-of-thought validator"
+    return "one of Li et al.'s tasks (6 epochs, App. F)"
 
-    figure, axes = plt.subplots(figsize=(5.5, 4.5))
-    base = [r for r in rows if r["round"] == 0]
-    for chain, marker in (("consistency FT", "o"), ("SelfTrain", "s")):
-        line = base + [r for r in rows if r["chain"] == chain]
-        means = [(_mean(r, "generator_accuracy"), _mean(r, "gv_consistency"), r["round"]) for r in line]
-        points = [(x, y, round_) for x, y, round_ in means if x is not None and y is not None]
-        if points:
-            axes.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=chain)
-            for x, y, round_ in points:
-                axes.annotate(str(round_), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    axes.set_xlabel("generator correctness (test split)")
-    axes.set_ylabel("GV-consistency (test split)")
-    axes.set_title("GV-consistency against correctness per round (Li et al. Fig. 5)")
-    if axes.lines:  # no line when every round is undefined or not trained
-        axes.legend()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
-    plt.close(figure)
-    atomic_write(study.out / "pareto.png", [buffer.getvalue()])
+
+def _cell(entry: Mapping[str, Any] | None) -> str:
+    if not entry or entry.get("mean") is None:
+        return "undefined"
+    interval = entry.get("ci95")
+    span = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else " [no interval]"
+    return f"{100 * entry['mean']:.1f}{span} (n={entry['n']})"
+
+
+def _tasks(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return sorted({task for r in rows for task in (r["metrics"].get("per_task") or {})})
+
+
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, Any]]) -> str:
+    """One line per row; ``columns``: (header, function of the row's metrics giving one summary)."""
+    lines = ["| method | " + " | ".join(h for h, _ in columns) + " |", "|---|" + "---|" * len(columns)]
+    for r in rows:
+        lines.append(f"| {row_label(r)} | " + " | ".join(_cell(get(r["metrics"])) for _, get in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _short(task: str) -> str:
+    return task.removeprefix("logic_consistency_gv_")
+
+
+def tables(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """Table 3 (GV-consistency per task and the average) and Table 5 (accuracies per task), Markdown."""
+    tasks = _tasks(rows)
+
+    def per(task: str, metric: str) -> Any:
+        return lambda m: ((m.get("per_task") or {}).get(task) or {}).get(metric)
+
+    consistency = [(_short(t), per(t, "gv_consistency")) for t in tasks]
+    consistency.append(("Average", lambda m: (m.get("average") or {}).get("gv_consistency")))
+    accuracy = [(f"{_short(t)} {who}", per(t, f"{who}_accuracy")) for t in tasks for who in ("generator", "validator")]
+    return _table(rows, consistency), _table(rows, accuracy)
 
 
 def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: Mapping[str, Any]) -> None:
-    """Write ``table.md``, ``table.json``, ``pareto.png`` and ``README.md`` into the study folder."""
-    table = table_markdown(
-        [(f"{r['row']} (not trained)" if r.get("not_trained") else r["row"], r["metrics"]) for r in rows], COLUMNS
-    )
-    atomic_write(study.out / "table.md", [table.encode()])
+    """Write ``table.md`` (Table 3), ``accuracy.md`` (Table 5), ``table.json``, ``pareto.png`` (Figure 5, its
+    points in ``figure5.json``) and ``README.md``."""
+    table3, table5 = tables(rows)
+    atomic_write(study.out / "table.md", [table3.encode()])
+    atomic_write(study.out / "accuracy.md", [table5.encode()])
     atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": list(rows)}, indent=2)
-    _pareto_png(study, rows)
-    trained = [r for r in rows if r.get("training")]
+    figure = pareto_png(study.out / "pareto.png", rows, _tasks(rows), row_label)
+    atomic_write_json(study.out / "figure5.json", figure, indent=2)
+    metadata = identity.get("metadata") or {}
+    settings = [f"- `{t}`: {setting_of(t, metadata)}" for t in str(identity["tasks"]).split(",")]
     lines = [
         "# GV consistency fine-tuning study",
         "",
-        f"Base `{identity['base']}`, tasks `{identity['tasks']}`, {identity['rounds']} round(s), "
-        f"`--limit {identity['limit']}` documents per split. Training data from `instance_split: train`, "
-        "every row evaluated on `instance_split: test`. Cells: mean in percent [95% bootstrap interval] (documents).",
+        f"Base `{identity['base']}`, {identity['rounds']} round(s) of consistency fine-tuning, "
+        f"{identity.get('selftrain_rounds', 1)} of SelfTrain, `--limit {identity['limit']}` documents per split. "
+        "Training data from `instance_split: train`, every row evaluated on `instance_split: test`. "
+        "Cells: mean in percent [95% bootstrap interval] (documents).",
         "",
-        table,
+        *settings,
+        "",
+        "Table 3 (Li et al.): GV-consistency of each task and the average over tasks (the mean of the task "
+        "scores; its interval resamples each task's documents on its own).",
+        "",
+        table3,
+        "Table 5 (Li et al.): generator and validator accuracy of each task.",
+        "",
+        table5,
         *[f"- {r['not_trained']}" for r in rows if r.get("not_trained")],
         "",
-        "![Pareto plot](pareto.png)",
+        f"![Figure 5](pareto.png): {CORRECTNESS} (x) is the mean of generator and validator accuracy per "
+        "document (Li et al. App. I), against GV-consistency (y), with 95% intervals on both.",
         "",
         "| row | training examples | steps | train loss | tokens/s | wall s | device |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in trained:
+    for r in (r for r in rows if r.get("training")):
         t = r["training"]
+        rate = "undefined" if t["train_tokens_per_s"] is None else t["train_tokens_per_s"]
         lines.append(
-            f"| {r['row']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
-            f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
+            f"| {row_label(r)} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | {rate} | "
+            f"{t['wall_time_s']} | {t['device']} |"
         )
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])

@@ -1,6 +1,6 @@
 """The study machinery without a model: per-document metrics with bootstrap intervals (undefined
 values left out, never 0), the table, a study folder that keeps its finished rows, and the GV report
-(Table 3 layout, Figure 5 Pareto plot, README)."""
+(Table 3 per task and the average, Table 5, Figure 5 with App. I's correctness, README)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from logic_consistency.harness_ext.training.study import LmEvalRun, Study, metric_summary, table_markdown
 from logic_consistency.tasks.gv.improve_report import write_report
+from logic_consistency.tasks.gv.improve_tables import task_metrics
 
 
 def samples(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -47,44 +48,37 @@ def test_the_evaluation_loads_the_adapter_as_a_user_would(tmp_path: Path) -> Non
     assert "--apply_chat_template" in command and "--log_samples" in command
 
 
-def test_the_gv_report_writes_table_pareto_plot_and_readme(tmp_path: Path) -> None:
-    def metrics(consistency: float | None, accuracy: float) -> dict[str, Any]:
-        cell = {"mean": consistency, "ci95": [0.0, 1.0] if consistency is not None else None, "n": 4}
-        return {"gv_consistency": cell, "generator_accuracy": {"mean": accuracy, "ci95": [0.0, 1.0], "n": 4},
-                "validator_accuracy": {"mean": 0.5, "ci95": [0.0, 1.0], "n": 4}}  # fmt: skip
-
-    training = {
-        "data_examples": 6,
-        "steps": 2,
-        "train_loss": 1.5,
-        "train_tokens_per_s": 40.0,
-        "wall_time_s": 3.0,
-        "device": "cpu",
-    }
+def test_the_gv_report_writes_table_3_table_5_figure_5_and_readme(tmp_path: Path) -> None:
+    # a document without a generator answer has no accuracy and no correctness (left out, never 0)
+    docs = [{"gv_consistency": 1, "generator_accuracy": 1, "validator_accuracy": 0},
+            {"gv_consistency": 0, "generator_accuracy": 0, "validator_accuracy": 0},
+            {"gv_consistency": None, "generator_accuracy": None, "validator_accuracy": None}]  # fmt: skip
+    file = samples(tmp_path / "samples_logic_consistency_gv_arithmetic_cot_2026-01-01T00-00-00.jsonl", docs)
+    metrics = task_metrics([file])
+    cell = metrics["per_task"]["logic_consistency_gv_arithmetic_cot"]
+    assert (cell["gv_consistency"]["mean"], cell["gv_consistency"]["n"]) == (0.5, 2)
+    assert (cell["correctness"]["mean"], cell["correctness"]["n"]) == (0.25, 2)  # (1+0)/2 and (0+0)/2
+    assert metrics["average"]["gv_consistency"]["mean"] == 0.5  # one task: its own score
+    training = {"data_examples": 6, "steps": 2, "train_loss": 1.5, "train_tokens_per_s": 40.0, "wall_time_s": 3.0,
+                "device": "cpu"}  # fmt: skip
     rows = [
-        {"row": "round_0", "chain": "base", "round": 0, "metrics": metrics(0.5, 0.2), "training": None},
-        {
-            "row": "gv_round_1",
-            "chain": "consistency FT",
-            "round": 1,
-            "metrics": metrics(0.75, 0.25),
-            "training": training,
-        },
-        {
-            "row": "selftrain_round_1",
-            "chain": "SelfTrain",
-            "round": 1,
-            "metrics": metrics(None, 0.2),
-            "training": training,
-        },
-    ]
-    study = Study(tmp_path / "s", {"study": "gv", "base": "m", "tasks": "t", "rounds": 1, "limit": 4})
+        {"row": "round_0", "chain": "base", "round": 0, "metrics": metrics, "training": None},
+        {"row": "gv_round_1", "chain": "consistency FT", "round": 1, "metrics": metrics, "training": training},
+        {"row": "selftrain_round_1", "chain": "SelfTrain", "round": 1, "metrics": {}, "training": None,
+         "not_trained": "SelfTrain round 1: not trained (0 complete pairs)"},
+    ]  # fmt: skip
+    identity = {"study": "gv", "base": "m", "tasks": "logic_consistency_gv_arithmetic", "rounds": 1, "limit": 4}
+    study = Study(tmp_path / "s", identity)
     study.open()
     write_report(study, rows, identity=dict(study.identity))
     assert (study.out / "pareto.png").read_bytes().startswith(b"\x89PNG")
     table = (study.out / "table.md").read_text()
-    assert "| gv_round_1 | 75.0 [0.0, 100.0] (n=4) |" in table and "| selftrain_round_1 | undefined |" in table
-    assert "pareto.png" in (study.out / "README.md").read_text()
+    assert (
+        "| consistency FT round 1 | 50.0 [" in table and "| SelfTrain (not trained) | undefined | undefined |" in table
+    )
+    assert "| base | 50.0 [0.0, 100.0] (n=2) | 0.0 [0.0, 0.0] (n=2) |" in (study.out / "accuracy.md").read_text()
+    readme = (study.out / "README.md").read_text()
+    assert "pareto.png" in readme and "suite's variant: Table 13's prompts" in readme
 
 
 def test_a_rerun_of_an_unfinished_lm_eval_reads_only_its_own_samples(tmp_path: Path, monkeypatch: Any) -> None:

@@ -35,7 +35,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def job(base: Path, out: Path, **overrides: Any) -> TrainJob:
-    settings = settings_for("gv", {"max_steps": 3, "lr": 0.05, "batch_size": 4, "save_steps": 1, **overrides})
+    settings = settings_for(
+        "gv", {"max_steps": 3, "lr": 0.05, "batch_size": 4, "grad_accum": 1, "save_steps": 1, **overrides}
+    )
     return TrainJob(base, EXAMPLES, out, settings, "gv", "round 1", "train", 4)
 
 

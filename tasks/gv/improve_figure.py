@@ -1,0 +1,103 @@
+"""Li et al.'s Figure 5: correctness against GV-consistency, one panel per task.
+
+Correctness is "the mean of the generator/validator performance" (App. I, computed per document in
+:mod:`.improve_tables`); each point carries its 95% bootstrap interval on both axes. The base and
+SelfTrain are one point each, as in the paper; the consistency FT rounds are joined in order (the
+paper's frontier); the suite's iterated SelfTrain rounds, where a study has them, are hollow grey
+points labelled as the suite's variant.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.outputs import atomic_write
+
+from .improve_tables import CORRECTNESS
+
+__all__ = ["pareto_png"]
+
+Row = Mapping[str, Any]
+
+
+def _point(row: Row, task: str) -> tuple[float, float, list[float], list[float]] | None:
+    """``(x, y, x error, y error)`` of a row on a task's panel; ``None`` when either axis is undefined."""
+    metrics = ((row["metrics"].get("per_task") or {}).get(task)) or {}
+    x, y = metrics.get(CORRECTNESS) or {}, metrics.get("gv_consistency") or {}
+    if x.get("mean") is None or y.get("mean") is None:
+        return None
+
+    def error(entry: Mapping[str, Any]) -> list[float]:
+        low, high = entry.get("ci95") or (entry["mean"], entry["mean"])
+        return [entry["mean"] - low, high - entry["mean"]]
+
+    return x["mean"], y["mean"], error(x), error(y)
+
+
+def _draw(
+    axes: Any, rows: Sequence[Row], task: str, label: Callable[[Row], str], style: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Draw ``rows`` as one series; return its points as written to ``figure5.json``."""
+    points = [(p, r) for r in rows if (p := _point(r, task)) is not None]
+    if not points:
+        return []
+    xs, ys = [p[0] for p, _ in points], [p[1] for p, _ in points]
+    x_err = [[p[2][0] for p, _ in points], [p[2][1] for p, _ in points]]
+    y_err = [[p[3][0] for p, _ in points], [p[3][1] for p, _ in points]]
+    name = style.get("name") or label(points[0][1])
+    axes.errorbar(
+        xs, ys, xerr=x_err, yerr=y_err, capsize=3, label=name, **{k: v for k, v in style.items() if k != "name"}
+    )
+    return [
+        {"series": name, "row": r["row"], "x": p[0], "y": p[1], "x_ci95": [p[0] - p[2][0], p[0] + p[2][1]],
+         "y_ci95": [p[1] - p[3][0], p[1] + p[3][1]]}
+        for p, r in points
+    ]  # fmt: skip
+
+
+#: The axes of every panel, as written on the plot and in ``figure5.json``.
+X_AXIS = "correctness: mean of generator and validator accuracy (test split)"
+Y_AXIS = "GV-consistency (test split)"
+
+
+def pareto_png(path: Path, rows: Sequence[Row], tasks: Sequence[str], label: Callable[[Row], str]) -> dict[str, Any]:
+    """Write Figure 5 to ``path`` (a panel per task; an empty panel says that nothing was defined).
+
+    Returns:
+        What was drawn: the axes and each panel's points with their intervals (``figure5.json``).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = list(tasks) or ["(no task)"]
+    figure, panels = plt.subplots(1, len(shown), figsize=(6.5 * len(shown), 4.5), squeeze=False)
+    base = [r for r in rows if r["round"] == 0]
+    consistency = [r for r in rows if r["row"].startswith("gv_") and not r.get("not_trained")]
+    selftrain = [r for r in rows if r["row"] == "selftrain_round_1" and not r.get("not_trained")]
+    iterated = [r for r in rows if r["row"].startswith("selftrain_") and r["round"] > 1 and not r.get("not_trained")]
+    drawn: dict[str, Any] = {"x": X_AXIS, "y": Y_AXIS, "panels": {}}
+    for axes, task in zip(panels[0], shown, strict=True):
+        drawn["panels"][task] = [
+            *_draw(axes, base, task, label, {"fmt": "o", "color": "black"}),
+            *_draw(axes, consistency, task, label, {"fmt": "-o", "name": "consistency FT (rounds in order)"}),
+            *_draw(axes, selftrain, task, label, {"fmt": "s", "color": "tab:red"}),
+            *_draw(axes, iterated, task, label, {"fmt": "s", "mfc": "none", "color": "grey",
+                                                 "name": "SelfTrain rounds 2+ (suite's variant: iterated)"}),
+        ]  # fmt: skip
+        axes.set_xlabel(X_AXIS)
+        axes.set_ylabel(Y_AXIS)
+        axes.set_title(f"{task.removeprefix('logic_consistency_gv_')} (Li et al. Fig. 5)")
+        if drawn["panels"][task]:
+            axes.legend(fontsize=7)
+        else:
+            axes.text(0.5, 0.5, "no row has both values", ha="center", transform=axes.transAxes)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
+    plt.close(figure)
+    atomic_write(path, [buffer.getvalue()])
+    return drawn
