@@ -184,7 +184,7 @@ CASES.add(
     "training: out of memory",
     _out_of_memory,
     "out of memory",
-    "batch_size=4",
+    "batch_size=8",
     "max_length=1024",
     "grad_accum",
     error=TrainingError,
