@@ -120,10 +120,10 @@ def _missing_extra(tmp: Path) -> None:
 
     real = importlib.import_module
 
-    def no_peft(name: str, *args: Any) -> Any:
+    def no_peft(name: str, *args: Any, **kwargs: Any) -> Any:
         if name == "peft":
             raise ImportError("No module named 'peft'")
-        return real(name, *args)
+        return real(name, *args, **kwargs)
 
     with mock.patch.object(importlib, "import_module", no_peft):
         trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
@@ -340,6 +340,12 @@ def _no_head(tmp: Path) -> None:
     improve._executor(_improve_args(executor="ray", ray_address="127.0.0.1:1"))  # nothing listens on port 1
 
 
+def _gpus_per_row_2(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    improve._executor(_improve_args(executor="ray", gpus_per_row=2.0))
+
+
 def _more_gpus_than_a_node(tmp: Path) -> None:
     from types import SimpleNamespace
 
@@ -369,6 +375,13 @@ CASES.add(
     "--gpus-per-row 2",
     "largest node: 1",
     error=ValueError,
+)
+CASES.add(
+    "improve: --gpus-per-row 2 (a row on several GPUs: refused, never nn.DataParallel)",
+    _gpus_per_row_2,
+    "--gpus-per-row must be in [0, 1]",
+    "got 2.0",
+    error=OptionError,
 )
 CASES.add(
     "improve: --ray-address where no Ray head answers",
