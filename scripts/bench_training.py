@@ -38,7 +38,10 @@ def _prompt(tokenizer: Any, tokens: int) -> str:
     text = SENTENCE
     while len(tokenizer(text)["input_ids"]) < tokens:
         text += SENTENCE
-    chat = [{"role": "user", "content": text + "Which is more coherent? Answer with A or B."}]
+    text += "Which is more coherent? Answer with A or B."
+    if tokenizer.chat_template is None:  # a base model (Gemma-3-270M): the study's --no-chat-template prompt
+        return text + "\nAnswer:"
+    chat = [{"role": "user", "content": text}]
     return str(tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True))
 
 
