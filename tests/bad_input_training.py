@@ -51,14 +51,14 @@ def _few(tmp: Path, count: int) -> None:
 
 
 def _nan_loss(tmp: Path) -> None:
-    import transformers
+    import trl
 
-    original = transformers.Trainer.compute_loss
+    original = trl.SFTTrainer.compute_loss
 
     def nan(self: Any, *args: Any, **kwargs: Any) -> Any:
         return original(self, *args, **kwargs) * float("nan")
 
-    with mock.patch.object(transformers.Trainer, "compute_loss", nan):
+    with mock.patch.object(trl.SFTTrainer, "compute_loss", nan):
         trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
 
 
@@ -129,13 +129,53 @@ def _missing_extra(tmp: Path) -> None:
 
     real = importlib.import_module
 
-    def no_peft(name: str, *args: Any) -> Any:
+    def no_peft(name: str, *args: Any, **kwargs: Any) -> Any:
         if name == "peft":
             raise ImportError("No module named 'peft'")
-        return real(name, *args)
+        return real(name, *args, **kwargs)
 
     with mock.patch.object(importlib, "import_module", no_peft):
         trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+def _several_gpus(tmp: Path) -> None:
+    import torch
+
+    with (
+        mock.patch.object(torch.cuda, "is_available", lambda: True),
+        mock.patch.object(torch.cuda, "device_count", lambda: 2),
+    ):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+def _distributed_launch(tmp: Path) -> None:
+    with mock.patch.dict("os.environ", {"WORLD_SIZE": "2"}):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out"))
+
+
+def _qlora_without_gpu(tmp: Path) -> None:
+    import torch
+
+    with mock.patch.object(torch.cuda, "is_available", lambda: False):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out", quantize="4bit"))
+
+
+def _qlora_without_bitsandbytes(tmp: Path) -> None:
+    import importlib.util
+
+    import torch
+
+    real = importlib.util.find_spec
+    with (
+        mock.patch.object(torch.cuda, "is_available", lambda: True),
+        mock.patch.object(torch.cuda, "device_count", lambda: 1),
+        mock.patch.object(importlib.util, "find_spec", lambda name, *a: None if name == "bitsandbytes" else real(name)),
+    ):
+        trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out", quantize="4bit"))
+
+
+def _bad_target_modules(tmp: Path) -> None:
+    trainer.train_adapter(_job(tiny_base(tmp / "base"), tmp / "out", lora_target_modules="q_proj+no_such_proj"))
 
 
 def _bad_feedback_file(tmp: Path) -> None:
@@ -221,8 +261,48 @@ CASES.add(
     "training: the train extra is missing",
     _missing_extra,
     "peft is missing",
-    "pip install 'logic-consistency[train]'",
+    "bash scripts/setup.sh train",
+    "from a clone",
     error=TrainingUnavailable,
+)
+CASES.add(
+    "training: several GPUs visible (never a silent nn.DataParallel)",
+    _several_gpus,
+    "sees 2 GPUs",
+    "nn.DataParallel",
+    "CUDA_VISIBLE_DEVICES",
+    "--gpus-per-row 1",
+    error=TrainingError,
+)
+CASES.add(
+    "training: one rank of a distributed launch",
+    _distributed_launch,
+    "WORLD_SIZE=2",
+    "once per rank",
+    error=TrainingError,
+)
+CASES.add(
+    "training: QLoRA without a GPU",
+    _qlora_without_gpu,
+    "quantize=4bit",
+    "a CUDA GPU",
+    "drop quantize=4bit",
+    error=TrainingError,
+)
+CASES.add(
+    "training: QLoRA on a GPU without bitsandbytes",
+    _qlora_without_bitsandbytes,
+    "quantize=4bit",
+    "bitsandbytes package",
+    error=TrainingError,
+)
+CASES.add(
+    "training: LoRA target modules the model does not have",
+    _bad_target_modules,
+    "lora_target_modules=q_proj+no_such_proj",
+    "no module no_such_proj",
+    "q_proj",
+    error=TrainingError,
 )
 CASES.add(
     "improve: a mistyped --train-data",
@@ -277,6 +357,12 @@ def _no_head(tmp: Path) -> None:
     improve._executor(_improve_args(executor="ray", ray_address="127.0.0.1:1"))  # nothing listens on port 1
 
 
+def _gpus_per_row_2(tmp: Path) -> None:
+    from logic_consistency.cli import improve
+
+    improve._executor(_improve_args(executor="ray", gpus_per_row=2.0))
+
+
 def _more_gpus_than_a_node(tmp: Path) -> None:
     from types import SimpleNamespace
 
@@ -306,6 +392,13 @@ CASES.add(
     "--gpus-per-row 2",
     "largest node: 1",
     error=ValueError,
+)
+CASES.add(
+    "improve: --gpus-per-row 2 (a row on several GPUs: refused, never nn.DataParallel)",
+    _gpus_per_row_2,
+    "--gpus-per-row must be in [0, 1]",
+    "got 2.0",
+    error=OptionError,
 )
 CASES.add(
     "improve: --ray-address where no Ray head answers",

@@ -9,7 +9,14 @@ joined, comments, ``VAR=value`` prefixes and pipes or ``&&`` dropped); then:
 * every ``--tasks`` name must be in lm-eval's task index (the suite's folder, then lm-eval's own
   tasks) and every ``--model`` name in lm-eval's model registry (the suite's models included);
 * every repository path a command or an inline code span names, and every relative link
-  (``[text](path#anchor)``, anchors included) must exist.
+  (``[text](path#anchor)``, anchors included) must exist;
+* every install line, in a shell block or in inline code, must work from a clone in the environment
+  ``scripts/setup.sh`` makes or in the reader's own: ``bash scripts/setup.sh EXTRA`` names extras that
+  setup.sh takes; ``pip install`` / ``uv pip install`` names no package that no index has
+  (``logic-consistency``: from a clone, ``-e .``), only setup.cfg's extras after ``-e .``, and a
+  package that setup.cfg pins at setup.cfg's version; none runs the pip of ``.venv``, which setup.sh
+  makes without pip. (Installing is too slow for the tests: CI's ``bash scripts/setup.sh test`` runs
+  the real one.)
 
 A word with ``<...>`` or ``...`` in it is a placeholder: it is not checked.
 """
@@ -50,6 +57,14 @@ _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|^\s*\[[^\]]
 _SECTION_REFERENCE = re.compile(r"\b(README|[\w./-]+\.md)(?:'s)?,?\s+\"([^\"]+)\"")
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\s]+)`(?!`)")
 _TASK_NAME = re.compile(r"^logic_consistency[a-z0-9_{},]*$")
+#: An install line in inline code: ``pip install -e '.[api]'``, ``bash scripts/setup.sh train``.
+_INSTALL_SPAN = re.compile(
+    r"`((?:[\w./-]*pip3?|[\w./-]*uv pip|python3? -m pip) install [^`]+|bash scripts/setup\.sh[^`]*)`"
+)
+_REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]*)(?:\[([^\]]*)\])?(.*)$")
+#: pip options that take a value (the value is not a requirement).
+_PIP_VALUED = {"--python", "-r", "--requirement", "-c", "--constraint", "--target", "-t", "--find-links", "-f",
+               "--index-url", "-i", "--extra-index-url", "--prefix", "--root"}  # fmt: skip
 _PATH_SUFFIXES = {".py", ".sh", ".yaml", ".yml", ".json", ".md", ".html", ".js", ".css", ".toml", ".cfg", ".txt"}
 #: Scripts that pass their extra arguments on to another command.
 SCRIPT_FORWARDS = {
@@ -164,6 +179,8 @@ class Checker:
     not_ours: frozenset[str] = frozenset()
     #: Task names an example of the docs creates (with ``--include_path``): not in the suite's index.
     example_tasks: frozenset[str] = frozenset()
+    #: Install lines quoted as what fails (a troubleshooting row), not as what to run.
+    symptoms: frozenset[str] = frozenset()
     problems: list[str] = field(default_factory=list)
     _full_index: set[str] | None = None
 
@@ -205,6 +222,29 @@ class Checker:
         return model_registry
 
     @cached_property
+    def extras(self) -> set[str]:
+        """The extras setup.cfg declares."""
+        import configparser
+
+        config = configparser.ConfigParser()
+        config.read(self.root / "setup.cfg", encoding="utf-8")
+        return set(config["options.extras_require"]) if config.has_section("options.extras_require") else set()
+
+    @cached_property
+    def setup_sh_extras(self) -> set[str]:
+        """The extras ``scripts/setup.sh`` takes (its ``extras="..."`` line)."""
+        script = self.root / "scripts" / "setup.sh"
+        found = re.search(r'^extras="([^"]*)"$', script.read_text(encoding="utf-8"), re.MULTILINE)
+        return set(found.group(1).split()) if found else set()
+
+    @cached_property
+    def pins(self) -> dict[str, str]:
+        """Each package setup.cfg pins (``name==version``, name normalised) and its version."""
+        text = (self.root / "setup.cfg").read_text(encoding="utf-8")
+        found = re.findall(r"^\s+([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==(\S+)\s*$", text, re.MULTILINE)
+        return {_normalise(name): version for name, version in found}
+
+    @cached_property
     def top_level(self) -> set[str]:
         ignored = {"results", "build", "dist", "cache"}
         return {p.name for p in self.root.iterdir() if not p.name.startswith(".") and p.name not in ignored}
@@ -237,6 +277,9 @@ class Checker:
                 self.check_task_name(f"{shown}:{number}", match.group(1))
             for match in _SECTION_REFERENCE.finditer(line):
                 self.check_section(f"{shown}:{number}", path, match.group(1), match.group(2))
+            for match in _INSTALL_SPAN.finditer(line):
+                if match.group(1) not in self.symptoms:
+                    self.check_command(Command(shown, number, _words(match.group(1))))
 
     def check_task_name(self, where: str, word: str) -> None:
         """A suite task, group or tag named in prose (``logic_consistency_x``, ``_{a,b}`` expanded) must exist."""
@@ -286,6 +329,12 @@ class Checker:
 
     def check_command(self, command: Command) -> None:
         program, args = _program(command.words)
+        if program == "bash" and args[:1] == ["scripts/setup.sh"]:
+            self.check_setup(command.where(), args[1:])
+        installing = _pip_install(program, args)
+        if installing is not None:
+            self.check_install(command, installing)
+            return
         if program == "bash" and args:
             self.check_path(command.where(), args[0], self.root)
             forward = SCRIPT_FORWARDS.get(args[0])
@@ -322,6 +371,54 @@ class Checker:
                     self.report(command.where(), f"--tasks: {', '.join(unknown)} not in lm-eval's task index")
             elif flag == "--model" and value != PLACEHOLDER_VALUE and value not in self.models:
                 self.report(command.where(), f"--model {value}: not in lm-eval's model registry")
+
+    def check_setup(self, where: str, args: list[str]) -> None:
+        """``bash scripts/setup.sh EXTRA[,EXTRA]``: each extra one that setup.sh takes."""
+        wanted = [extra for arg in args[:1] if not _placeholder(arg) for extra in arg.split(",")]
+        unknown = [extra for extra in wanted if extra not in self.setup_sh_extras]
+        if unknown:
+            self.report(where, f"scripts/setup.sh {','.join(unknown)}: not an extra setup.sh takes "
+                        f"({', '.join(sorted(self.setup_sh_extras))})")  # fmt: skip
+
+    def check_install(self, command: Command, args: list[str]) -> None:
+        """A ``pip install`` line: runnable from a clone, in setup.sh's ``.venv`` or the reader's environment."""
+        where, first = command.where(), command.words[0]
+        if first.startswith(".venv/bin/") and Path(first).name != "uv":
+            self.report(where, f"{first} ... install: the .venv that scripts/setup.sh makes has no pip; use "
+                        "bash scripts/setup.sh EXTRA or .venv/uv/bin/uv pip install --python .venv/bin/python ...")  # fmt: skip
+        skip = False
+        for word in args:
+            if skip or _placeholder(word):
+                skip = False
+                continue
+            if word.split("=", 1)[0] in _PIP_VALUED:
+                skip = "=" not in word
+                continue
+            if word.startswith("-"):
+                continue
+            name, extras, spec = _REQUIREMENT.match(word).groups()  # type: ignore[union-attr]
+            if word.startswith("."):  # the clone itself: its extras must be setup.cfg's
+                found = re.match(r"^\.\[([^\]]*)\]$", word)
+                unknown = [e for e in (found.group(1).split(",") if found else []) if e not in self.extras]
+                if unknown:
+                    self.report(where, f"{word}: {', '.join(unknown)} is not an extra of setup.cfg")
+            elif _normalise(name) == "logic-consistency":
+                self.report(where, f"{word}: no package index has logic-consistency yet; install from a clone (-e .)")
+            elif spec.startswith("==") and self.pins.get(_normalise(name), spec[2:]) != spec[2:]:
+                self.report(where, f"{word}: setup.cfg pins {name}=={self.pins[_normalise(name)]}")
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pip_install(program: str, args: list[str]) -> list[str] | None:
+    """The arguments after ``install`` of a pip or uv pip install line, else ``None``."""
+    if program in {"pip", "pip3", "python -m pip"} and args[:1] == ["install"]:
+        return args[1:]
+    if program == "uv" and args[:2] == ["pip", "install"]:
+        return args[2:]
+    return None
 
 
 def _program(words: list[str]) -> tuple[str, list[str]]:

@@ -36,9 +36,15 @@ NOT_OURS = {
 EXAMPLE_TASKS = {"logic_consistency_mydata": "the task of the external-folder example"}
 
 
+#: Install lines the docs quote as what fails (a troubleshooting row), not as what to run.
+SYMPTOMS = {"pip install logic-consistency": "docs/troubleshooting.md: no release is on an index yet"}
+
+
 @pytest.fixture(scope="module")
 def checker() -> Checker:
-    return Checker(ROOT, not_ours=frozenset(NOT_OURS), example_tasks=frozenset(EXAMPLE_TASKS))
+    return Checker(
+        ROOT, not_ours=frozenset(NOT_OURS), example_tasks=frozenset(EXAMPLE_TASKS), symptoms=frozenset(SYMPTOMS)
+    )
 
 
 def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> None:
@@ -205,3 +211,37 @@ def test_the_cluster_page_scripts_are_valid_bash() -> None:
     for script in scripts:
         done = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
+
+
+BAD_INSTALLS = """\
+# Install lines that would fail
+
+```bash
+pip install 'logic-consistency[train]'
+bash scripts/setup.sh train,trian
+pip install -e '.[api,trian]'
+.venv/bin/python -m pip install -e '.[api]'
+pip install torch==2.0.0 -e .
+.venv/uv/bin/uv pip install --python .venv/bin/python -e '.[train]'
+bash scripts/setup.sh api,ray
+```
+
+From a clone: `pip install -e '.[ray]'`; or `pip install "logic-consistency[ray]"`.
+"""
+
+
+def test_an_install_line_that_would_fail_from_a_clone_names_file_and_line(checker: Checker, tmp_path: Path) -> None:
+    doc = tmp_path / "installs.md"
+    doc.write_text(BAD_INSTALLS, encoding="utf-8")
+    problems = checker.check_file(doc)
+    expected = {
+        4: "no package index has logic-consistency",
+        5: "scripts/setup.sh trian: not an extra setup.sh takes",
+        6: "trian is not an extra of setup.cfg",
+        7: "has no pip",
+        8: "setup.cfg pins torch==2.13.0",
+        13: "logic-consistency[ray]: no package index",
+    }
+    for line, fragment in expected.items():
+        assert any(p.startswith(f"{doc}:{line}: ") and fragment in p for p in problems), (line, problems)
+    assert len(problems) == len(expected), problems  # uv into setup.sh's .venv, and known extras, pass

@@ -19,8 +19,19 @@ def test_setup_refuses_an_unknown_extra_before_installing_anything(tmp_path: Pat
     script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
     result = subprocess.run(["bash", str(script), "tests"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert "unknown extra 'tests' (choose api or test)" in result.stderr
+    assert "unknown extra 'tests' (choose from: api, ray, train, test;" in result.stderr
     assert not (tmp_path / ".venv").exists()
+
+
+def test_setup_takes_every_extra_of_setup_cfg() -> None:
+    """The extras the docs name (``bash scripts/setup.sh train``) are setup.cfg's, and setup.sh takes each."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    declared = set(config["options.extras_require"])
+    found = re.search(r'^extras="([^"]*)"$', (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), re.MULTILINE)
+    assert found is not None and set(found.group(1).split()) == declared == {"api", "ray", "train", "test"}
 
 
 @pytest.mark.parametrize(

@@ -8,31 +8,35 @@ from types import ModuleType
 
 __all__ = ["INSTALL_LINE", "TrainingUnavailable", "library_versions", "training_libraries"]
 
-#: What to run when the extra is missing (the pins are setup.cfg's ``train`` extra).
-INSTALL_LINE = "pip install 'logic-consistency[train]'"
+#: What to run when the extra is missing (the pins are setup.cfg's ``train`` extra), from a clone: no
+#: index has the package yet.
+INSTALL_LINE = (
+    "bash scripts/setup.sh train (from a clone of logic-consistency; in another environment: "
+    "pip install -e '.[train]' from the clone)"
+)
 #: The distributions whose versions every adapter manifest records.
-RECORDED = ("torch", "transformers", "peft", "accelerate", "lm_eval")
+RECORDED = ("torch", "transformers", "peft", "trl", "accelerate", "lm_eval")
 
 
 class TrainingUnavailable(RuntimeError):
     """The ``train`` extra is not installed (the message is the install line)."""
 
 
-def training_libraries() -> tuple[ModuleType, ModuleType]:
-    """``(peft, transformers)``, imported now; accelerate is checked too (the Trainer needs it).
+def training_libraries() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """``(peft, transformers, trl)``, imported now; accelerate is checked too (the Trainer needs it).
 
     Raises:
         TrainingUnavailable: One of them is missing, naming it and :data:`INSTALL_LINE`.
     """
     modules = []
-    for name in ("peft", "transformers", "accelerate"):
+    for name in ("peft", "transformers", "trl", "accelerate"):
         try:
             modules.append(importlib.import_module(name))
         except ImportError as error:
             raise TrainingUnavailable(
                 f"training needs the 'train' extra ({name} is missing: {error}); install it with: {INSTALL_LINE}"
             ) from None
-    return modules[0], modules[1]
+    return modules[0], modules[1], modules[2]
 
 
 def library_versions() -> dict[str, str | None]:

@@ -38,7 +38,7 @@ def merge_adapter(adapter: Path, out: Path | None = None) -> Path:
     target = out or merged_folder(adapter)
     if is_complete(target):
         return target
-    peft, transformers = training_libraries()
+    peft, transformers, _ = training_libraries()
     import torch
 
     base = Path(manifest["base_model"])

@@ -27,7 +27,7 @@ def format_examples(
     """
     tokenizer = None
     if chat_template:
-        _, transformers = training_libraries()
+        _, transformers, _ = training_libraries()
         tokenizer = transformers.AutoTokenizer.from_pretrained(base)
     examples = []
     for prompt, answer, scored in pairs:

@@ -68,6 +68,36 @@ def _declaration(recipe: str, paper: PaperValues) -> Declaration:
             Declared(
                 "bf16", str, "auto", "bf16 training: auto = where the device supports it", choices=("auto", "yes", "no")
             ),
+            # Scale and the loss history (issue 41): not the papers' settings, so the same for both recipes.
+            Declared(
+                "lora_target_modules",
+                str,
+                "all-linear",
+                "the modules LoRA adapts: all-linear, or module names joined by + (q_proj+v_proj)",
+            ),
+            Declared(
+                "gradient_checkpointing",
+                str,
+                "yes",
+                "recompute activations in the backward pass (less memory, about 30% slower) where the model supports it",
+                choices=("yes", "no"),
+            ),
+            Declared(
+                "quantize",
+                str,
+                "none",
+                "4bit: QLoRA (the base loaded in NF4; bitsandbytes and a GPU)",
+                choices=("none", "4bit"),
+            ),
+            Declared(
+                "eval_fraction",
+                float,
+                0.0,
+                "share of the training examples held out for a loss during training",
+                0.0,
+                0.5,
+            ),
+            Declared("eval_steps", int, 0, "optimizer steps between held-out losses (0: save_steps)", 0),
         ),
         unknown="refuse",
     )
@@ -143,6 +173,11 @@ class TrainSettings:
     save_steps: int
     seed: int
     bf16: str
+    lora_target_modules: str
+    gradient_checkpointing: str
+    quantize: str
+    eval_fraction: float
+    eval_steps: int
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a JSON object (the manifest's ``hyperparameters``)."""

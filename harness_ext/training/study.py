@@ -228,10 +228,12 @@ class LmEvalRun:
     apply_chat_template: bool = True
     batch_size: str = "4"
     gen_kwargs: str | None = None
+    #: The dtype the model is scored in: the one it trained in (:func:`.devices.evaluation_dtype`).
+    dtype: str = "float32"
 
     def command(self) -> list[str]:
         """The command line (the hf backend, so the adapter loads exactly as a user's ``peft=`` does)."""
-        model_args = f"pretrained={self.base},dtype=float32"
+        model_args = f"pretrained={self.base},dtype={self.dtype}"
         if self.adapter is not None:
             model_args += f",peft={self.adapter}"
         command = [_lm_eval(), "--model", "hf", "--model_args", model_args]

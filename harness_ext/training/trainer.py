@@ -1,17 +1,18 @@
-"""Train one LoRA adapter: tokenised prompt + answer with the loss on the answer only, checkpoints
-that a rerun resumes from, and a finished folder that appears only when the adapter and its manifest
-are complete (:mod:`.adapter`).
+"""Train one LoRA adapter with TRL's ``SFTTrainer``: prompt-completion examples with the loss on the
+completion only, checkpoints that a rerun resumes from, the loss history kept beside the adapter
+(:mod:`.callbacks`), and a finished folder that appears only when the adapter and its manifest are
+complete (:mod:`.adapter`).
 
 The prompts come formatted as the evaluation formats them (the task's own prompt, the chat template
-applied as lm-eval applies it), and prompt and answer are tokenised as lm-eval's hf backend
-tokenises a context and its continuation (no special tokens added; the answer's tokens are those of
-``prompt + answer`` after the prompt's), so the model is trained on the tokens it is measured on.
+applied as lm-eval applies it, :mod:`.prompts`), so they are given to TRL as plain prompt-completion
+text (TRL applies no template of its own to them) and the model is trained on the tokens it is
+measured on.
 """
 
 from __future__ import annotations
 
 import errno
-import math
+import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -20,18 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from .adapter import BaseModelError, check_base, data_sha256, folder_sha256, is_complete, read_manifest, write_manifest
+from .callbacks import CHECKPOINT_DONE, callbacks, history_folder, keep_history_until
+from .devices import TrainingError, check_devices, quantization_config, uses_bf16
 from .libraries import library_versions, training_libraries
 from .merge import merge_adapter
 from .recipes import TrainSettings
 
-__all__ = ["Example", "TrainJob", "TrainingError", "good_checkpoint", "train_adapter"]
-
-#: The file a checkpoint gets once the Trainer has written all of it (a checkpoint without it is partial).
-CHECKPOINT_DONE = ".logic_consistency_complete"
-
-
-class TrainingError(RuntimeError):
-    """A training that cannot go on (empty data, a NaN loss, out of memory, a full disk), saying what to do."""
+__all__ = ["CHECKPOINT_DONE", "Example", "TrainJob", "TrainingError", "good_checkpoint", "train_adapter"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +45,7 @@ class TrainJob:
     Attributes:
         base: The base model's transformers folder.
         examples: The training data (built from ``split: train`` documents only).
-        out: The adapter folder to write.
+        out: The adapter folder to write (its loss history goes to ``<out>-history`` beside it).
         settings: The hyperparameters.
         recipe: ``repair`` or ``gv`` (recorded).
         label: The row or round, for messages and the manifest (``"round 2"``, ``"REPAIR-ed + Neg."``).
@@ -89,20 +85,6 @@ def _records(examples: Sequence[Example]) -> list[dict[str, Any]]:
     ]
 
 
-def _tokenise(tokenizer: Any, examples: Sequence[Example], max_length: int) -> list[dict[str, list[int]]]:
-    """Input ids and labels (``-100`` over the prompt) of each example that fits ``max_length``."""
-    rows = []
-    for example in examples:
-        context = tokenizer(example.prompt, add_special_tokens=False)["input_ids"]
-        whole = tokenizer(example.prompt + example.answer, add_special_tokens=False)["input_ids"]
-        answer = whole[len(context) :] + ([tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else [])
-        ids = whole[: len(context)] + answer
-        if len(ids) > max_length or not answer:
-            continue
-        rows.append({"input_ids": ids, "labels": [-100] * len(context) + answer})
-    return rows
-
-
 def _check_job(job: TrainJob) -> None:
     if len(job.examples) < job.min_examples:
         raise TrainingError(
@@ -116,57 +98,70 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     """Train (or resume, or keep) the adapter of ``job``; return its manifest.
 
     A finished adapter at ``job.out`` is kept as it is. Otherwise checkpoints go to
-    ``<out>.partial/checkpoints`` and training resumes from the newest complete one.
+    ``<out>.partial/checkpoints`` and training resumes from the newest complete one; the loss history
+    goes to ``<out>-history`` (:func:`.callbacks.history_folder`) and outlives the checkpoints.
 
     Raises:
         BaseModelError: The base cannot be trained (GGUF only, no weights, unknown architecture).
         TrainingError: Too few examples (naming the round), a NaN loss (naming the step), out of
-            memory (naming the settings to lower), a full disk (the last good checkpoint is kept).
+            memory (naming the settings to lower), a full disk (the last good checkpoint is kept),
+            several GPUs, or QLoRA without a GPU or bitsandbytes (:func:`.devices.check_devices`).
         TrainingUnavailable: The ``train`` extra is missing (with the install line).
     """
     base = check_base(job.base)
     _check_job(job)
     if is_complete(job.out):
         return _merged(job, read_manifest(job.out))
-    peft, transformers = training_libraries()
+    peft, transformers, trl = training_libraries()
+    device = check_devices(job.settings)
     started = time.monotonic()
     tokenizer = _load_base(transformers, base)
-    rows = _tokenise(tokenizer, job.examples, job.settings.max_length)
-    if len(rows) < job.min_examples:
-        raise TrainingError(
-            f"{job.label}: only {len(rows)} of {len(job.examples)} examples fit max_length={job.settings.max_length} "
-            "tokens; raise --train-args max_length"
-        )
     work = job.out.with_name(f"{job.out.name}.partial")
-    model, device, bf16 = _model(peft, transformers, base, job)
+    bf16 = uses_bf16(job.settings, device)
+    model = _model(transformers, base, job.settings, bf16)
     resumed = good_checkpoint(work / "checkpoints")
-    trainer = _trainer(transformers, model, tokenizer, rows, work / "checkpoints", job.settings, bf16)
+    before = _tokens_at(resumed)
+    history = history_folder(job.out)
+    if resumed:
+        keep_history_until(history, before[0])
+    else:  # a fresh run: the lines of a try stopped before its first checkpoint are not this run's
+        shutil.rmtree(history, ignore_errors=True)
+    trainer = _trainer(peft, transformers, trl, model, tokenizer, job, work / "checkpoints", bf16)
+    trained = len(trainer.train_dataset)
+    if trained < job.min_examples:
+        raise TrainingError(
+            f"{job.label}: only {trained} of {len(job.examples)} examples are left to train on (held out for "
+            f"eval_fraction={job.settings.eval_fraction}, or empty once cut to max_length="
+            f"{job.settings.max_length}); lower --train-args eval_fraction or raise max_length"
+        )
     result = _run(trainer, work / "checkpoints", resumed, job)
     wall = time.monotonic() - started
     staging = work / "adapter"
     shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging)
-    records = _records(job.examples)
+    trainer.model.save_pretrained(staging)  # peft writes safetensors (adapter_model.safetensors)
     manifest = {
         "base_model": str(base),
         "base_sha256": folder_sha256(base),
         "recipe": job.recipe,
         "round": job.label,
         "split": job.split,
-        "data_sha256": data_sha256(records),
+        "data_sha256": data_sha256(_records(job.examples)),
         "data_examples": len(job.examples),
-        "data_examples_trained": len(rows),
+        "data_examples_trained": trained,
+        "data_examples_held_out": len(trainer.eval_dataset) if trainer.eval_dataset is not None else 0,
         "data_source": dict(job.data_source) if job.data_source is not None else None,
         "hyperparameters": job.settings.as_dict(),
         "seed": job.settings.seed,
         "libraries": library_versions(),
         "device": device,
         "bf16": bf16,
+        "gradient_checkpointing": bool(trainer.args.gradient_checkpointing),
         "steps": int(result.global_step),
         "train_loss": float(result.training_loss),
         "wall_time_s": round(wall, 2),
         "train_runtime_s": round(float(result.metrics.get("train_runtime", wall)), 2),
-        **_throughput(trainer, rows, result, int(resumed.name.rpartition("-")[2]) if resumed else 0),
+        "history": str(history),
+        **_throughput(trainer.state, result, before),
     }
     write_manifest(staging, job.out, manifest)
     shutil.rmtree(work, ignore_errors=True)
@@ -180,26 +175,26 @@ def _merged(job: TrainJob, manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def _throughput(trainer: Any, rows: list[dict[str, list[int]]], result: Any, resumed_step: int) -> dict[str, Any]:
-    """Tokens trained (prompt and answer, repeated epochs counted; estimated from the mean example
-    length and the examples the steps took) and the rate of this run's own steps over the Trainer's
-    run time: after a resume from ``checkpoint-<resumed_step>`` the run time covers only the steps
-    after it, so the steps before it are not counted in the rate."""
-    per_step = trainer.args.per_device_train_batch_size * trainer.args.gradient_accumulation_steps
-    mean_length = sum(len(r["input_ids"]) for r in rows) / len(rows)
+def _tokens_at(checkpoint: Path | None) -> tuple[int, int]:
+    """``(step, tokens seen)`` recorded in a checkpoint's ``trainer_state.json`` (``(0, 0)``: none)."""
+    if checkpoint is None:
+        return 0, 0
+    state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+    return int(state.get("global_step", 0)), int(state.get("num_input_tokens_seen", 0))
 
-    def examples_by(step: int) -> int:
-        examples = step * per_step
-        if trainer.args.max_steps <= 0:  # the last batch of an epoch may be short
-            examples = min(examples, len(rows) * math.ceil(trainer.args.num_train_epochs))
-        return int(examples)
 
+def _throughput(state: Any, result: Any, before: tuple[int, int]) -> dict[str, Any]:
+    """The tokens the steps actually ran (prompt and completion, padding not counted; the Trainer counts
+    them batch by batch, so ``max_steps`` below or above one pass over the data is counted as run), and
+    their rate over this run's own time: after a resume from a checkpoint at ``before`` = ``(step,
+    tokens)``, the Trainer's run time covers only the steps after it, and so does the rate."""
     runtime = float(result.metrics.get("train_runtime") or 0.0)
-    run_tokens = (examples_by(result.global_step) - examples_by(resumed_step)) * mean_length
+    total = int(state.num_input_tokens_seen)
+    run_tokens = total - before[1]
     return {
-        "train_tokens": round(examples_by(result.global_step) * mean_length),
+        "train_tokens": total,
         "train_tokens_per_s": round(run_tokens / runtime, 1) if runtime > 0 and run_tokens > 0 else None,
-        "resumed_from_step": resumed_step,
+        "resumed_from_step": before[0],
     }
 
 
@@ -215,90 +210,124 @@ def _load_base(transformers: Any, base: Path) -> Any:
         raise BaseModelError(f"--base {base}: transformers cannot load it as a causal LM ({error})") from None
 
 
-def _model(peft: Any, transformers: Any, base: Path, job: TrainJob) -> tuple[Any, str, bool]:
+def _model(transformers: Any, base: Path, settings: TrainSettings, bf16: bool) -> Any:
     import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    bf16 = job.settings.bf16 == "yes" or (
-        job.settings.bf16 == "auto" and device == "cuda" and torch.cuda.is_bf16_supported()
-    )
+    quantized = quantization_config(transformers, settings, bf16)
+    # A 4-bit base is quantised while it loads onto the one GPU (check_devices made sure there is one).
+    placed = {"quantization_config": quantized, "device_map": {"": 0}} if quantized is not None else {}
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(base, dtype=torch.bfloat16 if bf16 else torch.float32)
+        return transformers.AutoModelForCausalLM.from_pretrained(
+            base, dtype=torch.bfloat16 if bf16 else torch.float32, **placed
+        )
     except (ValueError, KeyError, OSError) as error:
         raise BaseModelError(f"--base {base}: transformers cannot load it as a causal LM ({error})") from None
-    config = peft.LoraConfig(
-        r=job.settings.lora_r,
-        lora_alpha=job.settings.lora_alpha,
-        lora_dropout=job.settings.lora_dropout,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
-    )
-    transformers.set_seed(job.settings.seed)
-    return peft.get_peft_model(model, config), device, bf16
+
+
+def _prompt(tokenizer: Any, prompt: str) -> str:
+    """The prompt as TRL should get it to tokenise it as lm-eval does.
+
+    Hand-written because the two differ on one point: lm-eval adds no BOS to a text that already starts
+    with it (a chat template that writes it), TRL tokenises with the tokenizer's defaults. Where the
+    tokenizer adds a BOS itself, the template's own BOS text is dropped here and the tokenizer adds it
+    back: one BOS, as in the evaluation, not two.
+    """
+    bos = tokenizer.bos_token
+    if bos and prompt.startswith(bos) and tokenizer("")["input_ids"][:1] == [tokenizer.bos_token_id]:
+        return prompt[len(bos) :]
+    return prompt
+
+
+def _datasets(job: TrainJob, tokenizer: Any) -> tuple[Any, Any]:
+    """TRL's prompt-completion dataset of the examples, and its held-out part (``None``: no evaluation)."""
+    from datasets import Dataset
+
+    data = Dataset.from_list([{"prompt": _prompt(tokenizer, e.prompt), "completion": e.answer} for e in job.examples])
+    if job.settings.eval_fraction <= 0:
+        return data, None
+    split = data.train_test_split(test_size=job.settings.eval_fraction, seed=job.settings.seed)
+    return split["train"], split["test"]
 
 
 def _trainer(
-    transformers: Any,
-    model: Any,
-    tokenizer: Any,
-    rows: list[dict[str, list[int]]],
-    folder: Path,
-    settings: TrainSettings,
-    bf16: bool,
+    peft: Any, transformers: Any, trl: Any, model: Any, tokenizer: Any, job: TrainJob, folder: Path, bf16: bool
 ) -> Any:
     import torch
 
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    arguments = transformers.TrainingArguments(
+    s = job.settings
+    train, held_out = _datasets(job, tokenizer)
+    checkpointing = s.gradient_checkpointing == "yes" and bool(getattr(model, "supports_gradient_checkpointing", False))
+    arguments = trl.SFTConfig(
         output_dir=str(folder),
-        per_device_train_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.grad_accum,
-        learning_rate=settings.lr,
-        num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps,
-        weight_decay=settings.weight_decay,
-        lr_scheduler_type=settings.scheduler,
-        warmup_steps=settings.warmup_ratio,  # transformers 5: a float in [0, 1) is a share of the steps
+        per_device_train_batch_size=s.batch_size,
+        per_device_eval_batch_size=s.batch_size,
+        gradient_accumulation_steps=s.grad_accum,
+        learning_rate=s.lr,
+        num_train_epochs=s.epochs,
+        max_steps=s.max_steps,
+        weight_decay=s.weight_decay,
+        lr_scheduler_type=s.scheduler,
+        warmup_steps=s.warmup_ratio,  # transformers 5: a float in [0, 1) is a share of the steps
         optim="adamw_torch",
         logging_steps=1,
-        logging_nan_inf_filter=False,  # a NaN must reach the check below, not be averaged away
+        logging_nan_inf_filter=False,  # a NaN must reach the guard, not be averaged away
         save_strategy="steps",
-        save_steps=settings.save_steps,
+        save_steps=s.save_steps,
         save_total_limit=2,
-        seed=settings.seed,
-        bf16=bf16,
+        eval_strategy="steps" if held_out is not None else "no",
+        eval_steps=s.eval_steps or s.save_steps,
+        seed=s.seed,
+        bf16=bf16,  # SFTConfig's default is bf16 on: the study decides (devices.uses_bf16)
+        fp16=False,
+        gradient_checkpointing=checkpointing,
         use_cpu=not torch.cuda.is_available(),
-        report_to=[],
-        remove_unused_columns=False,
+        report_to=[],  # the history callbacks write the logs beside the adapter, not under the checkpoints
+        include_num_input_tokens_seen="non_padding",
+        max_length=s.max_length,
+        completion_only_loss=True,
+        packing=False,
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
-    collator = transformers.DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100)
-    callback = _guard_callback(transformers)
-    return transformers.Trainer(
-        model=model, args=arguments, train_dataset=rows, data_collator=collator, callbacks=[callback()]
+    lora = peft.LoraConfig(
+        r=s.lora_r,
+        lora_alpha=s.lora_alpha,
+        lora_dropout=s.lora_dropout,
+        target_modules=_targets(model, s.lora_target_modules),
+        task_type="CAUSAL_LM",
+    )
+    transformers.set_seed(s.seed)  # the LoRA initialisation, drawn when the trainer wraps the model
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return trl.SFTTrainer(
+        model=model,
+        args=arguments,
+        train_dataset=train,
+        eval_dataset=held_out,
+        processing_class=tokenizer,
+        peft_config=lora,
+        callbacks=callbacks(transformers, history_folder(job.out)),
     )
 
 
-def _guard_callback(transformers: Any) -> Any:
-    """A callback that stops on a NaN loss (naming the step) and marks each checkpoint complete."""
+def _targets(model: Any, text: str) -> str | list[str]:
+    """``lora_target_modules`` as peft takes it, each name checked against the model's modules.
 
-    class Guard(transformers.TrainerCallback):  # type: ignore[misc]
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-            loss = (logs or {}).get("loss")
-            if loss is not None and not math.isfinite(float(loss)):
-                raise TrainingError(
-                    f"the loss became {loss} at step {state.global_step}; stopped (lower --train-args lr, "
-                    "or check the training data)"
-                )
-
-        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            if folder.is_dir():
-                (folder / CHECKPOINT_DONE).write_text(str(state.global_step), encoding="utf-8")
-
-    return Guard
+    Hand-written because peft adapts the names that match and drops a mistyped one without a word
+    (it refuses only when none matches).
+    """
+    if text == "all-linear":
+        return text
+    names = {name.rpartition(".")[2] for name, _ in model.named_modules()}
+    wanted = [name for name in text.split("+") if name]
+    unknown = [name for name in wanted if name not in names]
+    if unknown or not wanted:
+        linear = sorted({n.rpartition(".")[2] for n, m in model.named_modules() if type(m).__name__ == "Linear"})
+        raise TrainingError(
+            f"--train-args lora_target_modules={text}: the model has no module {', '.join(unknown) or '(none named)'}; "
+            f"its linear modules: {'+'.join(linear)} (or all-linear)"
+        )
+    return wanted
 
 
 def _run(trainer: Any, folder: Path, resume: Path | None, job: TrainJob) -> Any:
@@ -327,10 +356,12 @@ def _run(trainer: Any, folder: Path, resume: Path | None, job: TrainJob) -> Any:
 
 def _oom_message(job: TrainJob) -> str:
     s = job.settings
+    larger = [] if s.gradient_checkpointing == "yes" else ["gradient_checkpointing=yes"]
+    larger += [] if s.quantize == "4bit" else ["quantize=4bit (QLoRA, on a GPU)"]
     return (
         f"{job.label}: out of memory with batch_size={s.batch_size}, max_length={s.max_length}; lower "
         f"--train-args batch_size (and raise grad_accum to keep batch_size x grad_accum = {s.batch_size * s.grad_accum}) "
-        "or max_length"
+        f"or max_length{', or set ' + ' and '.join(larger) if larger else ''}"
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from logic_consistency.common import find_files, read_samples
 from logic_consistency.harness_ext.training.adapter import check_base
+from logic_consistency.harness_ext.training.devices import evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
@@ -108,6 +109,7 @@ class _GVStudy:
             out=self.study.row_dir(row) / f"{split}_eval",
             adapter=adapter,
             apply_chat_template=self.options.chat_template,
+            dtype=evaluation_dtype(self.settings, None),  # every row and round in the dtype the study trains in
         )
         return run_lm_eval(run, label=f"{row} ({split} split)")
 

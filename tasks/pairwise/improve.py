@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.training.adapter import check_base
+from logic_consistency.harness_ext.training.devices import evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
@@ -210,6 +211,7 @@ def _run_row(
         out=study.row_dir(name) / "test_eval",
         adapter=adapter,
         apply_chat_template=options.chat_template,
+        dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
     )
     samples = run_lm_eval(run, label=f"{label} (test split)")
     done = {
