@@ -29,6 +29,7 @@ from pathlib import Path
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
+from logic_consistency.harness_ext.jobs.processes import run_captured
 from logic_consistency.harness_ext.publish import public_model_args
 from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
@@ -257,7 +258,7 @@ def documents_subprocess(spec: ModelSpec) -> int:
 
     Raises:
         ValueError: The tasks cannot be loaded here (the last line of the error).
-        subprocess.TimeoutExpired: Past :data:`COUNT_SECONDS` (the subprocess is killed).
+        subprocess.TimeoutExpired: Past :data:`COUNT_SECONDS` (the subprocess is stopped).
     """
     options = spec.lm_eval_options
     samples = options.get("samples")
@@ -271,7 +272,7 @@ def documents_subprocess(spec: ModelSpec) -> int:
     env = {**os.environ, **spec.env}
     env.pop(ENV_SHARD, None)
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shard_count", json.dumps(request)]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=COUNT_SECONDS)
+    completed = run_captured(command, env=env, timeout=COUNT_SECONDS)
     lines = completed.stdout.strip().splitlines()
     if completed.returncode != 0 or not lines or not lines[-1].isdigit():
         errors = completed.stderr.strip().splitlines()
