@@ -110,3 +110,24 @@ def test_the_studys_lm_eval_times_out_redacted_and_keeps_no_stale_samples(
     assert "key: [redacted" in log and SECRET not in log
     assert not (out / "done").exists() and not list(out.rglob("samples_*.jsonl"))
     assert _gone(int((tmp_path / "helper.pid").read_text()))
+
+
+def test_improve_ends_on_sigterm_as_on_ctrl_c(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``improve`` under SIGTERM: the stop reaches the study where it is (its lm_eval is stopped there,
+    see the tests above), then one line and exit status 143; its handlers are gone after."""
+    import argparse
+
+    from logic_consistency.cli import improve
+
+    def study(args: argparse.Namespace) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        raise AssertionError("the stop was lost")
+
+    monkeypatch.setattr(improve, "_study", study)
+    before = signal.getsignal(signal.SIGTERM)
+    assert improve._run(argparse.Namespace(out=str(tmp_path))) == 143
+    assert "interrupted; finished rows and the last checkpoint are kept" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is before
