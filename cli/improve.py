@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_raise
-from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import parse_train_args
 from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally

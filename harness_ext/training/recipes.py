@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
-from logic_consistency.harness_ext.model_args import Declaration, check_declared
+from logic_consistency.harness_ext.models.args import Declaration, check_declared
 from logic_consistency.options import Declared, unique_keys
 
 __all__ = ["PAPER_VALUES", "RECIPES", "PaperValues", "TrainSettings", "parse_train_args", "settings_for"]

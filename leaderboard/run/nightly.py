@@ -34,7 +34,7 @@ from logic_consistency.harness_ext.jobs.processes import (
     default_lm_eval,
     stop_signals_raise,
 )
-from logic_consistency.harness_ext.shards import ENV_SHARD
+from logic_consistency.harness_ext.shards.shard import ENV_SHARD
 from logic_consistency.outputs import (
     OutputError,
     atomic_write_json,

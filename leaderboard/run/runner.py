@@ -27,7 +27,7 @@ from logic_consistency.harness_ext.jobs.processes import (
     ProcessResult,
     run_captured,
 )
-from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
+from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
 from ..board.identity import sha256_hex
@@ -95,7 +95,7 @@ def embedded_sha_subprocess(name: str) -> str:
     """GGUF sha256 of an embedded model, resolved (converted on first use) in a subprocess."""
     import json
 
-    completed = run_captured([sys.executable, "-m", "logic_consistency.harness_ext.models", name])
+    completed = run_captured([sys.executable, "-m", "logic_consistency.harness_ext.models.embedded", name])
     if completed.returncode != 0:
         lines = completed.stderr.strip().splitlines()
         raise ValueError(f"cannot resolve embedded model {name!r}: {lines[-1] if lines else 'no output'}")
