@@ -1,6 +1,6 @@
 """``logic-consistency check-task FILE.yaml``: load a task YAML as lm-eval does and name what is wrong.
 
-A thin layer over :func:`logic_consistency.harness_ext.check_task.check_task`: one line naming the
+A thin layer over :func:`logic_consistency.harness_ext.task.check_task.check_task`: one line naming the
 task, its output type and (unless ``--no-data``) its number of documents.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from logic_consistency.harness_ext import check_task
+from logic_consistency.harness_ext.task import check_task
 
 from .subcommand import add_subcommand
 

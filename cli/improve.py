@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_raise
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import parse_train_args
 from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
@@ -41,21 +42,22 @@ def _base(name: str) -> tuple[Path, str]:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        return _study(args)
+        with stop_signals_raise():  # SIGTERM and SIGHUP stop the study as Ctrl-C does, its lm_eval first
+            return _study(args)
     except (TrainingError, TrainingUnavailable, RuntimeError) as error:  # RuntimeError: an lm_eval run failed
         print(f"logic-consistency improve: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped) as stop:
         print(
             f"logic-consistency improve: interrupted; finished rows and the last checkpoint are kept in {args.out}: "
             "run the same command to resume",
             file=sys.stderr,
         )
-        return 130
+        return 128 + stop.signum if isinstance(stop, Stopped) else 130
 
 
 def _executor(args: argparse.Namespace) -> StudyExecutor:
-    """``--executor``: here, in order (``local``), or the board's Ray (checked before any study work)."""
+    """``--executor``: here, in order (``local``), or on Ray (checked before any study work)."""
     gpus = check_flag("gpus_per_row", args.gpus_per_row)
     if args.executor == "local":
         given = [
@@ -64,8 +66,8 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
         if given:
             raise ValueError(f"{', '.join(given)}: applies to --executor ray only (this study runs --executor local)")
         return run_locally
-    from logic_consistency.leaderboard.run.ray_executor import check_address, check_reachable, require_ray
-    from logic_consistency.leaderboard.run.study_executor import RayStudyExecutor
+    from logic_consistency.harness_ext.jobs.ray_session import check_address, check_reachable, require_ray
+    from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
 
     require_ray()
     address = check_address(args.ray_address)

@@ -1,7 +1,7 @@
 """``logic-consistency models`` and ``model-path NAME``: the embedded models.
 
 ``models`` lists them (the default marked); ``model-path`` converts one on first use and prints its
-folder, for ``--model hf`` or vLLM. Both read :mod:`logic_consistency.harness_ext.models` (torch and
+folder, for ``--model hf`` or vLLM. Both read :mod:`logic_consistency.harness_ext.models.embedded` (torch and
 transformers: this module is imported only when one of them runs).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from logic_consistency.harness_ext.models import DEFAULT_MODEL, EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.models.embedded import DEFAULT_MODEL, EMBEDDED_MODELS, resolve
 
 from .subcommand import add_subcommand
 

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Any
 
-from logic_consistency.harness_ext.model_args import BACKEND_ARGS
+from logic_consistency.harness_ext.models.args import BACKEND_ARGS
 from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.options import Declared, declared_flags, declared_options
 

@@ -1,6 +1,6 @@
 """``logic-consistency plan --tasks ...``: what a run would cost, before any model is loaded.
 
-A thin layer over :func:`logic_consistency.harness_ext.plan_report.plan_run`: prints the table (or
+A thin layer over :func:`logic_consistency.harness_ext.plan.report.plan_run`: prints the table (or
 ``--json``) and, on standard error, how long planning took.
 """
 
@@ -12,9 +12,9 @@ import sys
 import time
 from typing import Any
 
-from logic_consistency.harness_ext import plan_report
-from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
-from logic_consistency.harness_ext.plan_report import DEFAULT_TOKENIZER
+from logic_consistency.harness_ext.chat.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.plan import report as plan_report
+from logic_consistency.harness_ext.plan.report import DEFAULT_TOKENIZER
 
 from .subcommand import add_subcommand, options_from
 

@@ -183,9 +183,9 @@ def _register_models(module: ModuleType) -> None:
     from lm_eval.api.registry import model_registry
 
     targets = {
-        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models:EmbeddedHFLM",
-        PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix_scorer:PrefixSharingHFLM",
-        "lc-chat": "logic_consistency.harness_ext.chat_judge:ChatJudgeLM",  # chat endpoints, choice readings
+        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models.embedded:EmbeddedHFLM",
+        PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix.scorer:PrefixSharingHFLM",
+        "lc-chat": "logic_consistency.harness_ext.chat.judge:ChatJudgeLM",  # chat endpoints, choice readings
     }
     for name, target in targets.items():
         if name not in model_registry:
@@ -219,12 +219,12 @@ def _warn_if_unpinned() -> None:
 
 def _patch_evaluator(module: ModuleType) -> None:
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.current_run import publish_lm
+    from logic_consistency.harness_ext.task.current_run import publish_lm
 
     original = getattr(module, "evaluate", None)
     if original is not None and not getattr(original, "_logic_consistency", False):
         # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-        from logic_consistency.harness_ext.shards import shard_evaluate
+        from logic_consistency.harness_ext.shards.shard import shard_evaluate
 
         module.evaluate = shard_evaluate(publish_lm(original))  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
     simple = getattr(module, "simple_evaluate", None)
@@ -235,17 +235,17 @@ def _patch_evaluator(module: ModuleType) -> None:
 def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap ``lm_eval.evaluator.simple_evaluate``: a credential in ``model_args`` or ``metadata`` is refused
     before the model is built, logs are redacted, and the results record only what is declared public
-    (:func:`logic_consistency.harness_ext.publish_run.publishing`)."""
+    (:func:`logic_consistency.harness_ext.publish.run.publishing`)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.publish_run import publishing
+    from logic_consistency.harness_ext.publish.run import publishing
 
     return publishing(simple_evaluate)
 
 
 def _shard_documents(module: ModuleType) -> None:
-    """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards.py``)."""
+    """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards/shard.py``)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.shards import shard_doc_iterator
+    from logic_consistency.harness_ext.shards.shard import shard_doc_iterator
 
     task = getattr(module, "Task", None)
     if task is None or getattr(task.doc_iterator, "_logic_consistency", False):
@@ -254,9 +254,9 @@ def _shard_documents(module: ModuleType) -> None:
 
 
 def _guard_request_cache(module: ModuleType) -> None:
-    """A corrupt ``--use_cache`` file is named in one line (``request_cache.py``)."""
+    """A corrupt ``--use_cache`` file is named in one line (``publish/request_cache.py``)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.request_cache import guard_caching_lm
+    from logic_consistency.harness_ext.publish.request_cache import guard_caching_lm
 
     caching_lm = getattr(module, "CachingLM", None)
     if caching_lm is None or getattr(caching_lm.__init__, "_logic_consistency", False):
@@ -267,7 +267,7 @@ def _guard_request_cache(module: ModuleType) -> None:
 def _check_shard_first(argv: list[str]) -> None:
     """A bad ``LOGIC_CONSISTENCY_SHARD``, or one with ``--cache_requests``: an ``OptionError`` before any model is built."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.shards import ENV_SHARD, active_shard
+    from logic_consistency.harness_ext.shards.shard import ENV_SHARD, active_shard
     from logic_consistency.options import OptionError
 
     try:
@@ -282,7 +282,7 @@ def _check_shard_first(argv: list[str]) -> None:
 def _check_keys_first(argv: list[str]) -> None:
     """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata``: an ``OptionError`` (lm-eval keeps the last)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.model_args import check_keys_given_once
+    from logic_consistency.harness_ext.models.args import check_keys_given_once
 
     check_keys_given_once(argv)
 
@@ -292,7 +292,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
 
-    from logic_consistency.harness_ext.check_task import TaskFileError
+    from logic_consistency.harness_ext.task.check_task import TaskFileError
     from logic_consistency.options import OptionError
 
     original = getattr(module, "cli_evaluate", None)
@@ -324,7 +324,7 @@ def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
     if not str(error).startswith("Tasks not found"):
         return None
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.check_task import unreadable_task_files
+    from logic_consistency.harness_ext.task.check_task import unreadable_task_files
 
     folders = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--include_path=")]
     folders += [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--include_path"]

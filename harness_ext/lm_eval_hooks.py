@@ -50,7 +50,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.evaluator:evaluate",
         "wraps",
-        "autoload._patch_evaluator (current_run.publish_lm, placeholders.answered_here, shards.shard_evaluate)",
+        "autoload._patch_evaluator (task.current_run.publish_lm, task.placeholders.answered_here, shards.shard.shard_evaluate)",
         "two-stage tasks run later stages with the run's model while requests are built; requests whose answer "
         "is ignored never reach the model; a shard evaluates only its documents; lc-chat refuses tasks first",
         "chained (multi-stage) tasks in lm-eval; a request flag for answers that are not used; sharded evaluation",
@@ -58,18 +58,18 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.evaluator:simple_evaluate",
         "wraps",
-        "autoload.refuse_credentials_first (publish_run.publishing)",
+        "autoload.refuse_credentials_first (publish.run.publishing)",
         "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
-        "results record only the model arguments and options declared public (publish.py); an --output_path the "
-        "file system cannot hold is refused first (results_path.py); an unknown metric's KeyError: None names its task file",
+        "results record only the model arguments and options declared public (publish/allowlist.py); an --output_path the "
+        "file system cannot hold is refused first (publish/results_path.py); an unknown metric's KeyError: None names its task file",
         "lm-eval redacting or refusing credentials in the configuration it writes (and checking output paths and metric names)",
     ),
     LmEvalHook(
         "lm_eval.api.model:CachingLM.__init__",
         "wraps",
-        "autoload._guard_request_cache (request_cache.guard_caching_lm)",
+        "autoload._guard_request_cache (publish.request_cache.guard_caching_lm)",
         "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback; answers are "
-        "redacted before they are stored (request_cache.RedactingStore)",
+        "redacted before they are stored (publish.request_cache.RedactingStore)",
         "CachingLM checking its database when it opens it",
     ),
     LmEvalHook(
@@ -83,14 +83,14 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.api.task:Task.doc_iterator",
         "wraps",
-        "autoload._shard_documents (shards.shard_doc_iterator)",
+        "autoload._shard_documents (shards.shard.shard_doc_iterator)",
         "under LOGIC_CONSISTENCY_SHARD a task lists only its shard's documents",
         "document sharding in lm-eval beyond its data-parallel rank/world_size",
     ),
     LmEvalHook(
         "lm_eval.models.huggingface:HFLM._loglikelihood_tokens",
         "overrides",
-        "prefix_scorer.PrefixSharingHFLM",
+        "prefix.scorer.PrefixSharingHFLM",
         "prompts that share a prefix are scored from one cached forward pass of it (lc-hf)",
         "prefix (KV) sharing across requests in lm-eval's hf backend",
     ),
@@ -98,7 +98,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         LmEvalHook(
             f"lm_eval.api.task:ConfigurableTask.{table}",
             "reads",
-            "base.PromptedTask (sets it), multistage (reads which aggregations exist)",
+            "task.base.PromptedTask (sets it), task.multistage (reads which aggregations exist)",
             "a task's metrics, aggregations and directions come from the suite's own declarations, so lm-eval "
             "never looks a metric up on the HF evaluate hub",
             "a public API for a task to declare its metrics from Python",
@@ -109,7 +109,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         LmEvalHook(
             f"lm_eval.models.api_models:TemplateAPI.{attribute}",
             "reads",
-            "chat_judge.ChatJudgeLM",
+            "chat.judge.ChatJudgeLM",
             "lc-chat sends the run's seed and honours num_concurrent and batch_size like lm-eval's own chat backends",
             "public accessors for an API model's seed and concurrency",
         )
@@ -118,28 +118,28 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.tasks._yaml_loader:load_yaml",
         "calls",
-        "check_task",
+        "task.check_task",
         "check-task loads a YAML exactly as lm-eval does (include:, !function), so its verdict is lm-eval's",
         "a public YAML loader in lm_eval.tasks",
     ),
     LmEvalHook(
         "lm_eval.tasks._index:log",
         "reads",
-        "check_task._build",
+        "task.check_task._build",
         "the index's warnings about the suite's tags seen twice (the user's folder and the suite) are silenced",
         "task plug-ins by entry point, which index the suite once",
     ),
     LmEvalHook(
         "lm_eval.evaluator_utils:_process_results",
         "calls",
-        "shard_merge",
+        "shards.merge",
         "merged shards are scored by lm-eval's own aggregation over the union of the per-document values",
         "a public function that aggregates per-document values into results",
     ),
     LmEvalHook(
         "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
         "calls",
-        "shard_merge",
+        "shards.merge",
         "the merged results have lm-eval's own layout, so ingest and correlate read them unchanged",
         "the same public aggregation function",
     ),
@@ -160,7 +160,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.models.openai_completions:LocalChatCompletion._create_payload",
         "overrides",
-        "chat_judge.ChatJudgeLM",
+        "chat.judge.ChatJudgeLM",
         "a judgement asks the endpoint for top_logprobs, so answer-choice probabilities can be read (lc-chat)",
         "log-likelihood requests answered from chat top_logprobs in lm-eval's chat backends",
     ),

@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def _gguf() -> Path:
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+    from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
 
     model = EMBEDDED_MODELS["smollm2-135m-instruct"]
     spec = importlib.util.find_spec(model.package)

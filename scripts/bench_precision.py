@@ -54,7 +54,7 @@ def tiny_random_llama(folder: str, *, seed: int = 0) -> str:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from logic_consistency.harness_ext.models import resolve
+    from logic_consistency.harness_ext.models.embedded import resolve
 
     tokenizer = AutoTokenizer.from_pretrained(str(resolve("smollm2-135m-instruct")))
     torch.manual_seed(seed)
@@ -76,18 +76,18 @@ def tiny_random_llama(folder: str, *, seed: int = 0) -> str:
 
 def load(args: argparse.Namespace, folder: str) -> Any:
     if args.model == TINY:
-        from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM
+        from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
         return PrefixSharingHFLM(
             pretrained=tiny_random_llama(folder), dtype="float32", device="cpu", batch_size=args.batch_size
         )
-    from logic_consistency.harness_ext.models import EmbeddedHFLM
+    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM
 
     return EmbeddedHFLM(model=args.model, dtype="float32", device="cpu", batch_size=args.batch_size)
 
 
 def capture(lm: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
-    from logic_consistency.harness_ext.capture import capture_loglikelihood_requests
+    from logic_consistency.harness_ext.prefix.capture import capture_loglikelihood_requests
 
     pairs = capture_loglikelihood_requests(
         lm,
@@ -105,7 +105,7 @@ def capture(lm: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def score(lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool, batch_size: int) -> list[float]:
-    from logic_consistency.harness_ext.capture import as_instances
+    from logic_consistency.harness_ext.prefix.capture import as_instances
 
     lm.prefix_sharing = prefix_sharing
     lm.batch_size_per_gpu = batch_size

@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def load_model(args: argparse.Namespace) -> tuple[Any, float, float]:
     """The model, the first construction's seconds (library imports included) and a warm start's."""
-    from logic_consistency.harness_ext.models import EmbeddedHFLM, resolve
+    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM, resolve
 
     resolve(args.model)  # convert once (not timed): the warm start is what users see every run
     extra = {} if args.min_shared_tokens is None else {"min_shared_tokens": args.min_shared_tokens}
@@ -54,7 +54,7 @@ def load_model(args: argparse.Namespace) -> tuple[Any, float, float]:
 
 
 def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str]]:
-    from logic_consistency.harness_ext.capture import capture_loglikelihood_requests
+    from logic_consistency.harness_ext.prefix.capture import capture_loglikelihood_requests
 
     chat = lm.tokenizer.chat_template is not None
     if case == "quickstart":
@@ -71,7 +71,7 @@ def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str
 
 
 def score(lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool) -> tuple[list[tuple[float, bool]], float]:
-    from logic_consistency.harness_ext.capture import as_instances
+    from logic_consistency.harness_ext.prefix.capture import as_instances
 
     lm.prefix_sharing = prefix_sharing
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def score(lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool) -> tup
 
 
 def ceiling(lm: Any, pairs: list[tuple[str, str]]) -> float:
-    from logic_consistency.harness_ext.prefix_trie import distinct_prefix_tokens
+    from logic_consistency.harness_ext.prefix.trie import distinct_prefix_tokens
 
     contexts = sorted({context for context, _ in pairs})
     tokens = [lm.tok_encode(context) for context in contexts]

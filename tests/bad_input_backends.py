@@ -16,7 +16,7 @@ URL = "http://127.0.0.1:9/v1/chat/completions"
 
 
 def _check(model: str, args: str) -> None:
-    from logic_consistency.harness_ext.model_args import check_model_args
+    from logic_consistency.harness_ext.models.args import check_model_args
 
     check_model_args(model, args)
 
@@ -37,7 +37,7 @@ for _model, _args, _expect in [
 
 
 def _reply(body: bytes, content_type: str = "application/json") -> Any:
-    from logic_consistency.harness_ext.chat_reply import checked_reply, logprob_content
+    from logic_consistency.harness_ext.chat.reply import checked_reply, logprob_content
 
     return logprob_content(checked_reply(body, url=URL, content_type=content_type), url=URL)
 
@@ -52,7 +52,7 @@ for _name, _body, _type, _expect in [
 
 
 def _reading(*top: tuple[str, Any]) -> Any:
-    from logic_consistency.harness_ext.choice_reading import read_choices
+    from logic_consistency.harness_ext.chat.choice_reading import read_choices
 
     entries = [{"token": token, "logprob": logprob} for token, logprob in top]
     return read_choices([{"token": "x", "logprob": -1.0, "top_logprobs": entries}], ["A", "B"])
@@ -76,7 +76,7 @@ class _Read(Exception):  # noqa: N818 - carries what a reading found, for the ta
 
 def _position_zero_empty(_: Path) -> None:
     """The audit: position 0 empty, position 1 lists the choices; "no top log-probabilities" was reported."""
-    from logic_consistency.harness_ext.choice_reading import read_choices
+    from logic_consistency.harness_ext.chat.choice_reading import read_choices
 
     empty = {"token": "x", "logprob": -0.1, "top_logprobs": []}
     listed = {
@@ -94,7 +94,7 @@ CASES.add(
 
 
 def _ctp_on_chat(tmp: Path) -> None:
-    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
+    from logic_consistency.harness_ext.chat.judge import ChatJudgeLM
 
     copy_data(tmp)
     task = build_task("logic_consistency_causal_ctp_so")

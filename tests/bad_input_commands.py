@@ -216,7 +216,7 @@ for _name, _entry, _expect in [
 
 @CASES.case("a shard variable that is not i/N", "LOGIC_CONSISTENCY_SHARD='2of3'", "expected i/N")
 def _(tmp: Path) -> Any:
-    from logic_consistency.harness_ext.shards import Shard
+    from logic_consistency.harness_ext.shards.shard import Shard
 
     return Shard.parse("2of3")
 
@@ -257,7 +257,7 @@ for _model, _script, _message in [
 
 # ------------------------------------------------------------------------------------ lc-chat (chat endpoints)
 def _chat_judge(**kwargs: Any) -> Any:
-    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
+    from logic_consistency.harness_ext.chat.judge import ChatJudgeLM
 
     return ChatJudgeLM(**{"base_url": "http://127.0.0.1:9/v1/chat/completions", "model": "m", **kwargs})
 
@@ -266,7 +266,7 @@ def _chat_requests(context: Any, continuation: str, task: str = "logic_consisten
     from lm_eval.api.instance import Instance
     from lm_eval.models.api_models import JsonChatStr
 
-    from logic_consistency.harness_ext.chat_judge import _group_by_context
+    from logic_consistency.harness_ext.chat.judge import _group_by_context
 
     if context is None:
         context = JsonChatStr(json.dumps([{"role": "user", "content": "q"}]))

@@ -176,7 +176,7 @@ CASES.add(
 
 def _echoed(body: bytes, content_type: str, length: int) -> Callable[[Path], Any]:
     """An endpoint's error body that echoes the key (of ``length`` characters) the backend sent."""
-    from logic_consistency.harness_ext.chat_reply import checked_reply
+    from logic_consistency.harness_ext.chat.reply import checked_reply
 
     key = (SECRET * 20)[:length]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from bad_inputs_support import CaseTable, task_config
 
-from logic_consistency.harness_ext.base import PromptedTask
-from logic_consistency.harness_ext.placeholders import placeholder
+from logic_consistency.harness_ext.task.base import PromptedTask
+from logic_consistency.harness_ext.task.placeholders import placeholder
 from logic_consistency.options import check_bool, check_choice, check_int, reject_unknown
 from logic_consistency.tasks.data.seed import check_seed
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
@@ -133,13 +133,13 @@ def _duplicate_metadata(_: Any) -> Any:
 
 
 def _duplicate_model_args(_: Any) -> Any:
-    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.harness_ext.models.args import parse_model_args
 
     return parse_model_args("model=m,max_tokens=8,max_tokens=16")
 
 
 def _duplicate_on_lm_eval_command_line(_: Any) -> Any:
-    from logic_consistency.harness_ext.model_args import check_keys_given_once
+    from logic_consistency.harness_ext.models.args import check_keys_given_once
 
     return check_keys_given_once(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
 

@@ -16,7 +16,7 @@ import datasets
 from bad_inputs_support import CaseTable, cli, loader
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.check_task import TaskFileError
+from logic_consistency.harness_ext.task.check_task import TaskFileError
 from logic_consistency.outputs import OutputError
 
 CASES = CaseTable()
@@ -138,7 +138,7 @@ CASES.add(  # issue 42: jinja2's UndefinedError named neither the task nor the t
     "a stage template with an undefined variable", "task 't': stages[0].prompts.prompt", "'qestion'", "question"
 )
 def _(tmp: Path) -> Any:
-    from logic_consistency.harness_ext.multistage import Stage
+    from logic_consistency.harness_ext.task.multistage import Stage
 
     return Stage.from_yaml({"name": "generate", "prompts": {"prompt": "{{ qestion }}"}}, task="t", index=0).render(
         {"question": "2 + 2?"}

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from logic_consistency.common import files_or_folders
-from logic_consistency.harness_ext.base import loader_name, loader_parameter_names
-from logic_consistency.harness_ext.request_cache import RequestCacheError, check_request_cache
+from logic_consistency.harness_ext.publish.request_cache import RequestCacheError, check_request_cache
+from logic_consistency.harness_ext.task.base import loader_name, loader_parameter_names
 from logic_consistency.options import OptionError, declared_options
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 

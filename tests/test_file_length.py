@@ -2,7 +2,7 @@
 
 A file that outgrows it is split by responsibility, as ``harness_ext/lm_eval_hooks.py`` (the table of
 lm-eval reaches, out of ``autoload.py``) and the backend-argument declarations (out of ``options.py``,
-into ``harness_ext/model_args.py``) were. Tests, scripts and docs are not counted.
+into ``harness_ext/models/args.py``) were. Tests, scripts and docs are not counted.
 """
 
 from __future__ import annotations

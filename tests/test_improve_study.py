@@ -16,8 +16,8 @@ pytest.importorskip("peft", reason="the train extra")
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.common import find_files, read_samples  # noqa: E402
-from logic_consistency.harness_ext.models import resolve  # noqa: E402
-from logic_consistency.harness_ext.publish import public_path  # noqa: E402
+from logic_consistency.harness_ext.models.embedded import resolve  # noqa: E402
+from logic_consistency.harness_ext.publish.allowlist import public_path  # noqa: E402
 from logic_consistency.harness_ext.training.adapter import is_complete, read_manifest  # noqa: E402
 from logic_consistency.harness_ext.training.study import split_docs  # noqa: E402
 
@@ -79,7 +79,7 @@ def test_the_suites_backends_score_the_adapter(study: Path) -> None:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from logic_consistency.harness_ext.models import EmbeddedHFLM
+    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM
 
     adapter = study / "rows" / "repaired" / "adapter"
     # two prompts sharing a long prefix, so lc-embedded's prefix sharing takes part

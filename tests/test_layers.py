@@ -22,6 +22,11 @@ Inside ``leaderboard``, three rooms run one way too: ``board`` (the document: sc
 build). A room imports its own and lower rooms only; ``leaderboard/commands.py`` (the commands'
 functions) sits above the three, and every other module of ``leaderboard`` lies in a room.
 
+Inside ``harness_ext``, every module lies in a room (a sub-package by concern: ``chat``, ``prefix``,
+``plan``, ``shards``, ``publish``, ``models``, ``task``, ``jobs``, ``training``) but the autoload hook
+(where the ``.pth`` line imports it) and the table of lm-eval hooks. ``jobs`` (every child process
+and the Ray session, shared by the board and the improve studies) imports no other room.
+
 Inside ``tasks``, a family (a sub-package other than ``data``: ``pairwise``, ``gv``, ``causal``)
 imports no other family; what families share lives in neutral ``tasks`` modules (``tasks.answers``,
 ``tasks.reports``, the loaders in ``tasks.data``), which import no family.
@@ -69,6 +74,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 LEADERBOARD_ROOMS = ("board", "page", "run")
 #: The modules of ``leaderboard`` outside its rooms, above all three (nothing in a room imports them).
 LEADERBOARD_TOP = ("", "commands")
+
+
+#: The rooms of ``harness_ext``, by concern (see the module docstring).
+HARNESS_ROOMS = ("chat", "prefix", "plan", "shards", "publish", "models", "task", "jobs", "training")
+#: The modules of ``harness_ext`` outside its rooms: the package, the autoload hook the ``.pth`` line
+#: imports (``harness_ext/logic_consistency_autoload.pth``) and the table of lm-eval hooks.
+HARNESS_TOP = ("", "autoload", "lm_eval_hooks")
+#: Rooms of ``harness_ext`` that import no other room (what the board and the study both stand on).
+HARNESS_SELF_CONTAINED = ("jobs",)
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -312,6 +326,52 @@ def test_every_leaderboard_module_lies_in_a_room() -> None:
         module.split(".")[2] for module, _ in MODULES if len(module.split(".")) > 3 and _layer(module) == "leaderboard"
     }
     assert rooms == set(LEADERBOARD_ROOMS), rooms
+
+
+def _harness_room(module: str) -> str:
+    """``logic_consistency.harness_ext.chat.judge`` -> ``chat``; a top module -> its own name."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_every_harness_ext_module_lies_in_a_room() -> None:
+    """``harness_ext`` holds its rooms and :data:`HARNESS_TOP` only: a new module goes into a room."""
+    harness = [(module, path) for module, path in MODULES if _layer(module) == "harness_ext"]
+    loose = [m for m, _ in harness if _harness_room(m) not in (*HARNESS_ROOMS, *HARNESS_TOP)]
+    assert not loose, f"modules of harness_ext outside its rooms {HARNESS_ROOMS}: {loose}"
+    rooms = {_harness_room(m) for m, path in harness if path.parent.name != "harness_ext"}
+    assert rooms == set(HARNESS_ROOMS), rooms
+    pth = (ROOT / "harness_ext" / "logic_consistency_autoload.pth").read_text(encoding="utf-8")
+    assert f"import {PACKAGE}.harness_ext.autoload " in pth and (ROOT / "harness_ext" / "autoload.py").is_file()
+
+
+@pytest.mark.parametrize("room", HARNESS_SELF_CONTAINED)
+def test_a_self_contained_room_imports_no_other(room: str) -> None:
+    """``jobs`` (child processes, the Ray session) imports no other room of ``harness_ext``, so the board
+    and the improve study share it without pulling in each other's machinery."""
+    bad = sorted(
+        f"{module} imports {name}"
+        for module, path in MODULES
+        if _layer(module) == "harness_ext" and _harness_room(module) == room
+        for name in _suite_imports(module, path)
+        if _layer(name) == "harness_ext" and _harness_room(name) not in ("", room)
+    )
+    assert not bad, bad
+
+
+def test_the_room_rule_sees_a_jobs_module_reaching_into_another_room(tmp_path: Path) -> None:
+    """The checker itself: a ``jobs`` module importing a ``chat`` module is seen, relative or absolute."""
+    source = tmp_path / "bad.py"
+    source.write_text("from ..chat.judge import ChatJudgeLM\nfrom .processes import run_logged\n")
+    imports = _suite_imports(f"{PACKAGE}.harness_ext.jobs.bad", source)
+    rooms = {_harness_room(name) for name in imports if _layer(name) == "harness_ext"}
+    assert rooms == {"chat", "jobs"}, imports
+
+
+def test_the_study_code_is_not_under_the_leaderboard() -> None:
+    """The improve wing lives with the training code: nothing under ``leaderboard/`` names a study."""
+    names = [module for module, _ in MODULES if _layer(module) == "leaderboard" and "study" in module]
+    assert not names, names
 
 
 def test_the_rule_catches_a_room_importing_upward(tmp_path: Path) -> None:

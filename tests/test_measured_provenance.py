@@ -11,9 +11,14 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.current_run import publish_lm
-from logic_consistency.harness_ext.publish import public_model_args, public_path, record_device, recorded_device
-from logic_consistency.harness_ext.publish_run import publishing
+from logic_consistency.harness_ext.publish.allowlist import (
+    public_model_args,
+    public_path,
+    record_device,
+    recorded_device,
+)
+from logic_consistency.harness_ext.publish.run import publishing
+from logic_consistency.harness_ext.task.current_run import publish_lm
 from logic_consistency.harness_ext.training.provenance import adapter_provenance
 
 PACKAGE = Path(__file__).resolve().parents[1]

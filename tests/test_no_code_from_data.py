@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from logic_consistency.harness_ext import shard_values
-from logic_consistency.harness_ext.shard_merge import ShardOutput, _load
+from logic_consistency.harness_ext.shards import values as shard_values
+from logic_consistency.harness_ext.shards.merge import ShardOutput, _load
 from logic_consistency.harness_ext.training.merge import merge_adapter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def _offences(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_the_package_never_loads_a_file_with_a_code_running_deserialiser() -> None:
     files = _source_files()
-    assert len(files) > 50 and any(p.name == "shard_merge.py" for p in files)
+    assert len(files) > 50 and any(p.as_posix().endswith("shards/merge.py") for p in files)
     offences = [
         f"{path.relative_to(ROOT)}:{line}: {call}"
         for path in files
@@ -183,7 +183,7 @@ def test_merging_a_pickle_adapter_is_refused_before_any_library_loads(tmp_path: 
 
 
 def test_a_direct_lm_eval_run_with_a_pickle_adapter_is_refused_before_the_model_is_built(tmp_path: Path) -> None:
-    from logic_consistency.harness_ext.publish_run import publishing
+    from logic_consistency.harness_ext.publish.run import publishing
 
     folder = tmp_path / "adapter"
     folder.mkdir()

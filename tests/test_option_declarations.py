@@ -19,7 +19,7 @@ import pytest
 
 from logic_consistency.cli import app
 from logic_consistency.cli.options import declarations, markdown_table
-from logic_consistency.harness_ext.model_args import BACKEND_ARGS, check_declared
+from logic_consistency.harness_ext.models.args import BACKEND_ARGS, check_declared
 from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.leaderboard.run.placement import check_shards
 from logic_consistency.options import (

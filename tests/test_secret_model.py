@@ -18,8 +18,8 @@ import pytest
 
 from logic_consistency import credentials
 from logic_consistency.credentials import CredentialError, Redactor, refuse_short_key, secret_environment
-from logic_consistency.harness_ext.publish import public_model_args, public_url_parts
-from logic_consistency.harness_ext.publish_run import publishing
+from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_url_parts
+from logic_consistency.harness_ext.publish.run import publishing
 from logic_consistency.leaderboard.run.modellist import _env
 
 KEY = "sk-live-4f9Q2zT7xLm8Rb3Kd6Wy1Hc5"

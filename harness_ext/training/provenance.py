@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.model_args import parse_model_args
+from logic_consistency.harness_ext.models.args import parse_model_args
 
 from .adapter import MANIFEST, check_adapter_weights, folder_sha256
 
@@ -63,7 +63,7 @@ def _row_base(args: Mapping[str, Any]) -> str | None:
 
 def _embedded_folder(name: str) -> str | None:
     """The converted folder's name of embedded model ``name`` (``smollm2-135m-instruct-0.1.2-98362432``), or ``None``."""
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS, _source_fingerprint
+    from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, _source_fingerprint
 
     if name not in EMBEDDED_MODELS:
         return None
@@ -130,7 +130,7 @@ def adapter_provenance(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
         trained_on, manifest = _adapter_base(adapter) if adapter.is_dir() else (None, None)
     except ValueError:  # a malformed manifest: preflight refused it before any run; ingest records the path only
         trained_on, manifest = None, None
-    from logic_consistency.harness_ext.publish import public_path
+    from logic_consistency.harness_ext.publish.allowlist import public_path
 
     record: dict[str, Any] = {"path": public_path(str(adapter)), "base_model": trained_on and public_path(trained_on)}
     record.update({key: (manifest or {}).get(key) for key in PUBLISHED})

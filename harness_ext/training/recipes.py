@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
-from logic_consistency.harness_ext.model_args import Declaration, check_declared
+from logic_consistency.harness_ext.models.args import Declaration, check_declared
 from logic_consistency.options import Declared, unique_keys
 
 __all__ = [

@@ -1,10 +1,10 @@
 """What every improve study shares: its folder (one study per folder, finished rows kept), its
-``lm_eval`` runs (a subprocess that never outlives the study), per-document metrics from the sample
+``lm_eval`` runs (started as every child of the suite is, :mod:`..jobs.processes`), per-document metrics from the sample
 logs with the suite's bootstrap intervals, and the table it writes. It knows no task family.
 
 A study's independent units (a REPAIR row; GV's round 0, then each chain) go through a
 :class:`StudyExecutor`: :func:`run_locally` (the default) runs them here in order; ``improve
---executor ray`` passes the board's Ray adapter (``leaderboard/run/study_executor.py``).
+--executor ray`` passes the Ray one (:mod:`.study_executor`, on the suite's Ray session).
 """
 
 from __future__ import annotations
@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import signal
 import socket
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from logic_consistency.common import find_files, read_samples
+from logic_consistency.harness_ext.jobs.processes import default_lm_eval, run_logged
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
@@ -37,6 +35,7 @@ __all__ = [
     "StudyOptions",
     "StudyUnit",
     "StudyUnitError",
+    "load_split",
     "metric_summary",
     "run_lm_eval",
     "run_locally",
@@ -236,7 +235,7 @@ class LmEvalRun:
         model_args = f"pretrained={self.base},dtype={self.dtype}"
         if self.adapter is not None:
             model_args += f",peft={self.adapter}"
-        command = [_lm_eval(), "--model", "hf", "--model_args", model_args]
+        command = [default_lm_eval(), "--model", "hf", "--model_args", model_args]
         command += ["--tasks", self.tasks, "--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
         command += ["--batch_size", self.batch_size, "--output_path", str(self.out), "--log_samples"]
         if self.limit is not None:
@@ -248,34 +247,17 @@ class LmEvalRun:
         return command
 
 
-def _lm_eval() -> str:
-    """The ``lm_eval`` script beside this Python (the venv's), else the one on ``PATH``."""
-    return shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or shutil.which("lm_eval") or "lm_eval"
+def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> list[Path]:
+    """Run ``lm_eval`` (log appended to ``<out>/lm_eval.log``) and return its samples files.
 
-
-def _death_signal() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that has the kernel kill the child when the study dies (Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    kill = int(signal.SIGKILL)
-
-    def set_death_signal() -> None:  # pragma: no cover - runs in the child
-        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-    return set_death_signal
-
-
-def run_lm_eval(run: LmEvalRun, *, label: str) -> list[Path]:
-    """Run ``lm_eval`` (log in ``<out>/lm_eval.log``) and return its samples files.
-
-    A finished run (samples present, ``done`` marker) is not run again. The child never outlives
-    the study: it gets SIGKILL when the study dies, and Ctrl-C stops it before it is re-raised.
+    A finished run (samples present, ``done`` marker) is not run again. The child is started the one
+    way the suite starts children (:func:`~logic_consistency.harness_ext.jobs.processes.run_logged`):
+    its own process group, killed by the kernel when the study dies, stopped past ``timeout`` seconds
+    (``None``: no limit) and before a stop (Ctrl-C, SIGTERM) is re-raised, credentials of the
+    environment redacted from its log.
 
     Raises:
-        RuntimeError: lm_eval failed (naming ``label`` and the log, with its last lines).
+        RuntimeError: lm_eval failed or timed out (naming ``label`` and the log, with its last lines).
     """
     done = run.out / "done"
     if not done.is_file():
@@ -285,19 +267,11 @@ def run_lm_eval(run: LmEvalRun, *, label: str) -> list[Path]:
         for stale in [*find_files(run.out, "samples_*.jsonl"), *find_files(run.out, "results_*.json")]:
             stale.unlink()
         log = run.out / "lm_eval.log"
-        with log.open("wb") as handle:
-            process = subprocess.Popen(
-                run.command(), stdout=handle, stderr=subprocess.STDOUT, preexec_fn=_death_signal()
-            )
-            try:
-                code = process.wait()
-            except BaseException:
-                process.terminate()
-                process.wait()
-                raise
-        if code != 0:
-            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-8:]
-            raise RuntimeError(f"{label}: lm_eval failed (exit {code}); log {log}:\n" + "\n".join(tail))
+        ended = run_logged(run.command(), log_file=log, timeout=timeout)
+        if ended.returncode != 0:
+            why = f"timed out after {timeout:g} s" if ended.timed_out else f"exit {ended.returncode}"
+            tail = ended.stderr_tail.splitlines()[-8:]
+            raise RuntimeError(f"{label}: lm_eval failed ({why}); log {log}:\n" + "\n".join(tail))
         atomic_write(done, [b"done\n"])
     return find_files(run.out, "samples_*.jsonl")
 
@@ -341,13 +315,22 @@ def table_markdown(rows: Sequence[tuple[str, Mapping[str, Any]]], columns: Seque
     return "\n".join(lines) + "\n"
 
 
-def split_docs(task: str, metadata: Mapping[str, Any], split: str, limit: int | None) -> list[dict[str, Any]]:
-    """The first ``limit`` documents of ``task`` under ``instance_split: split``, as lm_eval loads them."""
+def load_split(
+    task_name: str, metadata: Mapping[str, Any], split: str, limit: int | None = None
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The one way a study loads a task on a split: the lm-eval task under ``instance_split: split``
+    (its prompt renderer, the same on either split) and its first ``limit`` documents, as ``lm_eval``
+    loads them (the study's data, its disjointness check and its prompts all come from here)."""
     from lm_eval.tasks import TaskManager
 
-    loaded = TaskManager(metadata={**metadata, "instance_split": split}).load(task)["tasks"][task]
-    docs = list(loaded.test_docs())
-    return docs[:limit] if limit is not None else docs
+    task = TaskManager(metadata={**metadata, "instance_split": split}).load(task_name)["tasks"][task_name]
+    docs = list(task.test_docs())
+    return task, docs[:limit] if limit is not None else docs
+
+
+def split_docs(task: str, metadata: Mapping[str, Any], split: str, limit: int | None) -> list[dict[str, Any]]:
+    """The first ``limit`` documents of ``task`` under ``instance_split: split`` (:func:`load_split`)."""
+    return load_split(task, metadata, split, limit)[1]
 
 
 def _keys(doc: Mapping[str, Any]) -> set[str]:

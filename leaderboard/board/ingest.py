@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from logic_consistency import __version__ as SUITE_VERSION
 from logic_consistency.credentials import Redactor
-from logic_consistency.harness_ext.shards import SHARD_KEY
+from logic_consistency.harness_ext.shards.shard import SHARD_KEY
 from logic_consistency.tasks.reports import metric_display, report_hooks
 
 from .identity import check_name, row_id, settings_id, short_id
@@ -351,14 +351,14 @@ def _stderr(message: str) -> None:
 
 
 def refuse_shard(run: RunOutput) -> None:
-    """A shard's results (marked by :mod:`~logic_consistency.harness_ext.shards`) are a fraction of the
+    """A shard's results (marked by :mod:`~logic_consistency.harness_ext.shards.shard`) are a fraction of the
     documents: never a model's row. Raise :class:`ValueError` pointing to the merge."""
     mark = run.results.get(SHARD_KEY)
     if mark is not None:
         shard = f"{mark.get('index')}/{mark.get('count')}" if isinstance(mark, dict) else repr(mark)
         raise ValueError(
             f"{run.results_path}: field {SHARD_KEY!r}: the results of shard {shard} only, not a model's run; "
-            "merge every shard first (python -m logic_consistency.harness_ext.shard_merge SPEC.json, "
+            "merge every shard first (python -m logic_consistency.harness_ext.shards.merge SPEC.json, "
             "see docs/cluster.md) and ingest the merged results"
         )
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
-from logic_consistency.harness_ext import models
-from logic_consistency.harness_ext.publish import is_local_path, public_model_args
+from logic_consistency.harness_ext.models import embedded as models
+from logic_consistency.harness_ext.publish.allowlist import is_local_path, public_model_args
 
 __all__ = [
     "EMBEDDED_BACKEND",
@@ -48,7 +48,7 @@ class ModelIdentity:
         name: Display name (model list ``name``; else derived from the model arguments).
         backend: lm-eval ``--model``.
         model_args: lm-eval ``--model_args`` string: only the arguments its backend declares public
-            (:mod:`logic_consistency.harness_ext.publish`; ``base_url`` without user info, query
+            (:mod:`logic_consistency.harness_ext.publish.allowlist`; ``base_url`` without user info, query
             or fragment), credentials redacted (:mod:`logic_consistency.credentials`).
         revision: Checksum / revision of the weights (``"unpinned"`` when unknown).
         revision_source: Where ``revision`` came from (see the module docstring).

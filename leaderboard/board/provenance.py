@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from logic_consistency.harness_ext.publish import public_args, public_metadata
+from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata
 from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
 

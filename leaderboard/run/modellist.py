@@ -34,7 +34,7 @@ from logic_consistency.credentials import (
     refuse_credentials,
     register_secret,
 )
-from logic_consistency.harness_ext.publish import public_model_args
+from logic_consistency.harness_ext.publish.allowlist import public_model_args
 from logic_consistency.options import (
     SUITE_OPTIONS,
     check_flag,

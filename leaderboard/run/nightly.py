@@ -15,24 +15,26 @@ Everything that can be checked before the first model call is checked first (:mo
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from logic_consistency.common import RESULTS_PATTERN, files_or_folders
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
-from logic_consistency.harness_ext.shards import ENV_SHARD
+from logic_consistency.harness_ext.jobs.processes import (
+    KILL_GRACE_SECONDS,
+    Stopped,
+    default_lm_eval,
+    stop_signals_raise,
+)
+from logic_consistency.harness_ext.shards.shard import ENV_SHARD
 from logic_consistency.outputs import (
     OutputError,
     atomic_write_json,
@@ -50,11 +52,9 @@ from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
 from .runner import (
-    KILL_GRACE_SECONDS,
     RUNS_DIR,
     RunOutcome,
     RunSettings,
-    default_lm_eval,
     embedded_sha_subprocess,
     lm_eval_command,
     no_metric_defined,
@@ -79,43 +79,9 @@ HISTORY_DIR = "history"
 CACHE_DIR = "cache"
 
 
-#: Signals a build treats like Ctrl-C: what ``timeout``, systemd, CI cancellation and a closed terminal send.
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-class BuildStopped(BaseException):  # noqa: N818 - a stop request like KeyboardInterrupt, not an error
-    """The build received SIGTERM or SIGHUP; raised where it was, so the running model is stopped first.
-
-    A ``BaseException`` (like :class:`KeyboardInterrupt`) so that no ``except Exception`` swallows it.
-
-    Attributes:
-        signum: The signal number; the command exits with ``128 + signum`` (143, 129).
-    """
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
-
-
-@contextlib.contextmanager
-def stop_signals_raise() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise :class:`BuildStopped` (handlers restored after).
-
-    Only the main thread can install handlers; elsewhere the block runs unchanged.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        raise BuildStopped(signum)
-
-    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+#: A build's stop (SIGTERM, SIGHUP), raised where it was so that the running model is stopped first:
+#: the stop of every job of the suite (:class:`~logic_consistency.harness_ext.jobs.processes.Stopped`).
+BuildStopped = Stopped
 
 
 def today() -> str:

@@ -8,29 +8,34 @@ dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of its endpoint's 
 budget through one named actor per endpoint (:class:`~.endpoint_budget.EndpointBudget`) granting time-limited leases,
 so a killed worker's slots come back.
 
-Ctrl-C or SIGTERM on the driver cancels every task (``ray.cancel(force=True)``; their ``lm_eval``
-dies with its parent, see :func:`~.runner.run_logged`) and shuts down a Ray it started itself. Ray
-is imported only here and in :mod:`.endpoint_budget`, only when ``--executor ray`` is chosen. See docs/cluster.md.
+Ctrl-C or SIGTERM on the driver cancels every task (their ``lm_eval`` dies with its parent) and shuts
+down a Ray it started itself: the session (connect, address checks, head watch, waiting, error
+translation) is the one :mod:`logic_consistency.harness_ext.jobs.ray_session`, shared with ``improve
+--executor ray``. Ray is imported only when ``--executor ray`` is chosen. See docs/cluster.md.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import signal
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
+
+from logic_consistency.harness_ext.jobs.ray_session import (
+    DEFAULT_RETRIES,
+    NAMESPACE,
+    RayClusterError,
+    RaySession,
+    check_address,
+    check_reachable,
+    ray_session,
+    require_ray,
+)
 
 from .endpoint_budget import EndpointBudget, lease
 from .executor import outcome_line
-from .grpc_probe import not_grpc
 from .modellist import ModelSpec
-from .nightly import BuildStopped
 from .runner import RunOutcome, RunSettings
 from .units import ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
 
@@ -44,155 +49,16 @@ if TYPE_CHECKING:  # Ray is imported only when --executor ray is chosen
 __all__ = [
     "DEFAULT_RETRIES",
     "NAMESPACE",
-    "HeadWatch",
     "RayClusterError",
     "RayExecutor",
-    "RayMissingError",
     "check_address",
     "check_feasible",
     "check_reachable",
     "require_ray",
-    "signal_handlers_kept",
-    "stop_behind",
-    "wait_all",
 ]
 
-INSTALL_HINT = "from a clone: pip install -e '.[ray]' (a published release: pip install \"logic-consistency[ray]\")"
-NAMESPACE = "logic-consistency"
-DEFAULT_RETRIES = 2
-T = TypeVar("T")
-
-
-#: Seconds to reach a Ray head before ``ray.init`` (which would sit through its GCS time-outs).
-CONNECT_SECONDS = 5.0
-#: Ray client's default port (``ray://host`` without one).
-CLIENT_PORT = 10001
-
-
-#: Seconds between checks that the Ray head's GCS still answers; two failed checks in a row end the
-#: build (else Ray's driver would end the process itself after 60 s, naming neither head nor address).
-HEAD_CHECK_SECONDS = 5.0
-
-
-class RayMissingError(ModuleNotFoundError):
-    """``--executor ray`` without Ray installed."""
-
-
-class RayClusterError(ValueError):
-    """The Ray cluster cannot run the build: a bad or unreachable address, a unit no node can ever
-    place, or a head that died (one line, naming the address, the model or the resource)."""
-
-
-def check_address(address: str | None) -> str | None:
-    """``--ray-address``: ``None`` (start a local Ray), ``auto``, ``host:port`` or ``ray://host[:port]``.
-
-    Raises:
-        RayClusterError: Anything else (an empty value too), naming it.
-    """
-    if address is None or address == "auto":
-        return address
-    _host_port(address)
-    return address
-
-
-def _host_port(address: str) -> tuple[str, int]:
-    client = address.startswith("ray://")
-    host, _, port = (address[len("ray://") :] if client else address).rpartition(":")
-    if client and not port.isdigit():
-        host, port = (host + ":" + port if host else port), str(CLIENT_PORT)
-    if not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
-        raise RayClusterError(
-            f"--ray-address {address!r}: expected auto, host:port (a Ray head's GCS, e.g. 10.0.0.1:6379) "
-            "or ray://host[:port]"
-        )
-    return host.strip("[]"), int(port)
-
-
-def check_reachable(address: str | None, seconds: float = CONNECT_SECONDS) -> None:
-    """Within ``seconds``, that a Ray head listens at ``address`` (``auto`` / ``None``: Ray's own lookup).
-
-    Raises:
-        RayClusterError: Nothing answers there, naming the address and why.
-    """
-    if address is None or address == "auto":
-        return
-    host, port = _host_port(address)
-    try:
-        with socket.create_connection((host, port), timeout=seconds) as connection:
-            reason = not_grpc(connection, seconds)  # a server that is no Ray head: ray.init would wait 14 min
-    except OSError as error:
-        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or str(error))
-        raise RayClusterError(
-            f"--ray-address {address!r}: no Ray head answers at {host}:{port} ({reason} within {seconds:g} s); "
-            "start one (ray start --head) or give the head's address"
-        ) from None
-    if reason is not None:
-        raise RayClusterError(
-            f"--ray-address {address!r}: {host}:{port} is not a Ray head: {reason}; give the head's GCS "
-            "address (ray start --head prints it) or ray://host:10001"
-        )
-
-
-def require_ray() -> ModuleType:
-    """Import Ray, or raise :class:`RayMissingError` with the install line."""
-    try:
-        import ray
-    except ImportError as error:
-        raise RayMissingError(f"--executor ray needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
-    return ray
-
-
-def stop_behind(error: BaseException) -> BaseException | None:
-    """The stop ``error`` stands for, else ``None``: a :class:`BuildStopped` or ``KeyboardInterrupt`` in its
-    chain of causes (a stop raised inside a Ray call comes out wrapped: a ``SystemError`` "returned a result
-    with an exception set", a ``RaySystemError``, a ``ConnectionError``), or Ray's own SIGTERM exit."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, SystemExit):
-            if current.code == signal.SIGTERM:  # Ray's driver handler: sys.exit(signum)
-                return BuildStopped(signal.SIGTERM)
-        elif not isinstance(current, Exception):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
-
-
-@contextlib.contextmanager
-def signal_handlers_kept() -> Iterator[None]:
-    """Keep the build's SIGTERM, SIGHUP and SIGINT handlers across ``ray.init``, and its stop path.
-
-    ``ray.init`` installs, in the driver, a SIGTERM handler that calls ``sys.exit(15)``: exit status
-    15, no message, bypassing the build's stop path (cancel every task, write nothing, exit 143).
-    Re-installing the build's handlers after ``ray.init`` restores that path; a SIGTERM that arrives
-    while Ray connects (its handler's ``SystemExit(15)``) is turned into the build's stop.
-    """
-    names = ("SIGTERM", "SIGHUP", "SIGINT")
-    kept = {sig: signal.getsignal(sig) for sig in (getattr(signal, name) for name in names)}
-    try:
-        yield
-    except BaseException as error:
-        stop = stop_behind(error)
-        if stop is None:
-            raise
-        raise stop from None
-    finally:
-        if threading.current_thread() is threading.main_thread():  # signal.signal works only there
-            for sig, handler in kept.items():
-                if handler is not None:
-                    signal.signal(sig, handler)
-
-
-@contextlib.contextmanager
-def _shut_down_on_failure(ray: ModuleType) -> Iterator[None]:
-    """A ``ray.init`` that ends in an exception (a stop while connecting) leaves no half-started Ray."""
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(Exception):
-            ray.shutdown()
-        raise
+#: What a lost head means for a build (the end of its error line).
+LOST_HEAD_ENDING = "the build stopped and wrote nothing"
 
 
 class UnitFailedError(RuntimeError):
@@ -215,34 +81,6 @@ def run_unit(job: UnitJob, budget: ActorHandle | None) -> UnitResult:
     if result.error is not None and not result.timed_out:
         raise UnitFailedError(result)
     return result
-
-
-@dataclass
-class HeadWatch:
-    """Checks, at most every :data:`HEAD_CHECK_SECONDS`, that the head's GCS (``host:port``) answers."""
-
-    gcs: str
-    label: str
-    last: float = field(default_factory=time.monotonic)
-    failures: int = 0
-
-    def check(self) -> None:
-        """Raise :class:`RayClusterError` naming the head once it has failed two checks in a row."""
-        now = time.monotonic()
-        if now - self.last < HEAD_CHECK_SECONDS:
-            return
-        self.last = now
-        host, _, port = self.gcs.rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=HEAD_CHECK_SECONDS):
-                self.failures = 0
-        except OSError as error:
-            self.failures += 1
-            if self.failures >= 2:
-                raise RayClusterError(
-                    f"lost the Ray head ({self.label}): its GCS at {self.gcs} no longer answers "
-                    f"({error.strerror or type(error).__name__}); the build stopped and wrote nothing"
-                ) from None
 
 
 def demand(spec: ModelSpec) -> dict[str, float]:
@@ -318,36 +156,11 @@ class RayExecutor:
                 any unit runs), or a head that died meanwhile.
         """
         ray = require_ray()
-        started_here = not ray.is_initialized()
-        if started_here:
-            check_reachable(check_address(self.address))
-            with signal_handlers_kept(), _shut_down_on_failure(ray):
-                ray.init(
-                    address=self.address,
-                    namespace=NAMESPACE,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    configure_logging=False,
-                    **self.init_options,
-                )
-        try:
+        with ray_session(
+            ray, self.address, job="build", ending=LOST_HEAD_ENDING, init_options=self.init_options
+        ) as session:
             check_feasible(ray, specs)
-            return self._run(ray, specs, settings, log)
-        except Exception as error:
-            stop = stop_behind(error)  # SIGTERM while joining: a stop, not a lost head
-            if stop is not None:
-                raise stop from None
-            if not isinstance(error, (OSError, ray.exceptions.RaySystemError)):
-                raise
-            where = self.address or "the local Ray this build started"
-            raise RayClusterError(
-                f"lost the Ray head ({where}): {type(error).__name__}: {str(error).strip()[-200:]}; "
-                "the build stopped and wrote nothing"
-            ) from None
-        finally:
-            if started_here:
-                with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
-                    ray.shutdown()
+            return self._run(session, specs, settings, log)
 
     def _budget(self, ray: ModuleType, spec: ModelSpec) -> ActorHandle | None:
         if spec.endpoint is None or spec.api_limit is None:
@@ -373,8 +186,9 @@ class RayExecutor:
         return pending
 
     def _run(
-        self, ray: ModuleType, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
+        self, session: RaySession, specs: Sequence[ModelSpec], settings: RunSettings, log: Callable[[str], None]
     ) -> list[RunOutcome]:
+        ray = session.ray
         outcomes: dict[str, RunOutcome] = {}
         pending = self._submit(ray, specs, settings, outcomes)
 
@@ -384,34 +198,8 @@ class RayExecutor:
             if model.done:
                 outcomes[model.spec.name] = _finish(model, settings, log)
 
-        wait_all(ray, pending, self.address or "the local Ray this build started", ended)
+        session.wait_all(pending, ended)
         return [outcomes[spec.name] for spec in specs]
-
-
-def wait_all(ray: ModuleType, pending: dict[Any, T], head: str, ended: Callable[[Any, T], None]) -> None:
-    """Wait for every task of ``pending`` (its reference -> what it runs), calling ``ended`` as each one
-    ends, while watching the head (``head`` names it in the error). On any error (one ``ended`` raises
-    for a failed task, a dead head, a stop signal) the tasks still pending are cancelled and the error
-    re-raised: the board's build and an improve study's units both end this way."""
-    gcs = getattr(ray.get_runtime_context(), "gcs_address", None)  # none through a ray:// client
-    watch = HeadWatch(gcs, head) if gcs else None
-    try:
-        while pending:
-            if watch is not None:
-                watch.check()
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-            for ref in ready:
-                ended(ref, pending.pop(ref))
-    except BaseException as error:
-        for ref in pending:
-            with contextlib.suppress(Exception):  # a dead head cannot cancel: its tasks died with it
-                ray.cancel(ref, force=True)
-        # a stop signal's exception raised inside ray.wait comes out wrapped (a SystemError "returned a
-        # result with an exception set"): re-raise the stop itself
-        stop = stop_behind(error)
-        if stop is None or stop is error:
-            raise
-        raise stop from None
 
 
 def _finish(model: ModelRun, settings: RunSettings, log: Callable[[str], None]) -> RunOutcome:

@@ -1,35 +1,33 @@
 """Running one model of the nightly build: its ``lm_eval`` subprocess, its log, its row or failure.
 
-Each model runs in its own process group (:func:`run_logged`), so a model that cannot load, crashes
-or hangs past its ``timeout`` is stopped (SIGTERM, then SIGKILL after :data:`KILL_GRACE_SECONDS`)
-without taking the build down. The run never outlives the build: on Linux it is started with
-``prctl(PR_SET_PDEATHSIG, SIGKILL)``, so the kernel kills it when the build dies, even by SIGKILL,
-and it inherits the build lock's descriptor (:func:`~.lock.held_lock_fds`), so the lock is
-released only once the run has gone too. (Processes lm_eval itself starts are in the run's process
-group, which every stop signals; they are not covered by the death signal, which is per process.)
+Each model runs through the suite's one starter of child processes
+(:mod:`logic_consistency.harness_ext.jobs.processes`): in its own process group, so a model that
+cannot load, crashes or hangs past its ``timeout`` is stopped (SIGTERM, then SIGKILL after
+:data:`~logic_consistency.harness_ext.jobs.processes.KILL_GRACE_SECONDS`) without taking the build down, and with the parent-death signal, so it
+never outlives the build. Here it also inherits the build lock's descriptor
+(:func:`~.lock.held_lock_fds`), so the lock is released only once the run has gone too.
 :mod:`.units` turns a run into a leaderboard row (:mod:`..board.ingest`) or a failure record, and
 :mod:`.executor` runs the units. Writing the board is :mod:`.nightly`'s job.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from logic_consistency.credentials import Redactor, is_key_name
-from logic_consistency.harness_ext.request_cache import MARKER as REQUEST_CACHE_MARKER
+from logic_consistency.harness_ext.jobs import processes
+from logic_consistency.harness_ext.jobs.processes import (
+    ProcessResult,
+    run_captured,
+)
+from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
 from ..board.identity import sha256_hex
@@ -39,16 +37,13 @@ from .lock import held_lock_fds
 from .modellist import ModelSpec
 
 RUNS_DIR = "runs"
-#: Lines of a failed run's stderr kept in the leaderboard.
-STDERR_TAIL_LINES = 30
-#: Seconds between SIGTERM and SIGKILL when a run is stopped.
-KILL_GRACE_SECONDS = 10.0
 
 
-def default_lm_eval() -> str:
-    """The ``lm_eval`` next to this Python (the venv's), else the one on ``PATH``."""
-    found = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or shutil.which("lm_eval")
-    return found or "lm_eval"
+def run_logged(command: Sequence[str], **options: Any) -> ProcessResult:
+    """:func:`~logic_consistency.harness_ext.jobs.processes.run_logged` (the one way a child starts),
+    the child inheriting the build lock's descriptors (:func:`~.lock.held_lock_fds`): the lock is
+    released only once the run has gone too, even when the build was killed."""
+    return processes.run_logged(command, pass_fds=held_lock_fds(), **options)
 
 
 def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_path: Path) -> list[str]:
@@ -70,143 +65,6 @@ def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_p
     command += ["--output_path", str(output_path), "--log_samples", "--use_cache", str(cache_path)]
     command += list(spec.extra_args)
     return command
-
-
-@dataclass(frozen=True)
-class ProcessResult:
-    """How a subprocess ended."""
-
-    returncode: int | None
-    stderr_tail: str
-    timed_out: bool
-    seconds: float
-
-
-#: ``prctl`` option: the signal a process receives when its parent thread exits (linux/prctl.h).
-PR_SET_PDEATHSIG = 1
-
-
-def _death_signal_setter() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the kernel SIGKILL the child when the build dies (Linux), else ``None``.
-
-    ``prctl`` is looked up here, in the parent, so that the child only makes one system call
-    between ``fork`` and ``exec`` (no import, no allocation).
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    kill = int(signal.SIGKILL)
-
-    def set_death_signal() -> None:  # pragma: no cover - runs in the child
-        prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0)
-
-    return set_death_signal
-
-
-def _kill_group(process: subprocess.Popen[bytes], sig: int) -> None:
-    try:
-        os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the run's process group, then SIGKILL it if it has not exited after a grace period."""
-    _kill_group(process, signal.SIGTERM)
-    try:
-        process.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        _kill_group(process, signal.SIGKILL)
-        process.wait()
-
-
-def run_logged(
-    command: Sequence[str],
-    *,
-    log_file: Path,
-    env: Mapping[str, str] | None = None,
-    timeout: float | None = None,
-    on_output: Callable[[str], None] | None = None,
-    redactor: Redactor | None = None,
-    shown: Sequence[str] | None = None,
-) -> ProcessResult:
-    """Run ``command`` in its own process group, appending its output to ``log_file``.
-
-    Args:
-        command: Program and arguments.
-        log_file: Receives stdout and stderr (appended).
-        env: Environment (default: this process's).
-        timeout: Seconds before the whole process group is stopped.
-        on_output: Called with each output line (progress display).
-        redactor: Replaces credentials in the command echo and each output line before they are
-            logged, kept or shown (default: the key environment variables of ``env``).
-        shown: The command as the log's echo shows it (default: ``command``): publish by allowlist,
-            e.g. only the public model arguments.
-
-    Returns:
-        Exit status (``None`` if it had to be killed), the last stderr lines, whether it timed out.
-
-    Raises:
-        KeyboardInterrupt: Re-raised after stopping the process group (Ctrl-C stops the run too); so is
-            any other exception raised meanwhile, e.g. :class:`~.nightly.BuildStopped` for SIGTERM / SIGHUP.
-    """
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
-    lock = threading.Lock()
-    clean = redactor or Redactor.from_environment(env)
-    with log_file.open("ab") as log:
-        log.write(clean.text(f"\n=== {iso_utc(time.time())} $ {' '.join(shown or command)}\n").encode())
-        log.flush()
-        process = subprocess.Popen(
-            list(command),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env or os.environ),
-            start_new_session=True,
-            pass_fds=held_lock_fds(),
-            preexec_fn=_death_signal_setter(),
-        )
-
-        def pump(stream: IO[bytes], keep: bool) -> None:
-            for raw in stream:
-                data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode(
-                    "utf-8", errors="surrogateescape"
-                )
-                with lock:
-                    log.write(data)
-                text = data.decode("utf-8", errors="replace").rstrip("\n")
-                last = [piece for piece in text.split("\r") if piece.strip()]
-                if not last:
-                    continue
-                if keep:
-                    tail.append(last[-1])
-                if on_output is not None:
-                    on_output(last[-1])
-
-        assert process.stdout is not None and process.stderr is not None
-        threads = [
-            threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
-            threading.Thread(target=pump, args=(process.stderr, True), daemon=True),
-        ]
-        for thread in threads:
-            thread.start()
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _stop(process)
-        except BaseException:
-            _stop(process)
-            raise
-        finally:
-            for thread in threads:
-                thread.join(timeout=5)
-    returncode = None if timed_out else process.returncode
-    return ProcessResult(returncode, "\n".join(tail), timed_out, time.monotonic() - started)
 
 
 def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[Path]:
@@ -237,11 +95,7 @@ def embedded_sha_subprocess(name: str) -> str:
     """GGUF sha256 of an embedded model, resolved (converted on first use) in a subprocess."""
     import json
 
-    completed = subprocess.run(
-        [sys.executable, "-m", "logic_consistency.harness_ext.models", name],
-        capture_output=True,
-        text=True,
-    )
+    completed = run_captured([sys.executable, "-m", "logic_consistency.harness_ext.models.embedded", name])
     if completed.returncode != 0:
         lines = completed.stderr.strip().splitlines()
         raise ValueError(f"cannot resolve embedded model {name!r}: {lines[-1] if lines else 'no output'}")

@@ -1,10 +1,10 @@
 """Units of work of the nightly build: a model's whole run, or one shard of it, and their results.
 
 A model with ``shards: N`` (model list or ``--shards``) runs as ``N`` units, each an ordinary
-``lm_eval`` process with ``LOGIC_CONSISTENCY_SHARD=i/N`` (:mod:`logic_consistency.harness_ext.shards`:
+``lm_eval`` process with ``LOGIC_CONSISTENCY_SHARD=i/N`` (:mod:`logic_consistency.harness_ext.shards.shard`:
 shard ``i`` evaluates every task's documents ``i, i+N, ...`` after ``--limit`` chose them), its own
 request cache (``<cache>-shard<i>of<N>``) and its own folder ``runs/<night>/<model>/shard-<i>-of-<N>``.
-When every shard has succeeded, :mod:`logic_consistency.harness_ext.shard_merge` (a subprocess that
+When every shard has succeeded, :mod:`logic_consistency.harness_ext.shards.merge` (a subprocess that
 never loads the model) recomputes every score over their samples' union into ``.../merged``. A shard that
 fails keeps the model off tonight's board; the failure names the shard.
 
@@ -29,8 +29,9 @@ from pathlib import Path
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
-from logic_consistency.harness_ext.publish import public_model_args
-from logic_consistency.harness_ext.shards import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
+from logic_consistency.harness_ext.jobs.processes import run_captured
+from logic_consistency.harness_ext.publish.allowlist import public_model_args
+from logic_consistency.harness_ext.shards.shard import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
 from ..board.ingest import ingest_results
@@ -251,13 +252,13 @@ COUNT_SECONDS = 600.0
 
 def documents_subprocess(spec: ModelSpec) -> int:
     """The most documents one ``lm_eval`` run of ``spec`` evaluates of any task
-    (:mod:`logic_consistency.harness_ext.shard_count`, in a subprocess with the model's ``env``).
+    (:mod:`logic_consistency.harness_ext.shards.count`, in a subprocess with the model's ``env``).
 
     A ``--samples`` file (not a mapping) is not read: the count is then of ``limit`` alone, an upper bound.
 
     Raises:
         ValueError: The tasks cannot be loaded here (the last line of the error).
-        subprocess.TimeoutExpired: Past :data:`COUNT_SECONDS` (the subprocess is killed).
+        subprocess.TimeoutExpired: Past :data:`COUNT_SECONDS` (the subprocess is stopped).
     """
     options = spec.lm_eval_options
     samples = options.get("samples")
@@ -270,8 +271,8 @@ def documents_subprocess(spec: ModelSpec) -> int:
     }
     env = {**os.environ, **spec.env}
     env.pop(ENV_SHARD, None)
-    command = [sys.executable, "-m", "logic_consistency.harness_ext.shard_count", json.dumps(request)]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=COUNT_SECONDS)
+    command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.count", json.dumps(request)]
+    completed = run_captured(command, env=env, timeout=COUNT_SECONDS)
     lines = completed.stdout.strip().splitlines()
     if completed.returncode != 0 or not lines or not lines[-1].isdigit():
         errors = completed.stderr.strip().splitlines()
@@ -358,7 +359,7 @@ def _merge(model: ModelRun, folder: Path) -> Path:
         "metadata": spec.metadata,
     }
     spec_file = atomic_write(folder / "merge.json", [json.dumps(merge_spec, indent=1).encode()])
-    command = [sys.executable, "-m", "logic_consistency.harness_ext.shard_merge", str(spec_file)]
+    command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.merge", str(spec_file)]
     process = run_logged(command, log_file=folder / MERGE_LOG, env={**os.environ, **spec.env})
     if process.returncode != 0:
         raise ValueError(f"merging the shards failed (status {process.returncode}): {process.stderr_tail[-500:]}")

@@ -19,7 +19,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
+from logic_consistency.harness_ext.plan.counts import prompts_per_document
 from logic_consistency.metrics.causal import CAUSAL_LABELS, causal_consistency
 from logic_consistency.options import check_option
 from logic_consistency.tasks.data import delta_causal

@@ -3,7 +3,7 @@
 Each module exposes ``load(...) -> datasets.DatasetDict`` for
 ``custom_dataset: !function logic_consistency.tasks.data.<module>.load``; it takes only its declared
 keyword options, and a ``dataset_kwargs`` key it does not name is an error
-(:meth:`logic_consistency.harness_ext.base.PromptedTask.check_loader_options`). The result has one
+(:meth:`logic_consistency.harness_ext.task.base.PromptedTask.check_loader_options`). The result has one
 split ``"test"``; one row is one instance with the fields ``instance_id``, ``context`` (article /
 query / unordered event list), ``items`` and ``item_ids``, ``human_scores`` (higher = the item that
 should win the normal question) and ``aspect``.

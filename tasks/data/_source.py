@@ -22,7 +22,7 @@ from pathlib import Path
 import datasets
 
 from logic_consistency.common import check_link_loop
-from logic_consistency.harness_ext.data_files import note_read
+from logic_consistency.harness_ext.task.data_files import note_read
 from logic_consistency.outputs import OutputError, check_cache_folder
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.harness_ext.plan import prompts_per_document
+from logic_consistency.harness_ext.plan.counts import prompts_per_document
 from logic_consistency.tasks.data.seed import check_seed
 
 from .common import GENERATOR, PROMPT, ValidatorSpec, check_n_docs, make_docs, score_document, subsample

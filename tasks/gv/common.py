@@ -1,6 +1,6 @@
 """Pieces shared by the generator-validator (GV) consistency tasks (Li et al., ICLR 2024).
 
-Every task has a ``generator`` and a ``validator`` stage (``harness_ext.multistage``). Each document
+Every task has a ``generator`` and a ``validator`` stage (``harness_ext.task.multistage``). Each document
 carries ``r`` in {+1, -1} (paper §2.2), drawn from the task seed and the document id only:
 correctness randomisation (arithmetic, plan arithmetic, harmful) asks for a correct / innocuous
 answer if r = +1, an incorrect / harmful one if r = -1; order randomisation (TriviaQA, style

@@ -3,7 +3,7 @@
 The pairwise tasks judge the full matrix (every ordered pair) and replay PairS on it at no extra
 call; a PairS task (``*_pairs``) asks only the comparisons its merge sorts need, round by round,
 so its count depends on the answers. The plan records one simulated run with a random judge
-(:mod:`logic_consistency.harness_ext.plan`); these lines give the bounds it is to be read against.
+(:mod:`logic_consistency.harness_ext.plan.counts`); these lines give the bounds it is to be read against.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from logic_consistency.harness_ext.training.study import (
     StudyOptions,
     StudyUnit,
     check_disjoint,
+    load_split,
     metric_summary,
     run_lm_eval,
     run_locally,
@@ -84,12 +85,7 @@ class RepairStudyOptions(StudyOptions):
 
 def _train_task(task_name: str, metadata: Mapping[str, Any], limit: int | None) -> tuple[Any, list[dict[str, Any]]]:
     """The task (its prompt renderer) and its first ``limit`` ``instance_split: train`` documents."""
-    from lm_eval.tasks import TaskManager
-
-    manager = TaskManager(metadata={**metadata, "instance_split": "train"})
-    task = manager.load(task_name)["tasks"][task_name]
-    docs = list(task.test_docs())
-    return task, docs[:limit] if limit is not None else docs
+    return load_split(task_name, metadata, "train", limit)
 
 
 def _pairs(

@@ -25,6 +25,7 @@ from typing import Any
 
 import jinja2
 
+from logic_consistency.harness_ext.training.study import load_split
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
 
@@ -145,10 +146,7 @@ def check_prompt_shows_context(task: Any, task_name: str) -> None:
 def load_test_split(task_name: str, metadata: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
     """The task loaded on ``instance_split: test``: its prompt renderer (the same on either split) and
     every test document (one load serves the prompts and the check below)."""
-    from lm_eval.tasks import TaskManager
-
-    task = TaskManager(metadata={**metadata, "instance_split": "test"}).load(task_name)["tasks"][task_name]
-    return task, list(task.test_docs())
+    return load_split(task_name, metadata, "test")
 
 
 def _words(text: str) -> list[str]:

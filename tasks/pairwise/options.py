@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from logic_consistency.harness_ext.base import TEMPLATES
+from logic_consistency.harness_ext.task.base import TEMPLATES
 from logic_consistency.metrics.pairs_sort import PairsSearch
 from logic_consistency.options import (
     OPTIONS_FILE,

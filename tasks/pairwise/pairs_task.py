@@ -7,7 +7,7 @@ merge is ``pairs_method``: ``greedy`` (default, as the authors) or their ``beam`
 (:mod:`~logic_consistency.tasks.pairwise.pairs_search`). The merge rounds depend on earlier answers,
 so they run while lm-eval builds its requests: each round sends every comparison still needed, over
 all documents, in ONE batched ``loglikelihood`` call
-(:func:`~logic_consistency.harness_ext.current_run.call_once`, so ``--use_cache`` resumes); a prompt
+(:func:`~logic_consistency.harness_ext.task.current_run.call_once`, so ``--use_cache`` resumes); a prompt
 is asked at most once per document. The prompt is the ``normal`` template (log-likelihood only).
 
 Metrics (means over instances; meanings in tasks/pairwise/README.md): ``pairs_spearman[_calibrated]``,
@@ -24,9 +24,9 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import total
-from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
-from logic_consistency.harness_ext.current_run import call_once, start_build
+from logic_consistency.harness_ext.chat.choice_reading import MISSING_METRIC, count_missing
+from logic_consistency.harness_ext.task.base import total
+from logic_consistency.harness_ext.task.current_run import call_once, start_build
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
 from logic_consistency.tasks.answers import first_option_probability

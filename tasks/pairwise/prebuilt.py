@@ -4,7 +4,7 @@ PairS (:mod:`~logic_consistency.tasks.pairwise.pairs_task`: merge rounds that de
 answers) and self-agreement (:mod:`~logic_consistency.tasks.pairwise.self_agreement_task`: k samples
 per prompt) do their model calls in ``build_all_requests`` and store each document's outcome in
 ``self._docs``; lm-eval then sees that document and one placeholder request per document, never sent
-to the model (:func:`~logic_consistency.harness_ext.placeholders.placeholder`).
+to the model (:func:`~logic_consistency.harness_ext.task.placeholders.placeholder`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from lm_eval.api.instance import Instance
 
-from logic_consistency.harness_ext.placeholders import placeholder
+from logic_consistency.harness_ext.task.placeholders import placeholder
 from logic_consistency.tasks.pairwise.task import PairwiseConsistencyTask
 
 

@@ -25,8 +25,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 from lm_eval.api.model import hash_args
 
-from logic_consistency.harness_ext.base import total
-from logic_consistency.harness_ext.current_run import start_build
+from logic_consistency.harness_ext.task.base import total
+from logic_consistency.harness_ext.task.current_run import start_build
 from logic_consistency.metrics import UndefinedMetricError, pairwise_consistency
 from logic_consistency.metrics.position_bias import position_bias
 from logic_consistency.metrics.self_agreement import (

@@ -24,8 +24,14 @@ import numpy as np
 from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 
-from logic_consistency.harness_ext.base import PromptedTask, loader_name, loader_parameter_names, render_prompt, total
-from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
+from logic_consistency.harness_ext.chat.choice_reading import MISSING_METRIC, count_missing
+from logic_consistency.harness_ext.task.base import (
+    PromptedTask,
+    loader_name,
+    loader_parameter_names,
+    render_prompt,
+    total,
+)
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman

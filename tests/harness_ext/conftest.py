@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
 
 HOST = "127.0.0.1"
 

@@ -10,7 +10,7 @@ from lm_eval.models.api_models import JsonChatStr
 
 pytest.importorskip("tenacity", reason="lm-eval's api extra (pip install -e '.[api]')")
 
-from logic_consistency.harness_ext.chat_judge import ChatJudgeLM, ChoiceRequestError, _group_by_context  # noqa: E402
+from logic_consistency.harness_ext.chat.judge import ChatJudgeLM, ChoiceRequestError, _group_by_context  # noqa: E402
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
@@ -105,7 +105,7 @@ def test_tasks_lc_chat_cannot_read_are_refused_when_the_run_starts(stages: dict,
 
 
 def test_the_evaluate_hook_asks_the_model_about_every_task_of_either_task_dict_shape() -> None:
-    from logic_consistency.harness_ext.current_run import check_tasks
+    from logic_consistency.harness_ext.task.current_run import check_tasks
 
     seen: list[list[object]] = []
     lm = type("LM", (), {"check_tasks": lambda self, tasks: seen.append(tasks)})()

@@ -25,7 +25,7 @@ from lm_eval.models.api_models import JsonChatStr
 
 pytest.importorskip("tenacity", reason="lm-eval's api extra (pip install -e '.[api]')")
 
-from logic_consistency.harness_ext.chat_judge import ChatJudgeLM  # noqa: E402
+from logic_consistency.harness_ext.chat.judge import ChatJudgeLM  # noqa: E402
 
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parents[2]

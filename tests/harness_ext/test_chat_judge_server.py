@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from logic_consistency.common import task_of_samples_file
-from logic_consistency.harness_ext import multistage
+from logic_consistency.harness_ext.task import multistage
 from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bad_input_setup import PAIRWISE, PLAIN, _task_folder  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
-from logic_consistency.harness_ext.check_task import check_task  # noqa: E402
+from logic_consistency.harness_ext.task.check_task import check_task  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"
 BIN = Path(sys.executable).parent

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from logic_consistency.harness_ext.choice_reading import (
+from logic_consistency.harness_ext.chat.choice_reading import (
     ChoiceAnswer,
     ReadingError,
     count_missing,

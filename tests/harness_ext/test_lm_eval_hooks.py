@@ -107,10 +107,10 @@ def test_upstream_signature_is_the_pinned_one(hook: LmEvalHook) -> None:
 
 def test_overridden_private_methods_are_still_overridden() -> None:
     """The table names what the subclasses really override (a rename on either side fails here)."""
-    from logic_consistency.harness_ext.chat_judge import ChatJudgeLM
-    from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM
+    from logic_consistency.harness_ext.chat.judge import ChatJudgeLM
+    from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
-    classes = {"prefix_scorer.PrefixSharingHFLM": PrefixSharingHFLM, "chat_judge.ChatJudgeLM": ChatJudgeLM}
+    classes = {"prefix.scorer.PrefixSharingHFLM": PrefixSharingHFLM, "chat.judge.ChatJudgeLM": ChatJudgeLM}
     for hook in (h for h in LM_EVAL_HOOKS if h.kind == "overrides"):
         method = hook.upstream.rpartition(".")[2]
         assert method in vars(classes[hook.by]), hook

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from logic_consistency.harness_ext.model_args import BACKEND_ARGS, CHAT_ARGS, HF_ARGS, check_model_args
+from logic_consistency.harness_ext.models.args import BACKEND_ARGS, CHAT_ARGS, HF_ARGS, check_model_args
 from logic_consistency.options import OptionError, OptionTypeError
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
@@ -86,7 +86,7 @@ def test_declarations_pass_on_exactly_lm_evals_parameters() -> None:
 
 
 def test_embedded_choices_are_the_embedded_models() -> None:
-    from logic_consistency.harness_ext.models import EMBEDDED_MODELS
+    from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
 
     (model,) = [arg for arg in BACKEND_ARGS["lc-embedded"].declared if arg.name == "model"]
     assert set(model.choices or ()) == set(EMBEDDED_MODELS)

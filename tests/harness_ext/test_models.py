@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext import models
+from logic_consistency.harness_ext.models import embedded as models
 
 
 class _Captured(models.EmbeddedHFLM):

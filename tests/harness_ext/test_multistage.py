@@ -150,7 +150,7 @@ class _CrashingCalculator(Calculator):
 def test_a_run_killed_half_way_through_a_stage_resumes_from_the_answers_it_has(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from logic_consistency.harness_ext import current_run
+    from logic_consistency.harness_ext.task import current_run
 
     monkeypatch.setattr(current_run, "STAGE_CHUNK", 1)
     fresh = _CrashingCalculator()

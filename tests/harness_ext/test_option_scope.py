@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.current_run import publish_lm
-from logic_consistency.harness_ext.option_scope import refuse_unread_options
+from logic_consistency.harness_ext.task.current_run import publish_lm
+from logic_consistency.harness_ext.task.option_scope import refuse_unread_options
 from logic_consistency.options import OptionError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ class PairwiseStandIn:
 
 def test_a_users_yaml_with_a_familys_class_is_of_that_family(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "logic_consistency.harness_ext.option_scope.inspect.getfile",
+        "logic_consistency.harness_ext.task.option_scope.inspect.getfile",
         lambda cls: str(ROOT / "tasks" / "pairwise" / "task.py"),
     )
     refuse_unread_options([PairwiseStandIn({"config_source": "/home/me/toy_pairwise.yaml", "ks": [3]})])

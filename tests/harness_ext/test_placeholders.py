@@ -1,4 +1,4 @@
-"""Placeholder requests are answered without a model call, on every backend (harness_ext/placeholders.py)."""
+"""Placeholder requests are answered without a model call, on every backend (harness_ext/task/placeholders.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.dummy import DummyLM
 from lm_eval.tasks import TaskManager
 
-from logic_consistency.harness_ext import multistage
-from logic_consistency.harness_ext.placeholders import FIXED_ANSWERS, answered_here, is_placeholder, placeholder
+from logic_consistency.harness_ext.task import multistage
+from logic_consistency.harness_ext.task.placeholders import FIXED_ANSWERS, answered_here, is_placeholder, placeholder
 from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tasks"

@@ -18,10 +18,9 @@ from lm_eval import simple_evaluate
 from lm_eval.models.dummy import DummyLM
 from lm_eval.tasks import TaskManager
 
-from logic_consistency.harness_ext import multistage
-from logic_consistency.harness_ext import plan as plan_module
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.plan import (
+from logic_consistency.harness_ext.plan import counts as plan_module
+from logic_consistency.harness_ext.plan.counts import (
     StageBound,
     Tally,
     TaskPlan,
@@ -30,9 +29,10 @@ from logic_consistency.harness_ext.plan import (
     load_tokenizer,
     plan_tasks,
 )
-from logic_consistency.harness_ext.plan_report import DEFAULT_TOKENIZER, api_costs, as_json, render
-from logic_consistency.harness_ext.plan_table import render_shards, shard_totals
-from logic_consistency.harness_ext.shards import Shard
+from logic_consistency.harness_ext.plan.report import DEFAULT_TOKENIZER, api_costs, as_json, render
+from logic_consistency.harness_ext.plan.table import render_shards, shard_totals
+from logic_consistency.harness_ext.shards.shard import Shard
+from logic_consistency.harness_ext.task import multistage
 from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -97,7 +97,7 @@ def runs(tokenizer: Any) -> tuple[dict[str, TaskPlan], CountingDummy]:
 
 
 def _sent(dummy: CountingDummy, task: str) -> dict[str, list[str]]:
-    """What the dummy received for ``task`` (placeholders never reach it: harness_ext/placeholders.py)."""
+    """What the dummy received for ``task`` (placeholders never reach it: harness_ext/task/placeholders.py)."""
     return {kind: contexts for (name, kind), contexts in dummy.seen.items() if name == task}
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from logic_consistency.harness_ext.plan import Tally, TaskPlan
-from logic_consistency.harness_ext.plan_report import DEFAULT_TOKENIZER, as_json, render
-from logic_consistency.harness_ext.plan_table import dollars
+from logic_consistency.harness_ext.plan.counts import Tally, TaskPlan
+from logic_consistency.harness_ext.plan.report import DEFAULT_TOKENIZER, as_json, render
+from logic_consistency.harness_ext.plan.table import dollars
 
 HUGE = 1.7e308
 

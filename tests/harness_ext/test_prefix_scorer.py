@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import torch
 
-from logic_consistency.harness_ext import prefix_scorer
-from logic_consistency.harness_ext.models import resolve
-from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM
+from logic_consistency.harness_ext.models.embedded import resolve
+from logic_consistency.harness_ext.prefix import scorer as prefix_scorer
+from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
 VOCAB = 49152  # SmolLM2's tokenizer
 

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import torch
 
-from logic_consistency.harness_ext.models import resolve
-from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM
+from logic_consistency.harness_ext.models.embedded import resolve
+from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
 VOCAB = 512
 LETTERS = (317, 318)  # two token ids standing for the answer letters

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logic_consistency.harness_ext.prefix_trie import distinct_prefix_tokens, plan_prefix_groups
+from logic_consistency.harness_ext.prefix.trie import distinct_prefix_tokens, plan_prefix_groups
 
 ARTICLE = tuple(range(100, 400))  # 300 shared tokens
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.harness_ext.request_cache import MARKER, RequestCacheError, check_request_cache
+from logic_consistency.harness_ext.publish.request_cache import MARKER, RequestCacheError, check_request_cache
 from logic_consistency.leaderboard.board.provenance import task_config
 from logic_consistency.leaderboard.board.results import RunOutput
 from logic_consistency.leaderboard.run.nightly import build
@@ -118,7 +118,7 @@ def test_a_valid_or_missing_cache_passes(tmp_path: Path) -> None:
 
 def test_a_build_reports_the_cache_line_not_the_exit_status(tmp_path: Path) -> None:
     fake = tmp_path / "fake_lm_eval"
-    line = f"logic_consistency.harness_ext.request_cache.{MARKER}--use_cache: c_rank0.db is not a readable SQLite request cache"
+    line = f"logic_consistency.harness_ext.publish.request_cache.{MARKER}--use_cache: c_rank0.db is not a readable SQLite request cache"
     fake.write_text(
         f"#!{sys.executable}\nimport sys\nprint('Traceback (most recent call last):', file=sys.stderr)\n"
         f"print({line!r}, file=sys.stderr)\nsys.exit(1)\n",

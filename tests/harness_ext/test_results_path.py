@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lm_eval.loggers import EvaluationTracker
 
-from logic_consistency.harness_ext.results_path import check_results_path
+from logic_consistency.harness_ext.publish.results_path import check_results_path
 from logic_consistency.options import OptionError
 
 LONG = "x" * 5000

@@ -11,7 +11,7 @@ from lm_eval import evaluator
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import _unreadable_task_files
-from logic_consistency.harness_ext.check_task import TaskFileError, unreadable_task_files
+from logic_consistency.harness_ext.task.check_task import TaskFileError, unreadable_task_files
 
 LOADER = "import datasets\n\ndef load(**kwargs):\n    return datasets.DatasetDict({'test': datasets.Dataset.from_list([{'q': 'x'}])})\n"
 METRIC_TASK = """\

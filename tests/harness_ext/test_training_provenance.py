@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.harness_ext.publish import public_path
+from logic_consistency.harness_ext.publish.allowlist import public_path
 from logic_consistency.harness_ext.training.adapter import read_manifest, write_manifest
 from logic_consistency.harness_ext.training.provenance import adapter_provenance, check_adapter_base
 from logic_consistency.leaderboard.run.modellist import ModelSpec

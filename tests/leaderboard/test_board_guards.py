@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bad_input_board import tiny_run  # noqa: E402
 
-from logic_consistency.harness_ext import data_files  # noqa: E402
+from logic_consistency.harness_ext.task import data_files  # noqa: E402
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results  # noqa: E402
 from logic_consistency.leaderboard.board.merge import make_document, merge_documents  # noqa: E402
 from logic_consistency.leaderboard.board.nights import check_night, check_timestamp  # noqa: E402

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.cli.leaderboard import add_cli
+from logic_consistency.harness_ext.jobs.processes import KILL_GRACE_SECONDS
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
 from logic_consistency.leaderboard.run.modellist import DEFAULT_TIMEOUT_SECONDS, load_model_list
 from logic_consistency.leaderboard.run.nightly import build, build_deadline
-from logic_consistency.leaderboard.run.runner import KILL_GRACE_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_signals import _alive, _wait  # noqa: E402 - this folder's process-table helpers

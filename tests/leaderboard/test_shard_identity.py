@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.shard_merge import ShardOutput, merge_shards
-from logic_consistency.harness_ext.shards import SHARD_KEY
+from logic_consistency.harness_ext.shards.merge import ShardOutput, merge_shards
+from logic_consistency.harness_ext.shards.shard import SHARD_KEY
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.nightly import build, ingest_into
 from logic_consistency.leaderboard.run.units import METRICS_FILE

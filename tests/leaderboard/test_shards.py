@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.shard_merge import CORE_KEYS, MERGED_KEY
-from logic_consistency.harness_ext.shard_values import loads
-from logic_consistency.harness_ext.shards import Shard
+from logic_consistency.harness_ext.shards.merge import CORE_KEYS, MERGED_KEY
+from logic_consistency.harness_ext.shards.shard import Shard
+from logic_consistency.harness_ext.shards.values import loads
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.modellist import load_model_list
 from logic_consistency.leaderboard.run.nightly import build

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from logic_consistency.harness_ext.shards import ENV_SHARD, Shard
+from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
 from logic_consistency.leaderboard.run.modellist import load_model_list
 from logic_consistency.leaderboard.run.nightly import BuildStopped, build, stop_signals_raise

@@ -35,7 +35,7 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.multistage import MultiStageTask
+from logic_consistency.harness_ext.task.multistage import MultiStageTask
 from logic_consistency.tasks.data import DATA_ENV_VAR
 from logic_consistency.tasks.pairwise.pairs_task import PairsRankingTask
 from logic_consistency.tasks.pairwise.self_agreement_task import SelfAgreementTask

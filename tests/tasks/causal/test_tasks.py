@@ -162,7 +162,7 @@ def test_unparseable_answers_are_counted_not_scored() -> None:
     assert metrics["unparseable_ranking"] == 3
     assert "tau_all" not in metrics  # no document left to score
     # the blocked documents' placeholder requests are answered without a model call
-    # (harness_ext/placeholders.py): 4 generations per document, then a ranking for the 3 parseable
+    # (harness_ext/task/placeholders.py): 4 generations per document, then a ranking for the 3 parseable
     assert model.calls["generate_until"] == N_DOCS * 4 + 3
 
 

@@ -133,7 +133,7 @@ def test_github_raw_url_pins_commit() -> None:
 
 @pytest.mark.parametrize("dataset", ["advbench", "caters", "delta_causal", "noveleval", "summeval", "triviaqa"])
 def test_a_loader_takes_only_its_declared_options(dataset: str) -> None:
-    # lm-eval's metadata does not reach a loader whole: harness_ext/base.py passes only the keys it names
+    # lm-eval's metadata does not reach a loader whole: harness_ext/task/base.py passes only the keys it names
     load = importlib.import_module(f"logic_consistency.tasks.data.{dataset}").load
     with pytest.raises(TypeError, match="unexpected keyword argument 'version'"):
         load(version=1.0)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.base import loader_parameter_names
+from logic_consistency.harness_ext.task.base import loader_parameter_names
 from logic_consistency.tasks.data import DATA_ENV_VAR
 from logic_consistency.tasks.gv import (
     arithmetic,

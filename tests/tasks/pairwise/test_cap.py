@@ -13,7 +13,7 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.base import loader_parameter_names
+from logic_consistency.harness_ext.task.base import loader_parameter_names
 from logic_consistency.tasks import data
 from logic_consistency.tasks.data import DATA_ENV_VAR, caters, noveleval, summeval
 

@@ -1,38 +1,31 @@
 """``logic-consistency improve --executor ray``: each unit of an improve study is one Ray task.
 
-A unit is a REPAIR row, GV's round 0, or one GV chain (``harness_ext/training/study.py``). The task
+A unit is a REPAIR row, GV's round 0, or one GV chain (:mod:`.study`). The task
 asks for ``num_gpus`` (``--gpus-per-row``; default 1 where the cluster has a GPU, else 0) and one CPU,
 and runs the unit's own function on its node: it trains, runs ``lm_eval`` (which dies with the task's
 process) and writes only its rows' folders under ``--out``, so ``--out`` and the base model must be
 paths every node sees. The task's arguments are the study's options and its training examples: no
 environment value. A task is retried on worker death (not on an error of its own: a failing unit
 fails the study, naming its row and error). Ctrl-C or a failing unit cancels every other task
-(``ray.cancel(force=True)``); a Ray this command started is shut down. Connecting, the checks of the
-address and the head's liveness are the board's (:mod:`.ray_executor`).
+(``ray.cancel(force=True)``); a Ray this command started is shut down. The session (connecting, the
+checks of the address, the head watch, waiting, the translation of a lost head into one error line) is
+the one the board's build uses too (:mod:`logic_consistency.harness_ext.jobs.ray_session`).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from logic_consistency.harness_ext.training.study import RanOn, StudyUnit, StudyUnitError
-
-from .ray_executor import (
-    DEFAULT_RETRIES,
-    NAMESPACE,
-    RayClusterError,
-    check_address,
-    check_reachable,
-    require_ray,
-    signal_handlers_kept,
-    wait_all,
-)
+from ..jobs.ray_session import DEFAULT_RETRIES, RayClusterError, RaySession, ray_session, require_ray
+from .study import RanOn, StudyUnit, StudyUnitError
 
 __all__ = ["RayStudyExecutor", "cluster_gpus", "run_study_unit"]
+
+#: What a lost head means for a study (the end of its error line).
+LOST_HEAD_ENDING = "the study stopped; its finished rows are kept (run the same command to resume)"
 
 
 def run_study_unit(unit: StudyUnit) -> list[dict[str, Any]]:
@@ -73,24 +66,10 @@ class RayStudyExecutor:
         """
         if not units:
             return []
-        ray = require_ray()
-        started_here = not ray.is_initialized()
-        if started_here:
-            check_reachable(check_address(self.address))
-            with signal_handlers_kept():
-                try:
-                    ray.init(address=self.address, namespace=NAMESPACE, include_dashboard=False,
-                             log_to_driver=False, configure_logging=False, **self.init_options)  # fmt: skip
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        ray.shutdown()
-                    raise
-        try:
-            return self._run(ray, units)
-        finally:
-            if started_here:
-                with contextlib.suppress(Exception):  # a dead head: nothing left to shut down
-                    ray.shutdown()
+        with ray_session(
+            require_ray(), self.address, job="study", ending=LOST_HEAD_ENDING, init_options=self.init_options
+        ) as session:
+            return self._run(session, units)
 
     def _gpus(self, ray: ModuleType) -> float:
         most = cluster_gpus(ray)
@@ -103,7 +82,8 @@ class RayStudyExecutor:
             )
         return self.gpus_per_row
 
-    def _run(self, ray: ModuleType, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+    def _run(self, session: RaySession, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+        ray = session.ray
         options = {"num_cpus": 1, "num_gpus": self._gpus(ray), "max_retries": self.retries, "retry_exceptions": False}
         task = ray.remote(run_study_unit).options(**options)
         pending = {task.remote(unit): n for n, unit in enumerate(units)}
@@ -112,7 +92,7 @@ class RayStudyExecutor:
         def ended(ref: Any, n: int) -> None:
             results[n] = _result(ray, ref, units[n])
 
-        wait_all(ray, pending, self.address or "the local Ray this study started", ended)
+        session.wait_all(pending, ended)
         return [results[n] for n in range(len(units))]
 
 

@@ -24,8 +24,8 @@ import torch.nn.functional as F
 from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 
-from logic_consistency.harness_ext.model_args import HF_ARGS, check_declared
-from logic_consistency.harness_ext.prefix_batches import (
+from logic_consistency.harness_ext.models.args import HF_ARGS, check_declared
+from logic_consistency.harness_ext.prefix.batches import (
     CachedRows,
     batches,
     chunks,
@@ -33,7 +33,7 @@ from logic_consistency.harness_ext.prefix_batches import (
     right_padded,
     select_rows,
 )
-from logic_consistency.harness_ext.prefix_trie import PrefixGroup, plan_prefix_groups
+from logic_consistency.harness_ext.prefix.trie import PrefixGroup, plan_prefix_groups
 
 eval_logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.chat.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.options import (
     TYPO_CUTOFF,
     Declared,

@@ -10,7 +10,7 @@ rule holds for ``--metadata``, at any depth: only the suite's declared options
 (:data:`logic_consistency.options.SUITE_OPTIONS`) with plain values are recorded.
 
 Imports no lm-eval (the ``simple_evaluate`` wrapper that applies it to direct ``lm_eval`` runs is
-:mod:`logic_consistency.harness_ext.publish_run`).
+:mod:`logic_consistency.harness_ext.publish.run`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.data_files import DATA_HASH_KEY
-from logic_consistency.harness_ext.model_args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
+from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
+from logic_consistency.harness_ext.task.data_files import DATA_HASH_KEY
 from logic_consistency.options import SUITE_OPTIONS
 
 __all__ = [

@@ -5,7 +5,7 @@ tokenizer), the bound on generated tokens, and API calls on two chat backends: `
 call per distinct context of one-word choices, read from ``top_logprobs``, bounded by
 ``--lc-chat-max-tokens``; a free log-likelihood continuation such as CTP's is refused) and
 ``local-chat-completions`` (generation only). Counts come from
-:func:`~logic_consistency.harness_ext.plan.plan_tasks`: exact for first stages, bounds (``≤``) and
+:func:`~logic_consistency.harness_ext.plan.counts.plan_tasks`: exact for first stages, bounds (``≤``) and
 estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--price-in`` / ``--price-out`` (USD per million tokens) add dollars.
 ``--shards N`` also plans each shard of a sharded run (a model list's ``shards``) as that shard builds it.
 """
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.choice_reading import DEFAULT_MAX_TOKENS
-from logic_consistency.harness_ext.model_args import CHAT_ARGS
-from logic_consistency.harness_ext.models import EMBEDDED_MODELS
-from logic_consistency.harness_ext.plan import TaskPlan, load_tokenizer, plan_tasks
-from logic_consistency.harness_ext.plan_table import (
+from logic_consistency.harness_ext.chat.choice_reading import DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.models.args import CHAT_ARGS
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
+from logic_consistency.harness_ext.plan.counts import TaskPlan, load_tokenizer, plan_tasks
+from logic_consistency.harness_ext.plan.table import (
     api_costs,
     counts,
     dollars,
@@ -30,7 +30,7 @@ from logic_consistency.harness_ext.plan_table import (
     repeated_costs,
     shard_totals,
 )
-from logic_consistency.harness_ext.shards import Shard
+from logic_consistency.harness_ext.shards.shard import Shard
 from logic_consistency.options import check_flag, check_value, metadata_from_json
 
 __all__ = [
@@ -97,7 +97,7 @@ class PlanOptions:
     shards: int = 1
 
     def costing(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`as_json` and :func:`~logic_consistency.harness_ext.plan_table.render`."""
+        """The keyword arguments of :func:`as_json` and :func:`~logic_consistency.harness_ext.plan.table.render`."""
         return {
             "lc_chat_max_tokens": self.lc_chat_max_tokens,
             "price_in": self.price_in,

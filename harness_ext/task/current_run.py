@@ -5,7 +5,7 @@ model answers to build its requests (a multi-stage task's earlier stages, PairS 
 get them from lm-eval. This module gives it the model: the autoload hook wraps
 ``lm_eval.evaluator.evaluate`` with :func:`publish_lm` (the model object is :func:`current_lm` while
 it runs; :func:`published` does the same for a block, and placeholder requests are answered without
-a model call, :mod:`logic_consistency.harness_ext.placeholders`); :func:`start_build` begins such a
+a model call, :mod:`logic_consistency.harness_ext.task.placeholders`); :func:`start_build` begins such a
 task's ``build_all_requests``, and :func:`call_once` sends its early requests to that model.
 
 The early requests go through ``--use_cache`` too, in chunks of :data:`STAGE_CHUNK` that
@@ -28,10 +28,10 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
-from logic_consistency.harness_ext.base import PromptedTask
-from logic_consistency.harness_ext.option_scope import refuse_unread_options
-from logic_consistency.harness_ext.placeholders import answered_here
-from logic_consistency.harness_ext.publish import record_device
+from logic_consistency.harness_ext.publish.allowlist import record_device
+from logic_consistency.harness_ext.task.base import PromptedTask
+from logic_consistency.harness_ext.task.option_scope import refuse_unread_options
+from logic_consistency.harness_ext.task.placeholders import answered_here
 
 __all__ = [
     "STAGE_CHUNK",
@@ -70,7 +70,7 @@ def published(lm: Any) -> Iterator[None]:
 
 def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap lm-eval's ``evaluate``: the model object it runs is :func:`current_lm`, and placeholder
-    requests never reach it (:func:`~logic_consistency.harness_ext.placeholders.answered_here`)."""
+    requests never reach it (:func:`~logic_consistency.harness_ext.task.placeholders.answered_here`)."""
 
     @functools.wraps(evaluate)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -141,7 +141,7 @@ def start_build(
         raise RuntimeError(
             f"task {task.config.task!r} {model_needed_for} and needs the model object while building "
             "requests: run it with the `lm_eval` command (autoload hook on) or wrap "
-            "lm_eval.evaluator.evaluate with logic_consistency.harness_ext.current_run.publish_lm"
+            "lm_eval.evaluator.evaluate with logic_consistency.harness_ext.task.current_run.publish_lm"
         )
     task.remember_formatting(build_kwargs)
     docs = ConfigurableTask.doc_iterator(

@@ -16,7 +16,7 @@ import jinja2
 from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.common import in_split
-from logic_consistency.harness_ext import data_files
+from logic_consistency.harness_ext.task import data_files
 from logic_consistency.options import OptionError, read_option, reject_near_misses, reject_unknown
 
 #: Jinja2 environment for prompt templates: a misspelt variable is an error, not an empty string.

@@ -9,8 +9,8 @@ which the autoload hook wraps (:func:`shard_doc_iterator`) for every caller, sta
 Under a shard, the wrapped ``evaluate`` (:func:`shard_evaluate`) evaluates only the tasks that have
 documents in this shard and leaves the groups to the merge, marks the results with
 ``"logic_consistency_shard": {"index": i, "count": N}``, and writes every task's per-document metric
-values (as lm-eval's aggregations receive them; JSON of :mod:`.shard_values`, never pickle) to the file named by
-``LOGIC_CONSISTENCY_SHARD_METRICS``. :mod:`.shard_merge` recomputes every score over the union.
+values (as lm-eval's aggregations receive them; JSON of :mod:`.values`, never pickle) to the file named by
+``LOGIC_CONSISTENCY_SHARD_METRICS``. :mod:`.merge` recomputes every score over the union.
 Sharding is not combined with lm-eval's own multi-process ranks (``accelerate``). See docs/cluster.md.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write
 
-from .shard_values import dumps
+from .values import dumps
 
 __all__ = [
     "ENV_BUILD",
@@ -49,7 +49,7 @@ ENV_METRICS = "LOGIC_CONSISTENCY_SHARD_METRICS"
 ENV_BUILD = "LOGIC_CONSISTENCY_BUILD_ID"
 #: Key of the results file that marks a shard's results.
 SHARD_KEY = "logic_consistency_shard"
-#: Version of the metrics file's layout (2: JSON of :mod:`.shard_values`; 1 was a pickle, no longer read).
+#: Version of the metrics file's layout (2: JSON of :mod:`.values`; 1 was a pickle, no longer read).
 METRICS_FORMAT = 2
 
 
@@ -174,7 +174,7 @@ def run_identity(tasks: dict[str, Any], limit: Any, samples: Any) -> dict[str, A
     """What defines a shard's run besides the model (which lm-eval records in ``config``): the build,
     the suite's version, ``--limit`` / ``--samples``, and every task's version and options
     (its ``metadata``: ``max_items``, the data hash, ...), taken from every task of the run, whether
-    or not this shard has documents of it. :mod:`.shard_merge` refuses shards whose identities differ."""
+    or not this shard has documents of it. :mod:`.merge` refuses shards whose identities differ."""
     from logic_consistency import __version__
 
     return {

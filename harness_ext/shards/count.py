@@ -1,8 +1,8 @@
 """How many shards a run can use: the most documents one whole ``lm_eval`` process evaluates of any task.
 
-Shard ``i`` of a split has a document iff ``i`` is below that number (:meth:`.shards.Shard.size`), so
+Shard ``i`` of a split has a document iff ``i`` is below that number (:meth:`.shard.Shard.size`), so
 a split into more shards would start ``lm_eval``, and load the model, for no document. The nightly
-build asks this module, in a subprocess (``python -m logic_consistency.harness_ext.shard_count
+build asks this module, in a subprocess (``python -m logic_consistency.harness_ext.shards.count
 JSON``, in the model's environment), before it plans a sharded model's units.
 """
 
@@ -13,8 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logic_consistency.harness_ext.plan import load_tasks
-from logic_consistency.harness_ext.shards import evaluated_docs
+from logic_consistency.harness_ext.plan.counts import load_tasks
+from logic_consistency.harness_ext.shards.shard import evaluated_docs
 
 __all__ = ["main", "most_documents"]
 

@@ -7,7 +7,7 @@ and makes every log record and an uncaught exception's traceback pass through th
 (:func:`redact_logs`), so an endpoint that echoes the key in its error body never prints it, even as
 the last line of a failed run. The results it returns (what lm-eval writes as the results JSON and
 the samples files) record only the public model arguments and declared options
-(:mod:`logic_consistency.harness_ext.publish`), and every string in them is redacted.
+(:mod:`logic_consistency.harness_ext.publish.allowlist`), and every string in them is redacted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
-from logic_consistency.harness_ext.publish import (
+from logic_consistency.harness_ext.publish.allowlist import (
     PATH_ARGS,
     URL_ARGS,
     public_metadata,
@@ -32,7 +32,7 @@ from logic_consistency.harness_ext.publish import (
     public_url,
     recorded_device,
 )
-from logic_consistency.harness_ext.results_path import check_results_path
+from logic_consistency.harness_ext.publish.results_path import check_results_path
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
@@ -59,7 +59,7 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
             metadata[name] = public_path(metadata[name])
     source = metadata.get("config_source")
     if isinstance(source, str):  # lm-eval records the task YAML's absolute path: relative to the package, or left out
-        package = Path(__file__).resolve().parents[1]
+        package = Path(__file__).resolve().parents[2]
         path = Path(source).resolve()
         if path.is_relative_to(package):
             metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
@@ -128,7 +128,7 @@ def redact_logs() -> None:
 
 def _log_public_model_args(backend: str | None, model_args: Any) -> None:
     """Log the public model arguments wherever lm-eval logs the given ones (as text and as a parsed dict)."""
-    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.harness_ext.models.args import parse_model_args
     from logic_consistency.options import OptionError
 
     if not model_args:
@@ -157,14 +157,14 @@ def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | No
     """The task file and ``metric_list`` entry behind lm-eval's ``KeyError: None`` (``check_task``), or ``None``."""
     if error.args != (None,):
         return None
-    from logic_consistency.harness_ext.check_task import explain_unknown_metric
+    from logic_consistency.harness_ext.task.check_task import explain_unknown_metric
 
     return explain_unknown_metric(given.get("task_manager"), given.get("tasks"))
 
 
 def _refuse_pickled_adapter(model_args: Any) -> None:
     """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
-    from logic_consistency.harness_ext.model_args import parse_model_args
+    from logic_consistency.harness_ext.models.args import parse_model_args
     from logic_consistency.harness_ext.training.adapter import check_adapter_weights
     from logic_consistency.options import OptionError
 

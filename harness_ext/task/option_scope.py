@@ -21,7 +21,7 @@ from logic_consistency.options import OptionError, declared_options
 __all__ = ["refuse_unread_options"]
 
 #: The package's root: a task class defined below it is one of the suite's.
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _family_folders() -> dict[str, Path]:

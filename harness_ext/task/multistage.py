@@ -2,12 +2,12 @@
 
 lm-eval 0.4.13 builds every request of every task before it calls the model, so one task cannot
 chain stages by itself. :class:`MultiStageTask` chains them inside one ``lm_eval`` run, with the one
-loaded model (:func:`~logic_consistency.harness_ext.current_run.current_lm`): it runs its earlier
+loaded model (:func:`~logic_consistency.harness_ext.task.current_run.current_lm`): it runs its earlier
 stages inside ``build_all_requests``, batched across every document (one call per stage), and
 attaches each document's prompts, raw and parsed outputs under ``doc["stages"][name]``. The last
 stage's requests are ordinary lm-eval requests, scored by ``process_results`` and logged by
 ``--log_samples`` next to the earlier stages' outputs; a document whose earlier stage was
-unparseable carries one placeholder request (:mod:`logic_consistency.harness_ext.placeholders`).
+unparseable carries one placeholder request (:mod:`logic_consistency.harness_ext.task.placeholders`).
 
 Works with every backend that implements the request types a stage uses; with
 ``--apply_chat_template`` every stage's prompt goes through lm-eval's ``fewshot_context``. The YAML
@@ -24,10 +24,10 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
 
-from logic_consistency.harness_ext.base import TEMPLATES, PromptedTask, render_prompt, total
-from logic_consistency.harness_ext.choice_reading import MISSING_METRIC, count_missing
-from logic_consistency.harness_ext.current_run import call_once, start_build
-from logic_consistency.harness_ext.placeholders import placeholder
+from logic_consistency.harness_ext.chat.choice_reading import MISSING_METRIC, count_missing
+from logic_consistency.harness_ext.task.base import TEMPLATES, PromptedTask, render_prompt, total
+from logic_consistency.harness_ext.task.current_run import call_once, start_build
+from logic_consistency.harness_ext.task.placeholders import placeholder
 
 eval_logger = logging.getLogger(__name__)
 
@@ -284,7 +284,7 @@ class MultiStageTask(PromptedTask):
 
         lm-eval needs at least one request per document (its sample log reads the first), so a
         blocked document carries this placeholder; it is answered without a model call
-        (:mod:`logic_consistency.harness_ext.placeholders`) and its answer is ignored.
+        (:mod:`logic_consistency.harness_ext.task.placeholders`) and its answer is ignored.
         """
         return placeholder(self.OUTPUT_TYPE, doc, self.format_prompt(PLACEHOLDER_PROMPT), metadata)
 

@@ -3,12 +3,12 @@
 lm-eval's chat-completions backends refuse log-likelihood requests, but a judge needs P(A).
 ``lc-chat`` answers a log-likelihood request whose continuation is one answer choice (one word)
 from the top log-probabilities of ONE greedy chat completion of its context, as PairS's authors do
-(:mod:`logic_consistency.harness_ext.choice_reading` states the matching rule): one call per
+(:mod:`logic_consistency.harness_ext.chat.choice_reading` states the matching rule): one call per
 judgement, payload ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``. Any other
 log-likelihood request is refused before any call, naming its task (:meth:`ChatJudgeLM.check_tasks`).
 
-Model arguments are declared in :mod:`logic_consistency.harness_ext.model_args`. Every request goes
-through :mod:`logic_consistency.harness_ext.chat_reply`; lm-eval keeps the retries, concurrency, the
+Model arguments are declared in :mod:`logic_consistency.harness_ext.models.args`. Every request goes
+through :mod:`logic_consistency.harness_ext.chat.reply`; lm-eval keeps the retries, concurrency, the
 API key (``OPENAI_API_KEY``) and ``--use_cache``, so a request ends within ``max_retries * (timeout
 + 10)`` seconds. The model name each reply reports is recorded as ``config.reported_models``; missing
 choices and ties are logged and counted (``n_choices_missing``). See docs/api-judges.md.
@@ -28,16 +28,16 @@ from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, Json
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 from logic_consistency.credentials import redact, register_header
-from logic_consistency.harness_ext.chat_reply import logprob_content, post, post_once, ssl_setting
-from logic_consistency.harness_ext.chat_waves import send_in_waves
-from logic_consistency.harness_ext.choice_reading import (
+from logic_consistency.harness_ext.chat.choice_reading import (
     DEFAULT_MAX_TOKENS,
     ChoiceAnswer,
     ReadingError,
     is_single_choice,
     read_choices,
 )
-from logic_consistency.harness_ext.model_args import CHAT_ARGS, MAX_TOP_LOGPROBS, check_declared
+from logic_consistency.harness_ext.chat.reply import logprob_content, post, post_once, ssl_setting
+from logic_consistency.harness_ext.chat.waves import send_in_waves
+from logic_consistency.harness_ext.models.args import CHAT_ARGS, MAX_TOP_LOGPROBS, check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")
@@ -284,7 +284,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         ctxlens: list[Any] | None = None,
         **kwargs: Any,
     ) -> list[Any]:
-        """lm-eval's concurrent calls, but a bad reply costs at most one wave (:mod:`.chat_waves`)."""
+        """lm-eval's concurrent calls, but a bad reply costs at most one wave (:mod:`.waves`)."""
         return await send_in_waves(
             self._send,
             requests,

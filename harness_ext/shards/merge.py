@@ -1,8 +1,8 @@
-"""Merge the shards of one ``lm_eval`` run (:mod:`.shards`) into the results one process writes.
+"""Merge the shards of one ``lm_eval`` run (:mod:`.shard`) into the results one process writes.
 
 The merged run is what a single ``lm_eval --log_samples`` process writes, in lm-eval's layout, so
 ``leaderboard ingest`` and ``logic-consistency correlate`` read it like any run. Every task's
-per-document metric values are the union of the shards' metrics files (JSON, :mod:`.shard_values`), in the order one process collects
+per-document metric values are the union of the shards' metrics files (JSON, :mod:`.values`), in the order one process collects
 them; every score, standard error, group score and count is then computed by lm-eval itself
 (``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
 ``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
@@ -10,7 +10,7 @@ that order (``task_hashes`` recomputed); task configs are the shards', run-wide 
 ``total_evaluation_time_seconds`` the shards' sum.
 
 The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``); no model is
-loaded. Run it as ``python -m logic_consistency.harness_ext.shard_merge SPEC.json`` (:func:`main`).
+loaded. Run it as ``python -m logic_consistency.harness_ext.shards.merge SPEC.json`` (:func:`main`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write
 
-from .shard_values import loads
-from .shards import METRICS_FORMAT, SHARD_KEY, Shard
+from .shard import METRICS_FORMAT, SHARD_KEY, Shard
+from .values import loads
 
 __all__ = ["MERGED_KEY", "ShardOutput", "merge_shards"]
 
@@ -102,7 +102,7 @@ def _load(output: ShardOutput) -> _Shard:
 
 
 def _identity(shard: _Shard) -> dict[str, Any]:
-    """``{field: value}`` of everything that defines a shard's run (see :func:`.shards.run_identity`)."""
+    """``{field: value}`` of everything that defines a shard's run (see :func:`.shard.run_identity`)."""
     config = shard.results.get("config") or {}
     mark = shard.results[SHARD_KEY]["identity"]
     fields: dict[str, Any] = {f"config.{key}": config.get(key) for key in RUN_CONFIG_KEYS}
@@ -277,14 +277,14 @@ def merge_shards(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m logic_consistency.harness_ext.shard_merge SPEC.json``: merge as SPEC says.
+    """``python -m logic_consistency.harness_ext.shards.merge SPEC.json``: merge as SPEC says.
 
     SPEC is a JSON object: ``shards`` (list of ``[results file, metrics file]``), ``out``,
     ``tasks``, ``model_args``, ``metadata``. Prints the merged results file.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
-        print("usage: python -m logic_consistency.harness_ext.shard_merge SPEC.json", file=sys.stderr)
+        print("usage: python -m logic_consistency.harness_ext.shards.merge SPEC.json", file=sys.stderr)
         return 2
     spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     path = merge_shards(

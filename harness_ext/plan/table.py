@@ -1,6 +1,6 @@
 """The plan's figures per task (requests, contexts, tokens, API calls, dollars) and its Markdown table.
 
-What each figure means is stated in :mod:`logic_consistency.harness_ext.plan_report`, the command
+What each figure means is stated in :mod:`logic_consistency.harness_ext.plan.report`, the command
 that prints them.
 """
 
@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when a plan runs
-    from logic_consistency.harness_ext.plan import StageBound, TaskPlan
+    from logic_consistency.harness_ext.plan.counts import StageBound, TaskPlan
 
 __all__ = ["api_costs", "counts", "dollars", "render", "render_shards", "repeated_costs", "shard_totals"]
 

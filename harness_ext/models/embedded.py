@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from logic_consistency.harness_ext.model_args import EMBEDDED_ARGS, check_declared
+from logic_consistency.harness_ext.models.args import EMBEDDED_ARGS, check_declared
 from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
@@ -234,7 +234,7 @@ def manifest(path: Path) -> dict[str, Any]:
 
 
 try:  # lm-eval is optional for the resolver itself (``logic-consistency model-path``).
-    from logic_consistency.harness_ext.prefix_scorer import PrefixSharingHFLM as _HFLM
+    from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM as _HFLM
 except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the distribution
     _HFLM = object  # type: ignore[assignment,misc]
 
@@ -267,7 +267,7 @@ class EmbeddedHFLM(_HFLM):
         super().__init__(pretrained=str(resolve(model)), **kwargs)
 
 
-if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.harness_ext.models NAME``
+if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.harness_ext.models.embedded NAME``
     # The nightly build resolves (and on first use converts) a model in a subprocess, so the
     # conversion's memory is returned when it ends; this is the same as ``logic-consistency model-path``.
     import sys

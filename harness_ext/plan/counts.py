@@ -26,12 +26,12 @@ from typing import Any, TypeVar
 
 from lm_eval.api.instance import Instance
 
-from logic_consistency.harness_ext import current_run, multistage
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.choice_reading import is_single_choice
-from logic_consistency.harness_ext.models import EMBEDDED_MODELS, resolve
-from logic_consistency.harness_ext.placeholders import is_placeholder
-from logic_consistency.harness_ext.shards import ENV_SHARD, Shard, evaluated_docs
+from logic_consistency.harness_ext.chat.choice_reading import is_single_choice
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard, evaluated_docs
+from logic_consistency.harness_ext.task import current_run, multistage
+from logic_consistency.harness_ext.task.placeholders import is_placeholder
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -151,7 +151,7 @@ class TaskPlan:
     notes: list[tuple[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     #: Requests of ``building`` that an earlier task of the plan already asked: one ``lm_eval`` run
-    #: sends them once (:func:`~logic_consistency.harness_ext.current_run.call_once`), so totals drop them.
+    #: sends them once (:func:`~logic_consistency.harness_ext.task.current_run.call_once`), so totals drop them.
     repeated: dict[str, Tally] = field(default_factory=dict)
 
 

@@ -29,7 +29,7 @@ __all__ = ["TaskCheck", "TaskFileError", "check_task", "explain_unknown_metric",
 
 #: The suite's task folder (``autoload.tasks_dir()``, not imported: autoload's ``lm_eval`` wrapper imports
 #: this module to name the task file behind lm-eval's errors).
-SUITE_TASKS = Path(__file__).resolve().parent.parent / "tasks"
+SUITE_TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
 
 class TaskFileError(ValueError):

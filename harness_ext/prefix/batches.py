@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from logic_consistency.harness_ext.prefix_trie import PrefixGroup
+from logic_consistency.harness_ext.prefix.trie import PrefixGroup
 
 __all__ = ["PADDING_BUDGET", "CachedRows", "batches", "chunks", "padding_bounded", "right_padded", "select_rows"]
 

@@ -1,0 +1,1 @@
+"""The embedded models and the backends' declared ``--model_args``."""
