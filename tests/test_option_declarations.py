@@ -125,12 +125,17 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "min_examples": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
     "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "method": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "downsample_to": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
 }
 
 
 def _texts(arg: Declared) -> list[str]:
-    """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour."""
-    assert isinstance(arg.constraint, Interval)  # every flag declared today is a number
+    """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour
+    (for a choice: a near miss and another word)."""
+    if isinstance(arg.constraint, Choices):
+        return [f"{arg.constraint.values[-1]}x", "no-such-choice"]
+    assert isinstance(arg.constraint, Interval)  # every other flag declared today is a number
     texts = ["x", "true", "2.5"] if arg.kind is int else ["x", "nan", "inf"]
     step = 0 if arg.exclusive else 1 if arg.kind is int else 0.5
     texts += [] if arg.minimum is None else [f"{arg.minimum - step:g}"]
