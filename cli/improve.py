@@ -107,7 +107,6 @@ def _study(args: argparse.Namespace) -> int:
         ("--method", args.method != "win_loss"),
         ("--downsample-to", args.downsample_to != "none"),
         ("--pairs", args.pairs),
-        ("--transfer", args.transfer),  # the GV study's transfer hook is not written yet: said, not ignored
     ]
     given = [flag for flag, value in repair_only if value]
     if args.study == "gv" and given:
@@ -117,7 +116,7 @@ def _study(args: argparse.Namespace) -> int:
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
-        rows = run_gv_study(GVStudyOptions(**common, rounds=args.rounds), executor)
+        rows = run_gv_study(GVStudyOptions(**common, rounds=args.rounds, transfer=args.transfer), executor)
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 

@@ -70,7 +70,7 @@ def test_one_study_writes_tables_5_6_and_7(tables: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_transfer_table_has_every_family_for_every_row(root: Path, tables: Path) -> None:
+def test_the_transfer_table_has_every_family_for_every_row(root: Path) -> None:
     out = _run(root, "transfer", ["--tasks", "logic_consistency_noveleval", "--limit", "1", "--rows", "zero_shot",
                                   "--transfer", "--metadata", json.dumps({"max_items": 3, "ks": [3]})])  # fmt: skip
     written = json.loads((out / "transfer.json").read_text())

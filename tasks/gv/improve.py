@@ -36,6 +36,8 @@ from logic_consistency.harness_ext.training.study import (
     run_locally,
 )
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
+from logic_consistency.tasks.transfer import transfer_families
 
 from .export import pairs_of_sample
 from .improve_report import write_report
@@ -53,6 +55,7 @@ class GVStudyOptions(StudyOptions):
 
     tasks: str = "logic_consistency_gv_arithmetic"
     rounds: int = 3
+    transfer: bool = False  #: every row also on the other families (the transfer table, :mod:`...tasks.transfer`)
 
 
 def _row_name(chain: str, round_: int) -> str:
@@ -75,6 +78,7 @@ class _GVStudy:
                 "rounds": options.rounds,
                 "metadata": dict(options.metadata),
                 "hyperparameters": self.settings.as_dict(),
+                **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
             },
         )
 
@@ -98,6 +102,16 @@ class _GVStudy:
                 if records and (records[0]["consistent"] or not consistent_only):
                     pairs += [(r["prompt"], r["response"], r["role"] == "validator") for r in records]
         return pairs
+
+    def transfer(self, row: str, adapter: Path | None, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """The row on the other families (``--transfer``); its GV column is its own test evaluation."""
+        run = LmEvalRun(base=self.base, tasks=self.options.tasks, metadata={}, limit=self.options.limit,
+                        out=self.study.row_dir(row) / "transfer", adapter=adapter,
+                        apply_chat_template=self.options.chat_template)  # fmt: skip
+        families = transfer_families("gv", self.options.tasks, self.options.metadata)
+        others = [f for f in families if f.family != "gv"]
+        own = {"task": self.options.tasks, "metrics": dict(metrics)}
+        return {"gv": own, **evaluate_transfer(run, others, self.study.row_dir(row) / "transfer", label=row)}
 
     def not_trained(self, chain: str, round_: int, reason: str) -> dict[str, Any]:
         """A round that is not trained (too few examples, or its data's round was not): said, never silent.
@@ -141,7 +155,7 @@ class _GVStudy:
             job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples,
                            self.options.merge_weights)  # fmt: skip
             manifest = train_adapter(job)
-        summary = {
+        summary: dict[str, Any] = {
             "row": name,
             "chain": CHAINS[chain] if round_ else "base",
             "round": round_,
@@ -150,6 +164,8 @@ class _GVStudy:
             "training": manifest,
             "ran_on": dict(ran_on or {}),
         }
+        if self.options.transfer:
+            summary["transfer"] = self.transfer(name, adapter, summary["metrics"])
         self.study.finish(name, summary)
         return summary
 
@@ -188,6 +204,9 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     for chain, unit in zip(CHAINS, units, strict=True):
         rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds + 1)]
     write_report(study.study, rows, identity=dict(study.study.identity))
+    if options.transfer:  # transfer.md beside the README (a row not trained has no cell: undefined)
+        families = transfer_families("gv", options.tasks, options.metadata)
+        write_transfer_table(study.study.out, [(r["row"], r.get("transfer") or {}) for r in rows], families)
     return rows
 
 
