@@ -6,9 +6,12 @@ fine-tuning setting, arithmetic with Appendix G's chain-of-thought validator) ro
 consistency fine-tuning rounds 1..R and SelfTrain (``--selftrain-rounds`` above 1: the suite's iterated
 variant); ``repair`` (Liu et al.) rows zero-shot, perturbed, REPAIR-ed and REPAIR-ed + Neg. Writes the
 paper's tables with 95% bootstrap intervals (``gv``: Table 3 per task and the average over tasks,
-Table 5's accuracies, the Figure 5 Pareto plot) and a README into ``--out``; an interrupted study resumes (finished rows are
-kept, training restarts from its last checkpoint). Needs the ``train`` extra. ``--executor ray`` runs
-each row (GV: round 0, then each chain) as a Ray task with ``--gpus-per-row`` GPUs (the ``ray`` extra).
+Table 5's accuracies, the Figure 5 Pareto plot; ``repair``: Table 3, and ``--method elo,bt`` Table 7,
+``--downsample-to perturbed`` Table 6, ``--train-data msmarco --pairs`` Table 5) and a README into
+``--out``; ``--transfer`` adds a transfer table over the three families (beyond the papers). An
+interrupted study resumes (finished rows are kept, training restarts from its last checkpoint). Needs
+the ``train`` extra. ``--executor ray`` runs each row (GV: round 0, then each chain) as a Ray task with
+``--gpus-per-row`` GPUs (the ``ray`` extra).
 """
 
 from __future__ import annotations
@@ -106,18 +109,31 @@ def _study(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]]
     if args.study == "gv" and args.train_data != "task":
         raise ValueError("--train-data: improve gv trains on its own generations; the option is improve repair's")
+    repair_only = [
+        ("--method", args.method != "win_loss"),
+        ("--downsample-to", args.downsample_to != "none"),
+        ("--pairs", args.pairs),
+    ]
+    given = [flag for flag, value in repair_only if value]
+    if args.study == "gv" and given:
+        raise ValueError(f"{', '.join(given)}: applies to improve repair only")
+    methods = tuple(check_flag("method", m.strip()) for m in args.method.split(","))
+    downsample_to = None if check_flag("downsample_to", args.downsample_to) == "none" else args.downsample_to
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
-        gv = GVStudyOptions(**common, rounds=args.rounds, selftrain_rounds=args.selftrain_rounds)
+        gv = GVStudyOptions(
+            **common, rounds=args.rounds, selftrain_rounds=args.selftrain_rounds, transfer=args.transfer
+        )
         rows = run_gv_study(gv, executor)
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
 
         rows_asked: dict[str, Any] = {"rows": tuple(args.rows.split(","))} if args.rows else {}
-        rows = run_repair_study(
-            RepairStudyOptions(**common, flip=args.flip, train_data=args.train_data, **rows_asked), executor
-        )
+        options = RepairStudyOptions(**common, flip=args.flip, train_data=args.train_data, methods=methods,
+                                     downsample_to=downsample_to, pairs=args.pairs, transfer=args.transfer,
+                                     **rows_asked)  # fmt: skip
+        rows = run_repair_study(options, executor)
     print((Path(args.out) / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {Path(args.out) / 'README.md'}")
     return 0
@@ -158,11 +174,36 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         "--rows", help="repair: a subset of the rows, comma-separated (zero_shot,perturbed,repaired,repaired_neg)"
     )
     parser.add_argument(
+        "--method",
+        default="win_loss",
+        help="repair: rank estimation, comma-separated for one REPAIR-ed row each (the paper's Table 7): win_loss "
+        "(default, the paper's), elo, bt (Bradley-Terry)",
+    )
+    parser.add_argument(
+        "--downsample-to",
+        default="none",
+        help="repair: none (default) or perturbed: down-sample each REPAIR-ed row's training examples to the perturbed row's count "
+        "(seeded; the paper's Table 6)",
+    )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="repair: also evaluate every row with PairS (the task's _pairs variant), raw and calibrated (Table 5)",
+    )
+    parser.add_argument(
+        "--transfer",
+        action="store_true",
+        help="evaluate every row on the other families too (pairwise, GV, causal, at the study's --limit) and "
+        "write the transfer table (transfer.md)",
+    )
+    parser.add_argument(
         "--train-data",
         default="task",
         help="repair: the training preferences: task (the task's own train split), summarize_feedback "
-        "(Summarize from Feedback's train split, the paper's data: $LOGIC_CONSISTENCY_DATA's copy or the hub) "
-        "or summarize_feedback:PATH (a JSONL file in its schema); --limit bounds the posts",
+        "(Summarize from Feedback's train split, the paper's data: $LOGIC_CONSISTENCY_DATA's copy or the hub), "
+        "summarize_feedback:PATH (a JSONL file in its schema), msmarco (MS MARCO with GPT-3.5 rankings, Table 5's "
+        "data, with --tasks logic_consistency_noveleval) or msmarco:DIR (a folder of its two files); --limit bounds "
+        "the posts or queries",
     )
     parser.add_argument("--min-examples", type=int, default=8, help="refuse to train a row on fewer examples than this")
     parser.add_argument(

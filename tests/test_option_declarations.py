@@ -131,14 +131,19 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "timeout": [["leaderboard", "build", "--out", "{tmp}"]],
     "apply_chat_template": [],  # a model list's only (test_model_list_settings_are_checked_by_their_declarations)
     "enabled": [],
+    "method": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "downsample_to": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
 }
 
 
 def _texts(arg: Declared) -> list[str]:
     """Invalid command-line text for ``arg``: what does not parse as its type, and each bound's neighbour
-    (none for a switch, which takes no text: argparse refuses ``--switch=x`` itself)."""
+    (none for a switch, which takes no text: argparse refuses ``--switch=x`` itself; for a choice: a near
+    miss and another word)."""
     if isinstance(arg.constraint, OfType) and arg.constraint.kind is bool:
         return []
+    if isinstance(arg.constraint, Choices):
+        return [f"{arg.constraint.values[-1]}x", "no-such-choice"]
     assert isinstance(arg.constraint, Interval)  # every other flag declared today is a number
     texts = ["x", "true", "2.5"] if arg.kind is int else ["x", "nan", "inf"]
     step = 0 if arg.exclusive else 1 if arg.kind is int else 0.5

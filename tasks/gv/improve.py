@@ -40,6 +40,8 @@ from logic_consistency.harness_ext.training.study import (
 )
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
+from logic_consistency.tasks.transfer import transfer_families
 
 from .export import pairs_of_sample
 from .improve_report import PAPER_TASK, write_report
@@ -63,6 +65,7 @@ class GVStudyOptions(StudyOptions):
     tasks: str = PAPER_TASK
     rounds: int = 3
     selftrain_rounds: int = 1
+    transfer: bool = False  #: every row also on the other families (the transfer table, :mod:`...tasks.transfer`)
 
     def rounds_of(self, chain: str) -> int:
         """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
@@ -96,6 +99,7 @@ class _GVStudy:
                 "hyperparameters": self.settings.as_dict(),
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
                 "base_path": str(self.base.resolve()),
+                **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
             },
             options.rebuild_mismatched,
         )
@@ -121,6 +125,16 @@ class _GVStudy:
                 if records and (records[0]["consistent"] or not consistent_only):
                     pairs += [(r["prompt"], r["response"], r["role"] == "validator") for r in records]
         return pairs
+
+    def transfer(self, row: str, adapter: Path | None, metrics: Mapping[str, Any]) -> dict[str, Any]:
+        """The row on the other families (``--transfer``); its GV column is its own test evaluation."""
+        run = LmEvalRun(base=self.base, tasks=self.options.tasks, metadata={}, limit=self.options.limit,
+                        out=self.study.row_dir(row) / "transfer", adapter=adapter,
+                        apply_chat_template=self.options.chat_template)  # fmt: skip
+        families = transfer_families("gv", self.options.tasks, self.options.metadata)
+        others = [f for f in families if f.family != "gv"]
+        own = {"task": self.options.tasks, "metrics": dict(metrics)}
+        return {"gv": own, **evaluate_transfer(run, others, self.study.row_dir(row) / "transfer", label=row)}
 
     def not_trained(self, chain: str, round_: int, reason: str) -> dict[str, Any]:
         """A round that is not trained (too few examples, or its data's round was not): said, never silent.
@@ -169,7 +183,7 @@ class _GVStudy:
         else:
             identity = row_identity(self.study.identity, name)
             self.study.kept(name, identity)
-        summary = {
+        summary: dict[str, Any] = {
             "row": name,
             "chain": CHAINS[chain] if round_ else "base",
             "round": round_,
@@ -179,6 +193,8 @@ class _GVStudy:
             "ran_on": dict(ran_on or {}),
             "identity": identity,
         }
+        if self.options.transfer:
+            summary["transfer"] = self.transfer(name, adapter, summary["metrics"])
         self.study.finish(name, summary)
         return summary
 
@@ -220,6 +236,9 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     for chain, unit in zip(CHAINS, units, strict=True):
         rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds_of(chain) + 1)]
     write_report(study.study, rows, identity=dict(study.study.identity))
+    if options.transfer:  # transfer.md beside the README (a row not trained has no cell: undefined)
+        families = transfer_families("gv", options.tasks, options.metadata)
+        write_transfer_table(study.study.out, [(r["row"], r.get("transfer") or {}) for r in rows], families)
     return rows
 
 

@@ -1,5 +1,5 @@
-"""``logic-consistency improve repair``: the pairwise paper's fine-tuning experiment (Liu et al. §4,
-Table 3) as one study.
+"""``logic-consistency improve repair``: the pairwise paper's fine-tuning experiments (Liu et al. §4,
+Table 3; Appendices L-N, Tables 5-7: :mod:`.improve_rows`) as one study.
 
 The human preferences of the task's ``instance_split: train`` documents (every pair with distinct human
 scores, :func:`.preferences.from_loader`) are perturbed (``flip``: the paper flips 10% of the labels),
@@ -9,13 +9,15 @@ trained with the recipe's defaults, each evaluated on ``instance_split: test`` d
 ``lm_eval --model hf --model_args pretrained=BASE,peft=ADAPTER``. Training prompts are the task's own
 (its ``normal`` and ``negated`` templates, rendered by the task class), formatted as the evaluation
 formats them. ``--train-data summarize_feedback`` takes the training preferences from Summarize from
-Feedback instead, the paper's data (:mod:`.improve_data`); evaluation stays on the task's test split.
+Feedback instead, the paper's data (:mod:`.improve_data`), and ``msmarco`` from MS MARCO with GPT-3.5
+rankings (Table 5's data); evaluation stays on the task's test split. ``--method`` (Table 7), ``--downsample-to``
+(Table 6), ``--pairs`` (Table 5's PairS) and ``--transfer`` (the transfer table) add the other layouts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,48 +41,77 @@ from logic_consistency.harness_ext.training.study import (
     table_markdown,
 )
 from logic_consistency.harness_ext.training.study_identity import row_identity
-from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.outputs import atomic_write, atomic_write_json
+from logic_consistency.tasks.transfer import transfer_families
 
 from .improve_data import (
-    FEEDBACK,
+    MSMARCO,
     FeedbackData,
     check_contexts_disjoint,
     check_prompt_shows_context,
-    load_feedback,
+    load_external,
     load_test_split,
     parse_train_data,
     write_training_data,
 )
+from .improve_rows import BASE_ROWS, ESTIMATORS, WIN_LOSS, RowSpec, downsample, layout_names, row_specs
 from .preferences import PreferenceSet, from_loader
 from .repair import flip_labels, repair
 
 __all__ = ["ROWS", "columns", "RepairStudyOptions", "run_repair_study"]
 
-#: Table 3's rows: (row folder, label).
-ROWS = (
-    ("zero_shot", "Zero-shot"),
-    ("perturbed", "Perturbed"),
-    ("repaired", "REPAIR-ed"),
-    ("repaired_neg", "REPAIR-ed + Neg."),
-)
+#: The family this study improves (its column of the transfer table is the rows' own evaluation).
+FAMILY = "pairwise"
+#: Table 5's PairS columns (:mod:`.pairs_task`).
+PAIRS_METRICS = ("pairs_spearman", "pairs_spearman_calibrated")
+#: Table 3's rows: (row folder, label); ``--method`` and ``--downsample-to`` derive the others (:mod:`.improve_rows`).
+ROWS = BASE_ROWS
 
 
-def columns(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """Table 3's columns: H, s_tran(K) for the largest K of the run's ``ks`` (the paper's 5), s_comm, s_neg."""
+def columns(metadata: Mapping[str, Any], *, pairs: bool = False) -> tuple[tuple[str, str], ...]:
+    """Table 3's columns: H, s_tran(K) for the largest K of the run's ``ks`` (the paper's 5), s_comm, s_neg;
+    with ``pairs`` Table 5's PairS and PairS calibrated (mean Spearman, :mod:`.pairs_task`)."""
     k = max(metadata.get("ks") or (5,))
-    return (("H", "human_agreement"), (f"s_tran({k})", f"s_tran_{k}"), ("s_comm", "s_comm"), ("s_neg", "s_neg"))
+    base = (("H", "human_agreement"), (f"s_tran({k})", f"s_tran_{k}"), ("s_comm", "s_comm"), ("s_neg", "s_neg"))
+    return base + ((("PairS", "pairs_spearman"), ("PairS calibrated", "pairs_spearman_calibrated")) if pairs else ())
 
 
 @dataclass(frozen=True)
 class RepairStudyOptions(StudyOptions):
     """The ``improve repair`` settings: the common ones, the labels flipped, the rows to run and the
-    training data (``task``, ``summarize_feedback`` or ``summarize_feedback:PATH``, :mod:`.improve_data`)."""
+    training data (``task``, ``summarize_feedback[:PATH]`` or ``msmarco[:DIR]``, :mod:`.improve_data`), the
+    rank estimation ``methods`` (Table 7), ``downsample_to`` (``perturbed``: Table 6), ``pairs`` (PairS
+    columns, Table 5) and ``transfer`` (every row also on the other families, the transfer table)."""
 
     tasks: str = "logic_consistency_caters"
     flip: float = 0.1
     rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
     train_data: str = "task"
+    methods: tuple[str, ...] = (WIN_LOSS,)
+    downsample_to: str | None = None
+    pairs: bool = False
+    transfer: bool = False
+
+
+def pairs_task(task: str) -> str:
+    """The PairS variant of a pairwise task (``logic_consistency_caters`` -> ``logic_consistency_caters_pairs``)."""
+    return f"{task}_pairs"
+
+
+def check_pairs_task(task: str) -> None:
+    """Refuse ``--pairs`` for a task without a PairS variant (before any training).
+
+    Raises:
+        TrainingError: Naming the task and the PairS tasks there are.
+    """
+    from lm_eval.tasks import TaskManager
+
+    known = TaskManager().all_tasks
+    if pairs_task(task) not in known:
+        found = sorted(name for name in known if name.startswith("logic_consistency_") and name.endswith("_pairs"))
+        raise TrainingError(f"--pairs: {task} has no PairS variant ({pairs_task(task)}); PairS tasks: {found}")
 
 
 def _train_task(task_name: str, metadata: Mapping[str, Any], limit: int | None) -> tuple[Any, list[dict[str, Any]]]:
@@ -116,9 +147,35 @@ def _training_set(
         task, docs = _train_task(options.tasks, options.metadata, options.limit)
         return task, docs, from_loader(docs), {"name": options.tasks, "split": "train", "documents": len(docs)}
     task, test_docs = load_test_split(options.tasks, dict(options.metadata))
-    check_prompt_shows_context(task, options.tasks)
-    check_contexts_disjoint(feedback.docs, options.tasks, test_docs)
+    check_prompt_shows_context(task, options.tasks, feedback.source["name"])
+    check_contexts_disjoint(feedback.docs, options.tasks, test_docs, feedback.source["name"])
     return task, feedback.docs, feedback.prefs, feedback.source
+
+
+def _identity(
+    options: RepairStudyOptions, base: Path, hyperparameters: dict[str, Any], feedback: FeedbackData | None
+) -> dict[str, Any]:
+    """What makes the study's rows comparable (``study.json``)."""
+    identity: dict[str, Any] = {
+        "study": "repair",
+        "base": options.base_label or str(base),
+        "tasks": options.tasks,
+        "limit": options.limit,
+        "flip": options.flip,
+        "metadata": dict(options.metadata),
+        "hyperparameters": hyperparameters,
+        "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
+        "base_path": str(base.resolve()),
+    }
+    # each only where set, so that study folders written before these options still resume
+    if feedback is not None:
+        identity["train_data"] = feedback.source
+    if tuple(options.methods) != (WIN_LOSS,):
+        identity["methods"] = list(options.methods)
+    for key in ("downsample_to", "pairs", "transfer"):
+        if getattr(options, key):
+            identity[key] = getattr(options, key)
+    return identity
 
 
 def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
@@ -138,65 +195,74 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
         raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
     if "," in options.tasks:
         raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {options.tasks!r}")
+    specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
     settings = settings_for("repair", options.train_args)
     train_data = parse_train_data(options.train_data)
-    feedback = load_feedback(train_data.path, options.limit) if train_data.kind == FEEDBACK else None
-    identity = {
-        "study": "repair",
-        "base": options.base_label or str(base),
-        "tasks": options.tasks,
-        "limit": options.limit,
-        "flip": options.flip,
-        "metadata": dict(options.metadata),
-        "hyperparameters": settings.as_dict(),
-        "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
-        "base_path": str(base.resolve()),
-    }
-    if feedback is not None:  # absent for the task's own data, so earlier study folders still resume
-        identity["train_data"] = feedback.source
+    feedback = load_external(train_data, options.limit)
+    if options.pairs:
+        check_pairs_task(options.tasks)
+    identity = _identity(options, base, settings.as_dict(), feedback)
     study = Study(options.out, identity, options.rebuild_mismatched)
     study.open()
     task, docs, human, source = _training_set(options, feedback)
     perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
-    repaired = repair(perturbed, method="win_loss")
-    data = {"perturbed": (perturbed, False), "repaired": (repaired, False), "repaired_neg": (repaired, True)}
+    perturbed_size = len(_pairs(task, docs, perturbed, negated=False))
+    repaired = {m: repair(perturbed, method=ESTIMATORS[m]) for m in options.methods}
     # the training data is built here, in the driver; each row is checked against it (study_identity), each
     # row not kept is then one unit (train + evaluate)
     units = []
-    for name, label in (row for row in ROWS if row[0] in options.rows):
-        job, examples = None, None
-        if name in data:
-            prefs, negated = data[name]
-            pairs = _pairs(task, docs, prefs, negated=negated)
+    for spec in specs:
+        record: dict[str, Any] = {
+            "flipped_labels": flipped if spec.kind != "zero_shot" else None,
+            "method": spec.method,
+        }
+        examples = None
+        if spec.kind != "zero_shot":
+            prefs = perturbed if spec.method is None else repaired[spec.method]
+            pairs = _pairs(task, docs, prefs, negated=spec.kind == "repaired_neg")
+            if options.downsample_to is not None and spec.method is not None:
+                pairs, record["downsampled"] = downsample(pairs, perturbed_size, seed=settings.seed)
             examples = format_examples(base, pairs, chat_template=options.chat_template)
-        expected = row_identity(identity, name, label=label, recipe="repair", examples=examples)
-        if study.kept(name, expected, merge_weights=options.merge_weights) is not None:
+        expected = row_identity(identity, spec.name, label=spec.label, recipe="repair", examples=examples)
+        if study.kept(spec.name, expected, merge_weights=options.merge_weights) is not None:
             continue
-        if examples is not None:
-            write_training_data(study.row_dir(name) / "train.jsonl", examples)
-            job = TrainJob(base, examples, study.row_dir(name) / "adapter", settings, "repair", label, "train",
-                           options.min_examples, options.merge_weights, data_source=source)  # fmt: skip
-        flips = flipped if name != "zero_shot" else None
-        work = partial(_run_row, study, options, base, expected, job, flips)
-        units.append(StudyUnit(name, (name,), work))
+        job = _job(study, options, base, settings, spec, examples, source) if examples is not None else None
+        work = partial(_run_row, study, options, base, spec, expected, job, record)
+        units.append(StudyUnit(spec.name, (spec.name,), work))
     ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
-    rows = [ran.get(name) or study.finished(name) for name, _ in ROWS if name in options.rows]
+    rows = [ran.get(spec.name) or study.finished(spec.name) for spec in specs]
     _write_report(study, [row for row in rows if row is not None])
     return [row for row in rows if row is not None]
+
+
+def _job(
+    study: Study,
+    options: RepairStudyOptions,
+    base: Path,
+    settings: Any,
+    spec: RowSpec,
+    examples: list[Example],
+    source: Mapping[str, Any],
+) -> TrainJob:
+    """A trained row's job: its examples (written to ``train.jsonl``) and adapter folder."""
+    write_training_data(study.row_dir(spec.name) / "train.jsonl", examples)
+    return TrainJob(base, examples, study.row_dir(spec.name) / "adapter", settings, "repair", spec.label, "train",
+                    options.min_examples, options.merge_weights, data_source=dict(source))  # fmt: skip
 
 
 def _run_row(
     study: Study,
     options: RepairStudyOptions,
     base: Path,
+    spec: RowSpec,
     identity: dict[str, Any],
     job: TrainJob | None,
-    flipped: Any,
+    record: Mapping[str, Any],
     ran_on: RanOn,
 ) -> list[dict[str, Any]]:
     """One row's unit, wherever its executor runs it: train its adapter (none for zero-shot), evaluate it
-    on the test split, write its ``row.json`` (with its ``identity``) last."""
-    name, label = identity["row"], identity["label"]
+    on the test split (with PairS, and on the other families, where asked), write its ``row.json``
+    (with its ``identity``) last."""
     manifest = train_adapter(job) if job is not None else None
     adapter = job.out if job is not None else None
     run = LmEvalRun(
@@ -204,45 +270,86 @@ def _run_row(
         tasks=options.tasks,
         metadata={**options.metadata, "instance_split": "test"},
         limit=options.limit,
-        out=study.row_dir(name) / "test_eval",
+        out=study.row_dir(spec.name) / "test_eval",
         adapter=adapter,
         apply_chat_template=options.chat_template,
         dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
     )
-    samples = run_lm_eval(run, label=f"{label} (test split)")
+    samples = run_lm_eval(run, label=f"{spec.label} (test split)")
+    keys = [key for _, key in columns(options.metadata)]
+    metrics = metric_summary(samples, keys)
+    if options.pairs:
+        pairs_run = replace(run, tasks=pairs_task(options.tasks), out=study.row_dir(spec.name) / "pairs_eval")
+        metrics.update(metric_summary(run_lm_eval(pairs_run, label=f"{spec.label} (PairS)"), PAIRS_METRICS))
     done = {
-        "row": name,
-        "label": label,
+        "row": spec.name,
+        "label": spec.label,
         "adapter": str(adapter) if adapter else None,
-        "metrics": metric_summary(samples, [key for _, key in columns(options.metadata)]),
+        "metrics": metrics,
         "training": manifest,
-        "flipped_labels": flipped,
+        **record,
         "ran_on": dict(ran_on),
         "identity": identity,
     }
-    study.finish(name, done)
+    if options.transfer:  # the study's own family is its test evaluation above; the others run here
+        others = [f for f in transfer_families(FAMILY, options.tasks, options.metadata) if f.family != FAMILY]
+        own = {"task": options.tasks, "metrics": {key: metrics.get(key) for key in keys}}
+        done["transfer"] = {FAMILY: own, **evaluate_transfer(run, others, study.row_dir(spec.name) / "transfer",
+                                                             label=spec.label)}  # fmt: skip
+    study.finish(spec.name, done)
     return [done]
+
+
+def _origin(source: Mapping[str, Any] | None) -> str:
+    """Where the training preferences came from, in words."""
+    if not source:
+        return "`instance_split: train`"
+    where = f"`{source.get('file') or source.get('hub') or source.get('url')}`"
+    if source["name"] == MSMARCO:
+        return (f"MS MARCO ({source['queries']} queries, {source['comparisons']} comparisons from the GPT-3.5 rankings "
+                f"of {where}, Sun et al. 2023)")  # fmt: skip
+    split = ", train split" if source.get("split") else ""
+    return f"Summarize from Feedback ({source['posts']} posts, {source['comparisons']} comparisons of {where}{split})"
+
+
+def _variants(identity: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """What the layout adds to Table 3, and where it is the suite's variant rather than the paper's."""
+    notes = []
+    if identity.get("methods"):
+        notes.append("Table 7: one REPAIR-ed row per rank estimation method (W-L win-loss rate, ELO Elo rating, "
+                     "B-T Bradley-Terry; `metrics/ranking.py`).")  # fmt: skip
+    sampled = [
+        f"{r['label']} {r['downsampled']['from']} -> {r['downsampled']['to']}" for r in rows if r.get("downsampled")
+    ]
+    if identity.get("downsample_to"):
+        notes.append("Table 6: each REPAIR-ed row's training examples down-sampled at random (seeded) to the "
+                     f"perturbed row's count: {'; '.join(sampled) or 'no trained row yet'}.")  # fmt: skip
+    if identity.get("pairs"):
+        notes.append(f"Table 5: PairS columns from `{pairs_task(identity['tasks'])}` (mean Spearman over "
+                     "`pairs_runs` runs; the paper's MS MARCO test split is not a task of the suite, so the "
+                     "evaluation is the task's own test split: the suite's variant).")  # fmt: skip
+    return notes
 
 
 def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
     identity = study.identity
-    feedback = identity.get("train_data")
-    origin = (
-        f"Summarize from Feedback ({feedback['posts']} posts, {feedback['comparisons']} comparisons of "
-        f"`{feedback.get('file') or feedback.get('hub')}`{', train split' if feedback.get('split') else ''})"
-        if feedback
-        else "`instance_split: train`"
+    methods = identity.get("methods") or [WIN_LOSS]
+    names = layout_names(methods=methods, downsampled=bool(identity.get("downsample_to")),
+                         pairs=bool(identity.get("pairs")), train_data=(identity.get("train_data") or {}).get("name", ""))  # fmt: skip
+    table = table_markdown(
+        [(r["label"], r["metrics"]) for r in rows], columns(identity["metadata"], pairs=bool(identity.get("pairs")))
     )
-    table = table_markdown([(r["label"], r["metrics"]) for r in rows], columns(identity["metadata"]))
     atomic_write(study.out / "table.md", [table.encode()])
-    atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": rows}, indent=2)
+    atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": rows, "layout": names}, indent=2)
     lines = [
-        "# REPAIR fine-tuning study (Liu et al. Table 3 layout)",
+        f"# REPAIR fine-tuning study (Liu et al. {', '.join(names)} layout)",
         "",
         f"Base `{identity['base']}`, task `{identity['tasks']}`, `--limit {identity['limit']}` documents per split, "
         f"{identity['flip']:.0%} of the training labels flipped in the perturbed data. Training data from "
-        f"{origin}, every row evaluated on `instance_split: test`. Cells: mean in percent "
-        "[95% bootstrap interval] (instances).",
+        f"{_origin(identity.get('train_data'))}, every row evaluated on `instance_split: test`. Cells: mean in "
+        "percent [95% bootstrap interval] (instances).",
+        "",
+        *[f"- {note}" for note in _variants(identity, rows)],
         "",
         table,
         "| row | training examples | steps | train loss | tokens/s | wall s | device |",
@@ -255,4 +362,7 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
                 f"| {r['label']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
                 f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
             )
+    if identity.get("transfer"):
+        families = transfer_families(FAMILY, identity["tasks"], identity["metadata"])
+        lines += ["", write_transfer_table(study.out, [(r["label"], r.get("transfer") or {}) for r in rows], families)]
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])

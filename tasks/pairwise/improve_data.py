@@ -1,17 +1,16 @@
 """Where ``improve repair`` takes its training preferences from (``--train-data``).
 
-``task`` (the default): the human preferences of the evaluated task's own ``instance_split: train``
-documents. ``summarize_feedback``: the pairwise paper's data (Liu et al. §4.2, Appendix B), the train
-split of Summarize from Feedback read by the suite's loader as ``logic-consistency repair`` reads it
-(``$LOGIC_CONSISTENCY_DATA``'s copy, else the hub); ``summarize_feedback:PATH`` reads that JSONL file
-(hub field names). ``--limit`` bounds the posts used (the first N distinct ``info.id`` in file order).
+``task`` (the default): the evaluated task's own ``instance_split: train`` documents. ``summarize_feedback``:
+the pairwise paper's data (Liu et al. §4.2, Appendix B), Summarize from Feedback's train split
+(``$LOGIC_CONSISTENCY_DATA``'s copy, else the hub); ``summarize_feedback:PATH`` a JSONL file in its schema;
+``--limit`` bounds the posts. ``msmarco[:DIR]`` (Table 5): MS MARCO queries with GPT-3.5's passage rankings
+(:mod:`...data.msmarco`); ``--limit`` bounds the queries; a query and two passages fit NovelEval's prompt.
 
-The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and
-two items: SummEval's summary comparison fits a post and two summaries. SfF posts are not the task's
-documents, so the train/test check compares content (lower-cased words, no punctuation): a post that
-shares any :data:`NGRAM`-word (13) passage with a test context, or equals a shorter one, is refused
-(the 13-gram overlap of contamination checks, Brown et al., 2020), so one changed word, another case
-or a missing last word does not hide an article (SfF's CNN/DM part holds news, as SummEval does).
+The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and two
+items. External documents are not the task's, so the train/test check compares content (lower-cased words,
+no punctuation): a document that shares any :data:`NGRAM`-word (13) passage with a test context, or equals a
+shorter one, is refused (the 13-gram overlap of contamination checks, Brown et al., 2020), so one changed
+word, another case or a missing last word does not hide an article.
 """
 
 from __future__ import annotations
@@ -29,17 +28,20 @@ from logic_consistency.harness_ext.training.study import load_split
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
 
-from .preferences import PreferenceSet, from_summarize_feedback
+from .preferences import PreferenceSet, from_loader, from_summarize_feedback
 
 __all__ = [
     "FEEDBACK",
+    "MSMARCO",
     "TASK",
     "FeedbackData",
     "TrainData",
     "NGRAM",
     "check_contexts_disjoint",
     "check_prompt_shows_context",
+    "load_external",
     "load_feedback",
+    "load_msmarco",
     "parse_train_data",
     "load_test_split",
     "write_training_data",
@@ -47,6 +49,10 @@ __all__ = [
 
 TASK = "task"
 FEEDBACK = "summarize_feedback"
+MSMARCO = "msmarco"
+#: ``--train-data`` source -> (what a document shows, the task that fits).
+_FITS = {FEEDBACK: ("a post and two summaries", "logic_consistency_summeval"),
+         MSMARCO: ("a query and two passages", "logic_consistency_noveleval")}  # fmt: skip
 #: The overlap check's passage length in words (the 13-gram overlap of contamination checks, Brown et
 #: al., 2020): one shared passage refuses a post. A test context shorter than this is compared whole
 #: only (a short one, a query, would be found inside many posts by chance).
@@ -56,14 +62,15 @@ _PROBE = "LOGIC-CONSISTENCY-CONTEXT-PROBE"
 
 @dataclass(frozen=True)
 class TrainData:
-    """A parsed ``--train-data``: ``kind`` is ``task`` or ``summarize_feedback``; ``path`` an explicit file."""
+    """A parsed ``--train-data``: ``kind`` is ``task``, ``summarize_feedback`` or ``msmarco``; ``path`` an
+    explicit file (a folder for ``msmarco``)."""
 
     kind: str = TASK
     path: Path | None = None
 
 
 def parse_train_data(value: str) -> TrainData:
-    """``task``, ``summarize_feedback`` or ``summarize_feedback:PATH``.
+    """``task``, ``summarize_feedback[:PATH]`` or ``msmarco[:DIR]``.
 
     Raises:
         ValueError: Another value (naming ``--train-data`` and the accepted forms).
@@ -71,11 +78,12 @@ def parse_train_data(value: str) -> TrainData:
     kind, colon, path = value.partition(":")
     if kind == TASK and not colon:
         return TrainData()
-    if kind == FEEDBACK and (not colon or path):
-        return TrainData(FEEDBACK, Path(path) if path else None)
+    if kind in (FEEDBACK, MSMARCO) and (not colon or path):
+        return TrainData(kind, Path(path) if path else None)
     raise ValueError(
         f"--train-data: {value!r} is not a training data source; use {TASK} (the task's own train split), "
-        f"{FEEDBACK} (Summarize from Feedback's train split) or {FEEDBACK}:PATH (a JSONL file in its schema)"
+        f"{FEEDBACK} (Summarize from Feedback's train split), {FEEDBACK}:PATH (a JSONL file in its schema), "
+        f"{MSMARCO} (MS MARCO with GPT-3.5 rankings) or {MSMARCO}:DIR (a folder of its two files)"
     )
 
 
@@ -124,7 +132,34 @@ def load_feedback(path: Path | None, limit: int | None) -> FeedbackData:
     return FeedbackData(docs, prefs, {"name": FEEDBACK, "split": split, **source, **counts})
 
 
-def check_prompt_shows_context(task: Any, task_name: str) -> None:
+def load_msmarco(path: Path | None, limit: int | None) -> FeedbackData:
+    """The first ``limit`` MS MARCO queries as a pairwise task's documents, their GPT-3.5 preferences and source.
+
+    Raises:
+        DatasetFormatError: A malformed record (naming the file, line and field).
+        FileNotFoundError: A file is missing.
+    """
+    from logic_consistency.tasks.data.msmarco import load_with_source
+
+    if path is not None and not path.is_dir():
+        raise FileNotFoundError(f"--train-data {MSMARCO}:{path}: folder not found")
+    rows, source = load_with_source(path, limit=limit)
+    prefs = from_loader(rows)
+    comparisons = sum(len(inst.comparisons) for inst in prefs.values())
+    docs = [{key: row[key] for key in ("instance_id", "context", "items", "item_ids")} for row in rows]
+    return FeedbackData(docs, prefs, {**source, "comparisons": comparisons})
+
+
+def load_external(data: TrainData, limit: int | None) -> FeedbackData | None:
+    """The training preferences of ``--train-data`` when they are not the task's own (``None`` then)."""
+    if data.kind == FEEDBACK:
+        return load_feedback(data.path, limit)
+    if data.kind == MSMARCO:
+        return load_msmarco(data.path, limit)
+    return None
+
+
+def check_prompt_shows_context(task: Any, task_name: str, source: str = FEEDBACK) -> None:
     """Refuse a task whose ``normal`` prompt does not show the document's ``context`` (a post must be shown).
 
     Raises:
@@ -136,10 +171,10 @@ def check_prompt_shows_context(task: Any, task_name: str) -> None:
     except (jinja2.TemplateError, ValueError):  # ValueError: a variable the probe has not (render_prompt)
         shown = False
     if not shown:
+        shows, fits = _FITS[source]
         raise TrainingError(
-            f"--train-data {FEEDBACK}: the prompt of {task_name} does not show a source text ({{{{ context }}}}), "
-            "so it cannot pose a Summarize-from-Feedback comparison (a post and two summaries); use "
-            "--tasks logic_consistency_summeval"
+            f"--train-data {source}: the prompt of {task_name} does not show a source text ({{{{ context }}}}), "
+            f"so it cannot pose a comparison of {shows}; use --tasks {fits}"
         )
 
 
@@ -158,7 +193,9 @@ def _ngrams(words: Sequence[str]) -> Iterable[str]:
     return (" ".join(words[start : start + NGRAM]) for start in range(len(words) - NGRAM + 1))
 
 
-def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]]) -> int:
+def check_contexts_disjoint(
+    docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]], source: str = FEEDBACK
+) -> int:
     """Refuse training texts that are test documents (``test_docs``) of ``task`` (module docstring);
     return the test documents compared.
 
@@ -174,14 +211,14 @@ def check_contexts_disjoint(docs: Sequence[dict[str, Any]], task: str, test_docs
         for gram in _ngrams(words) if len(words) >= NGRAM else [" ".join(words)] if words else []:
             (grams if len(words) >= NGRAM else short).setdefault(gram, str(d.get("instance_id")))
     if not compared:
-        raise TrainingError(f"--train-data {FEEDBACK}: the test documents of {task} have no context to compare")
+        raise TrainingError(f"--train-data {source}: the test documents of {task} have no context to compare")
     for doc in docs:
         words = _words(str(doc["context"]))
         text = " ".join(words)
         shared = short.get(text) or next((grams[g] for g in _ngrams(words) if g in grams), None)
         if shared is not None:
             raise TrainingError(
-                f"--train-data {FEEDBACK}: post {doc['instance_id']!r} holds the text of {task}'s test document "
+                f"--train-data {source}: {'post' if source == FEEDBACK else 'query'} {doc['instance_id']!r} holds the text of {task}'s test document "
                 f"{shared!r} (a shared passage of {NGRAM} words, compared lower-cased without punctuation); "
                 "refusing to train on the evaluation data"
             )

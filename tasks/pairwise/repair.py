@@ -1,6 +1,6 @@
 """REPAIR: rank estimation and preference augmentation (Liu et al., "Aligning with Logic", section 4,
 Figure 6, Tables 2-3 and 5-7): turn sparse, noisy pairwise preferences into consistent
-fine-tuning data. Fine-tuning itself is outside the suite; building and checking the data is here.
+fine-tuning data; ``logic-consistency improve repair`` builds this data, fine-tunes on it and re-measures.
 
 Per instance: score the items from all comparisons (win-loss rate, the paper's choice; Elo or
 Bradley-Terry, Appendix N), extrapolate every pair with different scores (ties and uncompared items

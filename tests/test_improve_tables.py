@@ -1,0 +1,85 @@
+"""``improve repair``'s appendix tables and the transfer table at a tiny size on the tiny random model of
+tests/tiny_model.py: one study trains on MS MARCO's GPT-3.5 rankings (the fixture in its schema) with
+NovelEval's prompt, down-samples every REPAIR-ed row to the perturbed row's size, has one REPAIR-ed row per
+rank estimation method and evaluates each row with PairS too (Tables 5, 6 and 7 in one layout); another
+evaluates its row on the GV and causal families and writes the transfer table."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("peft", reason="the train extra")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny_model import tiny_base  # noqa: E402
+
+from logic_consistency.cli import main  # noqa: E402
+
+FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
+
+
+def _run(root: Path, name: str, args: list[str]) -> Path:
+    out = root / name
+    with pytest.MonkeyPatch.context() as patch:  # the fixture data; the lm_eval children inherit it
+        patch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
+        patch.setenv("HF_DATASETS_OFFLINE", "1")
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        base = root / "base"
+        code = main(["improve", "repair", "--base", str(base if base.is_dir() else tiny_base(base)), "--out", str(out),
+                     "--max-steps", "1", "--train-args", "batch_size=4,grad_accum=1", *args])  # fmt: skip
+    assert code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("improve_tables")
+
+
+@pytest.fixture(scope="module")
+def tables(root: Path) -> Path:
+    return _run(root, "tables", ["--tasks", "logic_consistency_noveleval", "--train-data", "msmarco", "--limit", "2",
+                                 "--flip", "0.5", "--rows", "perturbed,repaired", "--method", "win_loss,elo",
+                                 "--downsample-to", "perturbed", "--pairs", "--min-examples", "2",
+                                 "--metadata", json.dumps({"max_items": 3, "ks": [3], "pairs_runs": 2})])  # fmt: skip
+
+
+@pytest.mark.slow
+def test_one_study_writes_tables_5_6_and_7(tables: Path) -> None:
+    written = json.loads((tables / "table.json").read_text())
+    assert written["layout"] == ["Table 3", "Table 5", "Table 6", "Table 7"]
+    rows = {r["row"]: r for r in written["rows"]}
+    assert list(rows) == ["perturbed", "repaired", "repaired_elo"]
+    perturbed = rows["perturbed"]["training"]["data_examples"]
+    for name in ("repaired", "repaired_elo"):  # Table 6: each REPAIR-ed row down-sampled to the perturbed size
+        assert rows[name]["downsampled"]["to"] == perturbed == rows[name]["training"]["data_examples"]
+        assert rows[name]["downsampled"]["from"] > perturbed
+    assert [rows[n]["method"] for n in rows] == [None, "win_loss", "elo"]
+    for row in rows.values():  # Table 5: PairS on the task's _pairs variant, beside Table 3's columns
+        assert row["metrics"]["pairs_spearman"]["n"] >= 1 and "pairs_spearman_calibrated" in row["metrics"]
+        assert (tables / "rows" / row["row"] / "pairs_eval" / "done").is_file()
+    table = (tables / "table.md").read_text()
+    assert "| PairS | PairS calibrated |" in table and "| REPAIR-ed ELO (sampled) |" in table
+    readme = (tables / "README.md").read_text()
+    assert "Tables 3, 5, 6, 7" not in readme and "Table 3, Table 5, Table 6, Table 7 layout" in readme
+    assert "MS MARCO (2 queries" in readme and written["study"]["train_data"]["name"] == "msmarco"
+
+
+@pytest.mark.slow
+def test_the_transfer_table_has_every_family_for_every_row(root: Path) -> None:
+    out = _run(root, "transfer", ["--tasks", "logic_consistency_noveleval", "--limit", "1", "--rows", "zero_shot",
+                                  "--transfer", "--metadata", json.dumps({"max_items": 3, "ks": [3]})])  # fmt: skip
+    written = json.loads((out / "transfer.json").read_text())
+    assert [f["family"] for f in written["families"]] == ["pairwise", "gv", "causal"]
+    (row,) = written["rows"]
+    assert set(row["families"]) == {"pairwise", "gv", "causal"}
+    for family in ("gv", "causal"):
+        assert (out / "rows" / "zero_shot" / "transfer" / family / "done").is_file()
+    assert row["families"]["pairwise"]["metrics"]["human_agreement"]["n"] == 1
+    assert (
+        "## Transfer table" in (out / "README.md").read_text() and "| Zero-shot |" in (out / "transfer.md").read_text()
+    )
