@@ -133,7 +133,8 @@ class _GVStudy:
                         apply_chat_template=self.options.chat_template)  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
-        own = {"task": self.options.tasks, "metrics": dict(metrics)}
+        # the row's own GV column: its test evaluation's average over the study's tasks (Table 3's Average)
+        own = {"task": self.options.tasks, "metrics": dict(metrics.get("average") or {})}
         return {"gv": own, **evaluate_transfer(run, others, self.study.row_dir(row) / "transfer", label=row)}
 
     def not_trained(self, chain: str, round_: int, reason: str) -> dict[str, Any]:

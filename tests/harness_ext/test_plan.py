@@ -37,6 +37,16 @@ from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 METADATA = {"max_items": 5, "pairs_runs": 5, "samples": 2, "n_docs": 3}
+#: The keys of METADATA each family reads: a run of one task is given only its family's (another family's
+#: option is refused, harness_ext/task/option_scope.py).
+FAMILY_KEYS = {"gv": {"n_docs"}, "causal": set(), "pairwise": {"max_items", "pairs_runs", "samples"}}
+
+
+def _task_metadata(task: str) -> dict[str, Any]:
+    family = "gv" if "_gv_" in task else "causal" if "_causal_" in task else "pairwise"
+    return {key: value for key, value in METADATA.items() if key in FAMILY_KEYS[family]}
+
+
 LIMIT = 2
 #: A few tasks of each family: pairwise (log-likelihood, generated, PairS, sampled), GV, causal.
 TASKS = [
@@ -89,7 +99,8 @@ def runs(tokenizer: Any) -> tuple[dict[str, TaskPlan], CountingDummy]:
         plans = {plan.task: plan for plan in plan_tasks(TASKS, limit=LIMIT, metadata=METADATA, tokenizer=tokenizer)}
         dummy = CountingDummy()
         for task in TASKS:  # one run per task: a run shares equal earlier-stage requests between tasks
-            manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=METADATA)
+            metadata = _task_metadata(task)
+            manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=metadata)
             simple_evaluate(model=dummy, tasks=[task], limit=LIMIT, task_manager=manager, bootstrap_iters=0)
     finally:
         mp.undo()

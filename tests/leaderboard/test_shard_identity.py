@@ -164,5 +164,5 @@ def test_a_repeated_or_missing_shard_is_refused(shards: list[ShardOutput], tmp_p
 def test_ingest_refuses_a_shard_and_points_to_the_merge(shards: list[ShardOutput], tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=f"field '{SHARD_KEY}': the results of shard 1/2 only") as refused:
         ingest_into(tmp_path / "board", [shards[1].results], night=NIGHT)
-    assert "shard_merge" in str(refused.value) and str(shards[1].results) in str(refused.value)
+    assert "shards.merge" in str(refused.value) and str(shards[1].results) in str(refused.value)
     assert not (tmp_path / "board" / "leaderboard.json").exists()
