@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 TASK = "logic_consistency_caters"
 METADATA = {"max_items": 4, "ks": [3, 4]}
 #: What every row of a study records, whichever executor ran it.
-ROW_KEYS = {"row", "label", "adapter", "metrics", "training", "flipped_labels", "ran_on"}
+ROW_KEYS = {"row", "label", "adapter", "metrics", "training", "flipped_labels", "method", "ran_on", "identity"}
 
 
 @pytest.fixture(scope="module")
