@@ -51,7 +51,7 @@ def _held_by_another_run(path: Path) -> Iterator[None]:
     """A sound cache file on which a second connection holds an exclusive lock (as a writing run can)."""
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
-        connection.execute("INSERT INTO unnamed VALUES ('k', x'00')")
+        connection.execute("INSERT INTO unnamed VALUES ('k', '\"an answer\"')")
     connection.close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
