@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -141,3 +142,15 @@ def test_a_seed_given_in_model_args_is_the_seed_the_row_records(tmp_path: Path) 
     }
     run = RunOutput(tmp_path / "results.json", results, {}, {})
     assert task_config(run, "t")["metadata"] == {"seed": 5, "version": 1.0}
+
+
+def test_the_results_record_the_cache_path_without_the_folder_it_lies_in() -> None:
+    """Issue 46 (fifth audit): ``config.use_cache`` (a build passes its own cache folder) is published as
+    ``local:<SHA-256>/<name>``, never a home folder; a relative path stays as it was given."""
+    from logic_consistency.harness_ext.publish.run import publish_results
+
+    home = str(Path.home() / "board" / "cache" / "model-a")
+    for given, expected in ((home, r"local:[0-9a-f]{12}/model-a"), ("cache/model-a", r"cache/model-a")):
+        results: dict[str, object] = {"config": {"use_cache": given, "model_args": ""}}
+        publish_results(results, backend="dummy", model_args="", metadata=None)
+        assert re.fullmatch(expected, results["config"]["use_cache"]), results  # type: ignore[index]
