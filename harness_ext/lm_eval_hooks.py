@@ -58,10 +58,11 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.evaluator:simple_evaluate",
         "wraps",
-        "autoload.refuse_credentials_first (publish.run.publishing)",
+        "autoload.refuse_credentials_first (publish.run.publishing, publish.command_line.refuse_request_pickles)",
         "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
         "results record only the model arguments and options declared public (publish/allowlist.py); an --output_path the "
-        "file system cannot hold is refused first (publish/results_path.py); an unknown metric's KeyError: None names its task file",
+        "file system cannot hold is refused first (publish/results_path.py); an unknown metric's KeyError: None names its task file; "
+        "cache_requests (dill pickles) is refused first",
         "lm-eval redacting or refusing credentials in the configuration it writes (and checking output paths and metric names)",
     ),
     LmEvalHook(
@@ -77,9 +78,10 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.__main__:cli_evaluate",
         "wraps",
-        "autoload._one_line_option_errors",
+        "autoload._one_line_option_errors (publish.command_line.check_lm_eval_argv)",
         "a task's refusal of a bad option, or a task file it cannot use ('Tasks not found', an unknown metric), ends "
-        "lm_eval with one line naming it and exit status 2, not a traceback",
+        "lm_eval with one line naming it and exit status 2, not a traceback; so do an abbreviation of an option the "
+        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, and --cache_requests",
         "lm_eval's CLI reporting task configuration errors as argument errors",
     ),
     LmEvalHook(

@@ -1,24 +1,16 @@
-"""lm-eval's ``--use_cache`` answers stored as JSON text, never as pickle (issue 46).
+"""lm-eval's ``--use_cache`` answers stored as JSON text, never as pickle.
 
-lm-eval's ``CachingLM`` keeps its answers in a ``SqliteDict``, whose default codec is ``pickle``: a
-cache file someone replaced (a shared folder under Ray, a copied cache) would run its payload when
-an answer is read. The autoload hook gives ``CachingLM`` a :func:`json_store` instead: the same
-SQLite table (``unnamed``), the same keys, each answer a JSON text. A value that is not JSON text
-(a pickle BLOB of an older lm-eval, or one planted there) is refused with :class:`RequestCacheError`
-naming the file and the key; it is never unpickled.
+lm-eval's ``CachingLM`` keeps its answers in a ``SqliteDict`` whose default codec is ``pickle``: a
+replaced cache file (a shared folder under Ray, a copied cache) would run its payload when read. The
+autoload hook gives it a :func:`json_store`: the same table and keys, each answer JSON text. A value
+that is not (a pickle BLOB) is refused with :class:`RequestCacheError` naming the file and key, unread.
 
-What lm-eval stores, and how each round-trips exactly (``decode(encode(x)) == x``, same types):
-
-* the key: ``hash_args(method, request.args)``, 64 lowercase hex digits (any other key is refused);
-* ``generate_until``: a ``str``; ``loglikelihood_rolling``: a ``float``; ``loglikelihood``: a
-  ``(float, bool)`` tuple, stored as ``{"tuple": [logprob, is_greedy]}`` (a JSON array reads back as
-  a ``list``); lc-chat's :class:`~logic_consistency.harness_ext.chat.choice_reading.ChoiceAnswer`
-  (that tuple with how it was read) as ``{"choice_answer": [...], "missing", "position", "tied"}``;
-* floats keep every bit (``repr`` is shortest-exact; ``-inf`` and NaN are JSON's ``-Infinity`` and
-  ``NaN``, which Python reads back); a float subclass (``numpy.float64``) is stored as its float.
-
-Anything else (a dict, a named tuple, an object) is a :class:`TypeError` naming the key: the store
-holds what lm-eval's backends answer, and no class is ever chosen by the file.
+What lm-eval stores round-trips exactly (same types and bits): the key is ``hash_args``' 64 hex digits
+(any other is refused); ``generate_until`` a ``str``, ``loglikelihood_rolling`` a ``float``,
+``loglikelihood`` a ``(float, bool)`` tuple (``{"tuple": [...]}``: a JSON array reads back as a list),
+lc-chat's ``ChoiceAnswer`` that tuple with how it was read (``{"choice_answer": [...], ...}``); floats
+by ``repr`` (``-Infinity``, ``NaN`` too). Anything else (a dict, a named tuple) is a :class:`TypeError`
+naming the key: no class is ever chosen by the file.
 """
 
 from __future__ import annotations

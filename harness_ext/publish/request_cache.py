@@ -6,17 +6,12 @@ with :func:`guard_caching_lm`, which opens the file first and raises :class:`Req
 
 * **busy** (another run holds the lock after :data:`BUSY_TIMEOUT` seconds): "in use by another
   run"; the file is sound and its answers were paid for, so it never says "delete it";
-* **corrupt**: "delete it (its answers are lost and asked again) or pass another --use_cache";
-* **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable
-  folder".
+* **corrupt**, or its first answer a pickle (:mod:`.cache_json`: never unpickled): "delete it";
+* **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable folder".
 
-:class:`RedactingStore` redacts every answer of this process's credentials before it is stored: an
-echoed key never reaches ``cache/*.db``.
-
-The answers are JSON text (:mod:`.cache_json`), never pickle: the wrapped ``__init__`` swaps lm-eval's
-pickling ``SqliteDict`` for :func:`.cache_json.json_store` before any answer is read, and a file whose
-first answer is a pickle (lm-eval's own format, or one planted there) is refused when it is opened,
-naming it; a pickle further in is refused when its answer is read. None is ever unpickled.
+The wrapped ``__init__`` swaps lm-eval's pickling ``SqliteDict`` for :func:`.cache_json.json_store`
+before any answer is read, wrapped in :class:`RedactingStore`, which redacts every answer of this
+process's credentials before it is stored: an echoed key never reaches ``cache/*.db``.
 """
 
 from __future__ import annotations

@@ -7,13 +7,7 @@ them; every score, standard error, group score and count is then computed by lm-
 (``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
 ``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
 that order (``task_hashes`` recomputed); task configs are the shards', run-wide keys shard 0's (which
-every shard must share: :data:`RUN_CONFIG_KEYS`, :data:`RECORDED_RUN_KEYS`, the shard's identity), and
-``total_evaluation_time_seconds`` the shards' sum.
-
-Shards that differ in what defines their run are refused, naming the field, both values and both files:
-the model and its arguments, the seeds, ``gen_kwargs``, ``--limit``/``--samples``, how the model was
-prompted (system instruction, chat template and its SHA, ``fewshot_as_multiturn``), the versions of
-lm-eval, transformers and the suite, and each task's version, options and config (lm-eval's record).
+every shard must share: :func:`_check_cover`), and ``total_evaluation_time_seconds`` the shards' sum.
 
 The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``); no model is
 loaded. Run it as ``python -m logic_consistency.harness_ext.shards.merge SPEC.json`` (:func:`main`).
@@ -158,7 +152,13 @@ def _check_recorded(first: _Shard, shard: _Shard) -> None:
 
 
 def _check_cover(shards: Sequence[_Shard]) -> None:
-    """One split, every index exactly once, and one run: the same identity in every shard."""
+    """One split, every index exactly once, and one run: the same identity in every shard.
+
+    Shards that differ in what defines their run are refused, naming the field, both values and both
+    files: the model and its arguments, the seeds, ``gen_kwargs``, ``--limit``/``--samples``, how the
+    model was prompted (system instruction, chat template and its SHA, ``fewshot_as_multiturn``), the
+    versions of lm-eval, transformers and the suite, and each task's version, options and config.
+    """
     first = shards[0]
     counts = {shard.shard.count for shard in shards}
     if len(counts) != 1:
