@@ -237,9 +237,23 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
     before the model is built, logs are redacted, and the results record only what is declared public
     (:func:`logic_consistency.harness_ext.publish.run.publishing`)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    import functools
+    import inspect
+
+    from logic_consistency.harness_ext.publish.command_line import refuse_request_pickles
     from logic_consistency.harness_ext.publish.run import publishing
 
-    return publishing(simple_evaluate)
+    published = publishing(simple_evaluate)
+    signature = inspect.signature(simple_evaluate)
+
+    @functools.wraps(published)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind_partial(*args, **kwargs)
+        refuse_request_pickles(bound.arguments.get("cache_requests"), "simple_evaluate")
+        return published(*args, **kwargs)
+
+    wrapper._logic_consistency = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _shard_documents(module: ModuleType) -> None:
@@ -247,10 +261,23 @@ def _shard_documents(module: ModuleType) -> None:
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.shards.shard import shard_doc_iterator
 
+    _never_read_request_pickles(module)
     task = getattr(module, "Task", None)
     if task is None or getattr(task.doc_iterator, "_logic_consistency", False):
         return
     task.doc_iterator = shard_doc_iterator(task.doc_iterator)
+
+
+def _never_read_request_pickles(module: ModuleType) -> None:
+    """``lm_eval.api.task.load_from_cache`` (``--cache_requests``, dill pickles) refuses instead of reading."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from lm_eval.caching.cache import _cache_file_path
+
+    from logic_consistency.harness_ext.publish.command_line import guard_load_from_cache
+
+    load = getattr(module, "load_from_cache", None)
+    if load is not None and not getattr(load, "_logic_consistency", False):
+        module.load_from_cache = guard_load_from_cache(load, _cache_file_path)  # type: ignore[attr-defined]
 
 
 def _guard_request_cache(module: ModuleType) -> None:
@@ -280,11 +307,12 @@ def _check_shard_first(argv: list[str]) -> None:
 
 
 def _check_keys_first(argv: list[str]) -> None:
-    """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata``: an ``OptionError`` (lm-eval keeps the last)."""
+    """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata`` (lm-eval keeps the last), an
+    abbreviation of an option the suite reads, or ``--cache_requests`` (dill pickles): an ``OptionError``."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
-    from logic_consistency.harness_ext.models.args import check_keys_given_once
+    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
 
-    check_keys_given_once(argv)
+    check_lm_eval_argv(argv)
 
 
 def _one_line_option_errors(module: ModuleType) -> None:
@@ -302,8 +330,8 @@ def _one_line_option_errors(module: ModuleType) -> None:
     @functools.wraps(original)
     def cli_evaluate(*args: Any, **kwargs: Any) -> Any:
         try:
-            _check_shard_first(sys.argv[1:])
             _check_keys_first(sys.argv[1:])
+            _check_shard_first(sys.argv[1:])
             return original(*args, **kwargs)
         except (OptionError, TaskFileError) as error:  # a user's bad option or task file: the message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)

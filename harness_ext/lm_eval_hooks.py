@@ -58,10 +58,11 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.evaluator:simple_evaluate",
         "wraps",
-        "autoload.refuse_credentials_first (publish.run.publishing)",
+        "autoload.refuse_credentials_first (publish.run.publishing, publish.command_line.refuse_request_pickles)",
         "a credential in --model_args or --metadata is refused first; logs and tracebacks are redacted; the "
         "results record only the model arguments and options declared public (publish/allowlist.py); an --output_path the "
-        "file system cannot hold is refused first (publish/results_path.py); an unknown metric's KeyError: None names its task file",
+        "file system cannot hold is refused first (publish/results_path.py); an unknown metric's KeyError: None names its task file; "
+        "cache_requests (dill pickles) is refused first",
         "lm-eval redacting or refusing credentials in the configuration it writes (and checking output paths and metric names)",
     ),
     LmEvalHook(
@@ -69,16 +70,42 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "wraps",
         "autoload._guard_request_cache (publish.request_cache.guard_caching_lm)",
         "a corrupt or busy --use_cache file is one line naming it, not an sqlite traceback; answers are "
-        "redacted before they are stored (publish.request_cache.RedactingStore)",
-        "CachingLM checking its database when it opens it",
+        "redacted before they are stored (publish.request_cache.RedactingStore) and stored as JSON, never pickle "
+        "(publish.cache_json.json_store: hash_args keys, str / float / (float, bool) answers round-trip exactly); "
+        "a pickled answer is refused unread, naming the file",
+        "CachingLM checking its database when it opens it, and storing answers in a format that cannot run code",
     ),
     LmEvalHook(
         "lm_eval.__main__:cli_evaluate",
         "wraps",
-        "autoload._one_line_option_errors",
+        "autoload._one_line_option_errors (publish.command_line.check_lm_eval_argv)",
         "a task's refusal of a bad option, or a task file it cannot use ('Tasks not found', an unknown metric), ends "
-        "lm_eval with one line naming it and exit status 2, not a traceback",
+        "lm_eval with one line naming it and exit status 2, not a traceback; so do an abbreviation of an option the "
+        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, and --cache_requests",
         "lm_eval's CLI reporting task configuration errors as argument errors",
+    ),
+    LmEvalHook(
+        "lm_eval.api.task:load_from_cache",
+        "wraps",
+        "autoload._never_read_request_pickles (publish.command_line.guard_load_from_cache)",
+        "--cache_requests files are dill pickles, which run code when read: a request cache is refused, never "
+        "read, even where cache_requests reaches evaluate() directly (lm_eval and simple_evaluate refuse it first)",
+        "a request cache in a format that cannot run code (JSON of the instances)",
+    ),
+    LmEvalHook(
+        "lm_eval.caching.cache:_cache_file_path",
+        "calls",
+        "autoload._never_read_request_pickles",
+        "the refusal of a request cache names lm-eval's own file",
+        "the same format change as above",
+    ),
+    LmEvalHook(
+        "lm_eval._cli.utils:split_top_level",
+        "calls",
+        "publish.command_line",
+        "a key given twice across repeated --model_args, --gen_kwargs or --metadata is found in the pairs lm-eval "
+        "itself splits (commas inside brackets and quotes kept)",
+        "lm_eval refusing a key given twice",
     ),
     LmEvalHook(
         "lm_eval.api.task:Task.doc_iterator",
@@ -146,8 +173,9 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval._cli.run:Run.create",
         "calls",
-        "leaderboard.run.extra_args",
-        "a model list's extra_args are checked with lm_eval's own parser before any run",
+        "leaderboard.run.extra_args, publish.command_line",
+        "a model list's extra_args are checked with lm_eval's own parser before any run; lm_eval's own options "
+        "tell an abbreviation of an option the suite reads from the full name",
         "a public function returning lm_eval's argument parser",
     ),
     LmEvalHook(

@@ -155,10 +155,16 @@ for _label, _entries, _top, _expect in [
         ("api_limits", "'127.0.0.1:8000'", "twice"),
     ),
     (
-        "--cache_requests with shards",
+        "--cache_requests (dill pickles), with shards",
         "  - {name: m, model: dummy, shards: 2, extra_args: [--cache_requests, 'true']}\n",
         "",
-        ("models[0] (m)", "--cache_requests", "shards (2)"),
+        ("models[0] (m)", "--cache_requests", "refused in builds", "dill pickles"),
+    ),
+    (
+        "--cache_requests (dill pickles), abbreviated, without shards",
+        "  - {name: m, model: dummy, extra_args: [--cache_req=refresh]}\n",
+        "",
+        ("models[0] (m)", "--cache_req=refresh", "--cache_requests", "refused in builds"),
     ),
 ]:
     CASES.add(

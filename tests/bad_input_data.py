@@ -225,3 +225,42 @@ for _task, _key, _loader, _closest in [
         f"{_key!r} -> {_closest}",
         error=OptionError,
     )
+
+
+# Issue 46 (fifth audit): a null record id is an error naming file and field, never the id 'None'; a float
+# `choice` is refused with a message, not an IndexError/TypeError traceback.
+_FEEDBACK = {"info": {"id": "t3_a", "post": "A post."}, "summaries": [{"text": "One."}, {"text": "Two."}], "choice": 0}
+
+
+def _feedback_file(tmp: Path, **changes: Any) -> Any:
+    from logic_consistency.tasks.data import summarize_feedback
+
+    record = {**_FEEDBACK, **changes}
+    path = tmp / "feedback.jsonl"
+    path.write_text(json.dumps(_FEEDBACK) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    return summarize_feedback.load_comparisons(path=path)
+
+
+for _label, _changes, _field, _message in [
+    ("a null info.id", {"info": {"id": None, "post": "A post."}}, "info.id", "got None"),
+    ("a float choice 0.0", {"choice": 0.0}, "choice", "must be 0 or 1, got 0.0"),
+    ("a float choice 1.5", {"choice": 1.5}, "choice", "must be 0 or 1, got 1.5"),
+]:
+    CASES.add(
+        f"data summarize_feedback {_label}",
+        lambda tmp, changes=_changes: _feedback_file(tmp, **changes),
+        "feedback.jsonl",
+        "line 2",
+        f"field {_field!r}",
+        _message,
+    )
+
+
+@CASES.case("data msmarco a null passage docid", "marco-train-10k.jsonl", "retrieved_passages[1].docid", "got None")
+def _(tmp: Path) -> Any:
+    from logic_consistency.tasks.data import msmarco
+
+    passages = [{"docid": "d0", "text": "First passage."}, {"docid": None, "text": "Second passage."}]
+    (tmp / msmarco.QUERIES_FILE).write_text(json.dumps({"query": "q", "retrieved_passages": passages}) + "\n")
+    (tmp / msmarco.PERMUTATIONS_FILE).write_text(json.dumps(["[2] > [1]"]))
+    return msmarco.load_with_source(tmp, passages=2)

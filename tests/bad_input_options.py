@@ -3,6 +3,7 @@ suite's option checks (``options.py``); each message names the task and the opti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,7 +11,7 @@ from bad_inputs_support import CaseTable, task_config
 
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.harness_ext.task.placeholders import placeholder
-from logic_consistency.options import check_bool, check_choice, check_int, reject_unknown
+from logic_consistency.options import OptionError, check_bool, check_choice, check_int, reject_unknown
 from logic_consistency.tasks.data.seed import check_seed
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
@@ -151,3 +152,37 @@ CASES.add(
     _duplicate_on_lm_eval_command_line,
     "--gen_kwargs: key 'temperature' given twice",
 )
+
+
+def _lm_eval_argv(*argv: str) -> Callable[[Any], Any]:
+    def run(_: Any) -> Any:
+        from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
+
+        return check_lm_eval_argv(["--model", "dummy", "--tasks", "t", *argv])
+
+    return run
+
+
+# Issue 46: what the suite's lm_eval hook reads is spelled in full, and a key is given once across repeats.
+for _label, _argv, _expect in [
+    ("an abbreviated --metadata", ("--metadat", "max_items=5"), ("--metadat", "abbreviation of --metadata")),
+    ("an abbreviated --model_args", ("--model_arg=seed=1",), ("--model_arg", "--model_args", "in full")),
+    (
+        "a key given twice across repeated --metadata",
+        ("--metadata", "max_items=5", "--metadata", "seed=1", "max_items=7"),
+        ("--metadata: key 'max_items' given twice", "'--metadata max_items=5'", "'--metadata seed=1 max_items=7'"),
+    ),
+    (
+        "a key given twice in --metadata's JSON and key=value",
+        ("--metadata", '{"max_items": 5}', "--metadata=max_items=6"),
+        ("--metadata: key 'max_items' given twice", "max_items=6"),
+    ),
+    ("a key given twice in one -a", ("-a", "seed=1", "seed=2"), ("--model_args: key 'seed' given twice",)),
+    (
+        "a JSON --metadata followed by values lm-eval drops",
+        ("--metadata", '{"max_items": 5}', "seed=1"),
+        ("--metadata", "reads only the JSON object", "seed=1"),
+    ),
+    ("--cache_requests (dill pickles)", ("--cache_requests",), ("--cache_requests", "dill pickles", "--use_cache")),
+]:
+    CASES.add(f"lm_eval {_label}", _lm_eval_argv(*_argv), *_expect, error=OptionError)

@@ -291,6 +291,25 @@ CASES.add(
 )
 
 
+def _pickled_cache(path: Path) -> None:
+    """lm-eval's own format: a pickled answer (never unpickled: issue 46)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+        connection.execute("INSERT INTO unnamed VALUES (?, ?)", ("0" * 64, b"\x80\x04\x95planted"))
+    connection.close()
+
+
+CASES.add(
+    "request cache holding a pickle (lm-eval's format, or planted)",
+    _cache(_pickled_cache),
+    "--use_cache",
+    "cache_rank0.db",
+    "not JSON text",
+    "never read",
+    error=RequestCacheError,
+)
+
+
 # ------------------------------------------------------------------------------------ REPAIR inputs
 def _prefs(lines: list[dict[str, Any]]) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:

@@ -201,3 +201,130 @@ def test_a_direct_lm_eval_run_with_a_pickle_adapter_is_refused_before_the_model_
     (folder / "adapter_model.safetensors").write_bytes(b"")
     publishing(simple_evaluate)(model="hf", model_args=f"pretrained=base,peft={folder}")
     assert built == [f"pretrained=base,peft={folder}"]
+
+
+# ------------------------------------------- lm-eval's caches as the suite uses them (issue 46, item 4)
+class _Answers:
+    """A model stub for lm-eval's ``CachingLM``: answers every request and counts the calls."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def set_cache_hook(self, hook: Any) -> None:
+        self.hook = hook
+
+    def loglikelihood(self, requests: list[Any]) -> list[Any]:
+        self.asked += len(requests)
+        return [(-1.0 / 3.0, True), (float("-inf"), False)][: len(requests)]
+
+    def generate_until(self, requests: list[Any]) -> list[str]:
+        self.asked += len(requests)
+        return ["an answer ✓"] * len(requests)
+
+
+def _requests(*args: tuple[Any, ...]) -> list[Any]:
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(args=a) for a in args]
+
+
+def _plant(path: Path, rows: list[tuple[str, Any]]) -> None:
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:  # SqliteDict's own table
+        connection.execute('CREATE TABLE IF NOT EXISTS "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
+        connection.executemany('INSERT INTO "unnamed" VALUES (?, ?)', rows)
+    connection.close()
+
+
+def test_lm_evals_caching_lm_stores_json_and_round_trips_every_answer_exactly(tmp_path: Path) -> None:
+    from lm_eval.api.model import CachingLM
+
+    from logic_consistency.harness_ext.chat.choice_reading import ChoiceAnswer
+    from logic_consistency.harness_ext.publish.cache_json import decode_answer, encode_answer
+
+    path = str(tmp_path / "cache_rank0.db")
+    model = _Answers()
+    first = CachingLM(model, path)  # as --use_cache builds it, with the suite's hook
+    asked = _requests(("context", " a"), ("context", " b"))
+    written = first.loglikelihood(asked)
+    generated = first.generate_until(_requests(("q", {"until": ["\n"]})))
+    first.dbdict.close()
+    again = CachingLM(_Answers(), path).loglikelihood(asked)
+    assert model.asked == 3 and again == written and [type(a) for a in again] == [tuple, tuple]
+    assert again[0][0] == -1.0 / 3.0 and again[1][0] == float("-inf") and type(again[0][1]) is bool
+    import sqlite3
+
+    with sqlite3.connect(path) as connection:
+        kinds = connection.execute('SELECT typeof(value), value FROM "unnamed"').fetchall()
+    connection.close()
+    assert {kind for kind, _ in kinds} == {"text"}, kinds
+    assert ("text", '"an answer ✓"') in kinds and generated == ["an answer ✓"]
+    reading = ChoiceAnswer(-0.5, False, missing=True, position=3, tied=True)
+    back = decode_answer(encode_answer("0" * 64, reading), path)
+    assert (
+        type(back) is ChoiceAnswer and back == reading and (back.missing, back.position, back.tied) == (True, 3, True)
+    )
+    with pytest.raises(TypeError, match="not lm-eval's hash_args key"):
+        encode_answer("k", "x")
+    with pytest.raises(TypeError, match="is a dict, which the JSON store does not hold"):
+        encode_answer("0" * 64, {"a": 1})
+
+
+def test_a_pickled_use_cache_answer_is_refused_naming_the_file_and_never_run(tmp_path: Path) -> None:
+    from lm_eval.api.model import CachingLM, hash_args
+
+    from logic_consistency.harness_ext.publish.request_cache import RequestCacheError
+
+    marker = tmp_path / "code-ran"
+    payload = pickle.dumps(_Planted(marker))
+    asked = _requests(("context", " a"))
+    key = hash_args("loglikelihood", asked[0].args)
+    # an lm-eval cache (every answer a pickle): refused when it is opened, before any model call
+    whole = tmp_path / "old_rank0.db"
+    _plant(whole, [(key, payload)])
+    with pytest.raises(RequestCacheError, match=f"--use_cache: {whole} holds an answer that is not JSON text"):
+        CachingLM(_Answers(), str(whole))
+    # one planted answer among JSON ones: refused when that answer is read, naming the file and the key
+    planted = tmp_path / "planted_rank0.db"
+    _plant(planted, [("f" * 64, '"fine"'), (key, payload)])
+    caching = CachingLM(_Answers(), str(planted))
+    with pytest.raises(RequestCacheError, match=f"--use_cache: {planted} holds .* \\(key {key}\\)"):
+        caching.loglikelihood(asked)
+    caching.dbdict.close()
+    assert not marker.exists()
+
+
+def test_a_request_cache_is_never_read_and_cache_requests_is_refused_first(tmp_path: Path) -> None:
+    """``--cache_requests`` (dill pickles): refused on lm_eval's command line and by ``simple_evaluate``; lm-eval's
+    ``load_from_cache`` refuses the file, naming it, even where ``cache_requests`` reaches ``evaluate`` directly."""
+    import dill
+    import lm_eval.api.task
+    from lm_eval.caching import cache
+
+    from logic_consistency.harness_ext.autoload import refuse_credentials_first
+    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
+    from logic_consistency.options import OptionError
+
+    marker = tmp_path / "code-ran"
+    original = cache.PATH
+    cache.PATH = str(tmp_path)
+    try:
+        path = Path(cache._cache_file_path("requests-logic_consistency_x"))
+        path.write_bytes(dill.dumps(_Planted(marker)))
+        with pytest.raises(OptionError, match=f"--cache_requests: {path} holds a dill pickle"):
+            lm_eval.api.task.load_from_cache(file_name="requests-logic_consistency_x", cache=True)
+        assert lm_eval.api.task.load_from_cache(file_name="requests-logic_consistency_x", cache=False) is None
+    finally:
+        cache.PATH = original
+    assert not marker.exists()
+    for argv in (["--cache_requests"], ["--cache_requests", "refresh"], ["--cache_req=true"]):
+        with pytest.raises(OptionError, match="--cache_req"):
+            check_lm_eval_argv(["--model", "dummy", *argv, "--tasks", "t"])
+    check_lm_eval_argv(["--model", "dummy", "--cache_requests", "delete"])  # removes lm-eval's files; reads none
+    ran: list[Any] = []
+    with pytest.raises(OptionError, match="simple_evaluate: cache_requests=True: .*dill pickles"):
+        refuse_credentials_first(lambda model, cache_requests=False: ran.append(model))(
+            model="dummy", cache_requests=True
+        )
+    assert ran == []

@@ -6,12 +6,12 @@ with :func:`guard_caching_lm`, which opens the file first and raises :class:`Req
 
 * **busy** (another run holds the lock after :data:`BUSY_TIMEOUT` seconds): "in use by another
   run"; the file is sound and its answers were paid for, so it never says "delete it";
-* **corrupt**: "delete it (its answers are lost and asked again) or pass another --use_cache";
-* **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable
-  folder".
+* **corrupt**, or its first answer a pickle (:mod:`.cache_json`: never unpickled): "delete it";
+* **unwritable** (its folder cannot be created or written): "pass a --use_cache in a writable folder".
 
-:class:`RedactingStore` redacts every answer of this process's credentials before it is stored: an
-echoed key never reaches ``cache/*.db``.
+The wrapped ``__init__`` swaps lm-eval's pickling ``SqliteDict`` for :func:`.cache_json.json_store`
+before any answer is read, wrapped in :class:`RedactingStore`, which redacts every answer of this
+process's credentials before it is stored: an echoed key never reaches ``cache/*.db``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from typing import Any
 from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_writable
 
+from .cache_json import ANSWER_TABLE, RequestCacheError, first_pickled_key, json_store, pickled_answer_error
+
 __all__ = ["MARKER", "RedactingStore", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
 
 #: Seconds to wait for another run's lock before calling the cache busy (SQLite's own default).
@@ -36,10 +38,6 @@ _BUSY_CODES = frozenset({5, 6})
 
 #: What precedes the message on the last line of a failed ``lm_eval``'s stderr (the exception's name).
 MARKER = "RequestCacheError: "
-
-
-class RequestCacheError(RuntimeError):
-    """The ``--use_cache`` file cannot be used (the message names it and says what to do)."""
 
 
 def check_request_cache(path: str | os.PathLike[str], *, timeout: float = BUSY_TIMEOUT) -> None:
@@ -69,12 +67,15 @@ def check_request_cache(path: str | os.PathLike[str], *, timeout: float = BUSY_T
         tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in tables:
             connection.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
+        pickled = first_pickled_key(connection, ANSWER_TABLE) if ANSWER_TABLE in tables else None
     except sqlite3.Error as error:
         raise (
             _busy(path, error) if _is_busy(error) else fail(f"is not a readable SQLite request cache ({error})")
         ) from None
     finally:
         connection.close()
+    if pickled is not None:
+        raise pickled_answer_error(path, pickled)
 
 
 def _is_busy(error: sqlite3.Error) -> bool:
@@ -107,7 +108,8 @@ def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
         check_request_cache(cache_db)
         init(self, lm, cache_db, *args, **kwargs)
-        self.dbdict = RedactingStore(self.dbdict)
+        self.dbdict.close()  # lm-eval's store pickles; it has read nothing yet
+        self.dbdict = RedactingStore(json_store(cache_db))
         lm.set_cache_hook(self.get_cache_hook())  # the hook init made holds the bare database
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]

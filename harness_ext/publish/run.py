@@ -74,6 +74,8 @@ def publish_results(
     args = public_model_args(backend, model_args)
     options = public_metadata(metadata)
     config = results.get("config")
+    if isinstance(config, dict) and isinstance(config.get("use_cache"), str):  # a folder of the machine (issue 46)
+        config["use_cache"] = public_path(config["use_cache"])
     if isinstance(config, dict) and "model_args" in config:
         config["model_args"] = args.value
     if isinstance(config, dict) and "device" in config:

@@ -6,8 +6,8 @@ per-document metric values are the union of the shards' metrics files (JSON, :mo
 them; every score, standard error, group score and count is then computed by lm-eval itself
 (``lm_eval.evaluator_utils._process_results``, the tasks' own aggregations and the run's
 ``bootstrap_iters``): no shard score is ever averaged. The samples files are the shards' lines in
-that order (``task_hashes`` recomputed); task configs are the shards', run-wide keys shard 0's, and
-``total_evaluation_time_seconds`` the shards' sum.
+that order (``task_hashes`` recomputed); task configs are the shards', run-wide keys shard 0's (which
+every shard must share: :func:`_check_cover`), and ``total_evaluation_time_seconds`` the shards' sum.
 
 The tasks are rebuilt here (``TaskManager(metadata=model_args | metadata).load(tasks)``); no model is
 loaded. Run it as ``python -m logic_consistency.harness_ext.shards.merge SPEC.json`` (:func:`main`).
@@ -53,6 +53,17 @@ RUN_CONFIG_KEYS = (
     "numpy_seed",
     "torch_seed",
     "fewshot_seed",
+)
+#: Top-level keys of lm-eval's results that define how the model was prompted (the evaluation tracker's)
+#: and which code computed the numbers (``add_env_info``): every shard must record the same.
+RECORDED_RUN_KEYS = (
+    "system_instruction",
+    "system_instruction_sha",
+    "chat_template",
+    "chat_template_sha",
+    "fewshot_as_multiturn",
+    "lm_eval_version",
+    "transformers_version",
 )
 _RESULTS_FILE = re.compile(r"^results_(?P<stamp>.+)\.json$")
 
@@ -106,6 +117,7 @@ def _identity(shard: _Shard) -> dict[str, Any]:
     config = shard.results.get("config") or {}
     mark = shard.results[SHARD_KEY]["identity"]
     fields: dict[str, Any] = {f"config.{key}": config.get(key) for key in RUN_CONFIG_KEYS}
+    fields.update({key: shard.results.get(key) for key in RECORDED_RUN_KEYS})
     fields.update({key: mark.get(key) for key in ("build_id", "suite_version", "limit", "samples")})
     tasks = mark.get("tasks") or {}
     fields["tasks"] = sorted(tasks)
@@ -140,7 +152,13 @@ def _check_recorded(first: _Shard, shard: _Shard) -> None:
 
 
 def _check_cover(shards: Sequence[_Shard]) -> None:
-    """One split, every index exactly once, and one run: the same identity in every shard."""
+    """One split, every index exactly once, and one run: the same identity in every shard.
+
+    Shards that differ in what defines their run are refused, naming the field, both values and both
+    files: the model and its arguments, the seeds, ``gen_kwargs``, ``--limit``/``--samples``, how the
+    model was prompted (system instruction, chat template and its SHA, ``fewshot_as_multiturn``), the
+    versions of lm-eval, transformers and the suite, and each task's version, options and config.
+    """
     first = shards[0]
     counts = {shard.shard.count for shard in shards}
     if len(counts) != 1:
@@ -161,7 +179,7 @@ def _check_cover(shards: Sequence[_Shard]) -> None:
                 what = "come from different builds" if field == "build_id" else "differ"
                 raise ValueError(
                     f"shards {first.shard} and {shard.shard} {what}: field {field!r} is "
-                    f"{reference.get(field)!r} in {first.path} but {other.get(field)!r} in {shard.path}; "
+                    f"{reference.get(field)!r:.100} in {first.path} but {other.get(field)!r:.100} in {shard.path}; "
                     "a merge takes the shards of one run only"
                 )
         _check_recorded(first, shard)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata
+from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata, public_path
 from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
 
@@ -245,7 +245,8 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "run_options": shared,
         "date": _date(run),
         "run_time_seconds": run_time_seconds if run_time_seconds is None or run_time_seconds >= 0 else None,
-        "results_file": str(run.results_path),
+        # by declaration, never the folder it lies in (a home folder): local:<SHA-256 of the path>/<file name>
+        "results_file": public_path(str(run.results_path)),
         "batch_size": config.get("batch_size"),
         "device": _string(config.get("device")),
         "endpoint_model": endpoint_model(run),

@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 from logic_consistency.options import closest
 
-__all__ = ["BUILD_OWNED", "parse_extra_args"]
+__all__ = ["BUILD_OWNED", "REFUSED", "parse_extra_args"]
 
 #: ``lm_eval run`` options (argparse destinations) the build sets itself, and the model-list key to
 #: use instead. ``--config`` reads any of them from a file, so it is the build's too.
@@ -29,6 +29,12 @@ BUILD_OWNED: dict[str, str] = {
     "log_samples": "the build always logs samples",
     "use_cache": "the build keeps one request cache per model identity",
     "config": "a config file may set any of the build's options; give them as model-list keys",
+}
+
+#: ``lm_eval run`` options a build never passes, and why.
+REFUSED: dict[str, str] = {
+    "cache_requests": "lm-eval stores its request caches as dill pickles, which run code when read; a build "
+    "caches answers with --use_cache, as JSON, and never reads a pickle",
 }
 
 
@@ -74,8 +80,9 @@ def parse_extra_args(extra: Sequence[str], where: str) -> dict[str, Any]:
     """The ``lm_eval`` options ``extra`` sets (destination -> value), parsed as ``lm_eval`` parses them.
 
     Raises:
-        ValueError: ``lm_eval`` would refuse an argument, or one sets an option of :data:`BUILD_OWNED`
-            (in any spelling); the message names ``where``, the arguments and the entry key to use.
+        ValueError: ``lm_eval`` would refuse an argument, or one sets an option of :data:`BUILD_OWNED` or
+            :data:`REFUSED` (in any spelling); the message names ``where``, the arguments and the entry key to
+            use or the reason.
     """
     if not extra:
         return {}
@@ -89,5 +96,10 @@ def parse_extra_args(extra: Sequence[str], where: str) -> dict[str, Any]:
         if dest in given:
             raise ValueError(
                 f"{where}: 'extra_args' {list(extra)} sets lm_eval's --{dest}, which the build sets itself ({advice})"
+            )
+    for dest, reason in REFUSED.items():
+        if dest in given:
+            raise ValueError(
+                f"{where}: 'extra_args' {list(extra)} sets lm_eval's --{dest}, refused in builds: {reason}"
             )
     return given

@@ -239,15 +239,6 @@ def _endpoint(raw: Mapping[str, Any]) -> str | None:
         return None
 
 
-def _cache_requests_unsharded(settings: Mapping[str, Any], options: Mapping[str, Any], where: str) -> None:
-    """``--cache_requests`` keys lm-eval's cache by its rank, not the shard: shards would read each other's."""
-    if settings["shards"] > 1 and options.get("cache_requests"):
-        raise ValueError(
-            f"{where}: extra_args --cache_requests cannot be used with shards ({settings['shards']}): "
-            "remove one of them"
-        )
-
-
 def _model_args(raw: Mapping[str, Any], where: str) -> str:
     model_args = raw.get("model_args")
     if model_args is not None and not isinstance(model_args, (str, Mapping)):
@@ -327,7 +318,6 @@ def _entry(
         settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
     formatted_args = _model_args(raw, where)
     extra, lm_eval_options = _extra_args(raw, where)
-    _cache_requests_unsharded(settings, lm_eval_options, where)
     env = _env(raw, where)
     return ModelSpec(
         name=raw["name"].strip(),

@@ -27,6 +27,7 @@ __all__ = [
     "instance_rng",
     "make_dataset_dict",
     "pairwise_features",
+    "require_id",
     "require_int",
     "require_records",
     "require_score",
@@ -112,6 +113,16 @@ def require_str(value: Any, *, source: str, location: str, field: str, allow_emp
     if not allow_empty and not value.strip():
         raise DatasetFormatError(source, location, field, "is empty")
     return value
+
+
+def require_id(value: Any, *, source: str, location: str, field: str) -> str:
+    """Return a record id (a non-blank string, or an integer) as text; null, a bool or a float is an error.
+
+    ``str(None)`` would make every null id the same id ``'None'``, so an id is never converted blindly.
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DatasetFormatError(source, location, field, f"must be a string or an integer, got {value!r:.40}")
+    return require_str(str(value), source=source, location=location, field=field)
 
 
 def require_str_list(value: Any, *, source: str, location: str, field: str, min_length: int = 0) -> list[str]:

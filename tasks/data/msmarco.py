@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _source
-from ._common import DatasetFormatError, require_records, require_str
+from ._common import DatasetFormatError, require_id, require_records, require_str
 
 __all__ = ["FILES", "PASSAGES", "URLS", "load_with_source", "parse_permutation"]
 
@@ -95,7 +95,7 @@ def _row(record: Any, answer: Any, *, source: str, line: int, passages: int) -> 
         if not isinstance(passage, dict):
             raise DatasetFormatError(source, location, field, "must be an object")
         texts.append(require_str(passage.get("text"), source=source, location=location, field=f"{field}.text"))
-        ids.append(require_str(str(passage.get("docid", "")), source=source, location=location, field=f"{field}.docid"))
+        ids.append(require_id(passage.get("docid"), source=source, location=location, field=f"{field}.docid"))
     order = parse_permutation(answer, len(retrieved))  # over every retrieved passage, as GPT-3.5 ranked them
     kept = [k for k in order if k < passages]  # the first ``passages`` retrieved, in GPT-3.5's order
     score = {k: float(len(kept) - 1 - place) for place, k in enumerate(kept)}

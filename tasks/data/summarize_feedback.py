@@ -27,7 +27,7 @@ from typing import Any
 from logic_consistency.common import text_lines
 
 from . import _source
-from ._common import DatasetFormatError, require_records, require_str
+from ._common import DatasetFormatError, require_id, require_records, require_str
 
 __all__ = [
     "HUB_CONFIG",
@@ -75,7 +75,7 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
         raise DatasetFormatError(source, location, "info", "must be an object")
     if "id" not in info:
         raise DatasetFormatError(source, location, "info.id", "is missing")
-    instance_id = require_str(str(info["id"]), source=source, location=location, field="info.id")
+    instance_id = require_id(info["id"], source=source, location=location, field="info.id")
     context = info.get("post") or info.get("article")
     context = require_str(context, source=source, location=location, field="info.post/info.article")
     title = info.get("title")
@@ -92,7 +92,7 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
             require_str(summary.get("text"), source=source, location=location, field=f"summaries[{index}].text")
         )
     choice = record.get("choice")
-    if isinstance(choice, bool) or choice not in (0, 1):
+    if type(choice) is not int or choice not in (0, 1):  # 1.0 or True would index the summaries by accident
         raise DatasetFormatError(source, location, "choice", f"must be 0 or 1, got {choice!r:.40}")
     ids = [item_id(text.strip()) for text in texts]
     if ids[0] == ids[1]:

@@ -50,6 +50,9 @@ PINNED_SIGNATURES = {
     ),
     "lm_eval.api.model:CachingLM.__init__": "(self, lm: lm_eval.api.model.LM, cache_db: str) -> None",
     "lm_eval.__main__:cli_evaluate": "() -> None",
+    "lm_eval.api.task:load_from_cache": "(file_name: str, cache: bool = False)",
+    "lm_eval.caching.cache:_cache_file_path": "(file_name: str) -> str",
+    "lm_eval._cli.utils:split_top_level": "(args: 'str') -> 'list[str]'",
     "lm_eval.api.task:Task.doc_iterator": (
         "(self, *, rank: 'int' = 0, limit: 'int | None' = None, world_size: 'int' = 1, samples: "
         "'list[int] | None' = None) -> 'Iterator[tuple[int, Any]]'"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import re
 import sqlite3
 import subprocess
 import sys
@@ -51,7 +53,7 @@ def _held_by_another_run(path: Path) -> Iterator[None]:
     """A sound cache file on which a second connection holds an exclusive lock (as a writing run can)."""
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
-        connection.execute("INSERT INTO unnamed VALUES ('k', x'00')")
+        connection.execute("INSERT INTO unnamed VALUES ('k', '\"an answer\"')")
     connection.close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -60,16 +62,6 @@ def _held_by_another_run(path: Path) -> Iterator[None]:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-
-
-@pytest.mark.slow
-def test_plain_lm_eval_names_the_corrupt_cache_in_one_line(tmp_path: Path) -> None:
-    (tmp_path / "cache_rank0.db").write_text("not a database " * 50)
-    done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
-    assert done.returncode != 0
-    last = done.stderr.strip().splitlines()[-1]
-    assert MARKER in last and str(tmp_path / "cache_rank0.db") in last and "delete it" in last, done.stderr[-2000:]
-    assert done.stderr.count("Traceback") == 1
 
 
 def test_a_locked_cache_is_busy_not_corrupt(tmp_path: Path) -> None:
@@ -141,3 +133,45 @@ def test_a_seed_given_in_model_args_is_the_seed_the_row_records(tmp_path: Path) 
     }
     run = RunOutput(tmp_path / "results.json", results, {}, {})
     assert task_config(run, "t")["metadata"] == {"seed": 5, "version": 1.0}
+
+
+def test_the_results_record_the_cache_path_without_the_folder_it_lies_in() -> None:
+    """Issue 46 (fifth audit): ``config.use_cache`` (a build passes its own cache folder) is published as
+    ``local:<SHA-256>/<name>``, never a home folder; a relative path stays as it was given."""
+    from logic_consistency.harness_ext.publish.run import publish_results
+
+    home = str(Path.home() / "board" / "cache" / "model-a")
+    for given, expected in ((home, r"local:[0-9a-f]{12}/model-a"), ("cache/model-a", r"cache/model-a")):
+        results: dict[str, object] = {"config": {"use_cache": given, "model_args": ""}}
+        publish_results(results, backend="dummy", model_args="", metadata=None)
+        assert re.fullmatch(expected, results["config"]["use_cache"]), results  # type: ignore[index]
+
+
+class _Touch:
+    """Unpickling this (in any process) runs ``touch MARKER``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.slow
+def test_plain_lm_eval_refuses_a_planted_pickle_cache_and_runs_no_code(tmp_path: Path) -> None:
+    """Issue 46: a --use_cache file whose answer is a pickle (lm-eval's own format, or planted) is named in
+    one line, never unpickled: the payload, which would write a marker file, does not run. (It replaces the
+    corrupt-file run of this module: a corrupt file takes the same path, and the bad-input table checks its
+    message in-process.)"""
+    marker = tmp_path / "code-ran"
+    payload = pickle.dumps(_Touch(marker))
+    with sqlite3.connect(tmp_path / "cache_rank0.db") as connection:
+        connection.execute("CREATE TABLE unnamed (key TEXT PRIMARY KEY, value BLOB)")
+        connection.execute("INSERT INTO unnamed VALUES (?, ?)", ("0" * 64, payload))
+    connection.close()
+    done = _lm_eval_with_cache(tmp_path / "cache", tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and MARKER in last and "delete it" in last, done.stderr[-2000:]
+    assert f"--use_cache: {tmp_path / 'cache_rank0.db'} holds an answer that is not JSON text" in last
+    assert done.stderr.count("Traceback") == 1
+    assert not marker.exists()

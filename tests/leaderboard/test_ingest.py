@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -139,6 +140,14 @@ def test_provenance_comes_from_the_results_file(dummy_run: Path, row: dict[str, 
     assert row["settings_id"] == settings_id(row["settings"])
     assert row["night"] == "2026-01-02" and row["measured_at"] == provenance["date"]
     assert row["model"]["backend"] == "dummy" and row["model"]["revision"] == "unpinned"
+
+
+def test_the_row_publishes_no_path_of_the_machine(dummy_run: Path, row: dict[str, Any]) -> None:
+    """Issue 46 (fifth audit): the provenance never holds the folder a run lies in (a home folder): the results
+    file is published as ``local:<SHA-256 of its path>/<file name>`` (allowlist.public_path)."""
+    published = json.dumps(row)
+    assert str(dummy_run.parent) not in published and f"{Path.home()}/" not in published
+    assert re.fullmatch(r"local:[0-9a-f]{12}/results_[^/]+\.json", row["provenance"]["results_file"])
 
 
 def test_different_settings_give_a_different_board(run_copy: Callable[..., Path], row: dict[str, Any]) -> None:

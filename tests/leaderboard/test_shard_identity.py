@@ -108,8 +108,34 @@ def _version(value: Any) -> Callable[[dict[str, Any]], None]:
         (_set((SHARD_KEY, "identity", "suite_version"), "0.0.9"), "suite_version", "'0.0.9'"),
         (_set(("config", "limit"), 2), "config.limit", "2"),
         (_set((SHARD_KEY, "identity", "build_id"), "another-build"), "build_id", "'another-build'"),
+        # issue 46 item 6: how the model was prompted, and which code computed the numbers
+        (_set(("system_instruction",), "Answer briefly."), "system_instruction", "'Answer briefly.'"),
+        (_set(("system_instruction_sha",), "ab" * 32), "system_instruction_sha", "'abab"),
+        (_set(("chat_template",), "{{ messages }}"), "chat_template", "'{{ messages }}'"),
+        (_set(("chat_template_sha",), "cd" * 32), "chat_template_sha", "'cdcd"),
+        (_set(("fewshot_as_multiturn",), True), "fewshot_as_multiturn", "True"),
+        (_set(("config", "gen_kwargs"), {"temperature": 0.7}), "config.gen_kwargs", "{'temperature': 0.7}"),
+        (_set(("lm_eval_version",), "0.4.12"), "lm_eval_version", "'0.4.12'"),
+        (_set(("transformers_version",), "4.0.0"), "transformers_version", "'4.0.0'"),
     ],
-    ids=["models", "model args", "data folders", "max_items", "task version", "suite version", "limit", "builds"],
+    ids=[
+        "models",
+        "model args",
+        "data folders",
+        "max_items",
+        "task version",
+        "suite version",
+        "limit",
+        "builds",
+        "system instruction",
+        "system instruction sha",
+        "chat template",
+        "chat template sha",
+        "fewshot as multiturn",
+        "gen_kwargs",
+        "lm-eval version",
+        "transformers version",
+    ],
 )
 def test_a_merge_of_mixed_shards_is_refused_naming_the_field_and_both_values(
     shards: list[ShardOutput], tmp_path: Path, edit: Callable[[dict[str, Any]], None], field: str, value: str
@@ -150,6 +176,32 @@ def test_a_merge_compares_what_lm_eval_recorded_of_each_task(
     message = str(refused.value)
     assert field in message and str(first.results) in message and str(second.results) in message, message
     assert not (tmp_path / "merged").exists()
+
+
+def test_the_merged_record_keeps_what_every_shard_recorded(
+    shards: list[ShardOutput], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46 item 6: shards of one run made with a system instruction and a chat template merge into a
+    record that keeps them (not null), with the versions every shard recorded."""
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    prompted = {
+        "system_instruction": "Answer briefly.",
+        "system_instruction_sha": "ab" * 32,
+        "chat_template": "{{ messages }}",
+        "chat_template_sha": "cd" * 32,
+        "fewshot_as_multiturn": True,
+    }
+
+    def edit(document: dict[str, Any]) -> None:
+        document.update(prompted)
+
+    outputs = [_copy(shard, tmp_path / f"s{i}", edit) for i, shard in enumerate(shards)]
+    merged = json.loads(merge_shards(outputs, tmp_path / "merged", tasks=TASK).read_text(encoding="utf-8"))
+    first = json.loads(shards[0].results.read_text(encoding="utf-8"))
+    assert {key: merged[key] for key in prompted} == prompted
+    for key in ("lm_eval_version", "transformers_version"):
+        assert merged[key] == first[key] and isinstance(merged[key], str), key
 
 
 def test_a_repeated_or_missing_shard_is_refused(shards: list[ShardOutput], tmp_path: Path) -> None:
