@@ -80,12 +80,14 @@ def _average(per_task: Mapping[str, Sequence[float]]) -> dict[str, Any]:
     return {"mean": mean, "ci95": [float(low), float(high)], "n": n}
 
 
-def task_metrics(samples: Sequence[Path]) -> dict[str, Any]:
+def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
     """A row's metrics: ``per_task`` (task -> metric -> mean, 95% interval, n) and ``average`` over tasks.
 
     A document where a metric is undefined (missing or NaN) is left out of that metric, never counted as 0.
+    ``tasks`` are in the row whether or not a file holds them (a task without a value leaves the average
+    undefined, naming it).
     """
-    values: dict[str, dict[str, list[float]]] = {}
+    values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
     for path in samples:
         task = task_of_samples_file(path) or path.stem
         found = values.setdefault(task, {name: [] for name in TABLE_METRICS})
