@@ -47,6 +47,7 @@ from .export import pairs_of_sample
 from .improve_chains import CHAINS, Chain, chain_plan, short
 from .improve_report import PAPER_TASK, row_label, write_report
 from .improve_tables import GV_METRICS, task_metrics
+from .validator_sets import with_fixed_sets
 
 __all__ = ["GV_METRICS", "GVStudyOptions", "run_gv_study"]
 
@@ -113,9 +114,10 @@ class _GVStudy:
         return {**self.study.identity, "hyperparameters": chain.settings.as_dict()}
 
     def evaluate(self, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
+        tasks = tasks or self.options.tasks
         run = LmEvalRun(
             base=self.base,
-            tasks=tasks or self.options.tasks,
+            tasks=with_fixed_sets(tasks) if split == "test" else tasks,  # Table 5's validator: App. H's sets
             metadata={**self.options.metadata, "instance_split": split},
             limit=self.options.limit,
             out=self.study.row_dir(row) / f"{split}_eval",
