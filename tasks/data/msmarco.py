@@ -1,21 +1,16 @@
 """MS MARCO passage reranking with GPT-3.5 rankings (Sun et al., 2023), the data of the pairwise paper's
 Table 5 (Liu et al., "Aligning with Logic", Appendices B and L).
 
-Two files of the RankGPT repository (``sunnweiwei/RankGPT``, README "Download data and model"):
-``marco-train-10k.jsonl`` (per line ``query``, ``positive_passages``, ``retrieved_passages``: lists of
-``{"docid", "text"}`` in BM25 order) and ``marco-train-10k-gpt3.5.json`` (a JSON list, one GPT-3.5
-permutation answer such as ``"[2] > [1] > [3]"`` per query), read as the authors' ``receive_response``
-reads it (:func:`parse_permutation`). One instance per query: its first ``passages`` retrieved passages
-(10, the paper's "10 candidate passages"), scored by their place in the GPT-3.5 ranking (first of n:
-n - 1). The paper "randomly sample[s] 1K queries" and splits them 800 for training and 200 for testing
-(App. B); its draw is not published, so :func:`paper_split` draws the suite's: ``numpy.random.default_rng(
-SAMPLE_SEED).choice(queries, 1000, replace=False)``, the first 800 drawn for training, the last 200 for
-testing (a smaller copy keeps the same 4 : 1 shares). :func:`load` is the pairwise task
-``logic_consistency_msmarco`` over the 200 test queries (each marked ``instance_half: test``, so a study's
-``instance_split: test`` keeps all of them); ``improve repair --train-data msmarco`` trains on the 800
-(:func:`load_part`). Sources: ``$LOGIC_CONSISTENCY_DATA/msmarco/`` or an explicit folder (upstream file
-names); online, the README's Google Drive files through ``datasets.DownloadManager``. The project's data
-folder has no copy; the tests read a hand-written folder in this schema (``tests/fixtures/data/msmarco``).
+RankGPT's ``marco-train-10k.jsonl`` (``query``, ``positive_passages``, ``retrieved_passages`` in BM25
+order) and ``marco-train-10k-gpt3.5.json`` (one GPT-3.5 answer such as ``"[2] > [1] > [3]"`` per query,
+read as the authors' ``receive_response`` reads it, :func:`parse_permutation`). One instance per query:
+its first ``passages`` (10) retrieved passages scored by their place in GPT-3.5's ranking. The paper
+randomly samples 1K queries, 800 for training and 200 for testing (App. B); its draw is unpublished, so
+:func:`paper_split` draws with the suite's seed. :func:`load` is the task ``logic_consistency_msmarco``
+over the 200 (each ``instance_half: test``); ``improve repair --train-data msmarco`` trains on the 800
+(:func:`load_part`). Sources: ``$LOGIC_CONSISTENCY_DATA/msmarco/`` or a folder (upstream file names);
+online, the README's Google Drive files. The project's data has no copy; the tests read a hand-written
+folder in this schema (``tests/fixtures/data/msmarco``).
 """
 
 from __future__ import annotations

@@ -143,7 +143,11 @@ class _GVStudy:
         if round_ == 1:
             return _of_task(self.evaluate(source, "train", None), chain.task)
         adapter = self.study.row_dir(source) / "adapter"
-        return _of_task(self.evaluate(source, "train", adapter, chain.tasks), chain.task)
+        return _of_task(self.evaluate(source, "train", adapter, **self.tasks_of(chain.tasks)), chain.task)
+
+    def tasks_of(self, tasks: str) -> dict[str, str]:
+        """``evaluate``'s ``tasks`` argument: given only where a row's tasks are not the study's."""
+        return {} if tasks == self.options.tasks else {"tasks": tasks}
 
     def transfer(self, row: str, adapter: Path | None, metrics: Mapping[str, Any], tasks: str) -> dict[str, Any]:
         """The row on the other families (``--transfer``), in the training dtype as every evaluation of the
@@ -209,7 +213,7 @@ class _GVStudy:
             "round": round_,
             **(_task_of(chain) if round_ else {}),
             "adapter": str(adapter) if adapter else None,
-            "metrics": task_metrics(self.evaluate(name, "test", adapter, tasks)),
+            "metrics": task_metrics(self.evaluate(name, "test", adapter, **self.tasks_of(tasks))),
             "training": manifest,
             "ran_on": dict(ran_on or {}),
             "identity": identity,

@@ -2,17 +2,15 @@
 
 Table 3 is GV-consistency per task plus the average over tasks (the paper's "Average" column: the
 mean of the task scores, never the documents of several tasks pooled); Table 5 is the generator and
-the validator accuracy per task, the validator's as App. H measures it where the suite builds its set
-(:mod:`.validator_sets`: arithmetic, plan arithmetic, TriviaQA), else on the model's own answers (the
-suite's measure, labelled so). Figure 5's correctness axis is "the mean of the generator/validator
-performance" (Li et al. App. I): per document, the mean of its generator accuracy and its validator
-accuracy (App. H's on the same document where there is one), over the documents where both are
-defined, so that it equals the mean of the two accuracies on the same documents.
+the validator accuracy per task, the validator's on App. H's fixed set where the suite builds one
+(:mod:`.validator_sets`), else on the model's own answers (the suite's measure, labelled so). Figure
+5's correctness is "the mean of the generator/validator performance" (App. I): per document, the mean
+of its generator and validator accuracy (App. H's on the same document where there is one), over the
+documents where both are defined.
 
-Intervals are the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for
-one task; for the average over tasks, each task's documents are resampled on their own
-(``scipy.stats.bootstrap`` with one sample per task, ``paired=False``: a stratified bootstrap, as
-the tasks are separate test sets) and the statistic is the mean of the task means.
+Intervals: the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for one
+task; for the average over tasks, a stratified bootstrap (``scipy.stats.bootstrap``, one sample per
+task, ``paired=False``: the tasks are separate test sets) of the mean of the task means.
 """
 
 from __future__ import annotations
@@ -84,10 +82,12 @@ def _average(per_task: Mapping[str, Sequence[float]]) -> dict[str, Any]:
     return {"mean": mean, "ci95": [float(low), float(high)], "n": n}
 
 
-def _doc_key(sample: Mapping[str, Any]) -> str:
-    """What joins a document of a GV task with the same document of its App. H task: its id."""
+def _doc_key(sample: Mapping[str, Any], line: int) -> str:
+    """What joins a document of a GV task with the same document of its App. H task: its id (else its
+    ``doc_id``, else its line: a document never merges with another)."""
     doc = sample.get("doc") or {}
-    return str(doc.get("id", sample.get("doc_id")))
+    key = doc.get("id", sample.get("doc_id"))
+    return f"line {line}" if key is None else str(key)
 
 
 def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
@@ -105,12 +105,12 @@ def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[
         task = APP_H.get(file_task, file_task)
         found = values.setdefault(task, {name: [] for name in TABLE_METRICS})
         per_doc = by_doc.setdefault(task, {name: {} for name in (*GV_METRICS, APP_H_METRIC)})
-        for _, sample in read_samples(path):
+        for line, sample in read_samples(path):
             for name in (*GV_METRICS, APP_H_METRIC):
                 number = _number(sample.get(name))
                 if number is not None:
                     found[name].append(number)
-                    per_doc[name][_doc_key(sample)] = number
+                    per_doc[name][_doc_key(sample, line)] = number
     for task, per_doc in by_doc.items():
         # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
         validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]

@@ -1,28 +1,17 @@
 """The validator measured as Li et al. App. H measures it (Table 5, Figure 5): on a fixed set per task
 built from the ground truth, not on the model's own generator answers.
 
-App. H: "Arithmetic and PlanArith: We compute the right answer by evaluating the mathematical
-expression. We obtain an incorrect answer by prompting text-davinci-003 to output an incorrect answer
-and verify that the answer is indeed incorrect"; "QA: We evaluate the validator on examples from the
-TriviaQA dataset. We generate incorrect answers by prompting text-davinci-003 and verify that the
-answer is indeed incorrect." Each document of the GV task (the same documents, so the same
-``instance_split`` halves) gives the validator two items, one right and one verified wrong, in the
-task's own validator prompt and answer format; ``validator_accuracy_app_h`` is the share it judges
-right (a validator that always answers False, or always A, scores exactly 50%). An unparseable verdict
-is counted (``unparseable_validator``) and left out, never guessed.
-
-The incorrect answers are not text-davinci-003's (no model at build time): each is drawn from the
-seed and the document id (stream ``app_h_incorrect``) and checked to be wrong:
-
-* arithmetic: the right result plus an offset of 1 to 10, either sign (never 0, so never right);
-* plan arithmetic: the paper's solution with its changed number replaced by another value of 1..20
-  whose left-hand side does not give the target (checked by evaluating it);
-* TriviaQA: another question's gold answer that matches none of this question's aliases under
-  TriviaQA's normalisation; shown once as A and once as B beside the gold answer (A/B validator).
-
-Harmful questions and prompt prioritisation need human labels (App. H: Mechanical Turk majority of
-three) and style transfer the Yelp set of Li et al. (2018b): no fixed set here; their Table 5 column is
-the suite's measure on the model's own answers, labelled so.
+App. H computes the right answer (arithmetic, plan arithmetic) or takes TriviaQA's, and "obtain[s] an
+incorrect answer by prompting text-davinci-003 ... and verify that the answer is indeed incorrect".
+Here each document of the GV task (the same documents and ``instance_split`` halves) gives the
+validator, in its own prompt and answer format, one right and one verified wrong answer, drawn from
+the seed and the document id (no model; stream ``app_h_incorrect``): arithmetic, the right result
+moved by 1 to 10 either way; plan arithmetic, the solution's changed number replaced so that the
+left-hand side misses the target (evaluated); TriviaQA, another question's gold answer that matches
+none of the aliases, shown once as A and once as B. ``validator_accuracy_app_h`` is the share judged
+right: always False (or always A) scores 50%. An unparseable verdict is counted, never guessed.
+Harmful questions and prompt prioritisation (crowd-sourced labels) and style transfer (Li et al.
+2018b's Yelp set) have no set here (:data:`NO_SET`).
 """
 
 from __future__ import annotations
