@@ -210,9 +210,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         default="task",
         help="repair: the training preferences: task (the task's own train split), summarize_feedback "
         "(Summarize from Feedback's train split, the paper's data: $LOGIC_CONSISTENCY_DATA's copy or the hub), "
-        "summarize_feedback:PATH (a JSONL file in its schema), msmarco (MS MARCO with GPT-3.5 rankings, Table 5's "
-        "data, with --tasks logic_consistency_noveleval) or msmarco:DIR (a folder of its two files); --limit bounds "
-        "the posts or queries",
+        "summarize_feedback:PATH (a JSONL file in its schema), msmarco (the 800 training queries of a seeded 1K "
+        "sample of MS MARCO with GPT-3.5 rankings, Table 5's data; evaluate with --tasks logic_consistency_msmarco, "
+        "its 200 others) or msmarco:DIR (a folder of its two files); --limit bounds the posts or queries (none: all, "
+        "as the papers)",
     )
     parser.add_argument("--min-examples", type=int, default=8, help="refuse to train a row on fewer examples than this")
     parser.add_argument(
