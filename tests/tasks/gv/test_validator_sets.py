@@ -32,6 +32,7 @@ def _always(task: Any, doc: dict[str, Any], answer: str) -> dict[str, float]:
     """Score ``doc`` as if the validator answered ``answer`` to every item."""
     (stage,) = task.stages
     prompts = stage.render(doc)
+    outputs: dict[str, Any]
     if stage.output_type == "loglikelihood":
         outputs = {name: [0.0 if choice == answer else -1.0 for choice in stage.choices] for name in prompts}
     else:
