@@ -340,6 +340,11 @@ def instance_split(instance_id: str) -> str:
     return "train" if digest[0] % 2 == 0 else "test"
 
 
+#: A document field that names its half itself (``train`` / ``test``), where its loader fixes the split
+#: (MS MARCO: the pairwise paper's seeded 800 / 200 queries); it decides instead of :func:`instance_split`.
+INSTANCE_HALF = "instance_half"
+
+
 def in_split(instance_id: str, split: str) -> bool:
     """Whether the instance belongs to ``split`` (``train``, ``test`` or ``all``)."""
     if split not in INSTANCE_SPLITS:

@@ -117,14 +117,17 @@ def _study(args: argparse.Namespace) -> int:
     given = [flag for flag, value in repair_only if value]
     if args.study == "gv" and given:
         raise ValueError(f"{', '.join(given)}: applies to improve repair only")
+    if args.study == "repair" and args.pooled:
+        raise ValueError("--pooled: applies to improve gv only")
     methods = tuple(check_flag("method", m.strip()) for m in args.method.split(","))
     downsample_to = None if check_flag("downsample_to", args.downsample_to) == "none" else args.downsample_to
     if args.study == "gv":
         from logic_consistency.tasks.gv.improve import GVStudyOptions, run_gv_study
 
         gv = GVStudyOptions(
-            **common, rounds=args.rounds, selftrain_rounds=args.selftrain_rounds, transfer=args.transfer
-        )
+            **common, rounds=args.rounds, selftrain_rounds=args.selftrain_rounds, transfer=args.transfer,
+            pooled=args.pooled,
+        )  # fmt: skip
         rows = run_gv_study(gv, executor)
     else:
         from logic_consistency.tasks.pairwise.improve import RepairStudyOptions, run_repair_study
@@ -168,6 +171,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         help="gv: rounds of SelfTrain (1: the paper's baseline; more: the suite's iterated variant)",
     )
     parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="gv, several --tasks: one adapter per round trained on every task's pairs together (the suite's "
+        "variant; by default each task has its own chains with Li et al. App. F's epochs: arithmetic 3, others 6)",
+    )
+    parser.add_argument(
         "--flip", type=float, default=0.1, help="repair: share of labels flipped in the perturbed data (paper: 0.1)"
     )
     parser.add_argument(
@@ -201,9 +210,10 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         default="task",
         help="repair: the training preferences: task (the task's own train split), summarize_feedback "
         "(Summarize from Feedback's train split, the paper's data: $LOGIC_CONSISTENCY_DATA's copy or the hub), "
-        "summarize_feedback:PATH (a JSONL file in its schema), msmarco (MS MARCO with GPT-3.5 rankings, Table 5's "
-        "data, with --tasks logic_consistency_noveleval) or msmarco:DIR (a folder of its two files); --limit bounds "
-        "the posts or queries",
+        "summarize_feedback:PATH (a JSONL file in its schema), msmarco (the 800 training queries of a seeded 1K "
+        "sample of MS MARCO with GPT-3.5 rankings, Table 5's data; evaluate with --tasks logic_consistency_msmarco, "
+        "its 200 others) or msmarco:DIR (a folder of its two files); --limit bounds the posts or queries (none: all, "
+        "as the papers)",
     )
     parser.add_argument("--min-examples", type=int, default=8, help="refuse to train a row on fewer examples than this")
     parser.add_argument(

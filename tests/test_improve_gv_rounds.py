@@ -33,7 +33,7 @@ def _samples(folder: Path, n: int) -> list[Path]:
 def test_a_round_with_too_few_pairs_is_said_and_not_trained(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def evaluate(self: Any, row: str, split: str, adapter: Path | None) -> list[Path]:
+    def evaluate(self: Any, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
         assert adapter is None, "no round may train, so no adapter is ever evaluated"
         return _samples(self.study.row_dir(row) / f"{split}_eval", 5)
 
@@ -82,15 +82,33 @@ DOCS = {
 }
 
 
-def _gv_samples(folder: Path, kind: str) -> list[Path]:
+#: App. H's fixed set (its validator accuracy per test document, tasks/gv/validator_sets.py), for arithmetic_cot.
+APP_H = {"logic_consistency_gv_arithmetic_cot": {"base": [1.0, 0.5, 0.5, 0.0], "tuned": [1.0, 1.0, 0.5, 0.5]}}
+
+
+def _app_h_samples(folder: Path, kind: str, tasks: str | None) -> list[Path]:
+    paths = []
+    for task, by_kind in APP_H.items():
+        if tasks is None or task in tasks.split(","):
+            path = folder / f"samples_{task}_app_h_2026-01-01T00-00-00.jsonl"
+            lines = [{"doc_id": i, "doc": {"id": f"{task}-{i}"}, "validator_accuracy_app_h": h}
+                     for i, h in enumerate(by_kind[kind])]  # fmt: skip
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+            paths.append(path)
+    return paths
+
+
+def _gv_samples(folder: Path, kind: str, tasks: str | None = None) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for task, by_kind in DOCS.items():
+        if tasks is not None and task not in tasks.split(","):
+            continue
         path = folder / f"samples_{task}_2026-01-01T00-00-00.jsonl"
         lines = []
         for i, (c, g, v) in enumerate(by_kind[kind]):
-            stages = {"generator": {"prompts": {"main": f"Q: What is {i} + 1?"}, "outputs": {"main": f"{i + 1} || 7"}},
-                      "validator": {"prompts": {"main": f"Q: What is {i} + 1? A: {i + 1}"},
+            stages = {"generator": {"prompts": {"main": f"[{task}] Q: What is {i} + 1?"}, "outputs": {"main": f"{i + 1} || 7"}},
+                      "validator": {"prompts": {"main": f"[{task}] Q: What is {i} + 1? A: {i + 1}"},
                                     "outputs": {"main": f"{i} + 1 = {i + 1} = A || True"},
                                     "parsed": {"label": "True"}}}  # fmt: skip
             lines.append({"doc_id": i, "doc": {"id": f"{task}-{i}", "stages": stages}, "gv_consistency": c,
@@ -102,12 +120,15 @@ def _gv_samples(folder: Path, kind: str) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def gv_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]], list[Any]]:
-    """One study (1 consistency FT round, SelfTrain 2 rounds: the paper's one and the suite's iterated one)."""
+    """One study of two tasks (1 consistency FT round, SelfTrain 2 rounds: the paper's one and the suite's
+    iterated one), each task with its own chains (Li et al. App. F, Table 3)."""
     tmp_path = tmp_path_factory.mktemp("gv")
     jobs: list[Any] = []
 
-    def evaluate(self: Any, row: str, split: str, adapter: Path | None) -> list[Path]:
-        return _gv_samples(self.study.row_dir(row) / f"{split}_eval", "base" if adapter is None else "tuned")
+    def evaluate(self: Any, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
+        folder, kind = self.study.row_dir(row) / f"{split}_eval", "base" if adapter is None else "tuned"
+        samples = _gv_samples(folder, kind, tasks)
+        return samples + (_app_h_samples(folder, kind, tasks) if split == "test" else [])  # App. H: test split only
 
     def train(job: Any) -> dict[str, Any]:
         jobs.append(job)
@@ -142,7 +163,10 @@ def test_the_default_study_is_the_papers_fine_tuning_setting(tmp_path: Path) -> 
 
 def test_table_3_has_each_task_and_their_average_not_the_pooled_documents(gv_study: Any) -> None:
     out, rows, _ = gv_study
-    assert [r["row"] for r in rows] == ["round_0", "gv_round_1", "selftrain_round_1", "selftrain_round_2"]
+    assert [r["row"] for r in rows] == [
+        "round_0", "gv_round_1_arithmetic_cot", "gv_round_1_triviaqa", "selftrain_round_1_arithmetic_cot",
+        "selftrain_round_2_arithmetic_cot", "selftrain_round_1_triviaqa", "selftrain_round_2_triviaqa",
+    ]  # fmt: skip
     table = (out / "table.md").read_text().splitlines()
     assert table[0] == "| method | arithmetic_cot | triviaqa | Average |"
     cells = {line.split(" | ")[0].removeprefix("| "): line.split(" | ")[1:] for line in table[2:]}
@@ -160,10 +184,14 @@ def test_table_3_has_each_task_and_their_average_not_the_pooled_documents(gv_stu
 def test_table_5_holds_each_tasks_generator_and_validator_accuracy(gv_study: Any) -> None:
     out, _, _ = gv_study
     table = (out / "accuracy.md").read_text().splitlines()
-    assert table[0] == ("| method | arithmetic_cot generator | arithmetic_cot validator | triviaqa generator "
-                        "| triviaqa validator |")  # fmt: skip
+    # the validator on App. H's fixed set where the study has it, else the suite's measure, labelled so
+    assert table[0] == ("| method | arithmetic_cot generator | arithmetic_cot validator (App. H set) | triviaqa "
+                        "generator | triviaqa validator (suite's measure: its own answers; no App. H set in this "
+                        "study) |")  # fmt: skip
     base = [float(cell.split(" [")[0]) for cell in table[2].split(" | ")[1:]]
-    expected = [100 * _mean([d[k] for d in DOCS[t]["base"]]) for t in DOCS for k in (1, 2)]
+    cot, trivia = DOCS
+    expected = [100 * _mean([d[1] for d in DOCS[cot]["base"]]), 100 * _mean(APP_H[cot]["base"]),
+                100 * _mean([d[1] for d in DOCS[trivia]["base"]]), 100 * _mean([d[2] for d in DOCS[trivia]["base"]])]  # fmt: skip
     assert base == pytest.approx(expected, abs=0.05)
     assert "Table 5" in (out / "README.md").read_text() and "Table 3" in (out / "README.md").read_text()
 
@@ -181,7 +209,8 @@ def test_figure_5_plots_app_i_correctness_with_intervals_and_selftrain_as_one_po
         assert "SelfTrain rounds 2+ (suite's variant: iterated)" in series
         base = next(p for p in points if p["row"] == "round_0")
         docs = DOCS[task]["base"]
-        assert base["x"] == pytest.approx(_mean([(g + v) / 2 for _, g, v in docs]))
+        validator = APP_H[task]["base"] if task in APP_H else [v for _, _, v in docs]  # App. H's where there is one
+        assert base["x"] == pytest.approx(_mean([(g + v) / 2 for (_, g, _), v in zip(docs, validator)]))
         assert base["y"] == pytest.approx(_mean([c for c, _, _ in docs]))
         for point in points:
             assert point["x_ci95"][0] <= point["x"] <= point["x_ci95"][1]
@@ -195,3 +224,42 @@ def test_the_cot_validator_trains_on_its_chain_of_thought(gv_study: Any) -> None
     answers = [example.answer for example in consistency.examples]
     # Appendix G's validator writes its computation before "|| True": y_V is that text, not the label alone
     assert any(answer.strip().endswith("= A || True") for answer in answers)
+
+
+def test_each_task_trains_its_own_chains_with_app_f_epochs(gv_study: Any) -> None:
+    from logic_consistency.harness_ext.training.recipes import GV_OTHER_TASK_EPOCHS, STATED
+
+    out, rows, jobs = gv_study
+    # Li et al. App. F: "epoch size of 3 for arithmetic ... and ... 6 for all other tasks"
+    arithmetic = next(s.value for s in STATED if (s.recipe, s.key) == ("gv", "epochs"))
+    expected = {"arithmetic_cot": arithmetic, "triviaqa": GV_OTHER_TASK_EPOCHS}
+    trained = {(job.label.split(" on ")[1].split(" ")[0], job.label.split(" round ")[0]) for job in jobs}
+    assert trained == {(task, kind) for task in expected for kind in ("consistency FT", "SelfTrain")}
+    for job in jobs:
+        task = job.label.split(" on ")[1].split(" ")[0]
+        assert job.settings.epochs == expected[task], job.label
+        assert job.examples and all(f"gv_{task}]" in example.prompt for example in job.examples)  # its task's pairs
+    # each task's row of a method comes from its own adapter
+    table = json.loads((out / "table.json").read_text())
+    tuned = next(r for r in table["table_rows"] if r["row"] == "gv_round_1")
+    assert set(tuned["adapters"]) == set(DOCS)
+    assert all(path.endswith(f"gv_round_1_{t.removeprefix('logic_consistency_gv_')}/adapter")
+               for t, path in tuned["adapters"].items())  # fmt: skip
+    assert "Each task fine-tuned on its own" in (out / "README.md").read_text()
+
+
+def test_the_chain_plan_follows_app_f_and_pooled_is_the_labelled_variant() -> None:
+    from logic_consistency.tasks.gv.improve_chains import chain_plan
+
+    tasks = ["logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic"]
+    plan = chain_plan(tasks, {})
+    assert [(c.kind, c.task, c.settings.epochs) for c in plan] == [
+        ("gv", tasks[0], 3.0), ("gv", tasks[1], 6.0), ("selftrain", tasks[0], 3.0), ("selftrain", tasks[1], 6.0)
+    ]  # fmt: skip
+    assert [c.row(2) for c in plan[:2]] == ["gv_round_2_arithmetic_cot", "gv_round_2_plan_arithmetic"]
+    pooled = chain_plan(tasks, {}, pooled=True)
+    assert [(c.kind, c.task, c.tasks, c.settings.epochs) for c in pooled] == [
+        ("gv", None, ",".join(tasks), 6.0), ("selftrain", None, ",".join(tasks), 6.0)
+    ]  # fmt: skip
+    assert [c.row(1) for c in pooled] == ["gv_round_1", "selftrain_round_1"]
+    assert chain_plan(tasks, {"epochs": "2"})[1].settings.epochs == 2.0  # --train-args still wins

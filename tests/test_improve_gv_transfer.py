@@ -22,7 +22,7 @@ from logic_consistency.tasks.gv import improve  # noqa: E402
 def test_every_gv_row_gets_the_other_families_and_the_table_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def evaluate(self: Any, row: str, split: str, adapter: Path | None) -> list[Path]:
+    def evaluate(self: Any, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
         folder = self.study.row_dir(row) / f"{split}_eval"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "samples_logic_consistency_gv_arithmetic_x.jsonl"
@@ -33,17 +33,20 @@ def test_every_gv_row_gets_the_other_families_and_the_table_is_written(
         return [path]
 
     asked: list[tuple[str, list[str], int | None]] = []
+    dtypes: list[str] = []
 
     def transfer(run: Any, families: list[Any], out: Path, *, label: str) -> dict[str, Any]:
         asked.append((label, [f.task for f in families], run.limit))
+        dtypes.append(run.dtype)
         cell = {"mean": 0.25, "ci95": [0.0, 0.5], "n": 2}
         return {f.family: {"task": f.task, "metrics": {key: cell for _, key in f.columns}} for f in families}
 
     monkeypatch.setattr(improve._GVStudy, "evaluate", evaluate)
     monkeypatch.setattr(improve, "evaluate_transfer", transfer)
+    monkeypatch.setattr(improve, "evaluation_dtype", lambda settings, manifest: "bfloat16")
     monkeypatch.setattr(improve, "check_disjoint", lambda *args: None)
     options = improve.GVStudyOptions(base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=3, rounds=1,
-                                     transfer=True)  # fmt: skip
+                                     selftrain_rounds=2, transfer=True)  # fmt: skip
     rows = improve.run_gv_study(options)
 
     # round 0 is evaluated; the rounds that are not trained (one document: too few pairs) have no cells
@@ -52,5 +55,8 @@ def test_every_gv_row_gets_the_other_families_and_the_table_is_written(
     written = json.loads((options.out / "transfer.json").read_text())
     assert [f["family"] for f in written["families"]] == ["pairwise", "gv", "causal"]
     table = (options.out / "transfer.md").read_text()
-    assert "| round_0 | 25.0 [0.0, 50.0] (n=2) |" in table and "| gv_round_1 | undefined |" in table
+    assert "| base | 25.0 [0.0, 50.0] (n=2) |" in table  # labelled as every other table labels its rows
+    assert "| consistency FT round 1 (not trained) | undefined |" in table
+    assert "| SelfTrain round 2 (suite's variant: iterated SelfTrain) (not trained) | undefined |" in table
+    assert dtypes == ["bfloat16"]  # the dtype the study trains in, as its own evaluations (not lm_eval's float32)
     assert json.loads((options.out / "study.json").read_text())["transfer"] is True

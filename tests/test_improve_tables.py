@@ -1,6 +1,6 @@
 """``improve repair``'s appendix tables and the transfer table at a tiny size on the tiny random model of
-tests/tiny_model.py: one study trains on MS MARCO's GPT-3.5 rankings (the fixture in its schema) with
-NovelEval's prompt, down-samples every REPAIR-ed row to the perturbed row's size, has one REPAIR-ed row per
+tests/tiny_model.py: one study trains on the training queries of MS MARCO's seeded sample with GPT-3.5's
+rankings (the fixture in its schema) and evaluates on its held-out queries (the MS MARCO task), down-samples every REPAIR-ed row to the perturbed row's size, has one REPAIR-ed row per
 rank estimation method and evaluates each row with PairS too (Tables 5, 6 and 7 in one layout); another
 evaluates its row on the GV and causal families and writes the transfer table."""
 
@@ -42,7 +42,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def tables(root: Path) -> Path:
-    return _run(root, "tables", ["--tasks", "logic_consistency_noveleval", "--train-data", "msmarco", "--limit", "2",
+    return _run(root, "tables", ["--tasks", "logic_consistency_msmarco", "--train-data", "msmarco", "--limit", "2",
                                  "--flip", "0.5", "--rows", "perturbed,repaired", "--method", "win_loss,elo",
                                  "--downsample-to", "perturbed", "--pairs", "--min-examples", "2",
                                  "--metadata", json.dumps({"max_items": 3, "ks": [3], "pairs_runs": 2})])  # fmt: skip
@@ -67,6 +67,11 @@ def test_one_study_writes_tables_5_6_and_7(tables: Path) -> None:
     readme = (tables / "README.md").read_text()
     assert "Tables 3, 5, 6, 7" not in readme and "Table 3, Table 5, Table 6, Table 7 layout" in readme
     assert "MS MARCO (2 queries" in readme and written["study"]["train_data"]["name"] == "msmarco"
+    # Table 5 as the paper: trained on the sample's training queries, evaluated on its held-out test queries
+    drawn = written["study"]["train_data"]["sample"]
+    assert (drawn["train_queries"], drawn["test_queries"]) == (8, 2)  # the fixture's 10 queries at 4 : 1
+    assert "evaluated on the 200 test queries of the paper's MS MARCO sample" in readme
+    assert all(row["metrics"]["human_agreement"]["n"] == 2 for row in rows.values())  # --limit 2 of the 2 test queries
 
 
 @pytest.mark.slow

@@ -13,7 +13,9 @@ recomputed with the metrics library, at a size that fits CI.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -168,3 +170,73 @@ def test_every_row_is_checked() -> None:
     checked = ("random ranking", "random judge", "always-A judge", "ranking ")
     unchecked = [row["reference"] for row in ROWS if not row["reference"].startswith(checked)]
     assert not unchecked, unchecked
+
+
+# ----------------------------------------------------------------------------- fine-tuning commands
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "data"
+
+
+def _improve_rows() -> dict[str, tuple[list[str], str]]:
+    """Each table row whose command is an ``improve`` study: its paper cell's first words -> (argv, cost cell)."""
+    import shlex
+
+    rows = {}
+    for line in PAGE.read_text(encoding="utf-8").splitlines():
+        found = re.search(r"`(logic-consistency improve [^`]*)`", line)
+        if line.startswith("| ") and found:
+            paper, _, cost = (cell.strip() for cell in line.strip().strip("|").split(" | ")[:3])
+            rows[paper.split(":")[0]] = (shlex.split(found.group(1)), cost)
+    return rows
+
+
+def _option(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def test_table_3_trains_on_the_whole_feedback_split() -> None:
+    from logic_consistency.tasks.pairwise.improve_data import load_feedback
+
+    argv, cost = _improve_rows()["Table 3"]
+    assert _option(argv, "--train-data") == "summarize_feedback" and "--limit" not in argv  # App. B: the entire set
+    file = FIXTURES / "summarize_from_feedback" / "comparisons_validation.jsonl"
+    data = load_feedback(file, None)  # the command's --limit: none, so every post the loader reads
+    posts = {json.loads(line)["info"]["id"] for line in file.read_text(encoding="utf-8").splitlines() if line.strip()}
+    assert data.source["posts"] == len(posts) and data.source["comparisons"] == data.source["comparisons_read"]
+    assert "SummEval's test half, 50 of its 100 articles" in cost
+
+
+@pytest.mark.skipif(not os.environ.get("LOGIC_CONSISTENCY_DATA"), reason="needs the SummEval copy")
+def test_summevals_test_half_is_the_count_the_page_states() -> None:
+    from logic_consistency.common import in_split
+    from logic_consistency.tasks.data import summeval
+
+    ids = [str(row["instance_id"]) for row in summeval.load()["test"]]
+    assert (sum(in_split(i, "test") for i in ids), len(ids)) == (50, 100)
+
+
+def test_table_5_trains_on_800_sampled_queries_and_evaluates_on_the_200_others() -> None:
+    from logic_consistency.tasks.data.msmarco import SAMPLE, TRAIN_QUERIES, load_part, paper_split
+
+    argv, cost = _improve_rows()["Table 5"]
+    assert _option(argv, "--train-data") == "msmarco" and _option(argv, "--tasks") == "logic_consistency_msmarco"
+    assert "--pairs" in argv and "--limit" not in argv
+    train, test, _ = paper_split([{"instance_id": str(k)} for k in range(10_000)])  # RankGPT's 10K queries
+    assert (len(train), len(test)) == (TRAIN_QUERIES, SAMPLE - TRAIN_QUERIES)
+    assert cost.startswith(f"{TRAIN_QUERIES} queries x 45 pairs") and f"{SAMPLE - TRAIN_QUERIES} queries x 360" in cost
+    assert f"{TRAIN_QUERIES * 45:,} perturbed examples" in cost
+    rows, source = load_part(FIXTURES / "msmarco", "train")  # no --limit: every training query of the sample
+    assert len(rows) == source["sample"]["train_queries"]
+
+
+def test_the_gv_command_states_its_own_number_of_documents() -> None:
+    from logic_consistency.common import in_split
+    from logic_consistency.tasks.gv.arithmetic import GV
+
+    argv, cost = _improve_rows()["Tables 3, 5 and 9, Figure 5"]
+    limit, n_docs = int(_option(argv, "--limit") or 0), json.loads(_option(argv, "--metadata") or "{}")["n_docs"]
+    ids = [f"{GV.name}-{index:05d}" for index in range(n_docs)]  # the loader's document ids
+    train = min(limit, sum(in_split(i, "train") for i in ids))
+    test = min(limit, sum(in_split(i, "test") for i in ids))
+    assert f"N = {train:,} train documents" in cost and f"{test:,} test documents" in cost
+    assert f"{train * 241 * 12 / 1e6:.1f} M training tokens" in cost  # 241 tokens per document, 4 adapters x 3 epochs
+    assert f"N = {train:,}" in (PAGE.parent / "improving.md").read_text(encoding="utf-8")  # one number on both pages

@@ -15,7 +15,7 @@ from typing import Any, cast
 import jinja2
 from lm_eval.api.task import ConfigurableTask
 
-from logic_consistency.common import in_split
+from logic_consistency.common import INSTANCE_HALF, in_split
 from logic_consistency.harness_ext.task import data_files
 from logic_consistency.options import OptionError, read_option, reject_near_misses, reject_unknown
 
@@ -199,7 +199,10 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
                 raise ValueError(
                     f"task {task!r}: metadata.instance_split={split!r} needs an instance_id or id per document"
                 )
-            selected[name] = part.select([i for i, instance in enumerate(ids) if in_split(str(instance), split)])
+            halves = part[INSTANCE_HALF] if INSTANCE_HALF in part.column_names else [None] * len(ids)
+            kept = [i for i, (instance, half) in enumerate(zip(ids, halves, strict=True))
+                    if (half == split if half else in_split(str(instance), split))]  # fmt: skip
+            selected[name] = part.select(kept)
         if all(len(part) == 0 for part in selected.values()):
             raise ValueError(f"task {task!r}: metadata.instance_split={split!r} leaves no document; use more documents")
         self.dataset = type(self.dataset)(selected)

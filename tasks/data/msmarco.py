@@ -1,16 +1,16 @@
 """MS MARCO passage reranking with GPT-3.5 rankings (Sun et al., 2023), the data of the pairwise paper's
 Table 5 (Liu et al., "Aligning with Logic", Appendices B and L).
 
-Two files of the RankGPT repository (``sunnweiwei/RankGPT``, README "Download data and model"):
-``marco-train-10k.jsonl`` (per line ``query``, ``positive_passages``, ``retrieved_passages``: lists of
-``{"docid", "text"}`` in BM25 order) and ``marco-train-10k-gpt3.5.json`` (a JSON list, one GPT-3.5
-permutation answer such as ``"[2] > [1] > [3]"`` per query), read as the authors' ``receive_response``
-reads it (:func:`parse_permutation`). One instance per query: its first ``passages`` retrieved passages
-(10, the paper's "10 candidate passages"), scored by their place in the GPT-3.5 ranking (first of n:
-n - 1). The paper's random 1K queries and 800/200 split are not published: a study takes the first
-``--limit`` queries. Sources: ``$LOGIC_CONSISTENCY_DATA/msmarco/`` or an explicit folder (upstream file
-names); online, the README's Google Drive files through ``datasets.DownloadManager``. The project's data
-folder has no copy; the tests read a hand-written folder in this schema (``tests/fixtures/data/msmarco``).
+RankGPT's ``marco-train-10k.jsonl`` (``query``, ``positive_passages``, ``retrieved_passages`` in BM25
+order) and ``marco-train-10k-gpt3.5.json`` (one GPT-3.5 answer such as ``"[2] > [1] > [3]"`` per query,
+read as the authors' ``receive_response`` reads it, :func:`parse_permutation`). One instance per query:
+its first ``passages`` (10) retrieved passages scored by their place in GPT-3.5's ranking. The paper
+randomly samples 1K queries, 800 for training and 200 for testing (App. B); its draw is unpublished, so
+:func:`paper_split` draws with the suite's seed. :func:`load` is the task ``logic_consistency_msmarco``
+over the 200 (each ``instance_half: test``); ``improve repair --train-data msmarco`` trains on the 800
+(:func:`load_part`). Sources: ``$LOGIC_CONSISTENCY_DATA/msmarco/`` or a folder (upstream file names);
+online, the README's Google Drive files. The project's data has no copy; the tests read a hand-written
+folder in this schema (``tests/fixtures/data/msmarco``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,37 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import _source
-from ._common import DatasetFormatError, require_id, require_records, require_str
+import datasets
+import numpy as np
 
-__all__ = ["FILES", "PASSAGES", "URLS", "load_with_source", "parse_permutation"]
+from logic_consistency.common import INSTANCE_HALF
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
+
+from . import _source
+from ._common import (
+    DatasetFormatError,
+    apply_cap,
+    check_options,
+    make_dataset_dict,
+    pairwise_features,
+    require_id,
+    require_records,
+    require_str,
+)
+
+__all__ = [
+    "FILES",
+    "PASSAGES",
+    "SAMPLE",
+    "SAMPLE_SEED",
+    "TRAIN_QUERIES",
+    "URLS",
+    "load",
+    "load_part",
+    "load_with_source",
+    "paper_split",
+    "parse_permutation",
+]
 
 LOCAL_DIR = "msmarco"
 QUERIES_FILE = "marco-train-10k.jsonl"
@@ -37,6 +64,12 @@ URLS = {
 }
 #: Candidate passages per query (Liu et al. Appendix B).
 PASSAGES = 10
+#: Liu et al. App. B: "we randomly sample 1K queries", "800 queries for training and 200 for testing".
+SAMPLE, TRAIN_QUERIES = 1000, 800
+#: The seed of that draw: the paper's is not published, so the suite's default seed.
+SAMPLE_SEED = DEFAULT_SEED
+#: The field that marks a document's half (``train`` / ``test``): the paper's split, not a hash of its id.
+HALF = INSTANCE_HALF
 
 
 def parse_permutation(answer: str, n: int) -> list[int]:
@@ -155,3 +188,50 @@ def load_with_source(
         rows.append(_row(record, answer, source=str(queries_path), line=number, passages=passages))
     rows = require_records(rows, source=str(queries_path), what="queries")
     return rows, {"name": "msmarco", **source, "queries": len(rows), "passages": passages}
+
+
+def paper_split(
+    rows: list[dict[str, Any]], *, seed: int = SAMPLE_SEED
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The paper's sample of ``rows``: :data:`SAMPLE` drawn at random (all of a smaller copy), the first
+    :data:`TRAIN_QUERIES` drawn for training and the rest for testing (a smaller copy: the same 4 : 1
+    shares, at least one test query); returns the train rows, the test rows and what was drawn."""
+    n = min(SAMPLE, len(rows))
+    drawn = np.random.default_rng(seed).choice(len(rows), size=n, replace=False).tolist()
+    tests = round(n * (SAMPLE - TRAIN_QUERIES) / SAMPLE) if n == SAMPLE else max(1, round(n / 5))
+    chosen = [rows[int(i)] for i in drawn]
+    train, test = chosen[: n - tests], chosen[n - tests :]
+    record = {"queries_read": len(rows), "sampled": n, "seed": seed, "train_queries": len(train),
+              "test_queries": len(test)}  # fmt: skip
+    return train, test, record
+
+
+def load_part(
+    folder: Path | None = None, part: str = "test", *, limit: int | None = None, passages: int = PASSAGES
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``train`` (800) or ``test`` (200) queries of :func:`paper_split`, the first ``limit`` of them,
+    and what was read (the files, the draw, the queries kept).
+
+    Raises:
+        ValueError: ``part`` is neither ``train`` nor ``test``.
+        FileNotFoundError, DatasetFormatError, ConnectionError: As :func:`load_with_source`.
+    """
+    if part not in ("train", "test"):
+        raise ValueError(f"part must be 'train' or 'test', got {part!r}")
+    rows, source = load_with_source(folder, passages=passages)
+    train, test, drawn = paper_split(rows)
+    kept = (train if part == "train" else test)[:limit]
+    return [{**row, HALF: part} for row in kept], {**source, "split": part, "sample": drawn, "queries": len(kept)}
+
+
+def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.DatasetDict:
+    """The task ``logic_consistency_msmarco``: the 200 test queries of the paper's split (lm-eval
+    ``custom_dataset`` entry point), each ranked by GPT-3.5 (the reference order).
+
+    Args:
+        max_items: Keep at most this many passages per query (a seeded subset); ``None`` keeps all 10.
+        seed: Seed of the ``max_items`` subset (the query sample's is :data:`SAMPLE_SEED`).
+    """
+    check_options(max_items, seed)
+    rows, _ = load_part(None, "test")
+    return make_dataset_dict(apply_cap(rows, max_items, seed), pairwise_features({HALF: datasets.Value("string")}))

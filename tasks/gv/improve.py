@@ -7,8 +7,9 @@ are the suite's variants, named so in the report. Round 0 is the base. For round
 k-1 generates and validates its own answers on ``instance_split: train`` documents (``lm_eval
 --log_samples``); the GV-consistent pairs (D_filtered, :func:`.export.pairs_of_sample`) fine-tune the
 *base* with LoRA. SelfTrain (§5 "Baseline") fine-tunes the base once on every complete pair of the
-base's answers; ``selftrain_rounds`` above 1 iterates it (the suite's variant, labelled so). Every row
-is evaluated on ``instance_split: test`` documents through ``lm_eval --model hf --model_args
+base's answers; ``selftrain_rounds`` above 1 iterates it (the suite's variant, labelled so). Each task
+has its own chains with App. F's epochs (:mod:`.improve_chains`; ``pooled``: the suite's variant).
+Every row is evaluated on ``instance_split: test`` documents through ``lm_eval --model hf --model_args
 pretrained=BASE,peft=ADAPTER``; the prompts trained on are the logged task prompts, formatted as the
 evaluation formats them.
 """
@@ -22,11 +23,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import find_files, read_samples
+from logic_consistency.common import find_files, read_samples, task_of_samples_file
 from logic_consistency.harness_ext.training.adapter import check_base
 from logic_consistency.harness_ext.training.devices import evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
     RanOn,
@@ -44,14 +44,12 @@ from logic_consistency.harness_ext.training.transfer import evaluate_transfer, w
 from logic_consistency.tasks.transfer import transfer_families
 
 from .export import pairs_of_sample
-from .improve_report import PAPER_TASK, write_report
+from .improve_chains import CHAINS, Chain, chain_plan, short
+from .improve_report import PAPER_TASK, row_label, write_report
 from .improve_tables import GV_METRICS, task_metrics
+from .validator_sets import with_fixed_sets
 
 __all__ = ["GV_METRICS", "GVStudyOptions", "run_gv_study"]
-
-CHAINS = {"gv": "consistency FT", "selftrain": "SelfTrain"}
-#: The tasks Li et al. train 3 epochs (App. F: arithmetic "has an abundance of training data"); 6 for the others.
-ARITHMETIC_TASKS = frozenset({"logic_consistency_gv_arithmetic", PAPER_TASK})
 
 
 @dataclass(frozen=True)
@@ -59,33 +57,39 @@ class GVStudyOptions(StudyOptions):
     """The ``improve gv`` settings: the common ones and the rounds of each chain.
 
     ``rounds``: consistency FT iterations (Li et al. Table 3 reports 3). ``selftrain_rounds``: 1 is the
-    paper's SelfTrain; more is the suite's iterated variant.
+    paper's SelfTrain; more is the suite's iterated variant. ``pooled``: with several tasks, one adapter
+    per round on every task's pairs (the suite's variant; the paper fine-tunes each task on its own).
     """
 
     tasks: str = PAPER_TASK
     rounds: int = 3
     selftrain_rounds: int = 1
     transfer: bool = False  #: every row also on the other families (the transfer table, :mod:`...tasks.transfer`)
+    pooled: bool = False
 
     def rounds_of(self, chain: str) -> int:
         """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
         return self.rounds if chain == "gv" else self.selftrain_rounds
 
 
-def _row_name(chain: str, round_: int) -> str:
-    return "round_0" if round_ == 0 else f"{chain}_round_{round_}"
-
-
-def _label(chain: str, round_: int) -> str:
-    return f"{CHAINS[chain]} round {round_} (data from {_row_name(chain, round_ - 1)})"
+def _of_task(samples: Sequence[Path], task: str | None) -> list[Path]:
+    """The samples files of ``task`` (all of them for ``None``)."""
+    return [path for path in samples if task is None or task_of_samples_file(path) == task]
 
 
 class _GVStudy:
     def __init__(self, options: GVStudyOptions) -> None:
         self.options = options
         self.base = check_base(options.base)
-        long_task = any(name not in ARITHMETIC_TASKS for name in options.tasks.split(","))
-        self.settings = settings_for("gv", options.train_args, long_task=long_task)
+        self.tasks = options.tasks.split(",")
+        self.chains = chain_plan(self.tasks, options.train_args, pooled=options.pooled)
+        self.settings = self.chains[0].settings  # the dtype every row is scored in (the chains differ in epochs only)
+        per_task = any(chain.task for chain in self.chains)
+        hyperparameters = (
+            {chain.task: chain.settings.as_dict() for chain in self.chains if chain.kind == "gv"}
+            if per_task
+            else self.settings.as_dict()
+        )
         self.study = Study(
             options.out,
             {
@@ -96,18 +100,24 @@ class _GVStudy:
                 "rounds": options.rounds,
                 "selftrain_rounds": options.selftrain_rounds,
                 "metadata": dict(options.metadata),
-                "hyperparameters": self.settings.as_dict(),
+                "hyperparameters": hyperparameters,
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
                 "base_path": str(self.base.resolve()),
                 **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
+                **({"pooled": True} if options.pooled and len(self.tasks) > 1 else {}),
             },
             options.rebuild_mismatched,
         )
 
-    def evaluate(self, row: str, split: str, adapter: Path | None) -> list[Path]:
+    def identity_of(self, chain: Chain) -> dict[str, Any]:
+        """The study's identity with the chain's own hyperparameters (what its adapters' manifests hold)."""
+        return {**self.study.identity, "hyperparameters": chain.settings.as_dict()}
+
+    def evaluate(self, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
+        tasks = tasks or self.options.tasks
         run = LmEvalRun(
             base=self.base,
-            tasks=self.options.tasks,
+            tasks=with_fixed_sets(tasks) if split == "test" else tasks,  # Table 5's validator: App. H's sets
             metadata={**self.options.metadata, "instance_split": split},
             limit=self.options.limit,
             out=self.study.row_dir(row) / f"{split}_eval",
@@ -126,32 +136,46 @@ class _GVStudy:
                     pairs += [(r["prompt"], r["response"], r["role"] == "validator") for r in records]
         return pairs
 
-    def transfer(self, row: str, adapter: Path | None, metrics: Mapping[str, Any]) -> dict[str, Any]:
-        """The row on the other families (``--transfer``); its GV column is its own test evaluation."""
-        run = LmEvalRun(base=self.base, tasks=self.options.tasks, metadata={}, limit=self.options.limit,
+    def train_samples(self, chain: Chain, round_: int) -> list[Path]:
+        """Round ``round_``'s data: the chain's task's samples of round ``round_ - 1`` on the train split
+        (round 0's train-split evaluation covers every task; a later round's its chain's task only)."""
+        source = chain.row(round_ - 1)
+        if round_ == 1:
+            return _of_task(self.evaluate(source, "train", None), chain.task)
+        adapter = self.study.row_dir(source) / "adapter"
+        return _of_task(self.evaluate(source, "train", adapter, **self.tasks_of(chain.tasks)), chain.task)
+
+    def tasks_of(self, tasks: str) -> dict[str, str]:
+        """``evaluate``'s ``tasks`` argument: given only where a row's tasks are not the study's."""
+        return {} if tasks == self.options.tasks else {"tasks": tasks}
+
+    def transfer(self, row: str, adapter: Path | None, metrics: Mapping[str, Any], tasks: str) -> dict[str, Any]:
+        """The row on the other families (``--transfer``), in the training dtype as every evaluation of the
+        study; its GV column is its own test evaluation."""
+        run = LmEvalRun(base=self.base, tasks=tasks, metadata={}, limit=self.options.limit,
                         out=self.study.row_dir(row) / "transfer", adapter=adapter,
-                        apply_chat_template=self.options.chat_template)  # fmt: skip
+                        apply_chat_template=self.options.chat_template,
+                        dtype=evaluation_dtype(self.settings, None))  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
-        # the row's own GV column: its test evaluation's average over the study's tasks (Table 3's Average)
-        own = {"task": self.options.tasks, "metrics": dict(metrics.get("average") or {})}
+        # the row's own GV column: its test evaluation's average over its tasks (Table 3's Average)
+        own = {"task": tasks, "metrics": dict(metrics.get("average") or {})}
         return {"gv": own, **evaluate_transfer(run, others, self.study.row_dir(row) / "transfer", label=row)}
 
-    def not_trained(self, chain: str, round_: int, reason: str) -> dict[str, Any]:
+    def not_trained(self, chain: Chain, round_: int, reason: str) -> dict[str, Any]:
         """A round that is not trained (too few examples, or its data's round was not): said, never silent.
 
         Not recorded as finished, so a rerun (more documents, a lower ``--min-examples``) tries again.
         """
-        message = f"{CHAINS[chain]} round {round_}: not trained ({reason})"
+        message = f"{chain.name} round {round_}: not trained ({reason})"
         print(f"logic-consistency improve gv: {message}", file=sys.stderr)
-        row = _row_name(chain, round_)
-        return {"row": row, "chain": CHAINS[chain], "round": round_, "adapter": None, "metrics": {}, "training": None,
-                "not_trained": message}  # fmt: skip
+        return {"row": chain.row(round_), "chain": CHAINS[chain.kind], "round": round_, "adapter": None,
+                "metrics": {}, "training": None, "not_trained": message, **_task_of(chain)}  # fmt: skip
 
     def row(
-        self, chain: str, round_: int, previous: Mapping[str, Any] | None = None, ran_on: RanOn | None = None
+        self, chain: Chain, round_: int, previous: Mapping[str, Any] | None = None, ran_on: RanOn | None = None
     ) -> dict[str, Any]:
-        name = _row_name(chain, round_)
+        name = chain.row(round_)
         done = self.study.finished(name)
         if done is not None:  # checked by verify_kept before any unit ran
             return done
@@ -160,12 +184,10 @@ class _GVStudy:
         adapter = None
         manifest: dict[str, Any] | None = None
         if round_ > 0:
-            source = _row_name(chain, round_ - 1)
-            source_adapter = self.study.row_dir(source) / "adapter" if round_ > 1 else None
-            samples = self.evaluate(source, "train", source_adapter)
-            pairs = self.training_pairs(samples, consistent_only=chain == "gv")
+            samples = self.train_samples(chain, round_)
+            pairs = self.training_pairs(samples, consistent_only=chain.kind == "gv")
             if len(pairs) < self.options.min_examples:
-                kind = "GV-consistent" if chain == "gv" else "complete"
+                kind = "GV-consistent" if chain.kind == "gv" else "complete"
                 documents = sum(1 for path in samples for _ in read_samples(path))
                 return self.not_trained(
                     chain,
@@ -173,38 +195,45 @@ class _GVStudy:
                     f"{len(pairs) // 2} {kind} pairs from {documents} train documents: {len(pairs)} examples, "
                     f"fewer than --min-examples {self.options.min_examples}",
                 )
-            label = _label(chain, round_)
+            label = chain.label(round_)
             examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
-            identity = row_identity(self.study.identity, name, label=label, recipe="gv", examples=examples)
+            identity = row_identity(self.identity_of(chain), name, label=label, recipe="gv", examples=examples)
             self.study.kept(name, identity)  # an adapter kept from an earlier try must be this row's
             adapter = self.study.row_dir(name) / "adapter"
-            job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples,
-                           self.options.merge_weights)  # fmt: skip
+            job = TrainJob(self.base, examples, adapter, chain.settings, "gv", label, "train",
+                           self.options.min_examples, self.options.merge_weights)  # fmt: skip
             manifest = train_adapter(job)
         else:
             identity = row_identity(self.study.identity, name)
             self.study.kept(name, identity)
+        tasks = chain.tasks if round_ else self.options.tasks
         summary: dict[str, Any] = {
             "row": name,
-            "chain": CHAINS[chain] if round_ else "base",
+            "chain": CHAINS[chain.kind] if round_ else "base",
             "round": round_,
+            **(_task_of(chain) if round_ else {}),
             "adapter": str(adapter) if adapter else None,
-            "metrics": task_metrics(self.evaluate(name, "test", adapter)),
+            "metrics": task_metrics(self.evaluate(name, "test", adapter, **self.tasks_of(tasks))),
             "training": manifest,
             "ran_on": dict(ran_on or {}),
             "identity": identity,
         }
         if self.options.transfer:
-            summary["transfer"] = self.transfer(name, adapter, summary["metrics"])
+            summary["transfer"] = self.transfer(name, adapter, summary["metrics"], tasks)
         self.study.finish(name, summary)
         return summary
+
+
+def _task_of(chain: Chain) -> dict[str, str]:
+    """A per-task row's ``task`` field (none for a row over every task)."""
+    return {"task": chain.task} if chain.task else {}
 
 
 def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
     """Run (or resume) the study; write its table, Pareto plot and README; return the rows in order.
 
-    Round 0 is one unit of ``executor`` (default: here, in order), then each chain is one; the report
-    is written once every unit has ended. A chain whose rows are all finished is not run again.
+    Round 0 is one unit of ``executor`` (default: here, in order), then each chain (per task) is one;
+    the report is written once every unit has ended. A chain whose rows are all finished is not run again.
 
     Raises:
         StudyFolderError: ``out`` holds another study.
@@ -219,7 +248,7 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
     verify_kept(study, chains=False)
-    # round 0 first (with the train-split evaluation both chains' round 1 trains from); then the two
+    # round 0 first (with the train-split evaluation every chain's round 1 trains from); then the
     # chains, independent of each other, each one unit: its rounds are strictly sequential (round k
     # trains on data round k-1's model generates), so a unit per round would run no faster
     first = StudyUnit("round_0", ("round_0",), partial(_round_zero, study))
@@ -229,18 +258,52 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
     ):
         executor([first])
     verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
-    names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds_of(chain) + 1)) for chain in CHAINS}
-    units = [StudyUnit(CHAINS[chain], names[chain], partial(_chain, study, chain)) for chain in CHAINS]
+    units = [
+        StudyUnit(chain.name, tuple(chain.row(k) for k in _rounds(options, chain)), partial(_chain, study, chain))
+        for chain in study.chains
+    ]
     pending = [unit for unit in units if not _all_finished(study, unit)]
     ran = {unit.name: result for unit, result in zip(pending, executor(pending), strict=True)}
-    rows = [study.row("gv", 0)]
-    for chain, unit in zip(CHAINS, units, strict=True):
-        rows += ran.get(unit.name) or [study.row(chain, k) for k in range(1, options.rounds_of(chain) + 1)]
-    write_report(study.study, rows, identity=dict(study.study.identity))
+    rows = [study.row(study.chains[0], 0)]
+    for chain, unit in zip(study.chains, units, strict=True):
+        rows += ran.get(unit.name) or [study.row(chain, k) for k in _rounds(options, chain)]
+    write_report(study.study, rows, identity=dict(study.study.identity), table_rows=method_rows(study, rows))
     if options.transfer:  # transfer.md beside the README (a row not trained has no cell: undefined)
         families = transfer_families("gv", options.tasks, options.metadata)
-        write_transfer_table(study.study.out, [(r["row"], r.get("transfer") or {}) for r in rows], families)
+        labelled = [(_row_name(r), r.get("transfer") or {}) for r in rows]
+        write_transfer_table(study.study.out, labelled, families)
     return rows
+
+
+def _row_name(row: Mapping[str, Any]) -> str:
+    """A row as every table names it (:func:`.improve_report.row_label`, with its task where it has one)."""
+    return row_label(row) + (f" [{short(row['task'])}]" if row.get("task") else "")
+
+
+def _rounds(options: GVStudyOptions, chain: Chain) -> range:
+    return range(1, options.rounds_of(chain.kind) + 1)
+
+
+def method_rows(study: _GVStudy, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Table 3's rows, one per method: with one chain per task, each task's cells come from that task's
+    own adapter (its chain's row of that round) and the average is over the tasks, as the paper's."""
+    if not any(chain.task for chain in study.chains):
+        return list(rows)
+    table: list[Mapping[str, Any]] = [rows[0]]
+    for kind in CHAINS:
+        for k in range(1, study.options.rounds_of(kind) + 1):
+            names = {chain.row(k) for chain in study.chains if chain.kind == kind}
+            members = [r for r in rows if r["row"] in names]
+            trained = [r for r in members if not r.get("not_trained")]
+            folders = [study.study.row_dir(r["row"]) / "test_eval" for r in trained]
+            samples = [path for folder in folders for path in find_files(folder, "samples_*.jsonl")]
+            entry: dict[str, Any] = {"row": f"{kind}_round_{k}", "chain": CHAINS[kind], "round": k,
+                                     "metrics": task_metrics(samples, tasks=study.tasks),
+                                     "adapters": {r["task"]: r["adapter"] for r in members}}  # fmt: skip
+            if not trained:
+                entry["not_trained"] = "; ".join(r["not_trained"] for r in members)
+            table.append(entry)
+    return table
 
 
 def _all_finished(study: _GVStudy, unit: StudyUnit) -> bool:
@@ -249,16 +312,16 @@ def _all_finished(study: _GVStudy, unit: StudyUnit) -> bool:
 
 def _round_zero(study: _GVStudy, ran_on: RanOn) -> list[dict[str, Any]]:
     """Round 0's unit: the base evaluated on the test split (its row) and on the train split (round 1's data)."""
-    row = study.row("gv", 0, ran_on=ran_on)
+    row = study.row(study.chains[0], 0, ran_on=ran_on)
     study.evaluate("round_0", "train", None)
     return [row]
 
 
-def _chain(study: _GVStudy, chain: str, ran_on: RanOn) -> list[dict[str, Any]]:
+def _chain(study: _GVStudy, chain: Chain, ran_on: RanOn) -> list[dict[str, Any]]:
     """One chain's unit: its rounds 1..R in order, each trained on data the previous round's model made."""
     previous = study.study.finished("round_0")
     rows = []
-    for k in range(1, study.options.rounds_of(chain) + 1):
+    for k in _rounds(study.options, chain):
         previous = study.row(chain, k, previous, ran_on=ran_on)
         rows.append(previous)
     return rows
@@ -276,15 +339,16 @@ def verify_kept(study: _GVStudy, *, chains: bool) -> None:
     if not chains:
         study.study.kept("round_0", row_identity(study.study.identity, "round_0"), merge_weights=options.merge_weights)
         return
-    for chain in CHAINS:
-        for k in range(1, options.rounds_of(chain) + 1):
-            name, source = _row_name(chain, k), _row_name(chain, k - 1)
+    for chain in study.chains:
+        for k in _rounds(options, chain):
+            name, source = chain.row(k), chain.row(k - 1)
             if study.study.finished(name) is None:
                 continue  # an unfinished row's kept adapter is checked when its unit builds its data
             evaluation = study.study.row_dir(source) / "train_eval"
             known: dict[str, Any] = {"unknown_data": f"{source} has no finished train-split evaluation"}
             if (evaluation / "done").is_file():
-                pairs = study.training_pairs(find_files(evaluation, "samples_*.jsonl"), consistent_only=chain == "gv")
+                samples = _of_task(find_files(evaluation, "samples_*.jsonl"), chain.task)
+                pairs = study.training_pairs(samples, consistent_only=chain.kind == "gv")
                 known = {"examples": format_examples(study.base, pairs, chat_template=options.chat_template)}
-            identity = row_identity(study.study.identity, name, label=_label(chain, k), recipe="gv", **known)
+            identity = row_identity(study.identity_of(chain), name, label=chain.label(k), recipe="gv", **known)
             study.study.kept(name, identity, merge_weights=options.merge_weights)

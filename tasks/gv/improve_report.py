@@ -16,8 +16,10 @@ from typing import Any
 from logic_consistency.harness_ext.training.study import Study
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
+from .improve_chains import POOLED, short
 from .improve_figure import pareto_png
 from .improve_tables import CORRECTNESS
+from .validator_sets import APP_H_METRIC, NO_SET
 
 __all__ = ["ITERATED", "row_label", "setting_of", "write_report"]
 
@@ -86,17 +88,54 @@ def tables(rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
 
     consistency = [(_short(t), per(t, "gv_consistency")) for t in tasks]
     consistency.append(("Average", lambda m: (m.get("average") or {}).get("gv_consistency")))
-    accuracy = [(f"{_short(t)} {who}", per(t, f"{who}_accuracy")) for t in tasks for who in ("generator", "validator")]
+    accuracy = []
+    for t in tasks:
+        accuracy.append((f"{_short(t)} generator", per(t, "generator_accuracy")))
+        fixed = any((per(t, APP_H_METRIC)(r["metrics"]) or {}).get("n") for r in rows)
+        if fixed:
+            accuracy.append((f"{_short(t)} validator (App. H set)", per(t, APP_H_METRIC)))
+        else:
+            why = NO_SET.get(_short(t).removesuffix("_generate"), "no App. H set in this study")
+            accuracy.append((f"{_short(t)} validator (suite's measure: its own answers; {why})",
+                             per(t, "validator_accuracy")))  # fmt: skip
     return _table(rows, consistency), _table(rows, accuracy)
 
 
-def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: Mapping[str, Any]) -> None:
+def _layout(identity: Mapping[str, Any]) -> str:
+    """How the study's adapters were trained: one task, each task on its own (the paper's), or pooled."""
+    tasks = str(identity["tasks"]).split(",")
+    if len(tasks) == 1:
+        return f"One consistency FT chain and one SelfTrain model on `{tasks[0]}`."
+    if identity.get("pooled"):
+        return f"Every task's pairs trained together, one adapter per round ({POOLED})."
+    epochs = {short(t): h.get("epochs") for t, h in (identity.get("hyperparameters") or {}).items()}
+    said = ", ".join(f"{task} {value:g}" for task, value in epochs.items())
+    return (
+        "Each task fine-tuned on its own, as Li et al.: one consistency FT chain and one SelfTrain model per "
+        f"task, each with App. F's epochs ({said}); a method's row takes each task from that task's adapter."
+    )
+
+
+def _name(row: Mapping[str, Any]) -> str:
+    return row_label(row) + (f" [{short(row['task'])}]" if row.get("task") else "")
+
+
+def write_report(
+    study: Study,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    identity: Mapping[str, Any],
+    table_rows: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
     """Write ``table.md`` (Table 3), ``accuracy.md`` (Table 5), ``table.json``, ``pareto.png`` (Figure 5, its
-    points in ``figure5.json``) and ``README.md``."""
+    points in ``figure5.json``) and ``README.md``. ``table_rows``: one row per method (each task's cells
+    from its own adapter, :func:`.improve.method_rows`); by default ``rows``."""
+    trained_rows, rows = rows, list(table_rows if table_rows is not None else rows)
     table3, table5 = tables(rows)
     atomic_write(study.out / "table.md", [table3.encode()])
     atomic_write(study.out / "accuracy.md", [table5.encode()])
-    atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": list(rows)}, indent=2)
+    payload = {"study": dict(identity), "rows": list(trained_rows), "table_rows": rows}
+    atomic_write_json(study.out / "table.json", payload, indent=2)
     figure = pareto_png(study.out / "pareto.png", rows, _tasks(rows), row_label)
     atomic_write_json(study.out / "figure5.json", figure, indent=2)
     metadata = identity.get("metadata") or {}
@@ -111,14 +150,18 @@ def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: M
         "",
         *settings,
         "",
+        _layout(identity),
+        "",
         "Table 3 (Li et al.): GV-consistency of each task and the average over tasks (the mean of the task "
         "scores; its interval resamples each task's documents on its own).",
         "",
         table3,
-        "Table 5 (Li et al.): generator and validator accuracy of each task.",
+        "Table 5 (Li et al.): generator and validator accuracy of each task; the validator on App. H's fixed set "
+        "(a right and a verified wrong answer per test document, `tasks/gv/validator_sets.py`) where the suite "
+        "builds one, else on the model's own answers (the suite's measure, its column says why).",
         "",
         table5,
-        *[f"- {r['not_trained']}" for r in rows if r.get("not_trained")],
+        *[f"- {r['not_trained']}" for r in trained_rows if r.get("not_trained")],
         "",
         f"![Figure 5](pareto.png): {CORRECTNESS} (x) is the mean of generator and validator accuracy per "
         "document (Li et al. App. I), against GV-consistency (y), with 95% intervals on both.",
@@ -126,11 +169,11 @@ def write_report(study: Study, rows: Sequence[Mapping[str, Any]], *, identity: M
         "| row | training examples | steps | train loss | tokens/s | wall s | device |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in (r for r in rows if r.get("training")):
+    for r in (r for r in trained_rows if r.get("training")):
         t = r["training"]
         rate = "undefined" if t["train_tokens_per_s"] is None else t["train_tokens_per_s"]
         lines.append(
-            f"| {row_label(r)} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | {rate} | "
+            f"| {_name(r)} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | {rate} | "
             f"{t['wall_time_s']} | {t['device']} |"
         )
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])

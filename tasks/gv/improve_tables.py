@@ -2,15 +2,15 @@
 
 Table 3 is GV-consistency per task plus the average over tasks (the paper's "Average" column: the
 mean of the task scores, never the documents of several tasks pooled); Table 5 is the generator and
-the validator accuracy per task. Figure 5's correctness axis is "the mean of the generator/validator
-performance" (Li et al. App. I): per document, the mean of its generator and validator accuracy,
-over the documents where both are defined (in the arithmetic tasks every document the validator
-judged), so that it equals the mean of the two accuracies on the same documents.
+the validator accuracy per task, the validator's on App. H's fixed set where the suite builds one
+(:mod:`.validator_sets`), else on the model's own answers (the suite's measure, labelled so). Figure
+5's correctness is "the mean of the generator/validator performance" (App. I): per document, the mean
+of its generator and validator accuracy (App. H's on the same document where there is one), over the
+documents where both are defined.
 
-Intervals are the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for
-one task; for the average over tasks, each task's documents are resampled on their own
-(``scipy.stats.bootstrap`` with one sample per task, ``paired=False``: a stratified bootstrap, as
-the tasks are separate test sets) and the statistic is the mean of the task means.
+Intervals: the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for one
+task; for the average over tasks, a stratified bootstrap (``scipy.stats.bootstrap``, one sample per
+task, ``paired=False``: the tasks are separate test sets) of the mean of the task means.
 """
 
 from __future__ import annotations
@@ -23,13 +23,15 @@ from typing import Any
 from logic_consistency.common import read_samples, task_of_samples_file
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 
+from .validator_sets import APP_H, APP_H_METRIC
+
 __all__ = ["CORRECTNESS", "GV_METRICS", "TABLE_METRICS", "task_metrics"]
 
 #: The metrics each document of a GV task logs.
 GV_METRICS = ("gv_consistency", "generator_accuracy", "validator_accuracy")
 #: Figure 5's correctness axis (Li et al. App. I), computed here per document.
 CORRECTNESS = "correctness"
-TABLE_METRICS = (*GV_METRICS, CORRECTNESS)
+TABLE_METRICS = (*GV_METRICS, APP_H_METRIC, CORRECTNESS)
 _RESAMPLES = 10_000  # as metrics/bootstrap.py
 
 
@@ -80,25 +82,42 @@ def _average(per_task: Mapping[str, Sequence[float]]) -> dict[str, Any]:
     return {"mean": mean, "ci95": [float(low), float(high)], "n": n}
 
 
-def task_metrics(samples: Sequence[Path]) -> dict[str, Any]:
+def _doc_key(sample: Mapping[str, Any], line: int) -> str:
+    """What joins a document of a GV task with the same document of its App. H task: its id (else its
+    ``doc_id``, else its line: a document never merges with another)."""
+    doc = sample.get("doc") or {}
+    key = doc.get("id", sample.get("doc_id"))
+    return f"line {line}" if key is None else str(key)
+
+
+def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
     """A row's metrics: ``per_task`` (task -> metric -> mean, 95% interval, n) and ``average`` over tasks.
 
     A document where a metric is undefined (missing or NaN) is left out of that metric, never counted as 0.
+    ``tasks`` are in the row whether or not a file holds them (a task without a value leaves the average
+    undefined, naming it). An App. H task's samples (:mod:`.validator_sets`) give their GV task's
+    ``validator_accuracy_app_h``; correctness then takes the validator from there (joined by document id).
     """
-    values: dict[str, dict[str, list[float]]] = {}
+    values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
+    by_doc: dict[str, dict[str, dict[str, float]]] = {}  # task -> metric -> document id -> value
     for path in samples:
-        task = task_of_samples_file(path) or path.stem
+        file_task = task_of_samples_file(path) or path.stem
+        task = APP_H.get(file_task, file_task)
         found = values.setdefault(task, {name: [] for name in TABLE_METRICS})
-        for _, sample in read_samples(path):
-            numbers = {name: _number(sample.get(name)) for name in GV_METRICS}
-            for name, number in numbers.items():
+        per_doc = by_doc.setdefault(task, {name: {} for name in (*GV_METRICS, APP_H_METRIC)})
+        for line, sample in read_samples(path):
+            for name in (*GV_METRICS, APP_H_METRIC):
+                number = _number(sample.get(name))
                 if number is not None:
                     found[name].append(number)
-            generator, validator = numbers["generator_accuracy"], numbers["validator_accuracy"]
-            if generator is not None and validator is not None:
-                found[CORRECTNESS].append((generator + validator) / 2)
-    tasks = sorted(values)
+                    per_doc[name][_doc_key(sample, line)] = number
+    for task, per_doc in by_doc.items():
+        # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
+        validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]
+        generator = per_doc["generator_accuracy"]
+        values[task][CORRECTNESS] = [(generator[k] + validator[k]) / 2 for k in generator if k in validator]
+    ordered = sorted(values)
     return {
-        "per_task": {task: {name: _summary(values[task][name]) for name in TABLE_METRICS} for task in tasks},
-        "average": {name: _average({task: values[task][name] for task in tasks}) for name in TABLE_METRICS},
+        "per_task": {task: {name: _summary(values[task][name]) for name in TABLE_METRICS} for task in ordered},
+        "average": {name: _average({task: values[task][name] for task in ordered}) for name in TABLE_METRICS},
     }

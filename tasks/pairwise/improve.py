@@ -64,6 +64,8 @@ __all__ = ["ROWS", "columns", "RepairStudyOptions", "run_repair_study"]
 
 #: The family this study improves (its column of the transfer table is the rows' own evaluation).
 FAMILY = "pairwise"
+#: Where Liu et al. evaluate Table 5: the 200 test queries of their MS MARCO sample (App. B).
+MSMARCO_TASK = "logic_consistency_msmarco"
 #: Table 5's PairS columns (:mod:`.pairs_task`).
 PAIRS_METRICS = ("pairs_spearman", "pairs_spearman_calibrated")
 #: Table 3's rows: (row folder, label); ``--method`` and ``--downsample-to`` derive the others (:mod:`.improve_rows`).
@@ -306,8 +308,14 @@ def _origin(source: Mapping[str, Any] | None) -> str:
         return "`instance_split: train`"
     where = f"`{source.get('file') or source.get('hub') or source.get('url')}`"
     if source["name"] == MSMARCO:
-        return (f"MS MARCO ({source['queries']} queries, {source['comparisons']} comparisons from the GPT-3.5 rankings "
-                f"of {where}, Sun et al. 2023)")  # fmt: skip
+        drawn = source.get("sample") or {}
+        of = (
+            f" of the {drawn['train_queries']} training queries of a seeded {drawn['sampled']}-query sample"
+            if drawn
+            else ""
+        )
+        return (f"MS MARCO ({source['queries']} queries{of}, {source['comparisons']} comparisons from the GPT-3.5 "
+                f"rankings of {where}, Sun et al. 2023)")  # fmt: skip
     split = ", train split" if source.get("split") else ""
     return f"Summarize from Feedback ({source['posts']} posts, {source['comparisons']} comparisons of {where}{split})"
 
@@ -325,9 +333,10 @@ def _variants(identity: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[s
         notes.append("Table 6: each REPAIR-ed row's training examples down-sampled at random (seeded) to the "
                      f"perturbed row's count: {'; '.join(sampled) or 'no trained row yet'}.")  # fmt: skip
     if identity.get("pairs"):
+        where = ("the 200 test queries of the paper's MS MARCO sample, as the paper" if identity["tasks"] == MSMARCO_TASK
+                 else "the task's own test split, not the paper's MS MARCO test queries: the suite's variant")  # fmt: skip
         notes.append(f"Table 5: PairS columns from `{pairs_task(identity['tasks'])}` (mean Spearman over "
-                     "`pairs_runs` runs; the paper's MS MARCO test split is not a task of the suite, so the "
-                     "evaluation is the task's own test split: the suite's variant).")  # fmt: skip
+                     f"`pairs_runs` runs), evaluated on {where}.")  # fmt: skip
     return notes
 
 

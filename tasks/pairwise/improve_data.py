@@ -3,8 +3,9 @@
 ``task`` (the default): the evaluated task's own ``instance_split: train`` documents. ``summarize_feedback``:
 the pairwise paper's data (Liu et al. §4.2, Appendix B), Summarize from Feedback's train split
 (``$LOGIC_CONSISTENCY_DATA``'s copy, else the hub); ``summarize_feedback:PATH`` a JSONL file in its schema;
-``--limit`` bounds the posts. ``msmarco[:DIR]`` (Table 5): MS MARCO queries with GPT-3.5's passage rankings
-(:mod:`...data.msmarco`); ``--limit`` bounds the queries; a query and two passages fit NovelEval's prompt.
+``--limit`` bounds the posts. ``msmarco[:DIR]`` (Table 5): the 800 training queries of the paper's seeded
+1K MS MARCO sample with GPT-3.5's passage rankings (:mod:`...data.msmarco`; its 200 test queries are the task
+``logic_consistency_msmarco``); ``--limit`` bounds the queries; a query and two passages fit its prompt.
 
 The prompts stay the evaluated task's own, so the task must show a source text (its ``context``) and two
 items. External documents are not the task's, so the train/test check compares content (lower-cased words,
@@ -52,7 +53,7 @@ FEEDBACK = "summarize_feedback"
 MSMARCO = "msmarco"
 #: ``--train-data`` source -> (what a document shows, the task that fits).
 _FITS = {FEEDBACK: ("a post and two summaries", "logic_consistency_summeval"),
-         MSMARCO: ("a query and two passages", "logic_consistency_noveleval")}  # fmt: skip
+         MSMARCO: ("a query and two passages", "logic_consistency_msmarco")}  # fmt: skip
 #: The overlap check's passage length in words (the 13-gram overlap of contamination checks, Brown et
 #: al., 2020): one shared passage refuses a post. A test context shorter than this is compared whole
 #: only (a short one, a query, would be found inside many posts by chance).
@@ -133,17 +134,18 @@ def load_feedback(path: Path | None, limit: int | None) -> FeedbackData:
 
 
 def load_msmarco(path: Path | None, limit: int | None) -> FeedbackData:
-    """The first ``limit`` MS MARCO queries as a pairwise task's documents, their GPT-3.5 preferences and source.
+    """The first ``limit`` of the 800 training queries of the paper's MS MARCO sample (all of them for
+    ``None``) as a pairwise task's documents, their GPT-3.5 preferences and source.
 
     Raises:
         DatasetFormatError: A malformed record (naming the file, line and field).
         FileNotFoundError: A file is missing.
     """
-    from logic_consistency.tasks.data.msmarco import load_with_source
+    from logic_consistency.tasks.data.msmarco import load_part
 
     if path is not None and not path.is_dir():
         raise FileNotFoundError(f"--train-data {MSMARCO}:{path}: folder not found")
-    rows, source = load_with_source(path, limit=limit)
+    rows, source = load_part(path, "train", limit=limit)
     prefs = from_loader(rows)
     comparisons = sum(len(inst.comparisons) for inst in prefs.values())
     docs = [{key: row[key] for key in ("instance_id", "context", "items", "item_ids")} for row in rows]

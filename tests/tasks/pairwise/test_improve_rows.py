@@ -11,7 +11,16 @@ import pytest
 
 from logic_consistency.harness_ext.training.transfer import TransferFamily, transfer_markdown
 from logic_consistency.tasks.data import DatasetFormatError
-from logic_consistency.tasks.data.msmarco import load_with_source, parse_permutation
+from logic_consistency.tasks.data.msmarco import (
+    SAMPLE,
+    SAMPLE_SEED,
+    TRAIN_QUERIES,
+    load,
+    load_part,
+    load_with_source,
+    paper_split,
+    parse_permutation,
+)
 from logic_consistency.tasks.pairwise.improve_rows import downsample, layout_names, row_specs
 from logic_consistency.tasks.pairwise.preferences import from_loader
 from logic_consistency.tasks.transfer import transfer_families
@@ -54,19 +63,40 @@ def test_a_gpt_answer_is_read_as_the_authors_read_it() -> None:
 
 def test_msmarco_rows_score_each_passage_by_its_place_in_the_gpt_ranking() -> None:
     rows, source = load_with_source(FIXTURE)
-    assert source["queries"] == 3 and source["name"] == "msmarco" and len(source["sha256"]) == 64
+    assert source["queries"] == 10 and source["name"] == "msmarco" and len(source["sha256"]) == 64
     assert rows[1]["human_scores"] == [2.0, 3.0, 0.0, 1.0]  # "[2] > [1] > [4] > [3]"
     prefs = from_loader(rows)
-    assert sum(len(inst.comparisons) for inst in prefs.values()) == 3 * 6
+    assert sum(len(inst.comparisons) for inst in prefs.values()) == 10 * 6
     assert len(load_with_source(FIXTURE, limit=2)[0]) == 2
     assert load_with_source(FIXTURE, passages=2)[0][2]["human_scores"] == [1.0, 0.0]
+
+
+def test_the_papers_msmarco_sample_is_1k_random_queries_split_800_200() -> None:
+    rows = [{"instance_id": f"q{k}"} for k in range(10_000)]  # RankGPT's file holds 10K queries
+    train, test, drawn = paper_split(rows)
+    assert (len(train), len(test)) == (TRAIN_QUERIES, SAMPLE - TRAIN_QUERIES) == (800, 200)
+    ids = {r["instance_id"] for r in train} | {r["instance_id"] for r in test}
+    assert len(ids) == 1000 and [r["instance_id"] for r in train][:3] != ["q0", "q1", "q2"]  # random, not the first
+    assert paper_split(rows) == (train, test, drawn) and drawn["seed"] == SAMPLE_SEED  # seeded
+    assert drawn == {"queries_read": 10_000, "sampled": 1000, "seed": SAMPLE_SEED, "train_queries": 800,
+                     "test_queries": 200}  # fmt: skip
+
+
+def test_the_msmarco_task_is_the_held_out_queries_and_training_never_sees_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE.parent))
+    train, source = load_part(None, "train")
+    test = load(max_items=None)["test"]
+    assert (len(train), len(test)) == (source["sample"]["train_queries"], source["sample"]["test_queries"]) == (8, 2)
+    assert not {r["context"] for r in train} & set(test["context"])
+    assert set(test["instance_half"]) == {"test"}  # instance_split: test keeps all of them (not a hash's half)
+    assert len(load_part(None, "train", limit=3)[0]) == 3
 
 
 def test_a_malformed_msmarco_folder_is_named(tmp_path: Path) -> None:
     for name in ("marco-train-10k.jsonl", "marco-train-10k-gpt3.5.json"):
         (tmp_path / name).write_text((FIXTURE / name).read_text())
     (tmp_path / "marco-train-10k-gpt3.5.json").write_text(json.dumps(["[1] > [2]"]))
-    with pytest.raises(DatasetFormatError, match="1 answers for the 3 queries"):
+    with pytest.raises(DatasetFormatError, match="1 answers for the 10 queries"):
         load_with_source(tmp_path)
     (tmp_path / "marco-train-10k.jsonl").unlink()
     with pytest.raises(FileNotFoundError, match="marco-train-10k.jsonl"):
