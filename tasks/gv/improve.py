@@ -38,7 +38,8 @@ from logic_consistency.harness_ext.training.study import (
     run_lm_eval,
     run_locally,
 )
-from logic_consistency.harness_ext.training.study_identity import row_identity
+from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
+from logic_consistency.harness_ext.training.study_lock import study_lock
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.tasks.transfer import transfer_families
@@ -99,12 +100,18 @@ class _GVStudy:
                 "hyperparameters": self.settings.as_dict(),
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
                 "base_path": str(self.base.resolve()),
+                **base_identity(self.base, chat_template=options.chat_template),
                 **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
             },
             options.rebuild_mismatched,
         )
+        #: Each row's identity once its unit has built it (what its evaluations are stamped with).
+        self.identities: dict[str, Mapping[str, Any]] = {}
 
     def evaluate(self, row: str, split: str, adapter: Path | None) -> list[Path]:
+        """The row on ``split``: its test evaluation, or (train) the data of the round after it; kept
+        only for the same row identity (:func:`~...study.evaluation_stamp`)."""
+        identity = self.identities.get(row) or (self.study.finished(row) or {}).get("identity") or {}
         run = LmEvalRun(
             base=self.base,
             tasks=self.options.tasks,
@@ -114,6 +121,7 @@ class _GVStudy:
             adapter=adapter,
             apply_chat_template=self.options.chat_template,
             dtype=evaluation_dtype(self.settings, None),  # every row and round in the dtype the study trains in
+            row_identity=identity,
         )
         return run_lm_eval(run, label=f"{row} ({split} split)")
 
@@ -130,7 +138,8 @@ class _GVStudy:
         """The row on the other families (``--transfer``); its GV column is its own test evaluation."""
         run = LmEvalRun(base=self.base, tasks=self.options.tasks, metadata={}, limit=self.options.limit,
                         out=self.study.row_dir(row) / "transfer", adapter=adapter,
-                        apply_chat_template=self.options.chat_template)  # fmt: skip
+                        apply_chat_template=self.options.chat_template,
+                        row_identity=self.identities.get(row) or {})  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
         # the row's own GV column: its test evaluation's average over the study's tasks (Table 3's Average)
@@ -177,6 +186,7 @@ class _GVStudy:
             examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
             identity = row_identity(self.study.identity, name, label=label, recipe="gv", examples=examples)
             self.study.kept(name, identity)  # an adapter kept from an earlier try must be this row's
+            self.identities[name] = identity
             adapter = self.study.row_dir(name) / "adapter"
             job = TrainJob(self.base, examples, adapter, self.settings, "gv", label, "train", self.options.min_examples,
                            self.options.merge_weights)  # fmt: skip
@@ -184,6 +194,7 @@ class _GVStudy:
         else:
             identity = row_identity(self.study.identity, name)
             self.study.kept(name, identity)
+            self.identities[name] = identity
         summary: dict[str, Any] = {
             "row": name,
             "chain": CHAINS[chain] if round_ else "base",
@@ -201,7 +212,8 @@ class _GVStudy:
 
 
 def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
-    """Run (or resume) the study; write its table, Pareto plot and README; return the rows in order.
+    """Run (or resume) the study under its folder's lock (:func:`~...study_lock.study_lock`); write its
+    table, Pareto plot and README; return the rows in order.
 
     Round 0 is one unit of ``executor`` (default: here, in order), then each chain is one; the report
     is written once every unit has ended. A chain whose rows are all finished is not run again.
@@ -212,6 +224,11 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
             ``min_examples`` is a row marked ``not_trained`` naming the round and its counts, never trained).
         StudyUnitError: Round 0 or a chain failed (naming it and its error).
     """
+    with study_lock(options.out):
+        return _run_gv_study(options, executor)
+
+
+def _run_gv_study(options: GVStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
     for flag, value in (("--rounds", options.rounds), ("--selftrain-rounds", options.selftrain_rounds)):
         if value < 1:
             raise TrainingError(f"{flag} must be at least 1, got {value}")

@@ -40,7 +40,8 @@ from logic_consistency.harness_ext.training.study import (
     run_locally,
     table_markdown,
 )
-from logic_consistency.harness_ext.training.study_identity import row_identity
+from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
+from logic_consistency.harness_ext.training.study_lock import study_lock
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.outputs import atomic_write, atomic_write_json
@@ -166,6 +167,7 @@ def _identity(
         "hyperparameters": hyperparameters,
         "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
         "base_path": str(base.resolve()),
+        **base_identity(base, chat_template=options.chat_template),
     }
     # each only where set, so that study folders written before these options still resume
     if feedback is not None:
@@ -179,7 +181,8 @@ def _identity(
 
 
 def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
-    """Run (or resume) the study; write Table 3 and the README; return the rows in order.
+    """Run (or resume) the study under its folder's lock (:func:`~...study_lock.study_lock`); write
+    Table 3 and the README; return the rows in order.
 
     The training data is built here; each unfinished row is one unit of ``executor`` (default: here,
     in order); the table and README are written once every unit has ended.
@@ -189,6 +192,11 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
         TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
         StudyUnitError: A row failed (naming the row and its error).
     """
+    with study_lock(options.out):
+        return _run_repair_study(options, executor)
+
+
+def _run_repair_study(options: RepairStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
     base = check_base(options.base)
     unknown = sorted(set(options.rows) - {name for name, _ in ROWS})
     if unknown:
@@ -274,6 +282,7 @@ def _run_row(
         adapter=adapter,
         apply_chat_template=options.chat_template,
         dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
+        row_identity=identity,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")
     keys = [key for _, key in columns(options.metadata)]
