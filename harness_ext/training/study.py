@@ -29,6 +29,7 @@ from logic_consistency.outputs import atomic_write, atomic_write_json
 from .adapter import is_complete
 from .study_identity import check_row, row_hashes
 from .study_lock import LOCK_NAME, check_out
+from .study_options import StudyOptions
 
 __all__ = [
     "STUDY_FILE",
@@ -47,39 +48,6 @@ __all__ = [
 
 #: The file that says which study a folder holds.
 STUDY_FILE = "study.json"
-
-
-@dataclass(frozen=True)
-class StudyOptions:
-    """What every ``improve`` study takes (a recipe's options extend it).
-
-    Attributes:
-        base: The base model's transformers folder.
-        out: The study's folder (a rerun resumes it).
-        tasks: The task(s), comma-separated.
-        limit: Documents per split (``lm_eval --limit``).
-        min_examples: A row trained on fewer examples is refused (or, in a GV round, not trained).
-        train_args: Overrides of the recipe's declared hyperparameters.
-        chat_template: Train and evaluate with the chat template (``--apply_chat_template``).
-        metadata: Task options (as ``lm_eval --metadata``; ``instance_split`` is the study's).
-        base_label: The base as the user named it (recorded in the study's identity).
-        merge_weights: Also write each adapter's merged weights beside it (``--merge-weights``), also for
-            the rows a rerun keeps.
-        rebuild_mismatched: Rebuild a kept row made otherwise than this run would make it, instead of
-            refusing it (``--rebuild-mismatched``; :mod:`.study_identity`).
-    """
-
-    base: Path
-    out: Path
-    tasks: str = ""
-    limit: int | None = None
-    min_examples: int = 8
-    train_args: Mapping[str, Any] = field(default_factory=dict)
-    chat_template: bool = True
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    base_label: str = ""
-    merge_weights: bool = False
-    rebuild_mismatched: bool = False
 
 
 #: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the

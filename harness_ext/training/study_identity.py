@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .adapter import examples_sha256, is_complete, read_manifest
+from .adapter import check_adapter_rank, examples_sha256, is_complete, read_manifest
 
 __all__ = [
     "RowMismatch",
@@ -108,7 +108,8 @@ def _measured_files(row_dir: Path) -> dict[str, str]:
 
 def _adapter_weights(row_dir: Path) -> dict[str, str]:
     adapter = row_dir / "adapter"
-    return {path.name: _sha256_file(path) for path in sorted(adapter.glob("*.safetensors"))} if adapter.is_dir() else {}
+    files = [*adapter.glob("*.safetensors"), *adapter.glob("adapter_config.json")] if adapter.is_dir() else []
+    return {path.name: _sha256_file(path) for path in sorted(files)}
 
 
 def row_hashes(row_dir: Path, summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,6 +200,10 @@ def mismatches(
     adapter = row_dir / "adapter"
     if is_complete(adapter):
         found += adapter_mismatches(adapter, identity)
+        try:  # what lm_eval would load: its config's rank its weights'
+            check_adapter_rank(adapter)
+        except ValueError as error:
+            found.append(("adapter weights", str(error), "weights that match their config"))
     elif summary is not None and summary.get("adapter") and "data_sha256" in identity:
         found.append(("adapter", "finished", "missing"))
     return found

@@ -85,9 +85,9 @@ def _row(record: Any, answer: Any, *, source: str, line: int, passages: int) -> 
     retrieved = record.get("retrieved_passages")
     if not isinstance(retrieved, list) or len(retrieved) < 2:
         raise DatasetFormatError(source, location, "retrieved_passages", "must be a list of at least two passages")
-    if not isinstance(answer, str):
+    if not isinstance(answer, str) or not answer.strip():  # an empty answer ranks nothing: never a made-up order
         raise DatasetFormatError(
-            source, f"entry {line - 1}", None, f"must be the GPT-3.5 answer string, got {answer!r:.40}"
+            source, f"entry {line - 1}", None, f"must be the GPT-3.5 answer string (a ranking), got {answer!r:.40}"
         )
     texts, ids = [], []
     for k, passage in enumerate(retrieved):

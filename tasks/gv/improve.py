@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from logic_consistency.common import find_files, read_samples
 from logic_consistency.harness_ext.training.adapter import check_base
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
+from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
@@ -38,9 +38,11 @@ from logic_consistency.harness_ext.training.study import (
     run_lm_eval,
     run_locally,
 )
+from logic_consistency.harness_ext.training.study_flags import option
 from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
 from logic_consistency.harness_ext.training.study_lock import study_lock
-from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.study_options import StudyRecipe
+from logic_consistency.harness_ext.training.trainer import TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.tasks.transfer import transfer_families
 
@@ -57,16 +59,21 @@ ARITHMETIC_TASKS = frozenset({"logic_consistency_gv_arithmetic", PAPER_TASK})
 
 @dataclass(frozen=True)
 class GVStudyOptions(StudyOptions):
-    """The ``improve gv`` settings: the common ones and the rounds of each chain.
+    """The ``improve gv`` settings (each field's ``help`` is its meaning): the common ones and the rounds
+    of each chain, checked once, here."""
 
-    ``rounds``: consistency FT iterations (Li et al. Table 3 reports 3). ``selftrain_rounds``: 1 is the
-    paper's SelfTrain; more is the suite's iterated variant.
-    """
+    option_folders: ClassVar[tuple[str, ...]] = ("gv", "data")
+    recipe: ClassVar[str] = "gv"
 
-    tasks: str = PAPER_TASK
-    rounds: int = 3
-    selftrain_rounds: int = 1
-    transfer: bool = False  #: every row also on the other families (the transfer table, :mod:`...tasks.transfer`)
+    tasks: str = option(
+        PAPER_TASK, help="the task(s), comma-separated (the default is the paper's fine-tuning setting)"
+    )
+    rounds: int = option(3, help="rounds of consistency fine-tuning (the paper's Table 3: 3)", declared="rounds")
+    selftrain_rounds: int = option(
+        1,
+        help="rounds of SelfTrain (1: the paper's baseline; more: the suite's iterated variant)",
+        declared="selftrain_rounds",
+    )
 
     def rounds_of(self, chain: str) -> int:
         """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
@@ -86,7 +93,7 @@ class _GVStudy:
         self.options = options
         self.base = check_base(options.base)
         long_task = any(name not in ARITHMETIC_TASKS for name in options.tasks.split(","))
-        self.settings = settings_for("gv", options.train_args, long_task=long_task)
+        self.settings = settings_for("gv", options.train_overrides, long_task=long_task)
         self.study = Study(
             options.out,
             {
@@ -229,10 +236,9 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
 
 
 def _run_gv_study(options: GVStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
-    for flag, value in (("--rounds", options.rounds), ("--selftrain-rounds", options.selftrain_rounds)):
-        if value < 1:
-            raise TrainingError(f"{flag} must be at least 1, got {value}")
     study = _GVStudy(options)
+    if executor is run_locally:  # QLoRA without a GPU, several GPUs: refused before round 0's evaluations
+        check_devices(study.settings)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
     verify_kept(study, chains=False)
@@ -305,3 +311,7 @@ def verify_kept(study: _GVStudy, *, chains: bool) -> None:
                 known = {"examples": format_examples(study.base, pairs, chat_template=options.chat_template)}
             identity = row_identity(study.study.identity, name, label=_label(chain, k), recipe="gv", **known)
             study.study.kept(name, identity, merge_weights=options.merge_weights)
+
+
+#: ``improve gv`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).
+RECIPE = StudyRecipe("gv", "the GV paper's consistency fine-tuning study (Li et al.)", GVStudyOptions, run_gv_study)

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from logic_consistency.harness_ext.training.adapter import check_base
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
+from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.study import (
@@ -40,10 +40,13 @@ from logic_consistency.harness_ext.training.study import (
     run_locally,
     table_markdown,
 )
+from logic_consistency.harness_ext.training.study_flags import option
 from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
 from logic_consistency.harness_ext.training.study_lock import study_lock
+from logic_consistency.harness_ext.training.study_options import StudyRecipe
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
+from logic_consistency.options import check_flag
 from logic_consistency.outputs import atomic_write, atomic_write_json
 from logic_consistency.tasks.transfer import transfer_families
 
@@ -52,6 +55,7 @@ from .improve_data import (
     FeedbackData,
     check_contexts_disjoint,
     check_prompt_shows_context,
+    check_train_data_fits,
     load_external,
     load_test_split,
     parse_train_data,
@@ -79,21 +83,71 @@ def columns(metadata: Mapping[str, Any], *, pairs: bool = False) -> tuple[tuple[
     return base + ((("PairS", "pairs_spearman"), ("PairS calibrated", "pairs_spearman_calibrated")) if pairs else ())
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(","))
+
+
 @dataclass(frozen=True)
 class RepairStudyOptions(StudyOptions):
-    """The ``improve repair`` settings: the common ones, the labels flipped, the rows to run and the
-    training data (``task``, ``summarize_feedback[:PATH]`` or ``msmarco[:DIR]``, :mod:`.improve_data`), the
-    rank estimation ``methods`` (Table 7), ``downsample_to`` (``perturbed``: Table 6), ``pairs`` (PairS
-    columns, Table 5) and ``transfer`` (every row also on the other families, the transfer table)."""
+    """The ``improve repair`` settings (each field's ``help`` is its meaning): the common ones, the labels
+    flipped, the rows to run and the training data (``task``, ``summarize_feedback[:PATH]`` or
+    ``msmarco[:DIR]``, :mod:`.improve_data`), the rank estimation ``methods`` (Table 7), ``downsample_to``
+    (``perturbed``: Table 6), ``pairs`` (PairS columns, Table 5); checked once, here."""
 
-    tasks: str = "logic_consistency_caters"
-    flip: float = 0.1
-    rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
-    train_data: str = "task"
-    methods: tuple[str, ...] = (WIN_LOSS,)
-    downsample_to: str | None = None
-    pairs: bool = False
-    transfer: bool = False
+    option_folders: ClassVar[tuple[str, ...]] = ("pairwise", "data")
+    recipe: ClassVar[str] = "repair"
+
+    tasks: str = option("logic_consistency_caters", help="the pairwise task (one)")
+    flip: float = option(0.1, help="share of labels flipped in the perturbed data (paper: 0.1)", declared="flip")
+    rows: tuple[str, ...] = option(
+        tuple(name for name, _ in ROWS), help="a subset of the rows, comma-separated", parse=_names
+    )
+    train_data: str = option(
+        "task",
+        help="the training preferences: task (the task's own train split), summarize_feedback (Summarize from "
+        "Feedback's train split, the paper's data, with --tasks logic_consistency_summeval), summarize_feedback:PATH "
+        "(a JSONL file in its schema), msmarco (MS MARCO with GPT-3.5 rankings, Table 5's data, with --tasks "
+        "logic_consistency_noveleval) or msmarco:DIR (a folder of its two files); --limit bounds the posts or queries",
+    )
+    methods: tuple[str, ...] = option(
+        (WIN_LOSS,),
+        help="rank estimation, comma-separated for one REPAIR-ed row each (the paper's Table 7): win_loss (the "
+        "paper's), elo, bt (Bradley-Terry)",
+        flag="--method",
+        parse=_names,
+    )
+    downsample_to: str | None = option(
+        None,
+        help="none or perturbed: down-sample each REPAIR-ed row's training examples to the perturbed row's count "
+        "(seeded; the paper's Table 6)",
+        parse=lambda text: None if check_flag("downsample_to", text) == "none" else text,
+    )
+    pairs: bool = option(
+        False,
+        help="also evaluate every row with PairS (the task's _pairs variant), raw and calibrated (Table 5)",
+        switch=True,
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "," in self.tasks:
+            raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {self.tasks!r}")
+        unknown = sorted(set(self.rows) - {name for name, _ in ROWS})
+        if unknown or not self.rows:
+            raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
+        for method in self.methods:
+            check_flag("method", method)
+        if self.downsample_to is not None:
+            check_flag("downsample_to", self.downsample_to)
+        repaired = [name for name in self.rows if name.startswith("repaired")]
+        given = [flag for flag, set_ in (("--method", tuple(self.methods) != (WIN_LOSS,)),
+                                         ("--downsample-to", self.downsample_to is not None)) if set_]  # fmt: skip
+        if given and not repaired:
+            raise TrainingError(
+                f"{', '.join(given)}: applies to the REPAIR-ed rows, and --rows {','.join(self.rows)} has none; "
+                "add repaired or repaired_neg to --rows"
+            )
+        check_train_data_fits(parse_train_data(self.train_data), self.tasks)
 
 
 def pairs_task(task: str) -> str:
@@ -138,16 +192,33 @@ def _pairs(
     return pairs
 
 
+def _check_pairwise(task: Any, name: str) -> None:
+    """Refuse a task of another family (its documents are no pairwise comparisons), before any training.
+
+    Raises:
+        TrainingError: Naming ``--tasks`` and the task.
+    """
+    from .task import PairwiseConsistencyTask
+
+    if not isinstance(task, PairwiseConsistencyTask):
+        raise TrainingError(
+            f"--tasks {name}: not a pairwise task ({type(task).__name__}); improve repair trains and evaluates a "
+            "pairwise task (logic_consistency_caters, _summeval, _noveleval, ...); the GV tasks are improve gv's"
+        )
+
+
 def _training_set(
     options: RepairStudyOptions, feedback: FeedbackData | None
 ) -> tuple[Any, list[dict[str, Any]], PreferenceSet, dict[str, Any]]:
     """The task (its prompt renderer), the training documents, their human preferences and their source,
     once the training texts are checked against the test documents."""
     if feedback is None:
-        check_disjoint([options.tasks], options.metadata, options.limit)
         task, docs = _train_task(options.tasks, options.metadata, options.limit)
+        _check_pairwise(task, options.tasks)
+        check_disjoint([options.tasks], options.metadata, options.limit)
         return task, docs, from_loader(docs), {"name": options.tasks, "split": "train", "documents": len(docs)}
     task, test_docs = load_test_split(options.tasks, dict(options.metadata))
+    _check_pairwise(task, options.tasks)
     check_prompt_shows_context(task, options.tasks, feedback.source["name"])
     check_contexts_disjoint(feedback.docs, options.tasks, test_docs, feedback.source["name"])
     return task, feedback.docs, feedback.prefs, feedback.source
@@ -198,13 +269,10 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
 
 def _run_repair_study(options: RepairStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
     base = check_base(options.base)
-    unknown = sorted(set(options.rows) - {name for name, _ in ROWS})
-    if unknown:
-        raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
-    if "," in options.tasks:
-        raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {options.tasks!r}")
     specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
-    settings = settings_for("repair", options.train_args)
+    settings = settings_for("repair", options.train_overrides)
+    if executor is run_locally and any(spec.kind != "zero_shot" for spec in specs):
+        check_devices(settings)  # QLoRA without a GPU, several GPUs: refused before the zero-shot evaluation
     train_data = parse_train_data(options.train_data)
     feedback = load_external(train_data, options.limit)
     if options.pairs:
@@ -281,7 +349,7 @@ def _run_row(
         out=study.row_dir(spec.name) / "test_eval",
         adapter=adapter,
         apply_chat_template=options.chat_template,
-        dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
+        dtype=evaluation_dtype(settings_for("repair", options.train_overrides), manifest),  # the training dtype
         row_identity=identity,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")
@@ -375,3 +443,7 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
         families = transfer_families(FAMILY, identity["tasks"], identity["metadata"])
         lines += ["", write_transfer_table(study.out, [(r["label"], r.get("transfer") or {}) for r in rows], families)]
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
+
+
+#: ``improve repair`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).
+RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, run_repair_study)

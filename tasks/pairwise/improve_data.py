@@ -27,6 +27,7 @@ import jinja2
 from logic_consistency.harness_ext.training.study import load_split
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
+from logic_consistency.tasks.data import DatasetFormatError
 
 from .preferences import PreferenceSet, from_loader, from_summarize_feedback
 
@@ -39,6 +40,7 @@ __all__ = [
     "NGRAM",
     "check_contexts_disjoint",
     "check_prompt_shows_context",
+    "check_train_data_fits",
     "load_external",
     "load_feedback",
     "load_msmarco",
@@ -85,6 +87,23 @@ def parse_train_data(value: str) -> TrainData:
         f"{FEEDBACK} (Summarize from Feedback's train split), {FEEDBACK}:PATH (a JSONL file in its schema), "
         f"{MSMARCO} (MS MARCO with GPT-3.5 rankings) or {MSMARCO}:DIR (a folder of its two files)"
     )
+
+
+def check_train_data_fits(data: TrainData, task: str) -> None:
+    """Refuse external training data for a task whose prompt poses another comparison (before any load):
+    Summarize from Feedback's posts fit SummEval's prompt, MS MARCO's queries NovelEval's, and no other.
+
+    Raises:
+        TrainingError: Naming ``--train-data``, the task and the task that fits.
+    """
+    if data.kind == TASK:
+        return
+    shows, fits = _FITS[data.kind]
+    if not task.startswith(fits):
+        raise TrainingError(
+            f"--train-data {data.kind}: its documents are {shows}, a comparison the prompt of {task} does not "
+            f"pose; use --tasks {fits} (or the task's own data: --train-data task)"
+        )
 
 
 @dataclass(frozen=True)
@@ -144,6 +163,14 @@ def load_msmarco(path: Path | None, limit: int | None) -> FeedbackData:
     if path is not None and not path.is_dir():
         raise FileNotFoundError(f"--train-data {MSMARCO}:{path}: folder not found")
     rows, source = load_with_source(path, limit=limit)
+    seen: dict[str, int] = {}
+    for number, row in enumerate(rows, start=1):  # a repeated query would be one instance, its rankings merged
+        first = seen.setdefault(row["instance_id"], number)
+        if first != number:
+            where = source.get("file") or source.get("url")
+            raise DatasetFormatError(
+                str(where), f"query {number}", "query", f"repeats query {first} ({str(row['context'])[:60]!r})"
+            )
     prefs = from_loader(rows)
     comparisons = sum(len(inst.comparisons) for inst in prefs.values())
     docs = [{key: row[key] for key in ("instance_id", "context", "items", "item_ids")} for row in rows]
