@@ -590,6 +590,8 @@ CASES.add(
     "a CUDA GPU",
     error=TrainingError,
 )
+
+
 def _gv_task_in_repair(tmp: Path) -> Any:
     from logic_consistency.tasks.gv.base import GVTask
     from logic_consistency.tasks.pairwise import improve as repair_improve
