@@ -18,6 +18,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +28,7 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
+from .merge import merged_folder
 from .study_identity import check_row, row_hashes
 from .study_lock import LOCK_NAME, check_out
 from .study_options import StudyOptions
@@ -158,12 +160,12 @@ class Study:
         path = self.row_dir(row) / "row.json"
         return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 
-    def kept(self, row: str, identity: Mapping[str, Any], *, merge_weights: bool = False) -> dict[str, Any] | None:
+    def kept(self, row: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
         """A finished row's summary when it was made as this run would make it (``identity``), else ``None``.
 
-        An unfinished row's kept adapter is checked too. A row (or adapter) made otherwise is refused, or
-        with ``rebuild_mismatched`` removed (``None``: run it again). With ``merge_weights``, a kept row's
-        merged weights are written now if they are not there (a rerun never silently does nothing).
+        A query: it reads and checks, and writes nothing but the removal of a row made otherwise when
+        ``rebuild_mismatched`` asks for it. An unfinished row's kept adapter is checked too. A kept row's
+        merged weights are a unit of their own (:meth:`merge_unit`), made where the executor runs units.
 
         Raises:
             RowMismatch: Naming the row, each field that differs, kept and now.
@@ -171,15 +173,19 @@ class Study:
         summary = self.finished(row)
         if not check_row(self.row_dir(row), summary, identity, rebuild=self.rebuild_mismatched):
             return None
-        adapter = self.row_dir(row) / "adapter"
-        if summary is not None and merge_weights and is_complete(adapter) and summary.get("training"):
-            from .merge import merge_adapter
-
-            merged = str(merge_adapter(adapter))
-            if summary["training"].get("merged") != merged:
-                summary = {**summary, "training": {**summary["training"], "merged": merged}}
-                self.finish(row, summary)
         return summary
+
+    def merge_unit(self, row: str) -> StudyUnit | None:
+        """``--merge-weights`` on a kept row: the unit that writes its merged weights (``None``: there already,
+        or the row has no adapter), so that a rerun never silently does nothing and the driver merges nothing."""
+        summary = self.finished(row)
+        adapter = self.row_dir(row) / "adapter"
+        if summary is None or not summary.get("training") or not is_complete(adapter):
+            return None
+        merged = merged_folder(adapter)
+        if summary["training"].get("merged") == str(merged) and merged.is_dir():
+            return None
+        return StudyUnit(f"{row} (merged weights)", (row,), partial(_merge_kept, self, row))
 
     def finish(self, row: str, summary: Mapping[str, Any]) -> None:
         """Record a row as finished (written last, atomically: a rerun keeps it), with the SHA-256 of
@@ -187,6 +193,17 @@ class Study:
         fields = {key: value for key, value in summary.items() if key != "hashes"}
         hashes = row_hashes(self.row_dir(row), fields)
         atomic_write_json(self.row_dir(row) / "row.json", {**fields, "hashes": hashes}, indent=2)
+
+
+def _merge_kept(study: Study, row: str, ran_on: RanOn) -> list[dict[str, Any]]:
+    """The unit of :meth:`Study.merge_unit`: merge the kept row's adapter into its base, record it in ``row.json``."""
+    from .merge import merge_adapter
+
+    summary = study.finished(row) or {}
+    merged = str(merge_adapter(study.row_dir(row) / "adapter"))
+    summary = {**summary, "training": {**summary["training"], "merged": merged}}
+    study.finish(row, summary)
+    return [summary]
 
 
 @dataclass(frozen=True)

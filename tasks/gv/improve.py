@@ -241,7 +241,7 @@ def _run_gv_study(options: GVStudyOptions, executor: StudyExecutor) -> list[dict
         check_devices(study.settings)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
-    verify_kept(study, chains=False)
+    merges = verify_kept(study, chains=False)
     # round 0 first (with the train-split evaluation both chains' round 1 trains from); then the two
     # chains, independent of each other, each one unit: its rounds are strictly sequential (round k
     # trains on data round k-1's model generates), so a unit per round would run no faster
@@ -251,7 +251,9 @@ def _run_gv_study(options: GVStudyOptions, executor: StudyExecutor) -> list[dict
         or not (study.study.row_dir("round_0") / "train_eval" / "done").is_file()
     ):
         executor([first])
-    verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
+    merges += verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
+    if merges:  # --merge-weights on kept rows: each a unit, before the chains that might read the rows
+        executor(merges)
     names = {chain: tuple(_row_name(chain, k) for k in range(1, options.rounds_of(chain) + 1)) for chain in CHAINS}
     units = [StudyUnit(CHAINS[chain], names[chain], partial(_chain, study, chain)) for chain in CHAINS]
     pending = [unit for unit in units if not _all_finished(study, unit)]
@@ -287,18 +289,22 @@ def _chain(study: _GVStudy, chain: str, ran_on: RanOn) -> list[dict[str, Any]]:
     return rows
 
 
-def verify_kept(study: _GVStudy, *, chains: bool) -> None:
+def verify_kept(study: _GVStudy, *, chains: bool) -> list[StudyUnit]:
     """Check round 0, or each chain's kept rows in order, against this run's identity and their data now:
     round k's data are the pairs of round k-1's kept train-split evaluation. A row rebuilt on request
     takes its evaluations with it, so the rounds trained on its data are rebuilt after it.
+
+    Returns:
+        With ``--merge-weights``, the units that write the merged weights of the kept rows lacking them.
 
     Raises:
         RowMismatch: A kept row was made otherwise (naming it, the field, kept and now).
     """
     options = study.options
     if not chains:
-        study.study.kept("round_0", row_identity(study.study.identity, "round_0"), merge_weights=options.merge_weights)
-        return
+        study.study.kept("round_0", row_identity(study.study.identity, "round_0"))
+        return []
+    merges = []
     for chain in CHAINS:
         for k in range(1, options.rounds_of(chain) + 1):
             name, source = _row_name(chain, k), _row_name(chain, k - 1)
@@ -310,7 +316,9 @@ def verify_kept(study: _GVStudy, *, chains: bool) -> None:
                 pairs = study.training_pairs(find_files(evaluation, "samples_*.jsonl"), consistent_only=chain == "gv")
                 known = {"examples": format_examples(study.base, pairs, chat_template=options.chat_template)}
             identity = row_identity(study.study.identity, name, label=_label(chain, k), recipe="gv", **known)
-            study.study.kept(name, identity, merge_weights=options.merge_weights)
+            if study.study.kept(name, identity) is not None and options.merge_weights:
+                merges += [unit for unit in [study.study.merge_unit(name)] if unit is not None]
+    return merges
 
 
 #: ``improve gv`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from logic_consistency.harness_ext.training.adapter import check_base
 from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.recipes import settings_for
+from logic_consistency.harness_ext.training.recipes import TrainSettings, settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
     RanOn,
@@ -300,10 +300,12 @@ def _run_repair_study(options: RepairStudyOptions, executor: StudyExecutor) -> l
                 pairs, record["downsampled"] = downsample(pairs, perturbed_size, seed=settings.seed)
             examples = format_examples(base, pairs, chat_template=options.chat_template)
         expected = row_identity(identity, spec.name, label=spec.label, recipe="repair", examples=examples)
-        if study.kept(spec.name, expected, merge_weights=options.merge_weights) is not None:
+        if study.kept(spec.name, expected) is not None:
+            merge = study.merge_unit(spec.name) if options.merge_weights else None
+            units += [merge] if merge is not None else []  # a kept row's merged weights: made in a unit
             continue
         job = _job(study, options, base, settings, spec, examples, source) if examples is not None else None
-        work = partial(_run_row, study, options, base, spec, expected, job, record)
+        work = partial(_run_row, study, options, base, settings, spec, expected, job, record)
         units.append(StudyUnit(spec.name, (spec.name,), work))
     ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
     rows = [ran.get(spec.name) or study.finished(spec.name) for spec in specs]
@@ -330,6 +332,7 @@ def _run_row(
     study: Study,
     options: RepairStudyOptions,
     base: Path,
+    settings: TrainSettings,
     spec: RowSpec,
     identity: dict[str, Any],
     job: TrainJob | None,
@@ -349,7 +352,7 @@ def _run_row(
         out=study.row_dir(spec.name) / "test_eval",
         adapter=adapter,
         apply_chat_template=options.chat_template,
-        dtype=evaluation_dtype(settings_for("repair", options.train_overrides), manifest),  # the training dtype
+        dtype=evaluation_dtype(settings, manifest),  # the training dtype
         row_identity=identity,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")

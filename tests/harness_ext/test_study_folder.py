@@ -16,7 +16,12 @@ import pytest
 from logic_consistency.cli import app
 from logic_consistency.harness_ext.training import study as study_module
 from logic_consistency.harness_ext.training.study import LmEvalRun, Study, run_lm_eval
-from logic_consistency.harness_ext.training.study_identity import RowMismatch, base_identity, row_identity
+from logic_consistency.harness_ext.training.study_identity import (
+    RowMismatch,
+    base_identity,
+    hash_mismatches,
+    row_identity,
+)
 from logic_consistency.harness_ext.training.study_lock import LOCK_NAME, StudyLockedError, study_lock
 
 
@@ -154,3 +159,34 @@ def test_where_a_row_ran_is_not_what_it_measured(tmp_path: Path) -> None:
     row = json.loads((study.row_dir("perturbed") / "row.json").read_text())
     assert set(row["hashes"]) == {"results", "adapter", "row"}
     assert study_module.Study(study.out, study.identity).kept("perturbed", identity) is not None
+
+
+def test_a_kept_rows_merged_weights_are_a_unit_not_the_drivers_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from logic_consistency.harness_ext.training import merge
+    from logic_consistency.harness_ext.training.adapter import MANIFEST
+
+    study, identity = _finished_row(tmp_path)
+    adapter = study.row_dir("perturbed") / "adapter"
+    merged: list[Path] = []
+
+    def fake_merge(folder: Path, out: Path | None = None) -> Path:
+        merged.append(folder)
+        target = merge.merged_folder(folder)
+        target.mkdir(exist_ok=True)
+        return target
+
+    monkeypatch.setattr(merge, "merge_adapter", fake_merge)
+    row = json.loads((study.row_dir("perturbed") / "row.json").read_text())
+    row["training"] = {"steps": 1}
+    study.finish("perturbed", {k: v for k, v in row.items() if k != "hashes"})
+    assert study.kept("perturbed", identity) is not None and merged == []  # a query merges nothing
+    assert study.merge_unit("perturbed") is None  # no finished adapter: nothing to merge
+    (adapter / MANIFEST).write_text("{}")  # a finished adapter
+    unit = study.merge_unit("perturbed")
+    assert unit is not None and unit.rows == ("perturbed",) and merged == []
+    (summary,) = study_module.run_locally([unit])[0]
+    assert merged == [adapter] and summary["training"]["merged"] == str(merge.merged_folder(adapter))
+    assert not hash_mismatches(study.row_dir("perturbed"), study.finished("perturbed") or {})
+    assert study.merge_unit("perturbed") is None  # there now: no unit
