@@ -25,7 +25,7 @@ from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_r
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
-from logic_consistency.harness_ext.training.study_flags import add_options, options_from_args
+from logic_consistency.harness_ext.training.study_flags import add_options, flag_names, options_from_args, refuse_flags
 from logic_consistency.harness_ext.training.study_options import StudyOptions, StudyRecipe
 from logic_consistency.harness_ext.training.trainer import TrainingError
 from logic_consistency.options import check_flag
@@ -116,9 +116,15 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         subparsers, "improve", __doc__, None, help="measure, improve, re-measure: LoRA consistency fine-tuning studies"
     )
     studies = parser.add_subparsers(dest="study", required=True, metavar="RECIPE")
-    for recipe in recipes().values():
+    found = recipes()
+    flags = {name: flag_names(recipe.options) for name, recipe in found.items()}
+    for recipe in found.values():
         sub = studies.add_parser(recipe.name, help=recipe.help, description=recipe.help, allow_abbrev=False)
         add_options(sub, recipe.options)
         _add_cluster(sub)
+        others = {flag: f"an option of improve {other}, not of improve {recipe.name}"
+                  for other, theirs in flags.items() if other != recipe.name
+                  for flag in theirs if flag not in flags[recipe.name]}  # fmt: skip
+        refuse_flags(sub, others)
         sub.set_defaults(run=_run, recipe=recipe)
     return parser

@@ -506,18 +506,19 @@ for _recipe, _name, _flags, _expect in [
     CASES.add(f"improve {_recipe}: {_name}", lambda tmp, r=_recipe, f=_flags: _improve(tmp, r, *f), *_expect,
               error=Refused)  # fmt: skip
 
-for _recipe, _flags in [
-    ("repair", ("--rounds", "2")),
-    ("repair", ("--selftrain-rounds", "2")),
-    ("gv", ("--flip", "0.2")),
-    ("gv", ("--rows", "zero_shot")),
-    ("gv", ("--method", "elo")),
-    ("gv", ("--train-data", "msmarco")),
+for _recipe, _other, _flags in [
+    ("repair", "gv", ("--rounds", "2")),
+    ("repair", "gv", ("--selftrain-rounds", "2")),
+    ("gv", "repair", ("--flip", "0.2")),
+    ("gv", "repair", ("--rows", "zero_shot")),
+    ("gv", "repair", ("--method", "elo")),
+    ("gv", "repair", ("--train-data", "msmarco")),
+    ("gv", "repair", ("--pairs",)),
 ]:
     CASES.add(
         f"improve {_recipe} {_flags[0]}: an option of the other recipe",
         lambda tmp, r=_recipe, f=_flags: _improve(tmp, r, *f),
-        f"error: unrecognized arguments: {' '.join(_flags)}",
+        f"logic-consistency improve {_recipe}: error: {_flags[0]}: an option of improve {_other}, not of improve {_recipe}",
         error=Refused,
     )
 

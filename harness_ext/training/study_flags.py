@@ -6,8 +6,8 @@ field's, its ``--help`` line the ``help`` with the default shown; a field withou
 (``base_label``). Text is typed once at this boundary (the field's ``parse``, else its declaration in an
 ``_options_yaml`` through :func:`~logic_consistency.options.parse_text`, else its type), and each value
 is checked once, where it is declared: the dataclass's ``__post_init__``, with ``options.py``'s
-vocabulary. Each recipe has its own parser, so another recipe's option is argparse's "unrecognized
-arguments" error, never accepted and ignored.
+vocabulary. Each recipe has its own parser, so another recipe's option is refused, naming the recipe
+it belongs to (:func:`refuse_flags`), never accepted and ignored.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from logic_consistency.options import OptionError, check_flag, declared_flags, parse_text
 
-__all__ = ["add_options", "check_declared_fields", "option", "options_from_args"]
+__all__ = ["add_options", "check_declared_fields", "flag_names", "option", "options_from_args", "refuse_flags"]
 
 T = TypeVar("T")
 
@@ -90,6 +90,26 @@ def add_options(parser: argparse.ArgumentParser, options: type) -> None:
         metavar = meta["metavar"] or _flag(field).lstrip("-").replace("-", "_").upper()
         where.add_argument(_flag(field), dest=field.name, required=required, default=None, metavar=metavar,
                            help=meta["help"] + shown)  # fmt: skip
+
+
+def flag_names(options: type) -> list[str]:
+    """The flags of ``options``' fields, in declaration order."""
+    return [_flag(field) for field in _flags(options)]
+
+
+class _Refused(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        parser.error(str(self.help_text))
+
+    help_text = ""
+
+
+def refuse_flags(parser: argparse.ArgumentParser, refused: Mapping[str, str]) -> None:
+    """Make each flag of ``refused`` (flag -> why) a one-line error of ``parser`` naming why, not argparse's
+    "unrecognized arguments" (another recipe's option: which recipe it is)."""
+    for flag, why in refused.items():
+        action = type("Refused", (_Refused,), {"help_text": f"{flag}: {why}"})
+        parser.add_argument(flag, nargs="?", action=action, help=argparse.SUPPRESS)
 
 
 def _shown(value: Any) -> str:
