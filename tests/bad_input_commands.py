@@ -292,18 +292,3 @@ CASES.add(
     "--apply_chat_template",
     error=ValueError,
 )
-
-
-def _improve_repair_pooled(tmp: Path) -> None:
-    import argparse
-
-    from logic_consistency.cli import improve
-
-    parser = argparse.ArgumentParser()
-    improve.add_cli(parser.add_subparsers())
-    improve._study(parser.parse_args(["improve", "repair", "--base", str(tmp), "--out", str(tmp / "s"), "--pooled"]))
-
-
-CASES.add(
-    "improve repair --pooled (a gv layout)", _improve_repair_pooled, "--pooled", "improve gv only", error=ValueError
-)

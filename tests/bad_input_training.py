@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -427,24 +428,216 @@ CASES.add(
 )
 
 
-def _study_flags(**given: Any) -> Any:
-    from logic_consistency.cli import improve
-
-    flags = {"min_examples": 8, "rounds": 3, "selftrain_rounds": 1, "flip": 0.1, "limit": None, "train_args": None,
-             "max_steps": None, "rebuild_mismatched": False}  # fmt: skip
-    return improve._study(_improve_args(**{**flags, **given}))
+class Refused(Exception):
+    """A command line argparse refused (its one-line message, as the user sees it on stderr)."""
 
 
-for _name, _given, _expect in [
-    ("--train-args with a key given twice", {"train_args": "lr=1e-4,lr=2e-4"}, ("--train-args", "'lr' given twice")),
+def _improve(tmp: Path, recipe: str, *flags: str) -> Any:
+    """``logic-consistency improve RECIPE --base B --out tmp/s FLAGS`` in this process, as a user runs it: a
+    refusal (argparse's exit 2, the command's status 2, or its ``ValueError``, which ``main`` prints) is raised
+    as :class:`Refused` with its one line."""
+    import contextlib
+    import io
+
+    from bad_inputs_support import cli
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            status = cli("improve", recipe, "--base", str(tmp / "no-base"), "--out", str(tmp / "s"), *flags)
+        except SystemExit as exit:
+            status = exit.code
+        except ValueError as error:
+            raise Refused(f"{type(error).__name__}: {error}") from None
+    if status != 0:
+        raise Refused(err.getvalue().strip().splitlines()[-1])
+    return status
+
+
+for _name, _flags, _expect in [
+    ("--train-args with a key given twice", ("--train-args", "lr=1e-4,lr=2e-4"), ("--train-args", "'lr' given twice")),
     (
         "--max-steps and --train-args max_steps both",
-        {"train_args": "max_steps=5", "max_steps": 7},
+        ("--train-args", "max_steps=5", "--max-steps", "7"),
         ("--max-steps and --train-args max_steps", "give one"),
     ),
-    ("--rounds below its declared minimum", {"rounds": 0}, ("--rounds must be", "got 0")),
-    ("--selftrain-rounds below its declared minimum", {"selftrain_rounds": 0}, ("--selftrain-rounds must be", "got 0")),
-    ("--flip above its declared maximum", {"flip": 1.5}, ("--flip must be", "got 1.5")),
-    ("--min-examples below its declared minimum", {"min_examples": 0}, ("--min-examples must be", "got 0")),
+    ("--flip above its declared maximum", ("--flip", "1.5"), ("--flip must be", "got 1.5")),
+    ("--min-examples below its declared minimum", ("--min-examples", "0"), ("--min-examples must be", "got 0")),
+    ("--max-steps 0", ("--max-steps", "0"), ("--max-steps must be", "got 0")),
+    (
+        "--method elo without a REPAIR-ed row",
+        ("--rows", "zero_shot,perturbed", "--method", "elo"),
+        ("--method: applies to the REPAIR-ed rows", "--rows zero_shot,perturbed has none"),
+    ),
+    (
+        "--downsample-to perturbed without a REPAIR-ed row",
+        ("--rows", "perturbed", "--downsample-to", "perturbed"),
+        ("--downsample-to: applies to the REPAIR-ed rows",),
+    ),
+    ("--metadata with a case variant of an option", ("--metadata", '{"KS": [3]}'), ("--metadata", "'KS'", "'ks'")),
+    (
+        "--metadata with another family's option (generator_shots in a REPAIR study)",
+        ("--metadata", '{"generator_shots": 2}'),
+        ("--metadata: 'generator_shots' is an option of the tasks of gv/", "improve repair"),
+    ),
+    (
+        "--metadata instance_split",
+        ("--metadata", '{"instance_split": "test"}'),
+        ("instance_split is set by the study",),
+    ),
+    (
+        "--train-data msmarco for a CaTeRS study",
+        ("--train-data", "msmarco"),
+        ("--train-data msmarco", "logic_consistency_caters", "--tasks logic_consistency_msmarco"),
+    ),
 ]:
-    CASES.add(f"improve: {_name} (issue 39)", lambda _, g=_given: _study_flags(**g), *_expect, error=OptionError)
+    CASES.add(f"improve repair: {_name}", lambda tmp, f=_flags: _improve(tmp, "repair", *f), *_expect, error=Refused)
+
+for _recipe, _name, _flags, _expect in [
+    ("gv", "--rounds below its declared minimum", ("--rounds", "0"), ("--rounds must be", "got 0")),
+    (
+        "gv",
+        "--selftrain-rounds below its declared minimum",
+        ("--selftrain-rounds", "0"),
+        ("--selftrain-rounds must be",),
+    ),
+    ("gv", "--train-args epochs=0", ("--train-args", "epochs=0"), ("epochs must be in (0, 1000)", "got 0")),
+]:
+    CASES.add(f"improve {_recipe}: {_name}", lambda tmp, r=_recipe, f=_flags: _improve(tmp, r, *f), *_expect,
+              error=Refused)  # fmt: skip
+
+for _recipe, _other, _flags in [
+    ("repair", "gv", ("--rounds", "2")),
+    ("repair", "gv", ("--selftrain-rounds", "2")),
+    ("gv", "repair", ("--flip", "0.2")),
+    ("gv", "repair", ("--rows", "zero_shot")),
+    ("gv", "repair", ("--method", "elo")),
+    ("gv", "repair", ("--train-data", "msmarco")),
+    ("gv", "repair", ("--pairs",)),
+    ("repair", "gv", ("--pooled",)),
+]:
+    CASES.add(
+        f"improve {_recipe} {_flags[0]}: an option of the other recipe",
+        lambda tmp, r=_recipe, f=_flags: _improve(tmp, r, *f),
+        f"logic-consistency improve {_recipe}: error: {_flags[0]}: an option of improve {_other}, not of improve {_recipe}",
+        error=Refused,
+    )
+
+
+def _msmarco(tmp: Path, edit: Callable[[list[str], list[str]], None]) -> Any:
+    """``load_msmarco`` on a copy of the fixture's two files, ``edit``-ed (queries lines, answers)."""
+    source = Path(__file__).resolve().parent / "fixtures" / "data" / "msmarco"
+    queries = (source / "marco-train-10k.jsonl").read_text(encoding="utf-8").splitlines()
+    answers = json.loads((source / "marco-train-10k-gpt3.5.json").read_text(encoding="utf-8"))
+    edit(queries, answers)
+    folder = tmp / "msmarco"
+    folder.mkdir()
+    (folder / "marco-train-10k.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    (folder / "marco-train-10k-gpt3.5.json").write_text(json.dumps(answers), encoding="utf-8")
+    return improve_data.load_msmarco(folder, None)
+
+
+def _repeat_query(queries: list[str], answers: list[str]) -> None:
+    queries[1] = queries[0]
+    answers[1] = answers[0]
+
+
+def _empty_answer(queries: list[str], answers: list[str]) -> None:
+    answers[1] = ""
+
+
+CASES.add(
+    "improve repair --train-data msmarco:DIR: a repeated query",
+    lambda tmp: _msmarco(tmp, _repeat_query),
+    "line 2",
+    "repeats line 1",
+    "boiling point",
+    error=DatasetFormatError,
+)
+CASES.add(
+    "improve repair --train-data msmarco:DIR: an empty GPT-3.5 answer",
+    lambda tmp: _msmarco(tmp, _empty_answer),
+    "entry 1",
+    "must be the GPT-3.5 answer string (a ranking)",
+    error=DatasetFormatError,
+)
+
+
+def _no_lm_eval(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("an lm_eval run started before the refusal")
+
+
+def _repair_study(tmp: Path, **given: Any) -> Any:
+    from logic_consistency.tasks.pairwise import improve as repair_improve
+
+    options = repair_improve.RepairStudyOptions(base=tiny_base(tmp / "base"), out=tmp / "s", limit=2, **given)
+    with (
+        mock.patch.object(study, "run_lm_eval", _no_lm_eval),
+        mock.patch.object(repair_improve, "run_lm_eval", _no_lm_eval),
+    ):
+        return repair_improve.run_repair_study(options)
+
+
+def _qlora_without_gpu_study(tmp: Path) -> None:
+    import torch
+
+    with mock.patch.object(torch.cuda, "is_available", lambda: False):
+        _repair_study(tmp, train_args={"quantize": "4bit"})
+
+
+CASES.add(
+    "improve repair: quantize=4bit without a GPU, refused before the zero-shot evaluation",
+    _qlora_without_gpu_study,
+    "quantize=4bit",
+    "a CUDA GPU",
+    error=TrainingError,
+)
+
+
+def _gv_task_in_repair(tmp: Path) -> Any:
+    from logic_consistency.tasks.gv.base import GVTask
+    from logic_consistency.tasks.pairwise import improve as repair_improve
+
+    gv_task = GVTask.__new__(GVTask)  # what lm-eval builds for the name (no task index built here)
+    with mock.patch.object(repair_improve, "_train_task", lambda *args: (gv_task, [{"id": "arithmetic-1"}])):
+        return _repair_study(tmp, tasks="logic_consistency_gv_arithmetic", rows=("zero_shot",))
+
+
+CASES.add(
+    "improve repair: a GV task",
+    _gv_task_in_repair,
+    "--tasks logic_consistency_gv_arithmetic",
+    "not a pairwise task",
+    "improve gv's",
+    error=TrainingError,
+)
+
+
+def _dangling_out(tmp: Path) -> Any:
+    (tmp / "link").symlink_to(tmp / "nowhere")
+    return _improve(tmp, "gv", "--out", str(tmp / "link"))
+
+
+CASES.add("improve: a dangling --out link", _dangling_out, "--out", "which does not exist", error=Refused)
+
+
+def _adapter_rank(tmp: Path) -> None:
+    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
+
+    folder = tmp / "adapter"
+    folder.mkdir()
+    header = json.dumps({"base_model.model.layers.0.q_proj.lora_A.weight": {"dtype": "F32", "shape": [16, 32],
+                                                                           "data_offsets": [0, 2048]}}).encode()  # fmt: skip
+    (folder / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + bytes(2048))
+    (folder / "adapter_config.json").write_text(json.dumps({"r": 8, "base_model_name_or_path": "org/base"}))
+    check_adapter_weights(folder)
+
+
+CASES.add(
+    "an adapter whose config rank is not its weights'",
+    _adapter_rank,
+    "adapter_config.json says r=8",
+    "adapter_model.safetensors holds rank 16",
+    "does not match the weights",
+    error=ValueError,
+)

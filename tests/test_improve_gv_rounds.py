@@ -153,11 +153,15 @@ def _mean(values: list[float]) -> float:
 
 
 def test_the_default_study_is_the_papers_fine_tuning_setting(tmp_path: Path) -> None:
-    from logic_consistency.cli.improve import DEFAULT_TASKS
+    from logic_consistency.cli import build_parser
+    from logic_consistency.harness_ext.training.study_flags import options_from_args
 
+    argv = ["improve", "gv", "--base", str(tmp_path), "--out", str(tmp_path / "s")]
+    from_the_command_line = options_from_args(improve.GVStudyOptions, build_parser(argv).parse_args(argv))
     options = improve.GVStudyOptions(base=tmp_path, out=tmp_path / "s")
     # Li et al. App. G: arithmetic with the chain-of-thought validator; SelfTrain once (§5 "Baseline")
-    assert options.tasks == DEFAULT_TASKS["gv"] == "logic_consistency_gv_arithmetic_cot"
+    assert options == from_the_command_line  # one declaration gives the flags' defaults and the API's
+    assert options.tasks == "logic_consistency_gv_arithmetic_cot"
     assert (options.rounds, options.selftrain_rounds) == (3, 1)
 
 

@@ -128,6 +128,10 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "selftrain_rounds": [["improve", "gv", "--base", "x", "--out", "{tmp}"]],
     "flip": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "rebuild_mismatched": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "max_steps": [
+        ["improve", "repair", "--base", "x", "--out", "{tmp}"],
+        ["improve", "gv", "--base", "x", "--out", "{tmp}"],
+    ],
     "timeout": [["leaderboard", "build", "--out", "{tmp}"]],
     "apply_chat_template": [],  # a model list's only (test_model_list_settings_are_checked_by_their_declarations)
     "enabled": [],

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 from logic_consistency.harness_ext.models.args import Declaration, check_declared
-from logic_consistency.options import Declared, unique_keys
+from logic_consistency.options import Declared, OptionError, unique_keys
 
 __all__ = [
     "PAPER_VALUES",
@@ -52,8 +52,8 @@ def _declaration(recipe: str, paper: PaperValues) -> Declaration:
         where=f"improve {recipe} --train-args",
         declared=(
             Declared("lr", float, lr, "peak learning rate (AdamW)", 0.0, 1.0),
-            Declared("epochs", float, float(epochs), "passes over the training data", 0.0, 1000.0),
-            Declared("max_steps", int, -1, "optimizer steps (-1 = as many as the epochs make)", -1),
+            Declared("epochs", float, float(epochs), "passes over the training data", 0.0, 1000.0, exclusive=True),
+            Declared("max_steps", int, -1, "optimizer steps (-1 = as many as the epochs make; 0 is refused)", -1),
             Declared("weight_decay", float, weight_decay, "AdamW weight decay", 0.0, 1.0),
             Declared("lora_r", int, r, "LoRA rank r", 1, 4096),
             Declared("lora_alpha", int, alpha, "LoRA scaling alpha", 1, 65536),
@@ -218,4 +218,8 @@ def settings_for(recipe: str, overrides: Mapping[str, Any], *, long_task: bool =
     if recipe == "gv" and long_task:
         defaults["epochs"] = GV_OTHER_TASK_EPOCHS
     checked = check_declared(dict(overrides), declaration, text=True)
+    if checked.get("max_steps") == 0:  # the declared bound is -1 (as many as the epochs make): 0 trains nothing
+        raise OptionError(
+            f"{declaration.where}: max_steps must be -1 (as many as the epochs make) or at least 1, got 0"
+        )
     return TrainSettings(**{**defaults, **checked})

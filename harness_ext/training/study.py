@@ -9,13 +9,16 @@ A study's independent units (a REPAIR row; GV's round 0, then each chain) go thr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import shutil
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,7 +28,10 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
-from .study_identity import check_row
+from .merge import merged_folder
+from .study_identity import check_row, row_hashes
+from .study_lock import LOCK_NAME, check_out
+from .study_options import StudyOptions
 
 __all__ = [
     "STUDY_FILE",
@@ -44,39 +50,6 @@ __all__ = [
 
 #: The file that says which study a folder holds.
 STUDY_FILE = "study.json"
-
-
-@dataclass(frozen=True)
-class StudyOptions:
-    """What every ``improve`` study takes (a recipe's options extend it).
-
-    Attributes:
-        base: The base model's transformers folder.
-        out: The study's folder (a rerun resumes it).
-        tasks: The task(s), comma-separated.
-        limit: Documents per split (``lm_eval --limit``).
-        min_examples: A row trained on fewer examples is refused (or, in a GV round, not trained).
-        train_args: Overrides of the recipe's declared hyperparameters.
-        chat_template: Train and evaluate with the chat template (``--apply_chat_template``).
-        metadata: Task options (as ``lm_eval --metadata``; ``instance_split`` is the study's).
-        base_label: The base as the user named it (recorded in the study's identity).
-        merge_weights: Also write each adapter's merged weights beside it (``--merge-weights``), also for
-            the rows a rerun keeps.
-        rebuild_mismatched: Rebuild a kept row made otherwise than this run would make it, instead of
-            refusing it (``--rebuild-mismatched``; :mod:`.study_identity`).
-    """
-
-    base: Path
-    out: Path
-    tasks: str = ""
-    limit: int | None = None
-    min_examples: int = 8
-    train_args: Mapping[str, Any] = field(default_factory=dict)
-    chat_template: bool = True
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    base_label: str = ""
-    merge_weights: bool = False
-    rebuild_mismatched: bool = False
 
 
 #: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the
@@ -170,7 +143,8 @@ class Study:
             )
             atomic_write_json(marker, dict(self.identity), indent=2)
             return
-        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
+        check_out(self.out)
+        if self.out.exists() and any(path.name != LOCK_NAME for path in self.out.iterdir()):
             raise StudyFolderError(
                 f"--out {self.out}: exists and is not an improve study's folder; choose another --out"
             )
@@ -186,12 +160,12 @@ class Study:
         path = self.row_dir(row) / "row.json"
         return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 
-    def kept(self, row: str, identity: Mapping[str, Any], *, merge_weights: bool = False) -> dict[str, Any] | None:
+    def kept(self, row: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
         """A finished row's summary when it was made as this run would make it (``identity``), else ``None``.
 
-        An unfinished row's kept adapter is checked too. A row (or adapter) made otherwise is refused, or
-        with ``rebuild_mismatched`` removed (``None``: run it again). With ``merge_weights``, a kept row's
-        merged weights are written now if they are not there (a rerun never silently does nothing).
+        A query: it reads and checks, and writes nothing but the removal of a row made otherwise when
+        ``rebuild_mismatched`` asks for it. An unfinished row's kept adapter is checked too. A kept row's
+        merged weights are a unit of their own (:meth:`merge_unit`), made where the executor runs units.
 
         Raises:
             RowMismatch: Naming the row, each field that differs, kept and now.
@@ -199,19 +173,37 @@ class Study:
         summary = self.finished(row)
         if not check_row(self.row_dir(row), summary, identity, rebuild=self.rebuild_mismatched):
             return None
-        adapter = self.row_dir(row) / "adapter"
-        if summary is not None and merge_weights and is_complete(adapter) and summary.get("training"):
-            from .merge import merge_adapter
-
-            merged = str(merge_adapter(adapter))
-            if summary["training"].get("merged") != merged:
-                summary = {**summary, "training": {**summary["training"], "merged": merged}}
-                self.finish(row, summary)
         return summary
 
+    def merge_unit(self, row: str) -> StudyUnit | None:
+        """``--merge-weights`` on a kept row: the unit that writes its merged weights (``None``: there already,
+        or the row has no adapter), so that a rerun never silently does nothing and the driver merges nothing."""
+        summary = self.finished(row)
+        adapter = self.row_dir(row) / "adapter"
+        if summary is None or not summary.get("training") or not is_complete(adapter):
+            return None
+        merged = merged_folder(adapter)
+        if summary["training"].get("merged") == str(merged) and merged.is_dir():
+            return None
+        return StudyUnit(f"{row} (merged weights)", (row,), partial(_merge_kept, self, row))
+
     def finish(self, row: str, summary: Mapping[str, Any]) -> None:
-        """Record a row as finished (written last, atomically: a rerun keeps it)."""
-        atomic_write_json(self.row_dir(row) / "row.json", dict(summary), indent=2)
+        """Record a row as finished (written last, atomically: a rerun keeps it), with the SHA-256 of
+        what it measured (:func:`.study_identity.row_hashes`), which a rerun verifies."""
+        fields = {key: value for key, value in summary.items() if key != "hashes"}
+        hashes = row_hashes(self.row_dir(row), fields)
+        atomic_write_json(self.row_dir(row) / "row.json", {**fields, "hashes": hashes}, indent=2)
+
+
+def _merge_kept(study: Study, row: str, ran_on: RanOn) -> list[dict[str, Any]]:
+    """The unit of :meth:`Study.merge_unit`: merge the kept row's adapter into its base, record it in ``row.json``."""
+    from .merge import merge_adapter
+
+    summary = study.finished(row) or {}
+    merged = str(merge_adapter(study.row_dir(row) / "adapter"))
+    summary = {**summary, "training": {**summary["training"], "merged": merged}}
+    study.finish(row, summary)
+    return [summary]
 
 
 @dataclass(frozen=True)
@@ -229,6 +221,9 @@ class LmEvalRun:
     gen_kwargs: str | None = None
     #: The dtype the model is scored in: the one it trained in (:func:`.devices.evaluation_dtype`).
     dtype: str = "float32"
+    #: The identity of the row it measures (:mod:`.study_identity`): a finished evaluation is kept only
+    #: for the same row identity, command and adapter weights (:func:`evaluation_stamp`).
+    row_identity: Mapping[str, Any] = field(default_factory=dict)
 
     def command(self) -> list[str]:
         """The command line (the hf backend, so the adapter loads exactly as a user's ``peft=`` does)."""
@@ -247,10 +242,26 @@ class LmEvalRun:
         return command
 
 
-def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> list[Path]:
-    """Run ``lm_eval`` (log appended to ``<out>/lm_eval.log``) and return its samples files.
+def evaluation_stamp(run: LmEvalRun) -> str:
+    """What a finished evaluation was made for (its ``done`` marker): the SHA-256 of its command but
+    where it writes, its adapter's weights and the identity of the row it measures."""
+    command = run.command()[1:]  # not the lm_eval path (another checkout of the same suite)
+    if "--output_path" in command:
+        at = command.index("--output_path")
+        del command[at : at + 2]
+    weights = sorted(run.adapter.glob("*.safetensors")) if run.adapter is not None else []
+    adapter = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in weights}
+    document = {"command": command, "adapter": adapter, "identity": dict(run.row_identity)}
+    return hashlib.sha256(json.dumps(document, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
-    A finished run (samples present, ``done`` marker) is not run again. The child is started the one
+
+def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> list[Path]:
+    """Run ``lm_eval`` and return its samples files.
+
+    The run writes into ``<out>.partial`` (log appended to its ``lm_eval.log``), which is renamed to
+    ``<out>`` once it has ended well, its ``done`` marker holding :func:`evaluation_stamp`: a stop at any
+    point leaves no finished-looking evaluation. A finished run is kept only for the same stamp (a
+    rerun with other flags, another chat template or other weights evaluates again). The child is started the one
     way the suite starts children (:func:`~logic_consistency.harness_ext.jobs.processes.run_logged`):
     its own process group, killed by the kernel when the study dies, stopped past ``timeout`` seconds
     (``None``: no limit) and before a stop (Ctrl-C, SIGTERM) is re-raised, credentials of the
@@ -259,20 +270,29 @@ def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> 
     Raises:
         RuntimeError: lm_eval failed or timed out (naming ``label`` and the log, with its last lines).
     """
+    stamp = evaluation_stamp(run)
     done = run.out / "done"
+    if done.is_file() and done.read_text(encoding="utf-8").strip() != stamp:
+        print(f"logic-consistency improve: {run.out}: made for another row, command or adapter; evaluating again",
+              file=sys.stderr)  # fmt: skip
+        shutil.rmtree(run.out)
     if not done.is_file():
-        run.out.mkdir(parents=True, exist_ok=True)
+        work = run.out.with_name(f"{run.out.name}.partial")
+        work.mkdir(parents=True, exist_ok=True)
         # An unfinished earlier try may have written its samples before failing (lm_eval saves them
         # before it prints its table): left there, they would be read twice beside this try's.
-        for stale in [*find_files(run.out, "samples_*.jsonl"), *find_files(run.out, "results_*.json")]:
+        for stale in [*find_files(work, "samples_*.jsonl"), *find_files(work, "results_*.json")]:
             stale.unlink()
-        log = run.out / "lm_eval.log"
-        ended = run_logged(run.command(), log_file=log, timeout=timeout)
+        log = work / "lm_eval.log"
+        ended = run_logged(replace(run, out=work).command(), log_file=log, timeout=timeout)
         if ended.returncode != 0:
             why = f"timed out after {timeout:g} s" if ended.timed_out else f"exit {ended.returncode}"
             tail = ended.stderr_tail.splitlines()[-8:]
             raise RuntimeError(f"{label}: lm_eval failed ({why}); log {log}:\n" + "\n".join(tail))
-        atomic_write(done, [b"done\n"])
+        atomic_write(work / "done", [stamp.encode() + b"\n"])
+        if run.out.exists():
+            shutil.rmtree(run.out)
+        os.replace(work, run.out)
     return find_files(run.out, "samples_*.jsonl")
 
 

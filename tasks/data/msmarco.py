@@ -118,9 +118,9 @@ def _row(record: Any, answer: Any, *, source: str, line: int, passages: int) -> 
     retrieved = record.get("retrieved_passages")
     if not isinstance(retrieved, list) or len(retrieved) < 2:
         raise DatasetFormatError(source, location, "retrieved_passages", "must be a list of at least two passages")
-    if not isinstance(answer, str):
+    if not isinstance(answer, str) or not answer.strip():  # an empty answer ranks nothing: never a made-up order
         raise DatasetFormatError(
-            source, f"entry {line - 1}", None, f"must be the GPT-3.5 answer string, got {answer!r:.40}"
+            source, f"entry {line - 1}", None, f"must be the GPT-3.5 answer string (a ranking), got {answer!r:.40}"
         )
     texts, ids = [], []
     for k, passage in enumerate(retrieved):
@@ -153,7 +153,7 @@ def load_with_source(
 
     Raises:
         FileNotFoundError: A file is missing (in ``folder`` or ``LOGIC_CONSISTENCY_DATA``).
-        DatasetFormatError: A malformed line, answer, or two files of different lengths.
+        DatasetFormatError: A malformed line, answer, a repeated query, or two files of different lengths.
         ConnectionError: The download failed (naming the local copy to use instead).
     """
     if passages < 2:
@@ -167,6 +167,7 @@ def load_with_source(
     if not isinstance(answers, list):
         raise DatasetFormatError(str(answers_path), None, None, "must be a JSON list of answers")
     rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     with queries_path.open(encoding="utf-8") as handle:
         lines = [(n, line) for n, line in enumerate(handle, start=1) if line.strip()]
     if len(lines) != len(answers):
@@ -185,7 +186,13 @@ def load_with_source(
             raise DatasetFormatError(
                 str(queries_path), f"line {number}", None, f"is not valid JSON ({error.msg})"
             ) from None
-        rows.append(_row(record, answer, source=str(queries_path), line=number, passages=passages))
+        row = _row(record, answer, source=str(queries_path), line=number, passages=passages)
+        first = seen.setdefault(row["instance_id"], number)  # a repeat would merge two rankings into one
+        if first != number:
+            raise DatasetFormatError(
+                str(queries_path), f"line {number}", "query", f"repeats line {first} ({row['context'][:60]!r})"
+            )
+        rows.append(row)
     rows = require_records(rows, source=str(queries_path), what="queries")
     return rows, {"name": "msmarco", **source, "queries": len(rows), "passages": passages}
 

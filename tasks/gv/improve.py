@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from logic_consistency.common import find_files, read_samples, task_of_samples_file
 from logic_consistency.harness_ext.training.adapter import check_base
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
+from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
@@ -38,8 +38,11 @@ from logic_consistency.harness_ext.training.study import (
     run_lm_eval,
     run_locally,
 )
-from logic_consistency.harness_ext.training.study_identity import row_identity
-from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob, train_adapter
+from logic_consistency.harness_ext.training.study_flags import option
+from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
+from logic_consistency.harness_ext.training.study_lock import study_lock
+from logic_consistency.harness_ext.training.study_options import StudyRecipe
+from logic_consistency.harness_ext.training.trainer import TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.tasks.transfer import transfer_families
 
@@ -54,18 +57,27 @@ __all__ = ["GV_METRICS", "GVStudyOptions", "run_gv_study"]
 
 @dataclass(frozen=True)
 class GVStudyOptions(StudyOptions):
-    """The ``improve gv`` settings: the common ones and the rounds of each chain.
+    """The ``improve gv`` settings (each field's ``help`` is its meaning): the common ones and the rounds
+    of each chain, checked once, here."""
 
-    ``rounds``: consistency FT iterations (Li et al. Table 3 reports 3). ``selftrain_rounds``: 1 is the
-    paper's SelfTrain; more is the suite's iterated variant. ``pooled``: with several tasks, one adapter
-    per round on every task's pairs (the suite's variant; the paper fine-tunes each task on its own).
-    """
+    option_folders: ClassVar[tuple[str, ...]] = ("gv", "data")
+    recipe: ClassVar[str] = "gv"
 
-    tasks: str = PAPER_TASK
-    rounds: int = 3
-    selftrain_rounds: int = 1
-    transfer: bool = False  #: every row also on the other families (the transfer table, :mod:`...tasks.transfer`)
-    pooled: bool = False
+    tasks: str = option(
+        PAPER_TASK, help="the task(s), comma-separated (the default is the paper's fine-tuning setting)"
+    )
+    rounds: int = option(3, help="rounds of consistency fine-tuning (the paper's Table 3: 3)", declared="rounds")
+    selftrain_rounds: int = option(
+        1,
+        help="rounds of SelfTrain (1: the paper's baseline; more: the suite's iterated variant)",
+        declared="selftrain_rounds",
+    )
+    pooled: bool = option(
+        False,
+        help="several --tasks: one adapter per round trained on every task's pairs together (the suite's "
+        "variant; by default each task has its own chains with Li et al. App. F's epochs: arithmetic 3, others 6)",
+        switch=True,
+    )
 
     def rounds_of(self, chain: str) -> int:
         """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
@@ -82,7 +94,7 @@ class _GVStudy:
         self.options = options
         self.base = check_base(options.base)
         self.tasks = options.tasks.split(",")
-        self.chains = chain_plan(self.tasks, options.train_args, pooled=options.pooled)
+        self.chains = chain_plan(self.tasks, options.train_overrides, pooled=options.pooled)
         self.settings = self.chains[0].settings  # the dtype every row is scored in (the chains differ in epochs only)
         per_task = any(chain.task for chain in self.chains)
         hyperparameters = (
@@ -103,18 +115,24 @@ class _GVStudy:
                 "hyperparameters": hyperparameters,
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
                 "base_path": str(self.base.resolve()),
+                **base_identity(self.base, chat_template=options.chat_template),
                 **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
                 **({"pooled": True} if options.pooled and len(self.tasks) > 1 else {}),
             },
             options.rebuild_mismatched,
         )
+        #: Each row's identity once its unit has built it (what its evaluations are stamped with).
+        self.identities: dict[str, Mapping[str, Any]] = {}
 
     def identity_of(self, chain: Chain) -> dict[str, Any]:
         """The study's identity with the chain's own hyperparameters (what its adapters' manifests hold)."""
         return {**self.study.identity, "hyperparameters": chain.settings.as_dict()}
 
     def evaluate(self, row: str, split: str, adapter: Path | None, tasks: str | None = None) -> list[Path]:
+        """The row on ``split``: its test evaluation, or (train) the data of the round after it; kept
+        only for the same row identity (:func:`~...study.evaluation_stamp`)."""
         tasks = tasks or self.options.tasks
+        identity = self.identities.get(row) or (self.study.finished(row) or {}).get("identity") or {}
         run = LmEvalRun(
             base=self.base,
             tasks=with_fixed_sets(tasks) if split == "test" else tasks,  # Table 5's validator: App. H's sets
@@ -124,6 +142,7 @@ class _GVStudy:
             adapter=adapter,
             apply_chat_template=self.options.chat_template,
             dtype=evaluation_dtype(self.settings, None),  # every row and round in the dtype the study trains in
+            row_identity=identity,
         )
         return run_lm_eval(run, label=f"{row} ({split} split)")
 
@@ -155,7 +174,8 @@ class _GVStudy:
         run = LmEvalRun(base=self.base, tasks=tasks, metadata={}, limit=self.options.limit,
                         out=self.study.row_dir(row) / "transfer", adapter=adapter,
                         apply_chat_template=self.options.chat_template,
-                        dtype=evaluation_dtype(self.settings, None))  # fmt: skip
+                        dtype=evaluation_dtype(self.settings, None),
+                        row_identity=self.identities.get(row) or {})  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
         # the row's own GV column: its test evaluation's average over its tasks (Table 3's Average)
@@ -199,6 +219,7 @@ class _GVStudy:
             examples = format_examples(self.base, pairs, chat_template=self.options.chat_template)
             identity = row_identity(self.identity_of(chain), name, label=label, recipe="gv", examples=examples)
             self.study.kept(name, identity)  # an adapter kept from an earlier try must be this row's
+            self.identities[name] = identity
             adapter = self.study.row_dir(name) / "adapter"
             job = TrainJob(self.base, examples, adapter, chain.settings, "gv", label, "train",
                            self.options.min_examples, self.options.merge_weights)  # fmt: skip
@@ -206,6 +227,7 @@ class _GVStudy:
         else:
             identity = row_identity(self.study.identity, name)
             self.study.kept(name, identity)
+            self.identities[name] = identity
         tasks = chain.tasks if round_ else self.options.tasks
         summary: dict[str, Any] = {
             "row": name,
@@ -230,7 +252,8 @@ def _task_of(chain: Chain) -> dict[str, str]:
 
 
 def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
-    """Run (or resume) the study; write its table, Pareto plot and README; return the rows in order.
+    """Run (or resume) the study under its folder's lock (:func:`~...study_lock.study_lock`); write its
+    table, Pareto plot and README; return the rows in order.
 
     Round 0 is one unit of ``executor`` (default: here, in order), then each chain (per task) is one;
     the report is written once every unit has ended. A chain whose rows are all finished is not run again.
@@ -241,13 +264,17 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
             ``min_examples`` is a row marked ``not_trained`` naming the round and its counts, never trained).
         StudyUnitError: Round 0 or a chain failed (naming it and its error).
     """
-    for flag, value in (("--rounds", options.rounds), ("--selftrain-rounds", options.selftrain_rounds)):
-        if value < 1:
-            raise TrainingError(f"{flag} must be at least 1, got {value}")
+    with study_lock(options.out):
+        return _run_gv_study(options, executor)
+
+
+def _run_gv_study(options: GVStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
     study = _GVStudy(options)
+    if executor is run_locally:  # QLoRA without a GPU, several GPUs: refused before round 0's evaluations
+        check_devices(study.settings)
     study.study.open()
     check_disjoint(options.tasks.split(","), options.metadata, options.limit)
-    verify_kept(study, chains=False)
+    merges = verify_kept(study, chains=False)
     # round 0 first (with the train-split evaluation every chain's round 1 trains from); then the
     # chains, independent of each other, each one unit: its rounds are strictly sequential (round k
     # trains on data round k-1's model generates), so a unit per round would run no faster
@@ -257,7 +284,9 @@ def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally)
         or not (study.study.row_dir("round_0") / "train_eval" / "done").is_file()
     ):
         executor([first])
-    verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
+    merges += verify_kept(study, chains=True)  # once round 0's train-split evaluation, their data, is there
+    if merges:  # --merge-weights on kept rows: each a unit, before the chains that might read the rows
+        executor(merges)
     units = [
         StudyUnit(chain.name, tuple(chain.row(k) for k in _rounds(options, chain)), partial(_chain, study, chain))
         for chain in study.chains
@@ -327,18 +356,22 @@ def _chain(study: _GVStudy, chain: Chain, ran_on: RanOn) -> list[dict[str, Any]]
     return rows
 
 
-def verify_kept(study: _GVStudy, *, chains: bool) -> None:
+def verify_kept(study: _GVStudy, *, chains: bool) -> list[StudyUnit]:
     """Check round 0, or each chain's kept rows in order, against this run's identity and their data now:
     round k's data are the pairs of round k-1's kept train-split evaluation. A row rebuilt on request
     takes its evaluations with it, so the rounds trained on its data are rebuilt after it.
+
+    Returns:
+        With ``--merge-weights``, the units that write the merged weights of the kept rows lacking them.
 
     Raises:
         RowMismatch: A kept row was made otherwise (naming it, the field, kept and now).
     """
     options = study.options
     if not chains:
-        study.study.kept("round_0", row_identity(study.study.identity, "round_0"), merge_weights=options.merge_weights)
-        return
+        study.study.kept("round_0", row_identity(study.study.identity, "round_0"))
+        return []
+    merges = []
     for chain in study.chains:
         for k in _rounds(options, chain):
             name, source = chain.row(k), chain.row(k - 1)
@@ -351,4 +384,10 @@ def verify_kept(study: _GVStudy, *, chains: bool) -> None:
                 pairs = study.training_pairs(samples, consistent_only=chain.kind == "gv")
                 known = {"examples": format_examples(study.base, pairs, chat_template=options.chat_template)}
             identity = row_identity(study.identity_of(chain), name, label=chain.label(k), recipe="gv", **known)
-            study.study.kept(name, identity, merge_weights=options.merge_weights)
+            if study.study.kept(name, identity) is not None and options.merge_weights:
+                merges += [unit for unit in [study.study.merge_unit(name)] if unit is not None]
+    return merges
+
+
+#: ``improve gv`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).
+RECIPE = StudyRecipe("gv", "the GV paper's consistency fine-tuning study (Li et al.)", GVStudyOptions, run_gv_study)

@@ -17,21 +17,20 @@ rankings (Table 5's data); evaluation stays on the task's test split. ``--method
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.training.adapter import check_base
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
+from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.recipes import settings_for
+from logic_consistency.harness_ext.training.recipes import TrainSettings, settings_for
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
     RanOn,
     Study,
     StudyExecutor,
-    StudyOptions,
     StudyUnit,
     check_disjoint,
     load_split,
@@ -40,7 +39,9 @@ from logic_consistency.harness_ext.training.study import (
     run_locally,
     table_markdown,
 )
-from logic_consistency.harness_ext.training.study_identity import row_identity
+from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
+from logic_consistency.harness_ext.training.study_lock import study_lock
+from logic_consistency.harness_ext.training.study_options import StudyRecipe
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.outputs import atomic_write, atomic_write_json
@@ -56,6 +57,7 @@ from .improve_data import (
     parse_train_data,
     write_training_data,
 )
+from .improve_options import RepairStudyOptions
 from .improve_rows import BASE_ROWS, ESTIMATORS, WIN_LOSS, RowSpec, downsample, layout_names, row_specs
 from .preferences import PreferenceSet, from_loader
 from .repair import flip_labels, repair
@@ -78,23 +80,6 @@ def columns(metadata: Mapping[str, Any], *, pairs: bool = False) -> tuple[tuple[
     k = max(metadata.get("ks") or (5,))
     base = (("H", "human_agreement"), (f"s_tran({k})", f"s_tran_{k}"), ("s_comm", "s_comm"), ("s_neg", "s_neg"))
     return base + ((("PairS", "pairs_spearman"), ("PairS calibrated", "pairs_spearman_calibrated")) if pairs else ())
-
-
-@dataclass(frozen=True)
-class RepairStudyOptions(StudyOptions):
-    """The ``improve repair`` settings: the common ones, the labels flipped, the rows to run and the
-    training data (``task``, ``summarize_feedback[:PATH]`` or ``msmarco[:DIR]``, :mod:`.improve_data`), the
-    rank estimation ``methods`` (Table 7), ``downsample_to`` (``perturbed``: Table 6), ``pairs`` (PairS
-    columns, Table 5) and ``transfer`` (every row also on the other families, the transfer table)."""
-
-    tasks: str = "logic_consistency_caters"
-    flip: float = 0.1
-    rows: tuple[str, ...] = tuple(name for name, _ in ROWS)
-    train_data: str = "task"
-    methods: tuple[str, ...] = (WIN_LOSS,)
-    downsample_to: str | None = None
-    pairs: bool = False
-    transfer: bool = False
 
 
 def pairs_task(task: str) -> str:
@@ -139,16 +124,33 @@ def _pairs(
     return pairs
 
 
+def _check_pairwise(task: Any, name: str) -> None:
+    """Refuse a task of another family (its documents are no pairwise comparisons), before any training.
+
+    Raises:
+        TrainingError: Naming ``--tasks`` and the task.
+    """
+    from .task import PairwiseConsistencyTask
+
+    if not isinstance(task, PairwiseConsistencyTask):
+        raise TrainingError(
+            f"--tasks {name}: not a pairwise task ({type(task).__name__}); improve repair trains and evaluates a "
+            "pairwise task (logic_consistency_caters, _summeval, _noveleval, ...); the GV tasks are improve gv's"
+        )
+
+
 def _training_set(
     options: RepairStudyOptions, feedback: FeedbackData | None
 ) -> tuple[Any, list[dict[str, Any]], PreferenceSet, dict[str, Any]]:
     """The task (its prompt renderer), the training documents, their human preferences and their source,
     once the training texts are checked against the test documents."""
     if feedback is None:
-        check_disjoint([options.tasks], options.metadata, options.limit)
         task, docs = _train_task(options.tasks, options.metadata, options.limit)
+        _check_pairwise(task, options.tasks)
+        check_disjoint([options.tasks], options.metadata, options.limit)
         return task, docs, from_loader(docs), {"name": options.tasks, "split": "train", "documents": len(docs)}
     task, test_docs = load_test_split(options.tasks, dict(options.metadata))
+    _check_pairwise(task, options.tasks)
     check_prompt_shows_context(task, options.tasks, feedback.source["name"])
     check_contexts_disjoint(feedback.docs, options.tasks, test_docs, feedback.source["name"])
     return task, feedback.docs, feedback.prefs, feedback.source
@@ -168,6 +170,7 @@ def _identity(
         "hyperparameters": hyperparameters,
         "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
         "base_path": str(base.resolve()),
+        **base_identity(base, chat_template=options.chat_template),
     }
     # each only where set, so that study folders written before these options still resume
     if feedback is not None:
@@ -181,7 +184,8 @@ def _identity(
 
 
 def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
-    """Run (or resume) the study; write Table 3 and the README; return the rows in order.
+    """Run (or resume) the study under its folder's lock (:func:`~...study_lock.study_lock`); write
+    Table 3 and the README; return the rows in order.
 
     The training data is built here; each unfinished row is one unit of ``executor`` (default: here,
     in order); the table and README are written once every unit has ended.
@@ -191,14 +195,16 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
         TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
         StudyUnitError: A row failed (naming the row and its error).
     """
+    with study_lock(options.out):
+        return _run_repair_study(options, executor)
+
+
+def _run_repair_study(options: RepairStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
     base = check_base(options.base)
-    unknown = sorted(set(options.rows) - {name for name, _ in ROWS})
-    if unknown:
-        raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
-    if "," in options.tasks:
-        raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {options.tasks!r}")
     specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
-    settings = settings_for("repair", options.train_args)
+    settings = settings_for("repair", options.train_overrides)
+    if executor is run_locally and any(spec.kind != "zero_shot" for spec in specs):
+        check_devices(settings)  # QLoRA without a GPU, several GPUs: refused before the zero-shot evaluation
     train_data = parse_train_data(options.train_data)
     feedback = load_external(train_data, options.limit)
     if options.pairs:
@@ -226,10 +232,12 @@ def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_
                 pairs, record["downsampled"] = downsample(pairs, perturbed_size, seed=settings.seed)
             examples = format_examples(base, pairs, chat_template=options.chat_template)
         expected = row_identity(identity, spec.name, label=spec.label, recipe="repair", examples=examples)
-        if study.kept(spec.name, expected, merge_weights=options.merge_weights) is not None:
+        if study.kept(spec.name, expected) is not None:
+            merge = study.merge_unit(spec.name) if options.merge_weights else None
+            units += [merge] if merge is not None else []  # a kept row's merged weights: made in a unit
             continue
         job = _job(study, options, base, settings, spec, examples, source) if examples is not None else None
-        work = partial(_run_row, study, options, base, spec, expected, job, record)
+        work = partial(_run_row, study, options, base, settings, spec, expected, job, record)
         units.append(StudyUnit(spec.name, (spec.name,), work))
     ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
     rows = [ran.get(spec.name) or study.finished(spec.name) for spec in specs]
@@ -256,6 +264,7 @@ def _run_row(
     study: Study,
     options: RepairStudyOptions,
     base: Path,
+    settings: TrainSettings,
     spec: RowSpec,
     identity: dict[str, Any],
     job: TrainJob | None,
@@ -275,7 +284,8 @@ def _run_row(
         out=study.row_dir(spec.name) / "test_eval",
         adapter=adapter,
         apply_chat_template=options.chat_template,
-        dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
+        dtype=evaluation_dtype(settings, manifest),  # the training dtype
+        row_identity=identity,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")
     keys = [key for _, key in columns(options.metadata)]
@@ -375,3 +385,7 @@ def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
         families = transfer_families(FAMILY, identity["tasks"], identity["metadata"])
         lines += ["", write_transfer_table(study.out, [(r["label"], r.get("transfer") or {}) for r in rows], families)]
     atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
+
+
+#: ``improve repair`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).
+RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, run_repair_study)

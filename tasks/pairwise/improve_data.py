@@ -40,6 +40,7 @@ __all__ = [
     "NGRAM",
     "check_contexts_disjoint",
     "check_prompt_shows_context",
+    "check_train_data_fits",
     "load_external",
     "load_feedback",
     "load_msmarco",
@@ -54,6 +55,8 @@ MSMARCO = "msmarco"
 #: ``--train-data`` source -> (what a document shows, the task that fits).
 _FITS = {FEEDBACK: ("a post and two summaries", "logic_consistency_summeval"),
          MSMARCO: ("a query and two passages", "logic_consistency_msmarco")}  # fmt: skip
+#: Tasks that pose the same comparison as the suite's variants (MS MARCO's queries on NovelEval's test half).
+_VARIANT_FITS = {MSMARCO: ("logic_consistency_noveleval",)}
 #: The overlap check's passage length in words (the 13-gram overlap of contamination checks, Brown et
 #: al., 2020): one shared passage refuses a post. A test context shorter than this is compared whole
 #: only (a short one, a query, would be found inside many posts by chance).
@@ -86,6 +89,23 @@ def parse_train_data(value: str) -> TrainData:
         f"{FEEDBACK} (Summarize from Feedback's train split), {FEEDBACK}:PATH (a JSONL file in its schema), "
         f"{MSMARCO} (MS MARCO with GPT-3.5 rankings) or {MSMARCO}:DIR (a folder of its two files)"
     )
+
+
+def check_train_data_fits(data: TrainData, task: str) -> None:
+    """Refuse external training data for a task whose prompt poses another comparison (before any load):
+    Summarize from Feedback's posts fit SummEval's prompt, MS MARCO's queries NovelEval's, and no other.
+
+    Raises:
+        TrainingError: Naming ``--train-data``, the task and the task that fits.
+    """
+    if data.kind == TASK:
+        return
+    shows, fits = _FITS[data.kind]
+    if not task.startswith((fits, *_VARIANT_FITS.get(data.kind, ()))):
+        raise TrainingError(
+            f"--train-data {data.kind}: its documents are {shows}, a comparison the prompt of {task} does not "
+            f"pose; use --tasks {fits} (or the task's own data: --train-data task)"
+        )
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def test_a_study_folder_keeps_its_finished_rows(tmp_path: Path) -> None:
     study.finish("round_0", {"row": "round_0"})
     again = Study(tmp_path / "s", {"study": "gv", "base": "m"})
     again.open()  # the same study: reopened, not refused
-    assert again.finished("round_0") == {"row": "round_0"}
+    assert {k: v for k, v in (again.finished("round_0") or {}).items() if k != "hashes"} == {"row": "round_0"}
 
 
 def test_the_evaluation_loads_the_adapter_as_a_user_would(tmp_path: Path) -> None:
@@ -89,12 +89,14 @@ def test_a_rerun_of_an_unfinished_lm_eval_reads_only_its_own_samples(tmp_path: P
     from logic_consistency.harness_ext.training import study
 
     out = tmp_path / "test_eval"
-    (out / "model").mkdir(parents=True)
-    samples(out / "model" / "samples_task_2026-01-01.jsonl", [{"doc_id": 0, "s_comm": 0.0}])
+    work = tmp_path / "test_eval.partial"  # where the unfinished try wrote (renamed into place once it ends well)
+    (work / "model").mkdir(parents=True)
+    samples(work / "model" / "samples_task_2026-01-01.jsonl", [{"doc_id": 0, "s_comm": 0.0}])
     writes = (
-        f"import pathlib; pathlib.Path({str(out / 'model' / 'samples_task_2026-01-02.jsonl')!r}).write_text('{{}}\\n')"
+        f"import pathlib; pathlib.Path({str(work / 'model' / 'samples_task_2026-01-02.jsonl')!r}).write_text('{{}}\\n')"
     )
     monkeypatch.setattr(LmEvalRun, "command", lambda self: [sys.executable, "-c", writes])
     found = study.run_lm_eval(LmEvalRun(base=Path("/m"), tasks="t", metadata={}, limit=None, out=out), label="row")
     assert [path.name for path in found] == ["samples_task_2026-01-02.jsonl"]
+    assert found[0].parent == out / "model" and not work.exists()
     assert (out / "done").is_file()

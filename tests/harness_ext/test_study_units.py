@@ -158,7 +158,7 @@ def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains
     monkeypatch.setattr(gv_improve._GVStudy, "evaluate", evaluate)
     monkeypatch.setattr(gv_improve, "check_disjoint", lambda *args: None)
     # the rows finished by hand below carry no identity: the check of kept rows is test_improve_identity.py's
-    monkeypatch.setattr(gv_improve, "verify_kept", lambda *args, **kwargs: None)
+    monkeypatch.setattr(gv_improve, "verify_kept", lambda *args, **kwargs: [])
     options = gv_improve.GVStudyOptions(
         base=tiny_base(tmp_path / "base"), out=tmp_path / "s", limit=2, rounds=2, selftrain_rounds=2
     )

@@ -1,0 +1,154 @@
+"""One writer per study folder: the ``improve`` lock of ``--out``.
+
+The lock is an ``flock`` on ``--out/.improve.lock``, taken before the folder is read; its file records
+the holder's ``pid``, ``host``, ``started`` (UTC) and ``command`` (credentials redacted). A second
+``improve`` on the same folder is refused, naming the first's PID, host and command. The kernel
+releases an ``flock`` when its holder dies, and the descriptor is close-on-exec, so no child (an
+``lm_eval`` run, a Ray worker) keeps it: a free lock whose record still names another process is
+the lock of a study that died, taken over with a warning that says so. A clean exit empties the
+record first, so only a dead holder leaves its name behind.
+
+Why not the board's lock (``leaderboard/run/lock.py``): ``harness_ext`` may not import the
+leaderboard (the layers of ``docs/architecture.md``), and the board's lock is built for what a study
+has not: deadlines, and model runs that inherit the descriptor on purpose. The file handling is the
+same: no link, pipe or folder in the lock's place (``O_NOFOLLOW``, ``fstat``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shlex
+import socket
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from logic_consistency.credentials import redact
+from logic_consistency.outputs import OutputError, not_regular
+
+__all__ = ["LOCK_NAME", "StudyLockedError", "check_out", "study_lock"]
+
+#: The lock file in a study's folder (a study folder holds it beside ``study.json``).
+LOCK_NAME = ".improve.lock"
+
+
+class StudyLockedError(ValueError):
+    """Another ``improve`` process holds the study folder's lock (names its PID, host and command)."""
+
+
+def check_out(folder: Path) -> None:
+    """Refuse an ``--out`` that cannot be a study's folder, naming it: a dangling link, or not a folder.
+
+    Raises:
+        ValueError: Naming ``--out`` and what is there.
+    """
+    if folder.is_symlink() and not folder.exists():
+        raise ValueError(
+            f"--out {folder}: a symbolic link to {os.readlink(folder)!r}, which does not exist; "
+            "create its target or choose another --out"
+        )
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {folder}: exists and is not a folder; choose another --out")
+
+
+def _record(command: Sequence[str]) -> dict[str, Any]:
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": redact(shlex.join(command)),
+    }
+
+
+def _read(fd: int) -> dict[str, Any]:
+    os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        record = json.loads(os.read(fd, 65536).decode("utf-8") or "{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _describe(record: dict[str, Any]) -> str:
+    return (
+        f"pid {record.get('pid', '?')} on host {record.get('host', '?')}, started {record.get('started', '?')}: "
+        f"{record.get('command', '?')}"
+    )
+
+
+def _write(fd: int, record: dict[str, Any] | None) -> None:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    if record is not None:
+        os.write(fd, json.dumps(record).encode() + b"\n")
+    os.fsync(fd)
+
+
+def _open(path: Path) -> int:
+    """The lock file, opened (or created) never through a link nor blocking on a pipe, close-on-exec."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise ValueError(f"{path}: the study lock is a symbolic link, not a regular file; remove it") from None
+        raise OutputError(f"cannot create the study lock {path}: {error.strerror or error}", error.errno) from None
+    kind = not_regular(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise ValueError(f"{path}: the study lock is {kind}, not a regular file; remove it")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _warn(message: str) -> None:
+    print(f"logic-consistency improve: warning: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def study_lock(
+    folder: Path, *, command: Sequence[str] | None = None, warn: Callable[[str], None] = _warn
+) -> Iterator[Path]:
+    """Hold the lock of the study folder ``folder`` (created if missing) while the block runs.
+
+    Args:
+        folder: The study's ``--out``.
+        command: What the record names as the holder's command (default: ``sys.argv``).
+        warn: Receives the warning when the lock of a dead study is taken over.
+
+    Raises:
+        StudyLockedError: Another live process holds the lock (naming its PID, host and command).
+        ValueError: ``--out`` is a dangling link or not a folder; the lock is a link, pipe or folder.
+        OutputError: The folder or the lock cannot be created.
+    """
+    check_out(folder)
+    path = folder / LOCK_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"--out {folder}: cannot create the folder: {error.strerror or error}", error.errno) from None
+    fd = _open(path)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StudyLockedError(
+                f"--out {folder}: another improve study is running on this folder ({_describe(_read(fd))}); "
+                "wait for it to end, or stop it, or choose another --out"
+            ) from None
+        previous = _read(fd)
+        if previous.get("pid") not in (None, os.getpid()):
+            warn(f"{path}: taking over the lock of a study that is gone ({_describe(previous)})")
+        _write(fd, _record(sys.argv if command is None else command))
+        try:
+            yield path
+        finally:
+            _write(fd, None)  # a clean exit leaves no holder's name: only a dead study does
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

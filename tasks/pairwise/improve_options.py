@@ -1,0 +1,90 @@
+"""The ``improve repair`` recipe's declaration: its options dataclass, which gives the subcommand's
+flags, defaults and help (:mod:`logic_consistency.harness_ext.training.study_flags`) and checks each
+value once, before any work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from logic_consistency.harness_ext.training.study_flags import option
+from logic_consistency.harness_ext.training.study_options import StudyOptions
+from logic_consistency.harness_ext.training.trainer import TrainingError
+from logic_consistency.options import check_flag
+
+from .improve_data import check_train_data_fits, parse_train_data
+from .improve_rows import BASE_ROWS, WIN_LOSS
+
+__all__ = ["RepairStudyOptions"]
+
+#: Table 3's rows: (row folder, label).
+ROWS = BASE_ROWS
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(","))
+
+
+@dataclass(frozen=True)
+class RepairStudyOptions(StudyOptions):
+    """The ``improve repair`` settings (each field's ``help`` is its meaning): the common ones, the labels
+    flipped, the rows to run and the training data (``task``, ``summarize_feedback[:PATH]`` or
+    ``msmarco[:DIR]``, :mod:`.improve_data`), the rank estimation ``methods`` (Table 7), ``downsample_to``
+    (``perturbed``: Table 6), ``pairs`` (PairS columns, Table 5); checked once, here."""
+
+    option_folders: ClassVar[tuple[str, ...]] = ("pairwise", "data")
+    recipe: ClassVar[str] = "repair"
+
+    tasks: str = option("logic_consistency_caters", help="the pairwise task (one)")
+    flip: float = option(0.1, help="share of labels flipped in the perturbed data (paper: 0.1)", declared="flip")
+    rows: tuple[str, ...] = option(
+        tuple(name for name, _ in ROWS), help="a subset of the rows, comma-separated", parse=_names
+    )
+    train_data: str = option(
+        "task",
+        help="the training preferences: task (the task's own train split), summarize_feedback (Summarize from "
+        "Feedback's train split, the paper's data, with --tasks logic_consistency_summeval), summarize_feedback:PATH "
+        "(a JSONL file in its schema), msmarco (the 800 training queries of a seeded 1K sample of MS MARCO with "
+        "GPT-3.5 rankings, Table 5's data; evaluate with --tasks logic_consistency_msmarco, its 200 others, or "
+        "logic_consistency_noveleval, the suite's variant) or msmarco:DIR (a folder of its two files); --limit bounds "
+        "the posts or queries (none: all, as the papers)",
+    )
+    methods: tuple[str, ...] = option(
+        (WIN_LOSS,),
+        help="rank estimation, comma-separated for one REPAIR-ed row each (the paper's Table 7): win_loss (the "
+        "paper's), elo, bt (Bradley-Terry)",
+        flag="--method",
+        parse=_names,
+    )
+    downsample_to: str | None = option(
+        None,
+        help="none or perturbed: down-sample each REPAIR-ed row's training examples to the perturbed row's count "
+        "(seeded; the paper's Table 6)",
+        parse=lambda text: None if check_flag("downsample_to", text) == "none" else text,
+    )
+    pairs: bool = option(
+        False,
+        help="also evaluate every row with PairS (the task's _pairs variant), raw and calibrated (Table 5)",
+        switch=True,
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if "," in self.tasks:
+            raise TrainingError(f"--tasks: improve repair takes one pairwise task, got {self.tasks!r}")
+        unknown = sorted(set(self.rows) - {name for name, _ in ROWS})
+        if unknown or not self.rows:
+            raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
+        for method in self.methods:
+            check_flag("method", method)
+        if self.downsample_to is not None:
+            check_flag("downsample_to", self.downsample_to)
+        repaired = [name for name in self.rows if name.startswith("repaired")]
+        given = [flag for flag, set_ in (("--method", tuple(self.methods) != (WIN_LOSS,)),
+                                         ("--downsample-to", self.downsample_to is not None)) if set_]  # fmt: skip
+        if given and not repaired:
+            raise TrainingError(
+                f"{', '.join(given)}: applies to the REPAIR-ed rows, and --rows {','.join(self.rows)} has none; "
+                "add repaired or repaired_neg to --rows"
+            )
+        check_train_data_fits(parse_train_data(self.train_data), self.tasks)
