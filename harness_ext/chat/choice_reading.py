@@ -22,8 +22,6 @@ from typing import Any
 
 #: Name of the per-document count of choices absent from the top N (a sum over documents).
 MISSING_METRIC = "n_choices_missing"
-#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
-DEFAULT_MAX_TOKENS = 8
 #: OpenAI reports a token whose probability underflows as -9999: at or below this, probability 0.
 OPENAI_FLOOR = -9999.0
 #: Rounding allowed above log-probability 0, and above a summed probability of 1 (servers round

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from logic_consistency.harness_ext.chat.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.options import (
     TYPO_CUTOFF,
     Declared,
@@ -32,6 +31,9 @@ from logic_consistency.options import (
     parse_text,
     unique_keys,
 )
+
+#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
+DEFAULT_MAX_TOKENS = 8
 
 #: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
 CREDENTIAL_NAME = re.compile(

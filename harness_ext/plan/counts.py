@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 
 from lm_eval.api.instance import Instance
 
-from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.chat.choice_reading import is_single_choice
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard, evaluated_docs
 from logic_consistency.harness_ext.task import current_run, multistage
+from logic_consistency.harness_ext.task.loading import load_tasks
 from logic_consistency.harness_ext.task.placeholders import is_placeholder
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
@@ -153,28 +153,6 @@ class TaskPlan:
     #: Requests of ``building`` that an earlier task of the plan already asked: one ``lm_eval`` run
     #: sends them once (:func:`~logic_consistency.harness_ext.task.current_run.call_once`), so totals drop them.
     repeated: dict[str, Tally] = field(default_factory=dict)
-
-
-def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """Task objects by name, as ``simple_evaluate`` loads them (``TaskManager(metadata=...)``).
-
-    The suite's own folder is indexed first, alone (about a second); lm-eval's thousands of
-    built-in task files (several seconds) only when a name is not found there.
-
-    Raises:
-        ValueError: A name is no task, group or tag lm-eval knows.
-    """
-    from lm_eval.tasks import TaskManager
-
-    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=dict(metadata or {}))
-    if any(name not in manager.all_tasks for name in tasks):
-        manager = TaskManager(metadata=dict(metadata or {}))
-    unknown = [name for name in tasks if name not in manager.all_tasks]
-    if unknown:
-        raise ValueError(
-            f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)"
-        )
-    return dict(manager.load(list(tasks))["tasks"])
 
 
 def load_tokenizer(name: str) -> Any:

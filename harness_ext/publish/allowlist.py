@@ -37,8 +37,6 @@ __all__ = [
     "public_path",
     "public_url",
     "public_url_parts",
-    "record_device",
-    "recorded_device",
 ]
 
 #: Arguments that are URLs: recorded as scheme, host, port and a known API path (:func:`public_url`).
@@ -151,24 +149,6 @@ def public_path(text: str) -> str:
         return text
     resolved = Path(text).expanduser().resolve()
     return f"local:{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}/{resolved.name}"
-
-
-#: The device the last evaluated model's weights were on (:func:`record_device`).
-_DEVICE: dict[str, str | None] = {}
-
-
-def record_device(lm: Any) -> None:
-    """Record the device ``lm``'s loaded weights are on (``cpu``, ``cuda:0``; ``None`` for an API model):
-    a run's results publish that device, not the ``--device`` it was given."""
-    inner = getattr(lm, "lm", lm)  # lm-eval's CachingLM wraps the model
-    model = getattr(inner, "model", None)
-    device = None if isinstance(model, str) else getattr(model, "device", None)
-    _DEVICE["device"] = None if device is None else str(device)
-
-
-def recorded_device() -> str | None:
-    """The device :func:`record_device` recorded last (``None`` before any or for an API model)."""
-    return _DEVICE.get("device")
 
 
 def _is_plain(value: Any) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.models.adapters import check_adapter_weights
 from logic_consistency.outputs import atomic_write_json
 
 __all__ = [
@@ -30,8 +31,6 @@ __all__ = [
 
 MANIFEST = "logic_consistency_adapter.json"
 _WEIGHTS = ("*.safetensors", "*.bin")
-#: Weight files in pickle's format (``torch.save``): loading one can run code, so no adapter may hold one.
-PICKLED = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
 class BaseModelError(ValueError):
@@ -66,26 +65,6 @@ def check_base(base: str | Path) -> Path:
 
 def _weights(folder: Path) -> list[Path]:
     return sorted(p for pattern in _WEIGHTS for p in folder.glob(pattern))
-
-
-def check_adapter_weights(folder: Path) -> None:
-    """Refuse an adapter folder whose weights are not safetensors only (before anything loads them).
-
-    A ``.bin`` (or other pickle) adapter can run code when it is loaded, so it is refused, not loaded
-    with a warning.
-
-    Raises:
-        ValueError: Naming the folder and the pickle files, or saying that no safetensors are there.
-    """
-    pickled = sorted(path.name for path in folder.iterdir() if path.suffix.lower() in PICKLED)
-    if pickled:
-        raise ValueError(
-            f"adapter {folder}: {', '.join(pickled)} is in pickle format, which can run code when loaded; "
-            "only safetensors adapters are accepted (where you trust it, load it once and save it with "
-            "save_pretrained(..., safe_serialization=True))"
-        )
-    if not any(folder.glob("*.safetensors")):
-        raise ValueError(f"adapter {folder}: no *.safetensors weights (only safetensors adapters are accepted)")
 
 
 def folder_sha256(folder: Path) -> str:
