@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 from logic_consistency.credentials import Redactor
 
@@ -122,14 +122,14 @@ def death_signal_setter() -> Callable[[], None] | None:
     return set_death_signal
 
 
-def _kill_group(process: subprocess.Popen[bytes], sig: int) -> None:
+def _kill_group(process: subprocess.Popen[Any], sig: int) -> None:
     try:
         os.killpg(process.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
+def stop_group(process: subprocess.Popen[Any]) -> None:
     """SIGTERM the child's process group, then SIGKILL it if it has not exited after a grace period."""
     _kill_group(process, signal.SIGTERM)
     try:
@@ -192,17 +192,20 @@ def start_child(
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    stdin: int | IO[bytes] | None = subprocess.DEVNULL,
-    stdout: int | IO[bytes] | None = subprocess.PIPE,
-    stderr: int | IO[bytes] | None = subprocess.PIPE,
+    stdin: int | IO[Any] | None = subprocess.DEVNULL,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
     pass_fds: Sequence[int] = (),
-) -> subprocess.Popen[bytes]:
+    text: bool = False,
+) -> subprocess.Popen[Any]:
     """``command`` in a new process group (session) with the death signal: the one place a child starts.
 
-    The caller stops it with :func:`stop_group` (what it started too), or waits for it.
+    The caller stops it with :func:`stop_group` (what it started too), or waits for it; ``text``:
+    its pipes carry text (UTF-8), not bytes.
     """
     return subprocess.Popen(
         list(command),
+        text=text,
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,

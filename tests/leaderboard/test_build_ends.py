@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.cli.leaderboard import add_cli
@@ -138,7 +139,7 @@ def _holder(tmp_path: Path, deadline: float) -> tuple[subprocess.Popen[str], int
     ready, go, wrapper = tmp_path / "ready", tmp_path / "go", tmp_path / "lm_eval_wrapper"
     wrapper.write_text(WRAPPER)
     wrapper.chmod(0o755)
-    process = subprocess.Popen(
+    process = children.start(
         [sys.executable, "-c", HOLDER, str(tmp_path / "board"), str(ready), str(go), str(deadline), str(wrapper)],
         stdout=subprocess.PIPE,
         text=True,
@@ -206,3 +207,15 @@ def test_a_lock_past_its_deadline_is_taken_over_and_the_old_build_writes_nothing
     with build_lock(tmp_path / "board", warn=warnings.append):  # released normally: no second warning
         pass
     assert len(warnings) == 1
+
+
+def test_a_model_run_is_started_with_its_group_recorded_in_the_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's one starter of model runs hands the lock's descriptors and its group recorder over."""
+    from logic_consistency.harness_ext.jobs import processes
+    from logic_consistency.leaderboard.run import runner
+    from logic_consistency.leaderboard.run.lock import child_group_recorded
+
+    given: dict[str, object] = {}
+    monkeypatch.setattr(processes, "run_logged", lambda command, **options: given.update(options))
+    runner.run_logged(["lm_eval"], log_file=Path("unused.log"))
+    assert given["track"] is child_group_recorded and "pass_fds" in given
