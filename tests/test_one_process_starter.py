@@ -69,6 +69,6 @@ def test_the_check_sees_a_start_and_not_a_string() -> None:
         "from subprocess import Popen\n"
         "subprocess.run(['x'])\n"
         "os.system('x')\n"
-        "PROGRAM = 'import subprocess; subprocess.Popen([\"sleep\", \"9\"])'\n"
+        'PROGRAM = \'import subprocess; subprocess.Popen(["sleep", "9"])\'\n'
     )
     assert sorted(starts(source)) == ["os.system", "subprocess.Popen", "subprocess.run"]
