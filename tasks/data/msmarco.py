@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _source
-from ._common import DatasetFormatError, require_records, require_str
+from ._common import DatasetFormatError, jsonl_objects, require_records, require_str
 
 __all__ = ["FILES", "PASSAGES", "URLS", "load_with_source", "parse_permutation"]
 
@@ -134,8 +134,7 @@ def load_with_source(
     if not isinstance(answers, list):
         raise DatasetFormatError(str(answers_path), None, None, "must be a JSON list of answers")
     rows: list[dict[str, Any]] = []
-    with queries_path.open(encoding="utf-8") as handle:
-        lines = [(n, line) for n, line in enumerate(handle, start=1) if line.strip()]
+    lines = list(jsonl_objects(queries_path))
     if len(lines) != len(answers):
         raise DatasetFormatError(
             str(answers_path),
@@ -143,15 +142,9 @@ def load_with_source(
             None,
             f"holds {len(answers)} answers for the {len(lines)} queries of {queries_path}",
         )
-    for (number, line), answer in zip(lines, answers, strict=True):
+    for (number, record), answer in zip(lines, answers, strict=True):
         if limit is not None and len(rows) >= limit:
             break
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DatasetFormatError(
-                str(queries_path), f"line {number}", None, f"is not valid JSON ({error.msg})"
-            ) from None
         rows.append(_row(record, answer, source=str(queries_path), line=number, passages=passages))
     rows = require_records(rows, source=str(queries_path), what="queries")
     return rows, {"name": "msmarco", **source, "queries": len(rows), "passages": passages}
