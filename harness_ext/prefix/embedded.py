@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import EMBEDDED_ARGS, check_declared
+from logic_consistency.harness_ext.models.args import EMBEDDED_ARGS, check_declared, parse_model_args
 from logic_consistency.harness_ext.models.embedded import DEFAULT_MODEL, resolve
 from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
@@ -33,9 +33,7 @@ class EmbeddedHFLM(PrefixSharingHFLM):
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict[str, Any] | None = None) -> Any:  # noqa: D102
-        from lm_eval.utils import simple_parse_args_string
-
-        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+        return cls.create_from_arg_obj(parse_model_args(arg_string), additional_config)
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs = check_declared(kwargs, EMBEDDED_ARGS)  # before the model is resolved or loaded

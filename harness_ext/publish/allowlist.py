@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
+from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS, split_model_args
 from logic_consistency.harness_ext.task.data_files import DATA_HASH_KEY
 from logic_consistency.options import SUITE_OPTIONS
 
@@ -159,12 +159,7 @@ def _is_plain(value: Any) -> bool:
 
 
 def _parse(model_args: str) -> list[tuple[str, str]]:
-    pairs = []
-    for part in model_args.split(","):
-        name, sep, value = part.partition("=")
-        if part.strip():
-            pairs.append((name.strip(), value.strip() if sep else ""))
-    return pairs
+    return [(name, "" if value is None else value) for name, value in split_model_args(model_args)]
 
 
 def public_args(backend: str | None) -> frozenset[str]:

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
+from logic_consistency.harness_ext.models.args import split_model_args
 from logic_consistency.harness_ext.publish.allowlist import (
     PATH_ARGS,
     URL_ARGS,
@@ -45,7 +46,7 @@ _REPLACEMENTS: dict[str, str] = {}
 def _names(model_args: Any) -> set[str]:
     if isinstance(model_args, Mapping):
         return {str(name) for name in model_args}
-    return {part.partition("=")[0].strip() for part in str(model_args or "").split(",") if part.strip()}
+    return {name for name, _ in split_model_args(str(model_args or ""))}
 
 
 def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
 from logic_consistency.harness_ext.models import embedded as models
+from logic_consistency.harness_ext.models.args import split_model_args
 from logic_consistency.harness_ext.publish.allowlist import is_local_path, public_model_args
 
 __all__ = [
@@ -81,13 +82,10 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, st
     if isinstance(model_args, Mapping):
         return {str(key): str(value) for key, value in model_args.items()}
     out: dict[str, str] = {}
-    for part in str(model_args).split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"model_args: {redact(repr(part))} is not key=value (in {redact(repr(model_args))})")
-        out[key.strip()] = value.strip()
+    for key, value in split_model_args(str(model_args)):
+        if value is None:
+            raise ValueError(f"model_args: {redact(repr(key))} is not key=value (in {redact(repr(model_args))})")
+        out[key] = value
     return out
 
 
