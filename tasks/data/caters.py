@@ -142,12 +142,11 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
     Raises:
         DatasetFormatError: ``order="annotated"`` and the BEFORE-type relations form a cycle.
     """
+    check_option("order", order)  # checked by its declaration (tasks/data/_options_yaml)
     representatives, canonical = distinct_events(story)
     narrative = [event.span_id for event in representatives]
     if order == "narrative":
         return narrative
-    if order != "annotated":
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     # Kahn's algorithm, always taking the available event mentioned first: a stable topological sort.
     position = {span_id: rank for rank, span_id in enumerate(narrative)}
     successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
@@ -182,15 +181,11 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
 
 
 def _counted_events(story: Story, count_events: str) -> int:
+    check_option("count_events", count_events)  # checked by its declaration (tasks/data/_options_yaml)
     representatives, canonical = distinct_events(story)
     if count_events == "all":
         return len(representatives)
-    if count_events == "temporal":
-        kinds = RELATION_TYPES - {"IDENTITY"}
-    elif count_events == "before":
-        kinds = BEFORE_RELATIONS
-    else:
-        raise ValueError(f"count_events must be one of {COUNT_EVENTS}, got {count_events!r}")
+    kinds = RELATION_TYPES - {"IDENTITY"} if count_events == "temporal" else BEFORE_RELATIONS
     involved = {
         canonical[arg]
         for relation in story.relations
