@@ -147,25 +147,8 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
     narrative = [event.span_id for event in representatives]
     if order == "narrative":
         return narrative
-    # Kahn's algorithm, always taking the available event mentioned first: a stable topological sort.
-    position = {span_id: rank for rank, span_id in enumerate(narrative)}
-    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
-    indegree = dict.fromkeys(narrative, 0)
-    for first, second in _before_edges(story, canonical):
-        successors[first].append(second)
-        indegree[second] += 1
-    ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
-    heapq.heapify(ready)
-    result: list[str] = []
-    while ready:
-        _, span_id = heapq.heappop(ready)
-        result.append(span_id)
-        for successor in successors[span_id]:
-            indegree[successor] -= 1
-            if indegree[successor] == 0:
-                heapq.heappush(ready, (position[successor], successor))
-    if len(result) != len(narrative):
-        stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0)
+    result, stuck = _stable_topological_order(narrative, _before_edges(story, canonical))
+    if stuck:
         lines = sorted(  # the relations to look at: every BEFORE-type one between two stuck events
             r.line
             for r in story.relations
@@ -178,6 +161,29 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
             f"story {story.index}: BEFORE-type relations form a cycle among {stuck}, so the human order is undefined",
         )
     return result
+
+
+def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """Kahn's algorithm, always taking the available event mentioned first (a stable topological sort):
+    the order, and the events left on a cycle (sorted; empty when there is none)."""
+    position = {span_id: rank for rank, span_id in enumerate(narrative)}
+    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
+    indegree = dict.fromkeys(narrative, 0)
+    for first, second in edges:
+        successors[first].append(second)
+        indegree[second] += 1
+    ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        _, span_id = heapq.heappop(ready)
+        result.append(span_id)
+        for successor in successors[span_id]:
+            indegree[successor] -= 1
+            if indegree[successor] == 0:
+                heapq.heappush(ready, (position[successor], successor))
+    stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0) if len(result) != len(narrative) else []
+    return result, stuck
 
 
 def _counted_events(story: Story, count_events: str) -> int:
