@@ -212,34 +212,20 @@ def plan_tasks(
             plans.append(TaskPlan(task=name, documents=0))  # lm-eval finds no document here: nothing to send
             continue
         recorder = RecordingLM(seed=seed, tokenizer=tokenizer)
-        quiet = (multistage.eval_logger, current_run.eval_logger)
-        levels = [logger.level for logger in quiet]
-        # the recorder's placeholder answers block every later stage, and repeated requests are
-        # counted by the plan itself: neither log line is news here
-        for logger in quiet:
-            logger.setLevel(logging.ERROR)
-        try:
-            with current_run.published(recorder), _as_shard(shard):
-                task.build_all_requests(
-                    limit=get_sample_size(task, limit),
-                    rank=0,
-                    world_size=1,
-                    cache_requests=False,
-                    system_instruction=system_instruction,
-                    apply_chat_template=apply_chat_template,
-                    fewshot_as_multiturn=fewshot_as_multiturn,
-                    chat_template=recorder.apply_chat_template if apply_chat_template else None,
-                    tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
-                )
-        finally:
-            for logger, level in zip(quiet, levels, strict=True):
-                logger.setLevel(level)
+        with _quiet_stage_logs(), current_run.published(recorder), _as_shard(shard):
+            task.build_all_requests(
+                limit=get_sample_size(task, limit),
+                rank=0,
+                world_size=1,
+                cache_requests=False,
+                system_instruction=system_instruction,
+                apply_chat_template=apply_chat_template,
+                fewshot_as_multiturn=fewshot_as_multiturn,
+                chat_template=recorder.apply_chat_template if apply_chat_template else None,
+                tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
+            )
         plan = _plan_one(name, task, recorder.requests)
-        keys = [current_run.request_key(request) for request in recorder.requests]
-        plan.repeated = _tally(
-            r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked
-        )
-        asked.update(key for key in keys if key is not None)
+        plan.repeated = _repeated(recorder.requests, asked)
         plans.append(plan)
     clock["built"] = time.perf_counter()
     count_tokens(plans, tokenizer)
@@ -250,6 +236,29 @@ def plan_tasks(
             count_tokens=time.perf_counter() - clock["built"],
         )
     return plans
+
+
+def _repeated(requests: list[Instance], asked: set[tuple[str, str]]) -> dict[str, Tally]:
+    """The tally of ``requests`` an earlier task of the plan already asked; ``asked`` gains the rest."""
+    keys = [current_run.request_key(request) for request in requests]
+    repeated = _tally(r for r, key in zip(requests, keys, strict=True) if key is not None and key in asked)
+    asked.update(key for key in keys if key is not None)
+    return repeated
+
+
+@contextlib.contextmanager
+def _quiet_stage_logs() -> Iterator[None]:
+    """The multi-stage and run loggers at ERROR while the block runs: the recorder's placeholder answers
+    block every later stage, and repeated requests are counted by the plan itself (no news here)."""
+    quiet = (multistage.eval_logger, current_run.eval_logger)
+    levels = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(quiet, levels, strict=True):
+            logger.setLevel(level)
 
 
 @contextlib.contextmanager
