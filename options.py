@@ -32,7 +32,7 @@ import yaml
 
 __all__ = [
     "APPLIES", "OPTIONS_FILE", "SUITE_OPTIONS", "TYPO_CUTOFF", "Choices", "Constraint", "Declared", "Interval",
-    "OfType", "OptionError", "OptionTypeError", "check_bool", "check_choice", "check_flag", "check_int",
+    "OfType", "OptionError", "OptionTypeError", "check_flag",
     "check_option", "check_value", "closest", "collect_options", "declared_flags", "declared_options",
     "load_option_file", "metadata_from_json", "parse_text", "read_option", "reject_near_misses", "reject_unknown",
     "compact_name", "unique_keys",
@@ -113,45 +113,6 @@ def reject_near_misses(keys: Iterable[Any], known: Collection[str], *, where: st
             )
 
 
-def check_int(
-    value: Any,
-    *,
-    name: str,
-    minimum: int | None = None,
-    maximum: int | None = None,
-    allow_none: bool = False,
-    where: str | None = None,
-) -> int | None:
-    """``value`` if it is an int (not a bool, not ``5.0``) in ``[minimum, maximum]`` (or ``None`` when
-    allowed); else :class:`OptionTypeError` (not an integer) or :class:`OptionError` (out of bounds)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        expected = "an integer or null" if allow_none else "an integer"
-        raise OptionTypeError(f"{_prefix(where)}{name} must be {expected}, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise OptionError(f"{_prefix(where)}{name} must be at least {minimum:,}, got {value:,}")
-    if maximum is not None and value > maximum:
-        raise OptionError(f"{_prefix(where)}{name} must be at most {maximum:,}, got {value:,}")
-    return value
-
-
-def check_bool(value: Any, *, name: str, where: str | None = None) -> bool:
-    """``value`` if it is ``True`` or ``False`` (no truthy strings)."""
-    if not isinstance(value, bool):
-        raise OptionTypeError(f"{_prefix(where)}{name} must be true or false, got {value!r}")
-    return value
-
-
-def check_choice(value: Any, choices: Collection[Any], *, name: str, where: str | None = None) -> Any:
-    """``value`` if it is one of ``choices``; else an error suggesting the closest choice."""
-    if isinstance(value, bool) or value not in choices:  # True == 1: a bool is never a choice
-        suggestion = closest(value, [str(c) for c in choices]) if isinstance(value, str) else None
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
-        raise OptionError(f"{_prefix(where)}{name} must be one of {sorted(choices)}, got {value!r}{hint}")
-    return value
-
-
 # ------------------------------------------------------------------------------- constraints
 @dataclass(frozen=True)
 class Interval:
@@ -178,8 +139,7 @@ class Interval:
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
         """``value`` (a tuple for a list, a float for a number), or the suite's error naming ``label``."""
         if self.kind is int:
-            least, most = (None if bound is None else int(bound) for bound in (self.minimum, self.maximum))
-            return check_int(value, name=label, minimum=least, maximum=most, where=where)
+            return self._check_integer(value, label=_prefix(where) + label)
         if self.kind is list:
             return self._check_integers(value, label=_prefix(where) + label)
         low = -math.inf if self.minimum is None else self.minimum
@@ -192,6 +152,16 @@ class Interval:
         if not math.isfinite(value):  # an unbounded side still takes no infinity
             raise OptionError(f"{_prefix(where)}{label} must be a finite number, got {value!r}")
         return float(value)
+
+    def _check_integer(self, value: Any, *, label: str) -> int:
+        """An int (not a bool, not ``5.0``) within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise OptionTypeError(f"{label} must be an integer, got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise OptionError(f"{label} must be at least {int(self.minimum):,}, got {value:,}")
+        if self.maximum is not None and value > self.maximum:
+            raise OptionError(f"{label} must be at most {int(self.maximum):,}, got {value:,}")
+        return value
 
     def _check_integers(self, value: Any, *, label: str) -> tuple[int, ...]:
         minimum = "" if self.minimum is None else f" >= {self.minimum:g}"
@@ -216,7 +186,11 @@ class Choices:
 
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
         """``value``, or the suite's error naming ``label``."""
-        return check_choice(value, self.values, name=label, where=where)
+        if isinstance(value, bool) or value not in self.values:  # True == 1: a bool is never a choice
+            suggestion = closest(value, [str(c) for c in self.values]) if isinstance(value, str) else None
+            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+            raise OptionError(f"{_prefix(where)}{label} must be one of {sorted(self.values)}, got {value!r}{hint}")
+        return value
 
 
 @dataclass(frozen=True)
@@ -232,7 +206,9 @@ class OfType:
     def check(self, value: Any, *, label: str, where: str | None) -> Any:
         """``value`` (a path as a string), or the suite's error naming ``label``."""
         if self.kind is bool:
-            return check_bool(value, name=label, where=where)
+            if not isinstance(value, bool):  # no truthy strings
+                raise OptionTypeError(f"{_prefix(where)}{label} must be true or false, got {value!r}")
+            return value
         if self.kind is Path and isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or (self.kind is Path and not value.strip()):

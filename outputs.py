@@ -269,7 +269,7 @@ def _kind_of(head: bytes) -> str:
     return "other"
 
 
-def check_outputs(  # noqa: C901 - one branch per way an output can be refused (kind, device, input, unwritable), each a distinct message
+def check_outputs(
     outputs: Iterable[tuple[str | os.PathLike[str], str]],
     inputs: Iterable[str | os.PathLike[str]],
     *,
@@ -295,44 +295,53 @@ def check_outputs(  # noqa: C901 - one branch per way an output can be refused (
     resolved_inputs = {Path(os.path.realpath(path)): Path(path) for path in inputs}  # never raises on a loop
     for raw, kind in outputs:
         try:
-            if kind not in FILE_KINDS:
-                raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
-            path = Path(raw)
-            if str(raw).endswith(("/", os.sep)):  # Path() drops it: "out/" would become a file named "out"
-                raise ValueError(f"{argument}: refusing to write {raw}: it names a folder, expected a {kind} file")
-            target = Path(os.path.realpath(path))  # a link loop resolves to some path, refused as a link below
-            if target in resolved_inputs:
-                raise ValueError(
-                    f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
-                    f"choose another {argument}"
-                )
-            if path.is_symlink():
-                refuse_link(path, stat.S_IFLNK, argument)
-            for parent in target.parents:
-                if parent.exists() and not parent.is_dir():
-                    raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
-            if target.is_dir():
-                raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
-            if target.exists() and (other := not_regular(target.stat().st_mode)) is not None:
-                raise ValueError(
-                    f"{argument}: refusing to write {path}: it is {other}, not a regular file; "
-                    f"choose another {argument}"
-                )
-            if target.is_file():
-                with target.open("rb") as handle:
-                    head = handle.read(64)
-                found = _kind_of(head)
-                if head.strip() and found != kind:
-                    described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
-                    raise ValueError(
-                        f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
-                        f"file this command writes; choose another {argument} or remove the file"
-                    )
-            check_writable(path)
+            _check_output(raw, kind, resolved_inputs, argument)
         except RuntimeError as error:  # Path.resolve of a symlink loop (Python < 3.13)
             raise ValueError(f"{argument}: cannot write {raw}: {error}") from None
         except OSError as error:  # a name too long, a loop found by stat, ...
             raise error if isinstance(error, OutputError) else _output_error(Path(raw), error) from None
+
+
+def _check_output(raw: str | os.PathLike[str], kind: str, resolved_inputs: dict[Path, Path], argument: str) -> None:
+    """One output of :func:`check_outputs`: its name, then what stands at its place."""
+    if kind not in FILE_KINDS:
+        raise ValueError(f"check_outputs: kind must be one of {FILE_KINDS}, got {kind!r}")
+    path = Path(raw)
+    if str(raw).endswith(("/", os.sep)):  # Path() drops it: "out/" would become a file named "out"
+        raise ValueError(f"{argument}: refusing to write {raw}: it names a folder, expected a {kind} file")
+    target = Path(os.path.realpath(path))  # a link loop resolves to some path, refused as a link below
+    if target in resolved_inputs:
+        raise ValueError(
+            f"{argument}: refusing to write over the input {resolved_inputs[target]} (output {path}); "
+            f"choose another {argument}"
+        )
+    if path.is_symlink():
+        refuse_link(path, stat.S_IFLNK, argument)
+    _check_target(path, target, kind, argument)
+    check_writable(path)
+
+
+def _check_target(path: Path, target: Path, kind: str, argument: str) -> None:
+    """What stands at an output's place: a folder on the way, a folder, a device, or a file of another kind."""
+    for parent in target.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{argument}: cannot write {path}: {parent} is a file, not a folder")
+    if target.is_dir():
+        raise ValueError(f"{argument}: refusing to write {path}: it is a folder, expected a {kind} file")
+    if target.exists() and (other := not_regular(target.stat().st_mode)) is not None:
+        raise ValueError(
+            f"{argument}: refusing to write {path}: it is {other}, not a regular file; choose another {argument}"
+        )
+    if target.is_file():
+        with target.open("rb") as handle:
+            head = handle.read(64)
+        found = _kind_of(head)
+        if head.strip() and found != kind:
+            described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+            raise ValueError(
+                f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
+                f"file this command writes; choose another {argument} or remove the file"
+            )
 
 
 PROBE_BYTES = 1 << 12  #: Bytes a probe writes at least (see :func:`check_writable`).

@@ -22,6 +22,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logic_consistency.harness_ext.task.loading import TASKS_DIR
+from logic_consistency.harness_ext.task.loading import tasks_dir as tasks_dir  # the public name (cli, preflight)
+
 if TYPE_CHECKING:
     import importlib.machinery
     from collections.abc import Callable, Sequence
@@ -42,13 +45,6 @@ PREFIX_SHARING_MODEL_NAME = "lc-hf"
 #: The entry-point group of lm-eval task plug-ins (upstream PR #4015); its value names the package
 #: that holds the YAML, here ``logic_consistency.tasks`` (setup.cfg ``[options.entry_points]``).
 TASK_ENTRY_POINT_GROUP = "lm_eval.tasks"
-
-TASKS_DIR = Path(__file__).resolve().parent.parent / "tasks"
-
-
-def tasks_dir() -> Path:
-    """Return the folder holding this suite's task YAML (what ``--include_path`` would name)."""
-    return TASKS_DIR
 
 
 def enabled() -> bool:
@@ -183,7 +179,7 @@ def _register_models(module: ModuleType) -> None:
     from lm_eval.api.registry import model_registry
 
     targets = {
-        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.models.embedded:EmbeddedHFLM",
+        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.prefix.embedded:EmbeddedHFLM",
         PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix.scorer:PrefixSharingHFLM",
         "lc-chat": "logic_consistency.harness_ext.chat.judge:ChatJudgeLM",  # chat endpoints, choice readings
     }

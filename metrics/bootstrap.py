@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -14,7 +15,49 @@ from ._validation import check_int
 _BLOCK_VALUES = 1 << 22
 
 
-def bootstrap_ci(  # noqa: C901 - input validation up front, one branch per argument, as scipy.stats does
+def _checked_values(values: ArrayLike) -> NDArray[np.float64]:
+    """The per-instance values as a 1-D float array of at least 2 finite values, else ``ValueError``."""
+    data = np.asarray(values)
+    if data.dtype.kind not in "biuf":
+        raise ValueError(f"values must be a real numeric array, got dtype {data.dtype}")
+    if data.ndim != 1:
+        raise ValueError(f"values must be 1-D (one value per instance), got shape {data.shape}")
+    if data.shape[0] < 2:
+        raise ValueError(f"values must hold at least 2 values to resample, got {data.shape[0]}")
+    checked: NDArray[np.float64] = data.astype(np.float64)
+    if np.isnan(checked).any():
+        raise ValueError("values contains NaN; drop undefined instances before bootstrapping")
+    if not np.isfinite(checked).all():
+        raise ValueError("values contains inf")
+    return checked
+
+
+def _check_confidence(confidence: Any) -> None:
+    is_number = isinstance(confidence, (int, float, np.number))
+    if isinstance(confidence, (bool, np.bool_)) or not is_number:
+        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+
+
+def _probe(statistic: Any, data: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One call on the data itself: checks the statistic's interface before scipy resamples with it."""
+    if not callable(statistic):
+        raise ValueError(f"statistic must be callable, got {statistic!r}")
+    try:
+        probe = np.asarray(statistic(data[None, :], axis=1), dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 failed: {error}"
+        ) from error
+    if probe.shape != (1,):
+        raise ValueError(
+            f"statistic(x, axis=1) must return one value per resample (shape (1,)), got shape {probe.shape}"
+        )
+    return probe
+
+
+def bootstrap_ci(
     values: ArrayLike,
     *,
     confidence: float = 0.95,
@@ -49,40 +92,12 @@ def bootstrap_ci(  # noqa: C901 - input validation up front, one branch per argu
             integers; ``statistic`` not callable, failing on ``axis=1``, or giving non-finite or
             wrongly shaped output.
     """
-    data = np.asarray(values)
-    if data.dtype.kind not in "biuf":
-        raise ValueError(f"values must be a real numeric array, got dtype {data.dtype}")
-    if data.ndim != 1:
-        raise ValueError(f"values must be 1-D (one value per instance), got shape {data.shape}")
-    if data.shape[0] < 2:
-        raise ValueError(f"values must hold at least 2 values to resample, got {data.shape[0]}")
-    data = data.astype(np.float64)
-    if np.isnan(data).any():
-        raise ValueError("values contains NaN; drop undefined instances before bootstrapping")
-    if not np.isfinite(data).all():
-        raise ValueError("values contains inf")
-    is_number = isinstance(confidence, (int, float, np.number))
-    if isinstance(confidence, (bool, np.bool_)) or not is_number:
-        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    data = _checked_values(values)
+    _check_confidence(confidence)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
-    if not callable(statistic):
-        raise ValueError(f"statistic must be callable, got {statistic!r}")
-
+    probe = _probe(statistic, data)
     n_values = data.shape[0]
-    # One call on the data itself checks the statistic's interface before scipy resamples with it.
-    try:
-        probe = np.asarray(statistic(data[None, :], axis=1), dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(
-            f"statistic must accept an axis keyword like numpy.mean; calling it with axis=1 failed: {error}"
-        ) from error
-    if probe.shape != (1,):
-        raise ValueError(
-            f"statistic(x, axis=1) must return one value per resample (shape (1,)), got shape {probe.shape}"
-        )
     if np.ptp(data) == 0.0:
         # Every resample equals the data: the interval is the point (scipy would warn of degenerate data).
         value = float(probe[0])

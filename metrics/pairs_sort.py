@@ -93,26 +93,41 @@ def _beam_merge(left_run: list[int], right_run: list[int], *, beam_size: int, pr
     for step in range(1, len(left_run) + len(right_run)):
         is_open = [path.n_left < len(left_run) and path.n_right < len(right_run) for path in beam]
         yield from ask([(path.n_left, path.n_right) for path, open_ in zip(beam, is_open, strict=True) if open_])
-        candidates: list[_Path] = []
-        for path, open_ in zip(beam, is_open, strict=True):
-            for from_left in (True, False):
-                score = path.score
-                if open_:
-                    p = probs[(path.n_left, path.n_right)]
-                    if (from_left and p > 0.5 + prob_gap) or (not from_left and 1 - p > 0.5 + prob_gap):
-                        continue  # pruned: against a confident judgement
-                    score = score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
-                if from_left and path.n_left < len(left_run):
-                    candidates.append(
-                        _Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left]))
-                    )
-                elif not from_left and path.n_right < len(right_run):
-                    candidates.append(
-                        _Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right]))
-                    )
+        candidates = [
+            extended
+            for path, open_ in zip(beam, is_open, strict=True)
+            for from_left in (True, False)
+            if (extended := _extend(path, from_left, probs if open_ else None, step, left_run, right_run, prob_gap))
+            is not None
+        ]
         candidates.sort(key=lambda path: path.score, reverse=True)  # stable, as the authors' list.sort
         beam = candidates[:beam_size]
     return list(beam[0].emitted)
+
+
+def _extend(
+    path: _Path,
+    from_left: bool,
+    probs: dict[tuple[int, int], float] | None,
+    step: int,
+    left_run: list[int],
+    right_run: list[int],
+    prob_gap: float,
+) -> _Path | None:
+    """``path`` with the next item of the left (or right) run, its score the running mean of the log
+    judgements (``probs`` ``None``: one run is used up, no judgement); ``None`` when pruned (against a
+    confident judgement) or when that run is used up."""
+    score = path.score
+    if probs is not None:
+        p = probs[(path.n_left, path.n_right)]
+        if (from_left and p > 0.5 + prob_gap) or (not from_left and 1 - p > 0.5 + prob_gap):
+            return None  # pruned: against a confident judgement
+        score = score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
+    if from_left and path.n_left < len(left_run):
+        return _Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left]))
+    if not from_left and path.n_right < len(right_run):
+        return _Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right]))
+    return None
 
 
 def _merge_sort(indices: list[int], left: int, right: int, merge: _Merge) -> Generator[Comparisons, list[float], None]:

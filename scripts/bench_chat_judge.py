@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import ast
-import ctypes
 import importlib.util
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +27,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from logic_consistency.harness_ext.jobs.processes import run_captured, start_child, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -54,16 +54,7 @@ def _gguf() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / str(model.gguf_file)
 
 
-def _die_with_parent() -> Any:
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-    def set_death_signal() -> None:
-        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: never outlive this script
-
-    return set_death_signal
-
-
-def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(log: Path) -> tuple[Any, str]:  # the server process (start_child), its URL
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -83,13 +74,8 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
         "smollm2",
     ]
     # OpenMP threads that sleep rather than spin while waiting (see tests/harness_ext/conftest.py)
-    process = subprocess.Popen(
-        command,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
-        preexec_fn=_die_with_parent(),
-        start_new_session=True,
+    process = start_child(  # its own group, the parent-death signal: never outlives this script
+        command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(400):
@@ -124,7 +110,7 @@ def run_lm_eval(model: str, model_args: str, args: argparse.Namespace, out: Path
     ]
     env = {**os.environ, "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed")}
     start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, preexec_fn=_die_with_parent())
+    run = run_captured(command, env=env, cwd=ROOT)
     seconds = time.perf_counter() - start
     if run.returncode:
         raise RuntimeError(f"{model} failed:\n{run.stderr[-4000:]}")
@@ -161,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             )
             chat_s, chat_log = run_lm_eval("lc-chat", chat_args, args, work / "chat")
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+            stop_group(process)
         embedded, chat = letters(work / "embedded"), letters(work / "chat")
     if embedded.keys() != chat.keys():
         raise RuntimeError("the two runs asked different judgements")

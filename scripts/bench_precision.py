@@ -81,7 +81,7 @@ def load(args: argparse.Namespace, folder: str) -> Any:
         return PrefixSharingHFLM(
             pretrained=tiny_random_llama(folder), dtype="float32", device="cpu", batch_size=args.batch_size
         )
-    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM
+    from logic_consistency.harness_ext.prefix.embedded import EmbeddedHFLM
 
     return EmbeddedHFLM(model=args.model, dtype="float32", device="cpu", batch_size=args.batch_size)
 

@@ -41,7 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def load_model(args: argparse.Namespace) -> tuple[Any, float, float]:
     """The model, the first construction's seconds (library imports included) and a warm start's."""
-    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM, resolve
+    from logic_consistency.harness_ext.models.embedded import resolve
+    from logic_consistency.harness_ext.prefix.embedded import EmbeddedHFLM
 
     resolve(args.model)  # convert once (not timed): the warm start is what users see every run
     extra = {} if args.min_shared_tokens is None else {"min_shared_tokens": args.min_shared_tokens}

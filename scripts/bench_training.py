@@ -18,12 +18,13 @@ import json
 import os
 import platform
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from logic_consistency.harness_ext.jobs.processes import run_captured
 
 SENTENCE = "She opened the door, looked at the empty street and decided to walk to the station. "
 
@@ -112,12 +113,10 @@ def main() -> int:
         "settings": vars(args) | {"out": str(args.out)},
     }
     for name in args.models.split(","):
-        path = subprocess.run(
-            [str(Path(sys.executable).parent / "logic-consistency"), "model-path", name],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        found = run_captured([str(Path(sys.executable).parent / "logic-consistency"), "model-path", name])
+        if found.returncode:
+            raise RuntimeError(f"logic-consistency model-path {name} failed:\n{found.stderr[-2000:]}")
+        path = found.stdout.strip()
         base = Path(path)
         tokenizer = AutoTokenizer.from_pretrained(base)
         results[name] = {"training": train(base, args, tokenizer), "generation": generate(base, args, tokenizer)}

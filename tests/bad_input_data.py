@@ -264,3 +264,24 @@ def _(tmp: Path) -> Any:
     (tmp / msmarco.QUERIES_FILE).write_text(json.dumps({"query": "q", "retrieved_passages": passages}) + "\n")
     (tmp / msmarco.PERMUTATIONS_FILE).write_text(json.dumps(["[2] > [1]"]))
     return msmarco.load_with_source(tmp, passages=2)
+
+
+@CASES.case("data msmarco queries garbage line (issue 47.4: the one JSONL reader)", "marco-train-10k.jsonl", "line 11")
+def _(tmp: Path) -> Any:
+    from logic_consistency.tasks.data.msmarco import load_with_source
+
+    folder = copy_data(tmp) / "msmarco"
+    target = folder / "marco-train-10k.jsonl"
+    target.write_text(target.read_text(encoding="utf-8") + '{not a record"\n', encoding="utf-8")
+    return load_with_source(folder)
+
+
+@CASES.case("data msmarco queries line not an object", "marco-train-10k.jsonl", "line 1", "JSON object")
+def _(tmp: Path) -> Any:
+    from logic_consistency.tasks.data.msmarco import load_with_source
+
+    folder = copy_data(tmp) / "msmarco"
+    target = folder / "marco-train-10k.jsonl"
+    lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+    target.write_text("[1, 2]\n" + "".join(lines[1:]), encoding="utf-8")
+    return load_with_source(folder)

@@ -11,7 +11,7 @@ from bad_inputs_support import CaseTable, task_config
 
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.harness_ext.task.placeholders import placeholder
-from logic_consistency.options import OptionError, check_bool, check_choice, check_int, reject_unknown
+from logic_consistency.options import Choices, Interval, OfType, OptionError, reject_unknown
 from logic_consistency.tasks.data.seed import check_seed
 from logic_consistency.tasks.pairwise.options import PairwiseOptions
 
@@ -91,13 +91,20 @@ CASES.add(
     "'max_items'",
     "--metadata",
 )
-CASES.add("options int given a bool", lambda tmp: check_int(True, name="n_docs"), "n_docs")
-CASES.add("options int below minimum", lambda tmp: check_int(0, name="n_docs", minimum=1), "n_docs", "at least 1")
+CASES.add("options int given a bool", lambda tmp: Interval(int).check(True, label="n_docs", where=None), "n_docs")
+CASES.add(
+    "options int below minimum",
+    lambda tmp: Interval(int, 1).check(0, label="n_docs", where=None),
+    "n_docs",
+    "at least 1",
+)
 CASES.add("options seed negative", lambda tmp: check_seed(-1), "seed")
-CASES.add("options bool given 'yes'", lambda tmp: check_bool("yes", name="calibrated"), "calibrated")
+CASES.add(
+    "options bool given 'yes'", lambda tmp: OfType(bool).check("yes", label="calibrated", where=None), "calibrated"
+)
 CASES.add(
     "options choice typo",
-    lambda tmp: check_choice("coherance", ["coherence", "fluency"], name="aspect"),
+    lambda tmp: Choices(("coherence", "fluency")).check("coherance", label="aspect", where=None),
     "aspect",
     "'coherence'",
 )

@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -20,6 +19,11 @@ from hypothesis import settings
 from logic_consistency import credentials
 from logic_consistency.leaderboard.board.identity import row_id, settings_id
 from logic_consistency.leaderboard.board.merge import make_document
+
+# Test modules anywhere under tests/ import this folder's helpers by name (``import children``: the
+# tests' one starter of child processes); pytest's importlib mode puts no test folder on sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import children  # noqa: E402
 
 _SHA = "0" * 64
 
@@ -206,7 +210,7 @@ def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     def run(out: Path) -> Path:
         command = [lm_eval, "--model", "dummy", "--tasks", "logic_consistency", *RUN_ARGS]
         command += ["--output_path", str(out), "--log_samples"]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=root)
+        done = children.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=root)
         assert done.returncode == 0, done.stderr[-4000:]
         files = sorted(out.glob("*/results_*.json"))
         assert len(files) == 1, files

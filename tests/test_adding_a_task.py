@@ -9,10 +9,10 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.task.base import PromptedTask
@@ -55,7 +55,7 @@ def test_the_external_folder_example_runs_outside_the_repository(tmp_path: Path)
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
     }
-    done = subprocess.run(
+    done = children.run(
         ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
+
+import children  # the tests' one starter of child processes (tests/children.py)
 
 from logic_consistency.cli import build_parser
 from logic_consistency.cli.subcommand import COMMANDS
@@ -22,9 +23,7 @@ print(json.dumps({"heavy": heavy, "commands": commands}))
 
 
 def _imported(*argv: str) -> dict[str, list[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=300, check=True
-    )
+    done = children.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=300, check=True)
     result: dict[str, list[str]] = json.loads(done.stdout)
     return result
 

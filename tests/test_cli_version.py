@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from importlib.metadata import version
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 import logic_consistency
@@ -21,7 +21,7 @@ def test_version_flag_prints_the_package_version_and_exits_0(capsys: pytest.Capt
 
 def test_the_console_entry_point_reports_the_distribution_version() -> None:
     # the version setup.cfg reads (attr: logic_consistency.__version__) is the one installed
-    done = subprocess.run(
+    done = children.run(
         [sys.executable, "-m", "logic_consistency.cli", "--version"], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr

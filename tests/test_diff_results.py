@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
@@ -22,7 +23,7 @@ def _write(path: Path, results: dict[str, Any], n_samples: dict[str, Any] | None
 
 
 def _run(*args: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=60)
+    return children.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=60)
 
 
 def test_identical_scores_pass_and_nan_equals_nan(tmp_path: Path) -> None:

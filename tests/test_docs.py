@@ -4,11 +4,11 @@ the Markdown docs is checked against the code, without running a model (``tests/
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -209,7 +209,7 @@ def test_the_cluster_page_scripts_are_valid_bash() -> None:
     scripts = ["\n".join(lines) for _, language, lines in shell_blocks(text) if language == "bash"]
     assert len(scripts) >= 2 and any("#SBATCH" in script for script in scripts)
     for script in scripts:
-        done = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=60)
+        done = children.run(["bash", "-n"], input=script, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
 
 

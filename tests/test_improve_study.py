@@ -79,7 +79,7 @@ def test_the_suites_backends_score_the_adapter(study: Path) -> None:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM
+    from logic_consistency.harness_ext.prefix.embedded import EmbeddedHFLM
 
     adapter = study / "rows" / "repaired" / "adapter"
     # two prompts sharing a long prefix, so lc-embedded's prefix sharing takes part

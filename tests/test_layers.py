@@ -22,10 +22,15 @@ Inside ``leaderboard``, three rooms run one way too: ``board`` (the document: sc
 build). A room imports its own and lower rooms only; ``leaderboard/commands.py`` (the commands'
 functions) sits above the three, and every other module of ``leaderboard`` lies in a room.
 
-Inside ``harness_ext``, every module lies in a room (a sub-package by concern: ``chat``, ``prefix``,
-``plan``, ``shards``, ``publish``, ``models``, ``task``, ``jobs``, ``training``) but the autoload hook
-(where the ``.pth`` line imports it) and the table of lm-eval hooks. ``jobs`` (every child process
-and the Ray session, shared by the board and the improve studies) imports no other room.
+Inside ``harness_ext``, every module lies in a room (a sub-package by concern) but the autoload hook
+(where the ``.pth`` line imports it) and the table of lm-eval hooks, which sit above every room. The
+rooms run one way too, lowest first: ``jobs`` (every child process and the Ray session, shared by
+the board and the improve studies; it imports no other room) <- ``models`` (the embedded models, the
+declared ``--model_args``, an adapter's weights) <- ``chat`` (``lc-chat``) <- ``prefix`` (``lc-hf``,
+``lc-embedded``) <- ``task`` (task classes, the run in progress, loading tasks) <- ``shards`` <-
+``plan`` (the cost plan) <- ``publish`` (direct runs that publish by declaration) <- ``training``
+(the improve wing). A room imports its own and lower rooms only, so no arrow runs back up and no
+loop between rooms can return.
 
 Inside ``tasks``, a family (a sub-package other than ``data``: ``pairwise``, ``gv``, ``causal``)
 imports no other family; what families share lives in neutral ``tasks`` modules (``tasks.answers``,
@@ -76,8 +81,9 @@ LEADERBOARD_ROOMS = ("board", "page", "run")
 LEADERBOARD_TOP = ("", "commands")
 
 
-#: The rooms of ``harness_ext``, by concern (see the module docstring).
-HARNESS_ROOMS = ("chat", "prefix", "plan", "shards", "publish", "models", "task", "jobs", "training")
+#: The rooms of ``harness_ext``, lowest first (see the module docstring): a room imports only its own
+#: and lower rooms.
+HARNESS_ROOMS = ("jobs", "models", "chat", "prefix", "task", "shards", "plan", "publish", "training")
 #: The modules of ``harness_ext`` outside its rooms: the package, the autoload hook the ``.pth`` line
 #: imports (``harness_ext/logic_consistency_autoload.pth``) and the table of lm-eval hooks.
 HARNESS_TOP = ("", "autoload", "lm_eval_hooks")
@@ -228,6 +234,16 @@ def _room_rank(module: str) -> int:
     return LEADERBOARD_ROOMS.index(room) if room in LEADERBOARD_ROOMS else len(LEADERBOARD_ROOMS)
 
 
+def _harness_rank(module: str) -> int:
+    """The rank of a ``harness_ext`` module's room (:data:`HARNESS_ROOMS`); above them all for the
+    modules of :data:`HARNESS_TOP` (the package itself ranks lowest: it holds nothing but its docstring)."""
+    parts = module.split(".")
+    if len(parts) == 2:
+        return -1
+    room = parts[2]
+    return HARNESS_ROOMS.index(room) if room in HARNESS_ROOMS else len(HARNESS_ROOMS)
+
+
 def _allowed(importer: str, imported: str) -> bool:
     layer, target_layer = _layer(importer), _layer(imported)
     if target_layer == layer:
@@ -236,6 +252,8 @@ def _allowed(importer: str, imported: str) -> bool:
             return target_family is None or target_family == _family(importer)
         if layer == "leaderboard":  # a room imports its own and lower rooms
             return _room_rank(imported) <= _room_rank(importer)
+        if layer == "harness_ext":  # the same rule for harness_ext's rooms
+            return _harness_rank(imported) <= _harness_rank(importer)
         return True
     if imported == PACKAGE or imported == f"{PACKAGE}.__version__":  # only the version lives there
         return "root" in ALLOWED[layer]
@@ -366,6 +384,57 @@ def test_the_room_rule_sees_a_jobs_module_reaching_into_another_room(tmp_path: P
     imports = _suite_imports(f"{PACKAGE}.harness_ext.jobs.bad", source)
     rooms = {_harness_room(name) for name in imports if _layer(name) == "harness_ext"}
     assert rooms == {"chat", "jobs"}, imports
+
+
+def test_the_rule_catches_a_harness_ext_room_importing_upward(tmp_path: Path) -> None:
+    """The checker itself: each of the five arrows that once ran back up (issue 47) is refused again,
+    and a top module (the autoload hook) may not be imported by a room."""
+    he = f"{PACKAGE}.harness_ext"
+    back = [
+        ("models.args", "chat.choice_reading"),
+        ("models.embedded", "prefix.scorer"),
+        ("shards.count", "plan.counts"),
+        ("task.current_run", "publish.allowlist"),
+        ("publish.run", "training.adapter"),
+        ("plan.counts", "autoload"),
+    ]
+    for importer, imported in back:
+        assert not _allowed(f"{he}.{importer}", f"{he}.{imported}"), (importer, imported)
+        assert _allowed(f"{he}.{imported}", f"{he}.{importer}") or imported == "autoload", (imported, importer)
+    source = tmp_path / "bad.py"
+    source.write_text("from ..chat.judge import ChatJudgeLM\nfrom .args import check_declared\n")
+    imports = _suite_imports(f"{he}.models.bad", source)
+    assert [name for name in sorted(imports) if not _allowed(f"{he}.models.bad", name)] == [
+        f"{he}.chat.judge",
+        f"{he}.chat.judge.ChatJudgeLM",
+    ]
+    assert _allowed(f"{he}.autoload", f"{he}.publish.run") and _allowed(f"{he}.training.study", f"{he}.jobs.processes")
+
+
+def test_the_harness_ext_rooms_form_no_loop() -> None:
+    """Read from the imports themselves: the rooms' graph has no circle, and :data:`HARNESS_ROOMS` is
+    one of its orders (so every arrow between rooms runs down)."""
+    graph: dict[str, set[str]] = {room: set() for room in HARNESS_ROOMS}
+    for module, path in MODULES:
+        room = _harness_room(module) if _layer(module) == "harness_ext" else ""
+        if room not in HARNESS_ROOMS:
+            continue
+        for name in _suite_imports(module, path):
+            target = _harness_room(name) if _layer(name) == "harness_ext" else ""
+            if target in HARNESS_ROOMS and target != room:
+                graph[room].add(target)
+    try:
+        order = list(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        pytest.fail(f"a loop between harness_ext's rooms: {' -> '.join(error.args[1])}")
+    up = sorted(
+        f"{room} -> {target}"
+        for room, targets in graph.items()
+        for target in targets
+        if HARNESS_ROOMS.index(target) > HARNESS_ROOMS.index(room)
+    )
+    assert not up, f"arrows running back up {HARNESS_ROOMS}: {up}"
+    assert set(order) == set(HARNESS_ROOMS)
 
 
 def test_the_study_code_is_not_under_the_leaderboard() -> None:

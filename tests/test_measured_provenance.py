@@ -11,14 +11,9 @@ from typing import Any
 
 import pytest
 
-from logic_consistency.harness_ext.publish.allowlist import (
-    public_model_args,
-    public_path,
-    record_device,
-    recorded_device,
-)
+from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_path
 from logic_consistency.harness_ext.publish.run import publishing
-from logic_consistency.harness_ext.task.current_run import publish_lm
+from logic_consistency.harness_ext.task.current_run import publish_lm, record_device, recording_device
 from logic_consistency.harness_ext.training.provenance import adapter_provenance
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -64,8 +59,12 @@ class _Weights:
     ],
 )
 def test_the_device_comes_from_the_loaded_weights(lm: Any, device: str | None) -> None:
-    record_device(lm)
-    assert recorded_device() == device
+    with recording_device() as record:
+        record_device(lm)
+    assert record.device == device
+    record_device(lm)  # outside a run: nothing is recorded, nor left for the next run
+    with recording_device() as fresh:
+        assert fresh.device is None
 
 
 def test_a_direct_run_records_the_measured_device_and_no_home_folder(tmp_path: Path) -> None:

@@ -10,12 +10,14 @@ import pytest
 from logic_consistency.options import (
     OPTIONS_FILE,
     SUITE_OPTIONS,
+    Choices,
+    Declared,
+    Interval,
+    OfType,
     OptionError,
     OptionTypeError,
-    check_bool,
-    check_choice,
-    check_int,
     check_option,
+    check_value,
     closest,
     collect_options,
     declared_options,
@@ -40,27 +42,27 @@ def test_unknown_key_suggests_the_closest_known_key() -> None:
 @pytest.mark.parametrize("bad", [1.0, True, "3", None])
 def test_int_types_are_checked_and_errors_are_both_value_and_type_errors(bad: object) -> None:
     with pytest.raises(OptionTypeError, match="where: n must be an integer") as error:
-        check_int(bad, name="n", where="where")
+        Interval(int).check(bad, label="n", where="where")
     assert isinstance(error.value, ValueError) and isinstance(error.value, TypeError)
 
 
 def test_int_bounds_and_none() -> None:
-    assert check_int(None, name="n", allow_none=True) is None
-    assert check_int(5, name="n", minimum=5) == 5
+    assert check_value(None, Declared("n", int, None, "a count", minimum=5, nullable=True)) is None
+    assert Interval(int, 5).check(5, label="n", where=None) == 5
     with pytest.raises(OptionError, match="n must be at least 2, got 1"):
-        check_int(1, name="n", minimum=2)
+        Interval(int, 2).check(1, label="n", where=None)
 
 
 def test_seed_bool_choice() -> None:
     assert check_seed(DEFAULT_SEED) == 1234
     with pytest.raises(OptionError, match="seed must be at least 0"):
         check_seed(-1)
-    assert check_bool(False, name="b") is False
+    assert OfType(bool).check(False, label="b", where=None) is False
     with pytest.raises(OptionTypeError, match="b must be true or false, got 'false'"):
-        check_bool("false", name="b")
-    assert check_choice("all", ("all", "before"), name="count") == "all"
+        OfType(bool).check("false", label="b", where=None)
+    assert Choices(("all", "before")).check("all", label="count", where=None) == "all"
     with pytest.raises(OptionError, match="did you mean 'before'"):
-        check_choice("befor", ("all", "before"), name="count")
+        Choices(("all", "before")).check("befor", label="count", where=None)
 
 
 def test_near_misses_of_any_suite_option_are_errors_other_keys_pass() -> None:
@@ -77,9 +79,9 @@ def test_near_misses_of_any_suite_option_are_errors_other_keys_pass() -> None:
 
 
 def test_int_upper_bound_names_the_bound() -> None:
-    assert check_int(10, name="n", maximum=10) == 10
+    assert Interval(int, None, 10).check(10, label="n", where=None) == 10
     with pytest.raises(OptionError, match="n must be at most 10,000, got 1,000,000,000"):
-        check_int(10**9, name="n", maximum=10_000)
+        Interval(int, None, 10_000).check(10**9, label="n", where=None)
 
 
 # ----------------------------------------------------------------------------- declarations

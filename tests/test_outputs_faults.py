@@ -13,11 +13,11 @@ import errno
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.cli import OUTPUT_ERROR_STATUS, main
@@ -49,26 +49,26 @@ def _tmpfs(folder: Path, options: str) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root and mount")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True)
+    mounted = children.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
     try:
         yield folder
     finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+        children.run(["umount", "-l", str(folder)], check=False)
 
 
 @contextlib.contextmanager
 def _immutable(path: Path) -> Iterator[Path]:
     if shutil.which("chattr") is None or os.geteuid() != 0:
         pytest.skip("chattr +i needs root and chattr")
-    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+    done = children.run(["chattr", "+i", str(path)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"chattr +i not supported here: {done.stderr.decode(errors='replace').strip()}")
     try:
         yield path
     finally:
-        subprocess.run(["chattr", "-i", str(path)], check=False)
+        children.run(["chattr", "-i", str(path)], check=False)
 
 
 # ----------------------------------------------------------------------------- what is written over
@@ -200,7 +200,7 @@ def test_a_read_only_file_system(board: Path, tmp_path: Path, capsys: pytest.Cap
     with _tmpfs(tmp_path / "ro", "size=1m") as folder:
         page = folder / "index.html"
         assert main(["leaderboard", "render", str(board), "--out", str(page)]) == 0
-        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        children.run(["mount", "-o", "remount,ro", str(folder)], check=True)
         status, err = _run(capsys, "leaderboard", "render", str(board), "--out", str(page))
         assert status == OUTPUT_ERROR_STATUS
         assert _one_line(err) == f"logic-consistency: error: cannot write {page}: read-only file system"

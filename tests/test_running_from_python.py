@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
@@ -21,7 +21,7 @@ def test_the_simple_evaluate_block_runs_and_prints_two_rates(tmp_path: Path) -> 
     section = text[text.index("## From Python") :]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    done = subprocess.run(
+    done = children.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]

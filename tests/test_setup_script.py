@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,7 +17,7 @@ def test_setup_refuses_an_unknown_extra_before_installing_anything(tmp_path: Pat
     (tmp_path / "scripts").mkdir()
     script = tmp_path / "scripts" / "setup.sh"
     script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
-    result = subprocess.run(["bash", str(script), "tests"], capture_output=True, text=True, timeout=60)
+    result = children.run(["bash", str(script), "tests"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "unknown extra 'tests' (choose from: api, ray, train, test;" in result.stderr
     assert not (tmp_path / ".venv").exists()
@@ -46,7 +46,7 @@ def test_setup_refuses_an_unknown_model_before_installing_anything(tmp_path: Pat
     script = tmp_path / "scripts" / "setup.sh"
     script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
     env = {**os.environ, "LOGIC_CONSISTENCY_SETUP_MODELS": models}
-    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
+    result = children.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 2
     assert message in result.stderr
     assert not (tmp_path / ".venv").exists()
@@ -57,7 +57,7 @@ def test_setup_refuses_an_unknown_installer_before_installing_anything(tmp_path:
     script = tmp_path / "scripts" / "setup.sh"
     script.write_text((ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8"), encoding="utf-8")
     env = {**os.environ, "LOGIC_CONSISTENCY_INSTALLER": "conda"}
-    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
+    result = children.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 2
     assert "LOGIC_CONSISTENCY_INSTALLER='conda' (choose uv or pip)" in result.stderr
     assert not (tmp_path / ".venv").exists()

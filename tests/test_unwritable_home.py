@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
@@ -28,7 +29,7 @@ UNSET = ("XDG_CACHE_HOME", "LOGIC_CONSISTENCY_CACHE", "HF_HOME", "HF_DATASETS_CA
 def _run(*argv: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k not in UNSET}
     environment.update(HOME="/proc", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", **env)
-    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=environment, timeout=600)
+    return children.run(argv, capture_output=True, text=True, cwd=cwd, env=environment, timeout=600)
 
 
 def test_model_path_names_the_cache_and_its_variable_in_one_line(tmp_path: Path) -> None:

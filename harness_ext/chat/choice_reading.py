@@ -22,8 +22,6 @@ from typing import Any
 
 #: Name of the per-document count of choices absent from the top N (a sum over documents).
 MISSING_METRIC = "n_choices_missing"
-#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
-DEFAULT_MAX_TOKENS = 8
 #: OpenAI reports a token whose probability underflows as -9999: at or below this, probability 0.
 OPENAI_FLOOR = -9999.0
 #: Rounding allowed above log-probability 0, and above a summed probability of 1 (servers round
@@ -135,9 +133,7 @@ def read_choices(content: Sequence[Mapping[str, Any]], choices: Sequence[str]) -
             ignored ``logprobs``), a listed log-probability is NaN, above 0 or not a number, or a
             position lists a token twice (named).
     """
-    keys = [choice.strip() for choice in choices]
-    if not keys or any(not key for key in keys) or len(set(keys)) != len(keys):
-        raise ValueError(f"choices must be distinct non-blank strings, got {list(choices)!r}")
+    keys = _choice_keys(choices)
     positions = [_top(entry, index) for index, entry in enumerate(content)] if content else []
     listing = [n for n, top in enumerate(positions) if top]  # positions with a non-empty top list
     if not listing:
@@ -145,17 +141,36 @@ def read_choices(content: Sequence[Mapping[str, Any]], choices: Sequence[str]) -
             "the chat completion carries no top log-probabilities at any of its "
             f"{len(positions)} generated position(s) (does the endpoint support `logprobs` and `top_logprobs`?)"
         )
-    position = next(
-        (n for n, top in enumerate(positions) if any(t.strip() in keys and lp > -math.inf for t, lp in top)), None
-    )
+    position = next((n for n, top in enumerate(positions) if _lists_a_choice(top, keys)), None)
     if position is None:  # no choice listed anywhere: a tie at the least value of the first listing position
-        first = listing[0]
-        listed = [logprob for _, logprob in positions[first] if logprob > -math.inf]
-        if not listed:
-            raise ReadingError(f"generated position {first} lists only tokens of probability 0")
-        bound = min(listed)
-        return [ChoiceAnswer(bound, False, missing=True, position=first, tied=len(keys) > 1) for _ in keys]
-    top = positions[position]
+        return _tie_at_least(positions[listing[0]], listing[0], keys)
+    return _answers_at(positions[position], position, keys)
+
+
+def _choice_keys(choices: Sequence[str]) -> list[str]:
+    """The choices stripped of whitespace: distinct and non-blank, else ``ValueError``."""
+    keys = [choice.strip() for choice in choices]
+    if not keys or any(not key for key in keys) or len(set(keys)) != len(keys):
+        raise ValueError(f"choices must be distinct non-blank strings, got {list(choices)!r}")
+    return keys
+
+
+def _lists_a_choice(top: list[tuple[str, float]], keys: Sequence[str]) -> bool:
+    """Whether a position's top list names a choice with a non-zero probability."""
+    return any(token.strip() in keys and logprob > -math.inf for token, logprob in top)
+
+
+def _tie_at_least(top: list[tuple[str, float]], position: int, keys: Sequence[str]) -> list[ChoiceAnswer]:
+    """Every choice missing: each at the least listed value of ``position`` (a tie when several)."""
+    listed = [logprob for _, logprob in top if logprob > -math.inf]
+    if not listed:
+        raise ReadingError(f"generated position {position} lists only tokens of probability 0")
+    bound = min(listed)
+    return [ChoiceAnswer(bound, False, missing=True, position=position, tied=len(keys) > 1) for _ in keys]
+
+
+def _answers_at(top: list[tuple[str, float]], position: int, keys: Sequence[str]) -> list[ChoiceAnswer]:
+    """Each choice's value at ``position`` (its listed tokens' log-sum-exp; missing: probability 0)."""
     best_token = max(top, key=lambda pair: pair[1])[0].strip()
     values = [_logsumexp([lp for token, lp in top if token.strip() == key] or [-math.inf]) for key in keys]
     tied = values.count(max(values)) > 1

@@ -29,7 +29,6 @@ from lm_eval.models.openai_completions import LocalChatCompletion
 
 from logic_consistency.credentials import redact, register_header
 from logic_consistency.harness_ext.chat.choice_reading import (
-    DEFAULT_MAX_TOKENS,
     ChoiceAnswer,
     ReadingError,
     is_single_choice,
@@ -37,7 +36,7 @@ from logic_consistency.harness_ext.chat.choice_reading import (
 )
 from logic_consistency.harness_ext.chat.reply import logprob_content, post, post_once, ssl_setting
 from logic_consistency.harness_ext.chat.waves import send_in_waves
-from logic_consistency.harness_ext.models.args import CHAT_ARGS, MAX_TOP_LOGPROBS, check_declared
+from logic_consistency.harness_ext.models.args import CHAT_ARGS, DEFAULT_MAX_TOKENS, MAX_TOP_LOGPROBS, check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")

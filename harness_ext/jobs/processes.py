@@ -8,7 +8,10 @@ kills it when its parent dies, even by SIGKILL (the death signal is per process:
 itself starts is reached through the group instead). :func:`run_logged` appends the child's output,
 credentials redacted, to a kept log, stops it past its ``timeout`` and stops it before re-raising a
 stop of the parent (Ctrl-C, or :class:`Stopped` for SIGTERM and SIGHUP under :func:`stop_signals_raise`).
-A caller that holds a lock the child must keep (the build lock) passes its descriptors (``pass_fds``).
+A caller holding a lock the child must keep (the build lock) passes its descriptors (``pass_fds``) and
+records the child's group while it runs (``track``), for :func:`end_group` by whoever takes the lock
+over from a dead caller: a wrapper script's children are in that group, out of the death signal's
+reach. :func:`start_child` starts a long-running child (a server) the same way.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 from logic_consistency.credentials import Redactor
 
@@ -39,8 +43,11 @@ __all__ = [
     "Stopped",
     "death_signal_setter",
     "default_lm_eval",
+    "end_group",
+    "group_members",
     "run_captured",
     "run_logged",
+    "start_child",
     "stop_group",
     "stop_signals_raise",
 ]
@@ -115,14 +122,14 @@ def death_signal_setter() -> Callable[[], None] | None:
     return set_death_signal
 
 
-def _kill_group(process: subprocess.Popen[bytes], sig: int) -> None:
+def _kill_group(process: subprocess.Popen[Any], sig: int) -> None:
     try:
         os.killpg(process.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def stop_group(process: subprocess.Popen[bytes]) -> None:
+def stop_group(process: subprocess.Popen[Any]) -> None:
     """SIGTERM the child's process group, then SIGKILL it if it has not exited after a grace period."""
     _kill_group(process, signal.SIGTERM)
     try:
@@ -132,12 +139,77 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def _start(command: Sequence[str], env: Mapping[str, str] | None, pass_fds: Sequence[int]) -> subprocess.Popen[bytes]:
-    """``command`` in a new process group (session) with the death signal; stdout and stderr piped."""
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``, read from ``/proc`` on Linux; elsewhere
+    ``[pgid]`` while the group can still be signalled, else ``[]``."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").is_file():
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [pgid]
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp ...
+        if len(fields) > 2 and fields[0] != "Z" and fields[2] == str(pgid):
+            members.append(int(entry.name))
+    return members
+
+
+def _group_gone(pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def end_group(pgid: int, *, grace: float = KILL_GRACE_SECONDS) -> bool:
+    """End process group ``pgid`` (started by a process that may be gone) and wait until it has ended:
+    SIGTERM, SIGKILL after ``grace`` seconds. Returns whether it ended (a process stuck in the kernel
+    may outlast SIGKILL); a group already gone ends at once."""
+    if not group_members(pgid):
+        return True
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    if _group_gone(pgid, grace):
+        return True
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    return _group_gone(pgid, grace)
+
+
+def start_child(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stdin: int | IO[Any] | None = subprocess.DEVNULL,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
+    pass_fds: Sequence[int] = (),
+    text: bool = False,
+) -> subprocess.Popen[Any]:
+    """``command`` in a new process group (session) with the death signal: the one place a child starts.
+
+    The caller stops it with :func:`stop_group` (what it started too), or waits for it; ``text``:
+    its pipes carry text (UTF-8), not bytes.
+    """
     return subprocess.Popen(
         list(command),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        text=text,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
         env=dict(env if env is not None else os.environ),
         start_new_session=True,
         pass_fds=tuple(pass_fds),
@@ -169,6 +241,7 @@ def run_logged(
     redactor: Redactor | None = None,
     shown: Sequence[str] | None = None,
     pass_fds: Sequence[int] = (),
+    track: Callable[[int], AbstractContextManager[object]] | None = None,
 ) -> ProcessResult:
     """Run ``command`` in its own process group, appending its output to ``log_file``.
 
@@ -183,6 +256,8 @@ def run_logged(
         shown: The command as the log's echo shows it (default: ``command``): publish by allowlist,
             e.g. only the public model arguments.
         pass_fds: Descriptors the child inherits (a lock it must hold until it has exited).
+        track: Given the child's process group id, a context held while the child runs (the build
+            lock records the group, for :func:`end_group` by whoever takes a dead build's lock over).
 
     Returns:
         Exit status (``None`` if it had to be stopped), the last stderr lines, whether it timed out.
@@ -199,43 +274,63 @@ def run_logged(
     with log_file.open("ab") as log:
         log.write(clean.text(f"\n=== {_stamp(time.time())} $ {' '.join(shown or command)}\n").encode())
         log.flush()
-        process = _start(command, env, pass_fds)
+        with contextlib.ExitStack() as tracked:  # left when the child has ended
+            process = start_child(command, env=env, pass_fds=pass_fds)
+            try:
+                if track is not None:
+                    tracked.enter_context(track(process.pid))
+            except BaseException:
+                stop_group(process)
+                raise
+            return _pump_and_wait(process, log, lock, clean, tail, on_output, timeout, started)
 
-        def pump(stream: IO[bytes], keep: bool) -> None:
-            for raw in stream:
-                data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode(
-                    "utf-8", errors="surrogateescape"
-                )
-                with lock:
-                    log.write(data)
-                text = data.decode("utf-8", errors="replace").rstrip("\n")
-                last = [piece for piece in text.split("\r") if piece.strip()]
-                if not last:
-                    continue
-                if keep:
-                    tail.append(last[-1])
-                if on_output is not None:
-                    on_output(last[-1])
 
-        assert process.stdout is not None and process.stderr is not None
-        threads = [
-            threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
-            threading.Thread(target=pump, args=(process.stderr, True), daemon=True),
-        ]
+def _pump_and_wait(
+    process: subprocess.Popen[bytes],
+    log: IO[bytes],
+    lock: threading.Lock,
+    clean: Redactor,
+    tail: deque[str],
+    on_output: Callable[[str], None] | None,
+    timeout: float | None,
+    started: float,
+) -> ProcessResult:
+    """Copy the child's output to ``log`` (redacted) until it ends; stop its group past ``timeout``
+    or on any exception of the parent (re-raised)."""
+
+    def pump(stream: IO[bytes], keep: bool) -> None:
+        for raw in stream:
+            data = clean.text(raw.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
+            with lock:
+                log.write(data)
+            text = data.decode("utf-8", errors="replace").rstrip("\n")
+            last = [piece for piece in text.split("\r") if piece.strip()]
+            if not last:
+                continue
+            if keep:
+                tail.append(last[-1])
+            if on_output is not None:
+                on_output(last[-1])
+
+    assert process.stdout is not None and process.stderr is not None
+    threads = [
+        threading.Thread(target=pump, args=(process.stdout, False), daemon=True),
+        threading.Thread(target=pump, args=(process.stderr, True), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        stop_group(process)
+    except BaseException:
+        stop_group(process)
+        raise
+    finally:
         for thread in threads:
-            thread.start()
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            stop_group(process)
-        except BaseException:
-            stop_group(process)
-            raise
-        finally:
-            for thread in threads:
-                thread.join(timeout=5)
+            thread.join(timeout=5)
     returncode = None if timed_out else process.returncode
     return ProcessResult(returncode, "\n".join(tail), timed_out, time.monotonic() - started)
 
@@ -250,17 +345,23 @@ class Captured:
 
 
 def run_captured(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float | None = None
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,  # noqa: A002 - subprocess's name for it
 ) -> Captured:
-    """Run a short helper command to its end and return its output (nothing is logged).
+    """Run a short helper command to its end and return its output (nothing is logged); ``input`` is
+    written to its standard input (default: none, ``/dev/null``).
 
     Raises:
         subprocess.TimeoutExpired: Past ``timeout`` (the process group is stopped first).
         KeyboardInterrupt: Re-raised after stopping the process group (any other exception too).
     """
-    process = _start(command, env, ())
+    process = start_child(command, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = process.communicate(input, timeout=timeout)
     except BaseException:
         stop_group(process)
         raise

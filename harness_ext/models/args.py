@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from logic_consistency.harness_ext.chat.choice_reading import DEFAULT_MAX_TOKENS
 from logic_consistency.options import (
     TYPO_CUTOFF,
     Declared,
@@ -32,6 +31,9 @@ from logic_consistency.options import (
     parse_text,
     unique_keys,
 )
+
+#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
+DEFAULT_MAX_TOKENS = 8
 
 #: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
 CREDENTIAL_NAME = re.compile(
@@ -193,11 +195,26 @@ EMBEDDED_ARGS = Declaration(
 BACKEND_ARGS: dict[str, Declaration] = {"lc-chat": CHAT_ARGS, "lc-hf": HF_ARGS, "lc-embedded": EMBEDDED_ARGS}
 
 
+def split_model_args(model_args: str | None) -> list[tuple[str, str | None]]:
+    """``name=value,...`` (lm-eval's ``--model_args``, ``--gen_kwargs``) as ``(name, value as text)`` pairs
+    in order, names and values stripped; ``None`` for a part without ``=``; blank parts skipped.
+
+    The one reading of the text form: the typed parse (:func:`parse_model_args`), the allowlist and
+    the board's model identity all start from it.
+    """
+    pairs: list[tuple[str, str | None]] = []
+    for part in (model_args or "").split(","):
+        if part.strip():
+            name, sep, value = part.partition("=")
+            pairs.append((name.strip(), value.strip() if sep else None))
+    return pairs
+
+
 def parse_model_args(model_args: str) -> dict[str, Any]:
     """``--model_args`` as lm-eval parses it (``a=1,b=true`` -> ``{"a": 1, "b": True}``)."""
     from lm_eval.utils import simple_parse_args_string  # lm-eval only when a string is parsed
 
-    names = [part.partition("=")[0].strip() for part in (model_args or "").split(",") if part.strip()]
+    names = [name for name, _ in split_model_args(model_args)]
     unique_keys(((name, None) for name in names), where="--model_args")  # lm-eval keeps the last silently
     try:
         parsed: dict[str, Any] = simple_parse_args_string(model_args or "")
@@ -243,6 +260,4 @@ def check_keys_given_once(argv: Sequence[str]) -> None:
             except json.JSONDecodeError:  # lm-eval reports malformed JSON itself
                 continue
         else:
-            unique_keys(
-                ((part.partition("=")[0].strip(), None) for part in value.split(",") if part.strip()), where=flag
-            )
+            unique_keys(((name, None) for name, _ in split_model_args(value)), where=flag)

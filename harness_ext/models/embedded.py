@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from logic_consistency.harness_ext.models.args import EMBEDDED_ARGS, check_declared
 from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
@@ -231,40 +230,6 @@ def manifest(path: Path) -> dict[str, Any]:
     """Read the manifest of a converted embedded model (its provenance)."""
     manifest: dict[str, Any] = json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
     return manifest
-
-
-try:  # lm-eval is optional for the resolver itself (``logic-consistency model-path``).
-    from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM as _HFLM
-except ImportError:  # pragma: no cover - lm-eval is a hard dependency of the distribution
-    _HFLM = object  # type: ignore[assignment,misc]
-
-
-class EmbeddedHFLM(_HFLM):
-    """The suite's ``lc-hf`` model (prefix-sharing ``HFLM``) on an embedded model: ``lc-embedded``.
-
-    ``--model_args model=gemma-3-270m`` picks the model; every other argument is passed to
-    ``lc-hf`` unchanged (``prefix_sharing=false`` gives lm-eval's stock ``hf`` scoring). A ``batch_size`` (or ``max_batch_size``, ``device``) given in
-    ``--model_args`` takes precedence over the command-line flag of the same name; lm-eval 0.4.13
-    itself would stop with "got multiple values for keyword argument" there, because
-    ``--batch_size`` always has a value (default 1).
-    """
-
-    @classmethod
-    def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict[str, Any] | None = None) -> Any:  # noqa: D102
-        extra = {k: v for k, v in (additional_config or {}).items() if v is not None and k not in arg_dict}
-        return cls(**arg_dict, **extra)
-
-    @classmethod
-    def create_from_arg_string(cls, arg_string: str, additional_config: dict[str, Any] | None = None) -> Any:  # noqa: D102
-        from lm_eval.utils import simple_parse_args_string
-
-        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs = check_declared(kwargs, EMBEDDED_ARGS)  # before the model is resolved or loaded
-        model = kwargs.pop("model", DEFAULT_MODEL)
-        kwargs.setdefault("dtype", "float32")
-        super().__init__(pretrained=str(resolve(model)), **kwargs)
 
 
 if __name__ == "__main__":  # pragma: no cover - ``python -m logic_consistency.harness_ext.models.embedded NAME``

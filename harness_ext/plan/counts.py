@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 
 from lm_eval.api.instance import Instance
 
-from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.chat.choice_reading import is_single_choice
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard, evaluated_docs
 from logic_consistency.harness_ext.task import current_run, multistage
+from logic_consistency.harness_ext.task.loading import load_tasks
 from logic_consistency.harness_ext.task.placeholders import is_placeholder
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
@@ -155,28 +155,6 @@ class TaskPlan:
     repeated: dict[str, Tally] = field(default_factory=dict)
 
 
-def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """Task objects by name, as ``simple_evaluate`` loads them (``TaskManager(metadata=...)``).
-
-    The suite's own folder is indexed first, alone (about a second); lm-eval's thousands of
-    built-in task files (several seconds) only when a name is not found there.
-
-    Raises:
-        ValueError: A name is no task, group or tag lm-eval knows.
-    """
-    from lm_eval.tasks import TaskManager
-
-    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=dict(metadata or {}))
-    if any(name not in manager.all_tasks for name in tasks):
-        manager = TaskManager(metadata=dict(metadata or {}))
-    unknown = [name for name in tasks if name not in manager.all_tasks]
-    if unknown:
-        raise ValueError(
-            f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)"
-        )
-    return dict(manager.load(list(tasks))["tasks"])
-
-
 def load_tokenizer(name: str) -> Any:
     """An embedded model's tokenizer by name, or a local tokenizer folder (never the hub)."""
     from transformers import AutoTokenizer
@@ -234,34 +212,20 @@ def plan_tasks(
             plans.append(TaskPlan(task=name, documents=0))  # lm-eval finds no document here: nothing to send
             continue
         recorder = RecordingLM(seed=seed, tokenizer=tokenizer)
-        quiet = (multistage.eval_logger, current_run.eval_logger)
-        levels = [logger.level for logger in quiet]
-        # the recorder's placeholder answers block every later stage, and repeated requests are
-        # counted by the plan itself: neither log line is news here
-        for logger in quiet:
-            logger.setLevel(logging.ERROR)
-        try:
-            with current_run.published(recorder), _as_shard(shard):
-                task.build_all_requests(
-                    limit=get_sample_size(task, limit),
-                    rank=0,
-                    world_size=1,
-                    cache_requests=False,
-                    system_instruction=system_instruction,
-                    apply_chat_template=apply_chat_template,
-                    fewshot_as_multiturn=fewshot_as_multiturn,
-                    chat_template=recorder.apply_chat_template if apply_chat_template else None,
-                    tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
-                )
-        finally:
-            for logger, level in zip(quiet, levels, strict=True):
-                logger.setLevel(level)
+        with _quiet_stage_logs(), current_run.published(recorder), _as_shard(shard):
+            task.build_all_requests(
+                limit=get_sample_size(task, limit),
+                rank=0,
+                world_size=1,
+                cache_requests=False,
+                system_instruction=system_instruction,
+                apply_chat_template=apply_chat_template,
+                fewshot_as_multiturn=fewshot_as_multiturn,
+                chat_template=recorder.apply_chat_template if apply_chat_template else None,
+                tokenizer_name=recorder.tokenizer_name if apply_chat_template else "",
+            )
         plan = _plan_one(name, task, recorder.requests)
-        keys = [current_run.request_key(request) for request in recorder.requests]
-        plan.repeated = _tally(
-            r for r, key in zip(recorder.requests, keys, strict=True) if key is not None and key in asked
-        )
-        asked.update(key for key in keys if key is not None)
+        plan.repeated = _repeated(recorder.requests, asked)
         plans.append(plan)
     clock["built"] = time.perf_counter()
     count_tokens(plans, tokenizer)
@@ -272,6 +236,29 @@ def plan_tasks(
             count_tokens=time.perf_counter() - clock["built"],
         )
     return plans
+
+
+def _repeated(requests: list[Instance], asked: set[tuple[str, str]]) -> dict[str, Tally]:
+    """The tally of ``requests`` an earlier task of the plan already asked; ``asked`` gains the rest."""
+    keys = [current_run.request_key(request) for request in requests]
+    repeated = _tally(r for r, key in zip(requests, keys, strict=True) if key is not None and key in asked)
+    asked.update(key for key in keys if key is not None)
+    return repeated
+
+
+@contextlib.contextmanager
+def _quiet_stage_logs() -> Iterator[None]:
+    """The multi-stage and run loggers at ERROR while the block runs: the recorder's placeholder answers
+    block every later stage, and repeated requests are counted by the plan itself (no news here)."""
+    quiet = (multistage.eval_logger, current_run.eval_logger)
+    levels = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(quiet, levels, strict=True):
+            logger.setLevel(level)
 
 
 @contextlib.contextmanager

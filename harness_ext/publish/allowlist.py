@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS
+from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS, split_model_args
 from logic_consistency.harness_ext.task.data_files import DATA_HASH_KEY
 from logic_consistency.options import SUITE_OPTIONS
 
@@ -37,8 +37,6 @@ __all__ = [
     "public_path",
     "public_url",
     "public_url_parts",
-    "record_device",
-    "recorded_device",
 ]
 
 #: Arguments that are URLs: recorded as scheme, host, port and a known API path (:func:`public_url`).
@@ -153,24 +151,6 @@ def public_path(text: str) -> str:
     return f"local:{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}/{resolved.name}"
 
 
-#: The device the last evaluated model's weights were on (:func:`record_device`).
-_DEVICE: dict[str, str | None] = {}
-
-
-def record_device(lm: Any) -> None:
-    """Record the device ``lm``'s loaded weights are on (``cpu``, ``cuda:0``; ``None`` for an API model):
-    a run's results publish that device, not the ``--device`` it was given."""
-    inner = getattr(lm, "lm", lm)  # lm-eval's CachingLM wraps the model
-    model = getattr(inner, "model", None)
-    device = None if isinstance(model, str) else getattr(model, "device", None)
-    _DEVICE["device"] = None if device is None else str(device)
-
-
-def recorded_device() -> str | None:
-    """The device :func:`record_device` recorded last (``None`` before any or for an API model)."""
-    return _DEVICE.get("device")
-
-
 def _is_plain(value: Any) -> bool:
     """A JSON scalar, or a list of them (an option's value; a mapping is never one)."""
     if isinstance(value, (list, tuple)):
@@ -179,12 +159,7 @@ def _is_plain(value: Any) -> bool:
 
 
 def _parse(model_args: str) -> list[tuple[str, str]]:
-    pairs = []
-    for part in model_args.split(","):
-        name, sep, value = part.partition("=")
-        if part.strip():
-            pairs.append((name.strip(), value.strip() if sep else ""))
-    return pairs
+    return [(name, "" if value is None else value) for name, value in split_model_args(model_args)]
 
 
 def public_args(backend: str | None) -> frozenset[str]:

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
+from logic_consistency.harness_ext.models.args import split_model_args
 from logic_consistency.harness_ext.publish.allowlist import (
     PATH_ARGS,
     URL_ARGS,
@@ -30,9 +31,9 @@ from logic_consistency.harness_ext.publish.allowlist import (
     public_model_args,
     public_path,
     public_url,
-    recorded_device,
 )
 from logic_consistency.harness_ext.publish.results_path import check_results_path
+from logic_consistency.harness_ext.task.current_run import recording_device
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
@@ -45,7 +46,7 @@ _REPLACEMENTS: dict[str, str] = {}
 def _names(model_args: Any) -> set[str]:
     if isinstance(model_args, Mapping):
         return {str(name) for name in model_args}
-    return {part.partition("=")[0].strip() for part in str(model_args or "").split(",") if part.strip()}
+    return {name for name, _ in split_model_args(str(model_args or ""))}
 
 
 def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> None:
@@ -68,9 +69,17 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
 
 
 def publish_results(
-    results: dict[str, Any], *, backend: str | None, model_args: Any, metadata: Mapping[str, Any] | None
+    results: dict[str, Any],
+    *,
+    backend: str | None,
+    model_args: Any,
+    metadata: Mapping[str, Any] | None,
+    device: str | None = None,
 ) -> list[str]:
-    """Rewrite ``results`` (lm-eval's, in place) to what may be written; returns the names left out."""
+    """Rewrite ``results`` (lm-eval's, in place) to what may be written; returns the names left out.
+
+    ``device`` is where the run's weights were (:func:`~logic_consistency.harness_ext.task.current_run.recording_device`).
+    """
     args = public_model_args(backend, model_args)
     options = public_metadata(metadata)
     config = results.get("config")
@@ -79,7 +88,7 @@ def publish_results(
     if isinstance(config, dict) and "model_args" in config:
         config["model_args"] = args.value
     if isinstance(config, dict) and "device" in config:
-        config["device"] = recorded_device()  # measured from the loaded model (None: an API model)
+        config["device"] = device  # measured from the loaded model (None: an API model)
     given = _names(model_args) | set(metadata or {})
     kept = _names(args.value) | set(options.value or {})
     for task_config in (results.get("configs") or {}).values():
@@ -166,8 +175,8 @@ def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | No
 
 def _refuse_pickled_adapter(model_args: Any) -> None:
     """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
+    from logic_consistency.harness_ext.models.adapters import check_adapter_weights
     from logic_consistency.harness_ext.models.args import parse_model_args
-    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
     from logic_consistency.options import OptionError
 
     try:
@@ -198,7 +207,8 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         redact_logs()
         _log_public_model_args(backend, given.get("model_args"))
         try:
-            results = simple_evaluate(*args, **kwargs)
+            with recording_device() as measured:
+                results = simple_evaluate(*args, **kwargs)
         except KeyError as error:  # lm-eval's "KeyError: None" of an unknown metric in a task YAML
             explained = _unknown_metric(error, given)
             if explained is None:
@@ -206,7 +216,11 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
             raise explained from error
         if isinstance(results, dict):
             left = publish_results(
-                results, backend=backend, model_args=given.get("model_args"), metadata=given.get("metadata")
+                results,
+                backend=backend,
+                model_args=given.get("model_args"),
+                metadata=given.get("metadata"),
+                device=measured.device,
             )
             if left:
                 print(

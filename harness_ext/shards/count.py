@@ -13,8 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logic_consistency.harness_ext.plan.counts import load_tasks
 from logic_consistency.harness_ext.shards.shard import evaluated_docs
+from logic_consistency.harness_ext.task.loading import load_tasks
 
 __all__ = ["main", "most_documents"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,22 +36,47 @@ def _dtype(name: Any, where: str) -> np.dtype[Any]:
     return dtype
 
 
+#: What :func:`_encode_plain` and :func:`_encode_numpy` return for a value of another kind.
+_OTHER = object()
+
+
 def encode(value: Any, where: str = "value") -> Any:
     """``value`` as JSON-ready data (see the module docstring).
 
     Raises:
         TypeError: A value of another type (``where`` and the type named).
     """
-    if value is None or isinstance(value, (bool, int, str)) and not isinstance(value, np.generic):
+    for encoder in (_encode_plain, _encode_numpy, _encode_container):
+        encoded = encoder(value, where)
+        if encoded is not _OTHER:
+            return encoded
+    raise TypeError(f"{where}: a value of type {type(value).__name__} cannot be written to a shard's metrics file")
+
+
+def _encode_plain(value: Any, where: str) -> Any:
+    """``None``, a bool, int, str or float of Python's own (a non-finite float tagged)."""
+    if isinstance(value, np.generic):
+        return _OTHER
+    if value is None or isinstance(value, (bool, int, str)):
         return value
-    if isinstance(value, float) and not isinstance(value, np.generic):
+    if isinstance(value, float):
         return value if math.isfinite(value) else {"$float": repr(value)}
+    return _OTHER
+
+
+def _encode_numpy(value: Any, where: str) -> Any:
+    """A numeric or boolean numpy scalar or array (never ``object``)."""
     if isinstance(value, np.generic) and value.dtype.kind in _KINDS:
         item = value.item()
         return {"$np": [value.dtype.str, item if not isinstance(item, float) or math.isfinite(item) else repr(item)]}
     if isinstance(value, np.ndarray) and value.dtype.kind in _KINDS:
         flat = [encode(item, where) for item in value.ravel().tolist()]
         return {"$array": [value.dtype.str, list(value.shape), flat]}
+    return _OTHER
+
+
+def _encode_container(value: Any, where: str) -> Any:
+    """A tuple, list or dict, item by item (a dict whose keys are not plain strings tagged)."""
     if isinstance(value, tuple):
         return {"$tuple": [encode(item, where) for item in value]}
     if isinstance(value, list):
@@ -59,7 +85,7 @@ def encode(value: Any, where: str = "value") -> Any:
         if all(isinstance(key, str) and not key.startswith("$") for key in value):
             return {key: encode(item, f"{where}[{key!r}]") for key, item in value.items()}
         return {"$dict": [[encode(key, where), encode(item, where)] for key, item in value.items()]}
-    raise TypeError(f"{where}: a value of type {type(value).__name__} cannot be written to a shard's metrics file")
+    return _OTHER
 
 
 def _float(text: Any, where: str) -> float:
@@ -68,22 +94,46 @@ def _float(text: Any, where: str) -> float:
     return float(text)
 
 
+def _is_list(body: Any, length: int | None = None) -> bool:
+    return isinstance(body, list) and (length is None or len(body) == length)
+
+
+def _decode_dict(body: Any, where: str) -> Any:
+    if not (_is_list(body) and all(_is_list(pair, 2) for pair in body)):
+        return _OTHER
+    return {decode(key, where): decode(item, where) for key, item in body}
+
+
+def _decode_np(body: Any, where: str) -> Any:
+    if not _is_list(body, 2):
+        return _OTHER
+    dtype = _dtype(body[0], where)
+    return dtype.type(_float(body[1], where) if isinstance(body[1], str) else body[1])
+
+
+def _decode_array(body: Any, where: str) -> Any:
+    if not (_is_list(body, 3) and isinstance(body[1], list)):
+        return _OTHER
+    dtype = _dtype(body[0], where)
+    items = [decode(item, where) for item in body[2]]
+    return np.array(items, dtype=dtype).reshape([int(n) for n in body[1]])
+
+
+#: Each tag's reader: the value, or :data:`_OTHER` for a malformed body.
+_DECODERS: dict[str, Callable[[Any, str], Any]] = {
+    "$tuple": lambda body, where: tuple(decode(item, where) for item in body) if _is_list(body) else _OTHER,
+    "$dict": _decode_dict,
+    "$float": _float,
+    "$np": _decode_np,
+    "$array": _decode_array,
+}
+
+
 def _decode_tagged(tag: str, body: Any, where: str) -> Any:
-    if tag == "$tuple" and isinstance(body, list):
-        return tuple(decode(item, where) for item in body)
-    if tag == "$dict" and isinstance(body, list) and all(isinstance(p, list) and len(p) == 2 for p in body):
-        return {decode(key, where): decode(item, where) for key, item in body}
-    if tag == "$float":
-        return _float(body, where)
-    if tag == "$np" and isinstance(body, list) and len(body) == 2:
-        dtype = _dtype(body[0], where)
-        item = _float(body[1], where) if isinstance(body[1], str) else body[1]
-        return dtype.type(item)
-    if tag == "$array" and isinstance(body, list) and len(body) == 3 and isinstance(body[1], list):
-        dtype = _dtype(body[0], where)
-        items = [decode(item, where) for item in body[2]]
-        return np.array(items, dtype=dtype).reshape([int(n) for n in body[1]])
-    raise ValueError(f"{where}: malformed {tag!r} entry")
+    value = _DECODERS[tag](body, where)
+    if value is _OTHER:
+        raise ValueError(f"{where}: malformed {tag!r} entry")
+    return value
 
 
 def decode(data: Any, where: str = "value") -> Any:

@@ -23,13 +23,13 @@ from typing import Any
 import yaml
 
 from logic_consistency.common import check_link_loop
+from logic_consistency.harness_ext.task.loading import TASKS_DIR
 
 __all__ = ["TaskCheck", "TaskFileError", "check_task", "explain_unknown_metric", "unreadable_task_files"]
 
 
-#: The suite's task folder (``autoload.tasks_dir()``, not imported: autoload's ``lm_eval`` wrapper imports
-#: this module to name the task file behind lm-eval's errors).
-SUITE_TASKS = Path(__file__).resolve().parents[2] / "tasks"
+#: The suite's task folder (:data:`~logic_consistency.harness_ext.task.loading.TASKS_DIR`).
+SUITE_TASKS = TASKS_DIR
 
 
 class TaskFileError(ValueError):

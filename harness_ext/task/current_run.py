@@ -28,7 +28,6 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
-from logic_consistency.harness_ext.publish.allowlist import record_device
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.harness_ext.task.option_scope import refuse_unread_options
 from logic_consistency.harness_ext.task.placeholders import answered_here
@@ -40,6 +39,8 @@ __all__ = [
     "current_lm",
     "publish_lm",
     "published",
+    "record_device",
+    "recording_device",
     "request_key",
     "start_build",
 ]
@@ -56,6 +57,40 @@ class _Run:
 
 
 _CURRENT_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("logic_consistency_run", default=None)
+
+
+@dataclass
+class DeviceRecord:
+    """Where the run's model weights were (``cpu``, ``cuda:0``; ``None`` for an API model or before any)."""
+
+    device: str | None = None
+
+
+_DEVICE: contextvars.ContextVar[DeviceRecord | None] = contextvars.ContextVar("logic_consistency_device", default=None)
+
+
+@contextlib.contextmanager
+def recording_device() -> Iterator[DeviceRecord]:
+    """While the block runs (one ``simple_evaluate``), :func:`record_device` fills the record it yields:
+    the run's own, so that nothing of one run is left for the next."""
+    record = DeviceRecord()
+    token = _DEVICE.set(record)
+    try:
+        yield record
+    finally:
+        _DEVICE.reset(token)
+
+
+def record_device(lm: Any) -> None:
+    """Record the device ``lm``'s loaded weights are on in the run's :func:`recording_device` record (if
+    one is open): a run's results publish that device, not the ``--device`` it was given."""
+    record = _DEVICE.get()
+    if record is None:
+        return
+    inner = getattr(lm, "lm", lm)  # lm-eval's CachingLM wraps the model
+    model = getattr(inner, "model", None)
+    device = None if isinstance(model, str) else getattr(model, "device", None)
+    record.device = None if device is None else str(device)
 
 
 @contextlib.contextmanager

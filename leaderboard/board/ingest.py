@@ -213,12 +213,7 @@ def _group_entry(
             "lm_eval_stderr": number(results.get(f"{metric}_stderr,{filter_name}")),
         }
         progress.update(1)
-    counts: dict[str, dict[str, Any]] = {}
-    for task in leaves:
-        for name, count in entries[task]["counts"].items():
-            slot = counts.setdefault(name, {"total": 0, "n": 0})
-            slot["total"] = _integral(float(slot["total"]) + float(count["total"]))
-            slot["n"] += count["n"]
+    counts = _summed_counts(entries, leaves)
     originals = [entries[task]["n_original"] for task in leaves]
     return {
         "kind": "group",
@@ -231,6 +226,17 @@ def _group_entry(
         "metrics": metrics,
         "counts": counts,
     }
+
+
+def _summed_counts(entries: Mapping[str, dict[str, Any]], leaves: list[str]) -> dict[str, dict[str, Any]]:
+    """A group's counts: each count's total and ``n`` summed over its leaf tasks."""
+    counts: dict[str, dict[str, Any]] = {}
+    for task in leaves:
+        for name, count in entries[task]["counts"].items():
+            slot = counts.setdefault(name, {"total": 0, "n": 0})
+            slot["total"] = _integral(float(slot["total"]) + float(count["total"]))
+            slot["n"] += count["n"]
+    return counts
 
 
 def _progress_total(run: RunOutput) -> int:

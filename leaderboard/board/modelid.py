@@ -24,6 +24,7 @@ from typing import Any
 
 from logic_consistency.credentials import Redactor, redact
 from logic_consistency.harness_ext.models import embedded as models
+from logic_consistency.harness_ext.models.args import split_model_args
 from logic_consistency.harness_ext.publish.allowlist import is_local_path, public_model_args
 
 __all__ = [
@@ -81,13 +82,10 @@ def parse_model_args(model_args: str | Mapping[str, Any] | None) -> dict[str, st
     if isinstance(model_args, Mapping):
         return {str(key): str(value) for key, value in model_args.items()}
     out: dict[str, str] = {}
-    for part in str(model_args).split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"model_args: {redact(repr(part))} is not key=value (in {redact(repr(model_args))})")
-        out[key.strip()] = value.strip()
+    for key, value in split_model_args(str(model_args)):
+        if value is None:
+            raise ValueError(f"model_args: {redact(repr(key))} is not key=value (in {redact(repr(model_args))})")
+        out[key] = value
     return out
 
 
@@ -126,6 +124,31 @@ def _embedded_sha(name: str) -> str:
     return sha
 
 
+def _default_name(backend: str, args: Mapping[str, str], embedded_name: str | None) -> str:
+    """An embedded model's name, the folder name of a local ``pretrained`` (never its home folder), a
+    hub id, ``model=``, or the backend."""
+    pretrained = args.get("pretrained")
+    if isinstance(pretrained, str) and is_local_path(pretrained):
+        pretrained = Path(pretrained).expanduser().resolve().name
+    return embedded_name or pretrained or args.get("model") or backend
+
+
+def _revision(
+    args: Mapping[str, str], revision: str | None, embedded_name: str | None, embedded_sha: Callable[[str], str]
+) -> tuple[str, str]:
+    """The revision and where it came from: the model list, the GGUF's sha256, a converted folder's
+    manifest, ``revision=``, or unpinned."""
+    if revision:
+        return revision, "model_list"
+    if embedded_name is not None:
+        return embedded_sha(embedded_name), "gguf_sha256"
+    if args.get("pretrained") and _manifest_sha(args["pretrained"]):
+        return str(_manifest_sha(args["pretrained"])), "manifest"
+    if args.get("revision"):
+        return args["revision"], "model_args"
+    return UNPINNED, "unpinned"
+
+
 def identify(
     backend: str,
     model_args: str | Mapping[str, Any] | None,
@@ -158,20 +181,8 @@ def identify(
     args_text = clean.text(format_model_args(public_model_args(backend, model_args).value))
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
     if name is None:
-        pretrained = args.get("pretrained")
-        if isinstance(pretrained, str) and is_local_path(pretrained):  # a folder's name, never its home folder
-            pretrained = Path(pretrained).expanduser().resolve().name
-        name = clean.text(embedded_name or pretrained or args.get("model") or backend)
-    if revision:
-        found, source = revision, "model_list"
-    elif embedded_name is not None:
-        found, source = embedded_sha(embedded_name), "gguf_sha256"
-    elif args.get("pretrained") and _manifest_sha(args["pretrained"]):
-        found, source = str(_manifest_sha(args["pretrained"])), "manifest"
-    elif args.get("revision"):
-        found, source = args["revision"], "model_args"
-    else:
-        found, source = UNPINNED, "unpinned"
+        name = clean.text(_default_name(backend, args, embedded_name))
+    found, source = _revision(args, revision, embedded_name, embedded_sha)
     if not precision:
         precision = args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto")
     return ModelIdentity(

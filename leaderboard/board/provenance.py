@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from logic_consistency.harness_ext.models.args import split_model_args
 from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata, public_path
 from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
@@ -88,8 +89,7 @@ def _model_args(run: RunOutput) -> dict[str, str]:
     if isinstance(raw, dict):
         return {str(key): str(value) for key, value in raw.items()}
     if isinstance(raw, str):
-        pairs = (part.split("=", 1) for part in raw.split(",") if "=" in part)
-        return {key.strip(): value.strip() for key, value in pairs}
+        return {key: value for key, value in split_model_args(raw) if value is not None}
     return {}
 
 

@@ -112,16 +112,26 @@ def _row_label(document: Any, parts: Any) -> str:
     parts = list(parts)
     if len(parts) < 2 or parts[0] != "rows" or not isinstance(parts[1], int) or not isinstance(document, dict):
         return ""
-    rows = document.get("rows")
-    row = rows[parts[1]] if isinstance(rows, list) and parts[1] < len(rows) else None
-    model = row.get("model") if isinstance(row, dict) else None
-    name = model.get("name") if isinstance(model, dict) else None
+    name = _model_name(document.get("rows"), parts[1])
     label = f"row {parts[1]}" + (f": model {name!r}" if isinstance(name, str) else "")
-    if len(parts) >= 3 and parts[2] == "tasks" and len(parts) >= 4:
-        label += f", task {parts[3]!r}"
-        if len(parts) >= 6 and parts[4] in ("metrics", "counts"):
-            label += f", {'metric' if parts[4] == 'metrics' else 'count'} {parts[5]!r}"
-    return f" ({label})"
+    return f" ({label}{_task_label(parts)})"
+
+
+def _model_name(rows: Any, index: int) -> Any:
+    """The ``model.name`` of row ``index`` (``None`` where the document does not have one)."""
+    row = rows[index] if isinstance(rows, list) and index < len(rows) else None
+    model = row.get("model") if isinstance(row, dict) else None
+    return model.get("name") if isinstance(model, dict) else None
+
+
+def _task_label(parts: list[Any]) -> str:
+    """``, task T, metric M`` (or ``count C``) for a path inside a row's task, else ``""``."""
+    if len(parts) < 4 or parts[2] != "tasks":
+        return ""
+    label = f", task {parts[3]!r}"
+    if len(parts) >= 6 and parts[4] in ("metrics", "counts"):
+        label += f", {'metric' if parts[4] == 'metrics' else 'count'} {parts[5]!r}"
+    return label
 
 
 def _is_non_finite(value: Any) -> bool:

@@ -8,10 +8,10 @@ holder is past its own deadline, or runs on this host and its process is gone (a
 still holds the descriptor). A stale lock is taken over with a warning naming the old holder: a
 fresh lock file replaces the old one (``os.replace``), so the old holder, should it still be alive,
 holds a lock on a file that is no longer the folder's; :meth:`HeldLock.check` (called before the
-board is written) then refuses to write. Taking a lock, or taking it over, happens under an ``flock``
+board is written) then refuses to write; the process groups of its runs (``groups``,
+:func:`child_group_recorded`) are ended first. Taking a lock, or taking it over, happens under an ``flock``
 of the folder itself, so two builds starting together cannot both take a stale lock over. A link,
-pipe or folder in the lock's place is refused naming it (``lstat``, ``O_NOFOLLOW``; a taken-over lock
-is new: ``O_EXCL``): a lock linked to the board would truncate it and write the lock record into it.
+pipe or folder in the lock's place is refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import socket
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,14 +33,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from logic_consistency.harness_ext.jobs.processes import end_group
 from logic_consistency.outputs import TEMP_SUFFIX, OutputError, not_regular
 
-__all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "held_lock_fds"]
+__all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "child_group_recorded", "held_lock_fds"]
 
 LOCK_NAME = ".leaderboard.lock"
 
-#: Descriptors of the build locks this process holds (see :func:`held_lock_fds`).
-_HELD: set[int] = set()
+#: The build locks this process holds, by descriptor: the open file and the record written in it.
+_HELD: dict[int, tuple[IO[str], dict[str, Any]]] = {}
+#: Guards :data:`_HELD`'s records (units may run in threads) while one is changed and rewritten.
+_RECORDS_LOCK = threading.Lock()
 
 
 def held_lock_fds() -> tuple[int, ...]:
@@ -51,6 +55,38 @@ def held_lock_fds() -> tuple[int, ...]:
     the lock is stale: its holder gone or past its deadline) rather than running beside it.
     """
     return tuple(sorted(_HELD))
+
+
+def _rewrite(handle: IO[str], record: dict[str, Any]) -> None:
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps(record) + "\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+@contextlib.contextmanager
+def child_group_recorded(pgid: int) -> Iterator[None]:
+    """While the block runs, process group ``pgid`` (a model run this build started) is recorded in every
+    build lock this process holds (``groups``).
+
+    A wrapper script given as ``--lm-eval`` is killed with the build (the parent-death signal), but
+    the run it started is not, and it holds the lock and writes into ``runs/``: a build taking the
+    lock over ends the recorded groups on this host first (SIGTERM, SIGKILL after a grace period,
+    waiting until they are gone), before it writes anything (:meth:`LockHolder.end_groups`).
+    """
+    with _RECORDS_LOCK:
+        for handle, record in _HELD.values():
+            record["groups"] = [*record.get("groups", []), pgid]
+            _rewrite(handle, record)
+    try:
+        yield
+    finally:
+        with _RECORDS_LOCK:
+            for handle, record in _HELD.values():
+                record["groups"] = [group for group in record.get("groups", []) if group != pgid]
+                with contextlib.suppress(OSError):  # the run has ended; a full disk must not hide why
+                    _rewrite(handle, record)
 
 
 class BuildLockedError(ValueError):
@@ -69,6 +105,8 @@ class LockHolder:
     host: str | None = None
     started: str | None = None
     deadline: str | None = None
+    #: Process groups of the model runs the holder had started and not seen end.
+    groups: tuple[int, ...] = ()
 
     @classmethod
     def read(cls, handle: IO[str]) -> LockHolder:
@@ -82,11 +120,28 @@ class LockHolder:
         pid = record.get("pid")
         strings = {key: record.get(key) if isinstance(record.get(key), str) else None for key in ("host", "started")}
         deadline = record.get("deadline")
+        groups = record.get("groups")
         return cls(
-            pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+            pid if _is_pid(pid) else None,
             deadline=deadline if isinstance(deadline, str) else None,
+            groups=tuple(group for group in groups if _is_pid(group)) if isinstance(groups, list) else (),
             **strings,
         )
+
+    def end_groups(self) -> None:
+        """End the recorded process groups (on this host only) and wait until they are gone.
+
+        Raises:
+            BuildLockedError: A group outlasted SIGKILL (a process stuck in the kernel), naming it.
+        """
+        if self.host != socket.gethostname():
+            return
+        stuck = [group for group in self.groups if group > 1 and not end_group(group)]
+        if stuck:
+            raise BuildLockedError(
+                f"the process group(s) {stuck} of the old build ({self.describe()}) did not end after SIGKILL; "
+                "the lock is not taken over while they run"
+            )
 
     def describe(self) -> str:
         return (
@@ -108,6 +163,10 @@ class LockHolder:
         return None
 
 
+def _is_pid(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -118,19 +177,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _write_record(handle: IO[str], deadline_seconds: float | None) -> None:
+def _write_record(handle: IO[str], deadline_seconds: float | None) -> dict[str, Any]:
     now = time.time()
     record: dict[str, Any] = {
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "started": _iso(now),
         "deadline": _iso(now + deadline_seconds) if deadline_seconds is not None else None,
+        "groups": [],
     }
-    handle.seek(0)
-    handle.truncate()
-    handle.write(json.dumps(record) + "\n")
-    handle.flush()
-    os.fsync(handle.fileno())
+    _rewrite(handle, record)
+    return record
 
 
 def _try_flock(handle: IO[str]) -> bool:
@@ -225,7 +282,9 @@ def _take_over(root: Path, lock_path: Path) -> IO[str]:
     return handle
 
 
-def _acquire(root: Path, lock_path: Path, deadline_seconds: float | None, warn: Callable[[str], None]) -> IO[str]:
+def _acquire(
+    root: Path, lock_path: Path, deadline_seconds: float | None, warn: Callable[[str], None]
+) -> tuple[IO[str], dict[str, Any]]:
     with _folder_guard(root):
         handle = _open_lock(lock_path)
         if not _try_flock(handle):
@@ -236,14 +295,15 @@ def _acquire(root: Path, lock_path: Path, deadline_seconds: float | None, warn: 
                 raise BuildLockedError(
                     f"{lock_path}: another leaderboard build is running on this folder ({holder.describe()})"
                 )
-            warn(f"{lock_path}: taking over the stale lock of the build with {holder.describe()}: {reason}")
+            ending = f"; ending its runs' process groups {list(holder.groups)} first" if holder.groups else ""
+            warn(f"{lock_path}: taking over the stale lock of the build with {holder.describe()}: {reason}{ending}")
+            holder.end_groups()  # before anything is written: its runs write into the same runs/ folder
             handle = _take_over(root, lock_path)
         try:
-            _write_record(handle, deadline_seconds)
+            return handle, _write_record(handle, deadline_seconds)
         except BaseException:
             handle.close()
             raise
-        return handle
 
 
 def _warn(message: str) -> None:
@@ -270,13 +330,15 @@ def build_lock(
     lock_path = root / LOCK_NAME
     try:
         root.mkdir(parents=True, exist_ok=True)
-        handle = _acquire(root, lock_path, deadline_seconds, warn)
+        handle, record = _acquire(root, lock_path, deadline_seconds, warn)
     except OSError as error:
         raise OutputError(f"cannot create the build lock {lock_path}: {error.strerror or error}", error.errno) from None
     with handle:
-        _HELD.add(handle.fileno())
+        with _RECORDS_LOCK:
+            _HELD[handle.fileno()] = (handle, record)
         try:
             yield HeldLock(lock_path, handle)
         finally:
-            _HELD.discard(handle.fileno())
+            with _RECORDS_LOCK:
+                _HELD.pop(handle.fileno(), None)
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

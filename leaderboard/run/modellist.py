@@ -267,12 +267,25 @@ def _extra_args(raw: Mapping[str, Any], where: str) -> tuple[list[str], dict[str
 
 
 def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-    env = raw.get("env", {})
+    env = _checked_env(raw.get("env", {}), where)
+    secret = _secrets(env, where)
+    for name in secret:
+        register_secret(str(env[name]), name)
+    return {**env, SECRET_NAMES_VARIABLE: ",".join(secret)} if secret else env
+
+
+def _checked_env(env: Any, where: str) -> Mapping[str, Any]:
+    """An entry's ``env``: a mapping of variable names to text values, else an error naming the names."""
     if not isinstance(env, Mapping) or not all(
         isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()
     ):
         shown = sorted(map(str, env)) if isinstance(env, Mapping) else type(env).__name__  # names: values may be keys
         raise ValueError(f"{where}: 'env' must be a mapping of variable names to text values, got {shown!r}")
+    return env
+
+
+def _secrets(env: Mapping[str, Any], where: str) -> list[str]:
+    """The names of ``env``'s secret values (the rest, and the names passed over, said on stderr)."""
     # a value is a secret when its name is key-like (the --model_args rule) or declared in the entry's
     # SECRET_NAMES_VARIABLE, and it is no switch (OMP_NUM_THREADS: 1) nor placeholder (-, none, EMPTY);
     # the rest (LANG: C) is configuration, never a redaction pattern (issue 39). The run's lm_eval
@@ -283,9 +296,7 @@ def _env(raw: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     if set(named) - set(secret):
         print(f"{where}: env {', '.join(sorted(set(named) - set(secret)))}: a placeholder, switch or value under "
               f"{MIN_SECRET_LENGTH} characters, not treated as a secret (never redacted)", file=sys.stderr)  # fmt: skip
-    for name in secret:
-        register_secret(str(env[name]), name)
-    return {**env, SECRET_NAMES_VARIABLE: ",".join(secret)} if secret else env
+    return secret
 
 
 def _entry(
@@ -360,6 +371,23 @@ def load_model_list(
             model is enabled (a build with nothing to run is an error, not an empty night).
     """
     source = Path(path) if path is not None else default_model_list()
+    data = _read_list_file(source)
+    shared = dict(DEFAULTS)
+    shared.update({key: _check_setting(key, data[key], str(source)) for key in SETTING_KEYS if key in data})
+    checked_overrides = {
+        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
+    }
+    models = data.get("models")
+    if not isinstance(models, list) or not models:
+        raise ValueError(f"{source}: 'models' must be a non-empty list")
+    limits = check_api_limits(data.get("api_limits"), str(source))
+    specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
+    unmatched_limits(limits, {_endpoint(raw) for raw in models}, str(source))
+    return _enabled(specs, source)
+
+
+def _read_list_file(source: Path) -> Mapping[str, Any]:
+    """The model list file's top-level mapping (its keys checked), else an error naming the file."""
     check_link_loop(source)
     if not source.is_file():
         raise FileNotFoundError(f"{source}: model list not found")
@@ -370,19 +398,11 @@ def load_model_list(
     if not isinstance(data, Mapping):
         raise ValueError(f"{source}: expected a mapping with a 'models' list at the top level")
     reject_unknown(data, TOP_KEYS, where=str(source), what="top-level key")
-    shared = dict(DEFAULTS)
-    for key in SETTING_KEYS:
-        if key in data:
-            shared[key] = _check_setting(key, data[key], str(source))
-    checked_overrides = {
-        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
-    }
-    models = data.get("models")
-    if not isinstance(models, list) or not models:
-        raise ValueError(f"{source}: 'models' must be a non-empty list")
-    limits = check_api_limits(data.get("api_limits"), str(source))
-    specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
-    unmatched_limits(limits, {_endpoint(raw) for raw in models}, str(source))
+    return data
+
+
+def _enabled(specs: list[ModelSpec | None], source: Path) -> list[ModelSpec]:
+    """The enabled entries: at least one, each name once."""
     enabled = [spec for spec in specs if spec is not None]
     if not enabled:
         raise ValueError(

@@ -33,7 +33,7 @@ from logic_consistency.outputs import atomic_write
 from ..board.identity import sha256_hex
 from ..board.ingest import BootstrapSettings, iso_utc
 from ..board.modelid import ModelIdentity, identify, parse_model_args, slug
-from .lock import held_lock_fds
+from .lock import child_group_recorded, held_lock_fds
 from .modellist import ModelSpec
 
 RUNS_DIR = "runs"
@@ -42,8 +42,10 @@ RUNS_DIR = "runs"
 def run_logged(command: Sequence[str], **options: Any) -> ProcessResult:
     """:func:`~logic_consistency.harness_ext.jobs.processes.run_logged` (the one way a child starts),
     the child inheriting the build lock's descriptors (:func:`~.lock.held_lock_fds`): the lock is
-    released only once the run has gone too, even when the build was killed."""
-    return processes.run_logged(command, pass_fds=held_lock_fds(), **options)
+    released only once the run has gone too, even when the build was killed; and its process group
+    recorded in the lock while it runs (:func:`~.lock.child_group_recorded`), so that the build taking
+    a dead build's lock over ends it (a wrapper script's children included) before writing anything."""
+    return processes.run_logged(command, pass_fds=held_lock_fds(), track=child_group_recorded, **options)
 
 
 def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_path: Path) -> list[str]:

@@ -212,7 +212,7 @@ def _line_reference(line: str, keys: Sequence[str]) -> tuple[int | None | str, b
     return number, bool(rest)
 
 
-def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:  # noqa: C901 - one branch per accepted answer form, in precedence order; splitting would scatter the grammar
+def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:
     """The ranking of ``arguments`` that a generated answer gives, as 1-based argument numbers.
 
     Accepted (a ranking must name every argument exactly once):
@@ -242,15 +242,40 @@ def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:  # noqa: C9
     n_items = len(arguments)
     keys = [normalize_text(argument) for argument in arguments]
     lines = [line for line in _unmarkdown(text).replace("\r", "\n").split("\n") if line.strip()]
-    candidates: list[list[int]] = []
-    # 1. every run of >= 3 indices written on one line
+    candidates = _runs_on_one_line(lines)  # 1. every run of >= 3 indices written on one line
+    listed, with_weak, problems = _one_per_line(lines, keys)  # 2. one argument per line
+    if len(listed) >= 3:
+        candidates.append(listed)
+    wanted = list(range(1, n_items + 1))
+    for pool in (candidates, [with_weak]):
+        ranking = _the_complete_ranking(pool, wanted)
+        if ranking is not None:
+            return ranking
+    if len(with_weak) >= 3 and with_weak != listed:
+        candidates.append(with_weak)
+    if problems:
+        raise ParseError(problems[0])
+    if not candidates:
+        raise ParseError("no ranking found (no list of argument indices or sentences)")
+    best = max(candidates, key=lambda candidate: len(set(candidate) & set(wanted)))
+    raise ParseError(f"incomplete ranking {best}: {_describe(best, n_items)}")
+
+
+def _runs_on_one_line(lines: Sequence[str]) -> list[list[int]]:
+    """Every run of three or more indices written on one line (``3 > 1 > 2``, ``Argument 3, Argument 1``)."""
+    runs: list[list[int]] = []
     for line in lines:
         plain = _REFERENCE.sub(lambda m: f" {m.group(1) or m.group(2)} ", line)
         for run in _RUN.finditer(plain):
             numbers = [int(value) for value in re.findall(r"\d{1,2}", run.group(0))]
             if len(numbers) >= 3:
-                candidates.append(numbers)
-    # 2. one argument per line
+                runs.append(numbers)
+    return runs
+
+
+def _one_per_line(lines: Sequence[str], keys: Sequence[str]) -> tuple[list[int], list[int], list[str]]:
+    """One argument per line: the arguments read for sure, those with the weak readings too, and the
+    problems of the lines that name an argument wrongly."""
     listed: list[int] = []
     with_weak: list[int] = []
     problems: list[str] = []
@@ -262,20 +287,12 @@ def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:  # noqa: C9
             with_weak.append(reference)
             if not weak:
                 listed.append(reference)
-    if len(listed) >= 3:
-        candidates.append(listed)
-    wanted = list(range(1, n_items + 1))
-    for pool in (candidates, [with_weak]):
-        distinct = {tuple(candidate) for candidate in pool if sorted(candidate) == wanted}
-        if len(distinct) == 1:
-            return list(next(iter(distinct)))
-        if len(distinct) > 1:
-            raise ParseError(f"the answer gives {len(distinct)} different rankings")
-    if len(with_weak) >= 3 and with_weak != listed:
-        candidates.append(with_weak)
-    if problems:
-        raise ParseError(problems[0])
-    if not candidates:
-        raise ParseError("no ranking found (no list of argument indices or sentences)")
-    best = max(candidates, key=lambda candidate: len(set(candidate) & set(wanted)))
-    raise ParseError(f"incomplete ranking {best}: {_describe(best, n_items)}")
+    return listed, with_weak, problems
+
+
+def _the_complete_ranking(pool: Sequence[Sequence[int]], wanted: list[int]) -> list[int] | None:
+    """The one complete ranking among ``pool`` (``None`` if none); two different ones are an error."""
+    distinct = {tuple(candidate) for candidate in pool if sorted(candidate) == wanted}
+    if len(distinct) > 1:
+        raise ParseError(f"the answer gives {len(distinct)} different rankings")
+    return list(next(iter(distinct))) if distinct else None

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from logic_consistency.options import check_option
+
 __all__ = [
     "ARGUMENT_TYPES",
     "CONJUNCTIONS",
@@ -164,8 +166,7 @@ def ctp_request(doc: Mapping[str, Any], intermediate: str, conjunction: str) -> 
         ``{"context": ..., "continuation": ...}`` (lm-eval puts the target delimiter, a space,
         between them).
     """
-    if conjunction not in CONJUNCTIONS:
-        raise ValueError(f"conjunction must be one of {sorted(CONJUNCTIONS)}, got {conjunction!r}")
+    check_option("conjunction", conjunction)  # checked by its declaration (tasks/causal/_options_yaml)
     prefix, joint = CONJUNCTIONS[conjunction]
     clause = combine_events(str(doc["cause"]), intermediate)
     if prefix:

@@ -9,14 +9,16 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import datasets
 
-from logic_consistency.common import instance_rng, select_item_indices
+from logic_consistency.common import JsonLineError, instance_rng, read_jsonl, select_item_indices
 from logic_consistency.options import OptionError, OptionTypeError, check_option
 
 __all__ = [
+    "jsonl_objects",
     "DatasetFormatError",
     "apply_cap",
     "cap_row",
@@ -58,6 +60,22 @@ class DatasetFormatError(ValueError):
         where = source if location is None else f"{source} {location}"
         what = problem if field is None else f"field '{field}' {problem}"
         super().__init__(f"{where}: {what}")
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL source file, read by the suite's one
+    JSONL reader (:func:`logic_consistency.common.read_jsonl`).
+
+    Raises:
+        DatasetFormatError: A line is not valid JSON, or not a JSON object (naming the file and line).
+    """
+    try:
+        for number, record in read_jsonl(path):
+            if not isinstance(record, dict):
+                raise DatasetFormatError(str(path), f"line {number}", None, "must be a JSON object")
+            yield number, record
+    except JsonLineError as error:
+        raise DatasetFormatError(str(path), f"line {error.line}", None, f"is {error.problem}") from None
 
 
 def delimited_records(reader: Any, *, source: str, kind: str = "CSV") -> Iterator[tuple[int, int, list[str]]]:

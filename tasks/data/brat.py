@@ -216,6 +216,21 @@ def _parse_ann(ann_path: Path, text: str) -> tuple[dict[str, Event], list[Relati
     return events, relations
 
 
+def _story_of(event: Event, regions: list[tuple[int, int]], source: str) -> int:
+    """The index of the story whose region holds ``event``'s span, else an error naming its line."""
+    index = next((i for i, (start, end) in enumerate(regions) if start <= event.start < end), None)
+    if index is None:
+        raise DatasetFormatError(source, f"line {event.line}", "offsets", f"start {event.start} is in no story")
+    if event.end > regions[index][1]:
+        raise DatasetFormatError(
+            source,
+            f"line {event.line}",
+            "offsets",
+            f"span {event.start}-{event.end} crosses the end of story {index}",
+        )
+    return index
+
+
 def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]:
     """Split one ``.txt``/``.ann`` pair into stories with their events and relations.
 
@@ -240,19 +255,7 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
             f"holds no event annotations for the {len(regions)} stories of {txt_path} (an emptied or truncated .ann file?)",
         )
 
-    story_of: dict[str, int] = {}
-    for event in events.values():
-        index = next((i for i, (start, end) in enumerate(regions) if start <= event.start < end), None)
-        if index is None:
-            raise DatasetFormatError(source, f"line {event.line}", "offsets", f"start {event.start} is in no story")
-        if event.end > regions[index][1]:
-            raise DatasetFormatError(
-                source,
-                f"line {event.line}",
-                "offsets",
-                f"span {event.start}-{event.end} crosses the end of story {index}",
-            )
-        story_of[event.span_id] = index
+    story_of = {event.span_id: _story_of(event, regions, source) for event in events.values()}
     for relation in relations:
         if story_of[relation.arg1] != story_of[relation.arg2]:
             raise DatasetFormatError(

@@ -142,31 +142,13 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
     Raises:
         DatasetFormatError: ``order="annotated"`` and the BEFORE-type relations form a cycle.
     """
+    check_option("order", order)  # checked by its declaration (tasks/data/_options_yaml)
     representatives, canonical = distinct_events(story)
     narrative = [event.span_id for event in representatives]
     if order == "narrative":
         return narrative
-    if order != "annotated":
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    # Kahn's algorithm, always taking the available event mentioned first: a stable topological sort.
-    position = {span_id: rank for rank, span_id in enumerate(narrative)}
-    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
-    indegree = dict.fromkeys(narrative, 0)
-    for first, second in _before_edges(story, canonical):
-        successors[first].append(second)
-        indegree[second] += 1
-    ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
-    heapq.heapify(ready)
-    result: list[str] = []
-    while ready:
-        _, span_id = heapq.heappop(ready)
-        result.append(span_id)
-        for successor in successors[span_id]:
-            indegree[successor] -= 1
-            if indegree[successor] == 0:
-                heapq.heappush(ready, (position[successor], successor))
-    if len(result) != len(narrative):
-        stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0)
+    result, stuck = _stable_topological_order(narrative, _before_edges(story, canonical))
+    if stuck:
         lines = sorted(  # the relations to look at: every BEFORE-type one between two stuck events
             r.line
             for r in story.relations
@@ -181,16 +163,35 @@ def human_order(story: Story, order: str = "annotated") -> list[str]:
     return result
 
 
+def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """Kahn's algorithm, always taking the available event mentioned first (a stable topological sort):
+    the order, and the events left on a cycle (sorted; empty when there is none)."""
+    position = {span_id: rank for rank, span_id in enumerate(narrative)}
+    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
+    indegree = dict.fromkeys(narrative, 0)
+    for first, second in edges:
+        successors[first].append(second)
+        indegree[second] += 1
+    ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
+    heapq.heapify(ready)
+    result: list[str] = []
+    while ready:
+        _, span_id = heapq.heappop(ready)
+        result.append(span_id)
+        for successor in successors[span_id]:
+            indegree[successor] -= 1
+            if indegree[successor] == 0:
+                heapq.heappush(ready, (position[successor], successor))
+    stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0) if len(result) != len(narrative) else []
+    return result, stuck
+
+
 def _counted_events(story: Story, count_events: str) -> int:
+    check_option("count_events", count_events)  # checked by its declaration (tasks/data/_options_yaml)
     representatives, canonical = distinct_events(story)
     if count_events == "all":
         return len(representatives)
-    if count_events == "temporal":
-        kinds = RELATION_TYPES - {"IDENTITY"}
-    elif count_events == "before":
-        kinds = BEFORE_RELATIONS
-    else:
-        raise ValueError(f"count_events must be one of {COUNT_EVENTS}, got {count_events!r}")
+    kinds = RELATION_TYPES - {"IDENTITY"} if count_events == "temporal" else BEFORE_RELATIONS
     involved = {
         canonical[arg]
         for relation in story.relations

@@ -32,6 +32,7 @@ from ._common import (
     DatasetFormatError,
     apply_cap,
     check_options,
+    jsonl_objects,
     make_dataset_dict,
     pairwise_features,
     require_id,
@@ -168,8 +169,7 @@ def load_with_source(
         raise DatasetFormatError(str(answers_path), None, None, "must be a JSON list of answers")
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    with queries_path.open(encoding="utf-8") as handle:
-        lines = [(n, line) for n, line in enumerate(handle, start=1) if line.strip()]
+    lines = list(jsonl_objects(queries_path))
     if len(lines) != len(answers):
         raise DatasetFormatError(
             str(answers_path),
@@ -177,15 +177,9 @@ def load_with_source(
             None,
             f"holds {len(answers)} answers for the {len(lines)} queries of {queries_path}",
         )
-    for (number, line), answer in zip(lines, answers, strict=True):
+    for (number, record), answer in zip(lines, answers, strict=True):
         if limit is not None and len(rows) >= limit:
             break
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DatasetFormatError(
-                str(queries_path), f"line {number}", None, f"is not valid JSON ({error.msg})"
-            ) from None
         row = _row(record, answer, source=str(queries_path), line=number, passages=passages)
         first = seen.setdefault(row["instance_id"], number)  # a repeat would merge two rankings into one
         if first != number:

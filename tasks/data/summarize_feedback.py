@@ -17,17 +17,13 @@ suite's test data: the unit tests use a small hand-written file with the same fi
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import text_lines
-
 from . import _source
-from ._common import DatasetFormatError, require_id, require_records, require_str
+from ._common import DatasetFormatError, jsonl_objects, require_id, require_records, require_str
 
 __all__ = [
     "HUB_CONFIG",
@@ -109,19 +105,8 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
 
 
 def _read_jsonl(path: Path) -> Iterator[FeedbackComparison]:
-    with closing(text_lines(path)) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetFormatError(
-                    str(path), f"line {number}", None, f"is not valid JSON ({error.msg})"
-                ) from None
-            if not isinstance(record, dict):
-                raise DatasetFormatError(str(path), f"line {number}", None, "must be a JSON object")
-            yield parse_record(record, source=str(path), location=f"line {number}")
+    for number, record in jsonl_objects(path):
+        yield parse_record(record, source=str(path), location=f"line {number}")
 
 
 def load_comparisons(split: str = "validation", *, path: str | Path | None = None) -> list[FeedbackComparison]:

@@ -18,7 +18,6 @@ from typing import Any
 
 import datasets
 
-from logic_consistency.common import JsonLineError, read_jsonl
 from logic_consistency.options import check_option
 from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
@@ -27,6 +26,7 @@ from ._common import (
     DatasetFormatError,
     apply_cap,
     check_options,
+    jsonl_objects,
     make_dataset_dict,
     pairwise_features,
     require_records,
@@ -98,15 +98,10 @@ def build_row(record: Mapping[str, Any], *, source: str, location: str, aspect: 
 
 
 def _read_jsonl(path: Path, aspect: str) -> list[dict[str, Any]]:
-    rows = []
-    try:
-        for number, record in read_jsonl(path):  # blank lines (e.g. a trailing one) are skipped
-            location = f"line {number}"
-            if not isinstance(record, dict):
-                raise DatasetFormatError(str(path), location, None, "must be a JSON object")
-            rows.append(build_row(record, source=str(path), location=location, aspect=aspect))
-    except JsonLineError as error:
-        raise DatasetFormatError(str(path), f"line {error.line}", None, f"is {error.problem}") from None
+    rows = [  # blank lines (e.g. a trailing one) are skipped
+        build_row(record, source=str(path), location=f"line {number}", aspect=aspect)
+        for number, record in jsonl_objects(path)
+    ]
     return require_records(rows, source=str(path), what="SummEval records")
 
 

@@ -132,40 +132,57 @@ def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple
     unparseable = ties = 0
     for number, sample in read_samples(Path(path)):
         where = f"{path} line {number}"
-        doc = sample.get("doc")
-        if not isinstance(doc, dict) or not isinstance(doc.get("items"), list) or "instance_id" not in doc:
-            raise ValueError(f"{where}: not a pairwise-task sample (no doc.items / doc.instance_id)")
-        items = doc["items"]
-        ids = [str(i) for i in doc.get("item_ids") or range(len(items))]
-        n = len(items)
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        resps = sample.get("resps")
-        if not isinstance(resps, list) or not resps:
-            raise ValueError(f"{where}: field 'resps' is missing or empty")
-        loglikelihood = isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], (list, tuple))
-        per_judgement = 2 if loglikelihood else 1
-        if len(resps) < per_judgement * len(pairs):
-            raise ValueError(f"{where}: {len(resps)} responses, expected at least {per_judgement * len(pairs)}")
+        doc, items, ids, pairs = _pairwise_doc(sample, where)
+        resps, loglikelihood = _responses(sample, where, len(pairs))
         instance = prefs.setdefault(str(doc["instance_id"]), Instance())
         where = f"{where}: instance_id {str(doc['instance_id'])!r}"
         instance.set_context(doc.get("context"), where=where)
         for k, (i, j) in enumerate(pairs):
-            if loglikelihood:
-                logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
-                if logprob_a == logprob_b or abs(logprob_a - logprob_b) < TIE_TOLERANCE:  # P(A) = 0.5: a tie
-                    ties += 1
-                    continue
-                a_wins = logprob_a > logprob_b
-            else:
-                picked = parse_choice(resps[k][0], choices)
-                if picked is None:
-                    unparseable += 1
-                    continue
-                a_wins = picked == choices[0]
+            a_wins = _first_wins(resps, k, loglikelihood, choices)
+            if a_wins is None:  # a tie of log-likelihoods, or an answer that names no option
+                ties, unparseable = (ties + 1, unparseable) if loglikelihood else (ties, unparseable + 1)
+                continue
             instance.add(Comparison(ids[i], ids[j], ids[i] if a_wins else ids[j]), items[i], items[j], where=where)
     if not prefs:
         raise ValueError(f"{path}: no samples found")
     return prefs, unparseable, ties
+
+
+def _pairwise_doc(
+    sample: dict[str, Any], where: str
+) -> tuple[dict[str, Any], list[Any], list[str], list[tuple[int, int]]]:
+    """A pairwise sample's doc, its items and their ids, and the ordered pairs it asks (row-major)."""
+    doc = sample.get("doc")
+    if not isinstance(doc, dict) or not isinstance(doc.get("items"), list) or "instance_id" not in doc:
+        raise ValueError(f"{where}: not a pairwise-task sample (no doc.items / doc.instance_id)")
+    items = doc["items"]
+    ids = [str(i) for i in doc.get("item_ids") or range(len(items))]
+    n = len(items)
+    return doc, items, ids, [(i, j) for i in range(n) for j in range(n) if i != j]
+
+
+def _responses(sample: dict[str, Any], where: str, n_pairs: int) -> tuple[list[Any], bool]:
+    """A sample's responses, and whether they are log-likelihoods (two per judgement) or generations."""
+    resps = sample.get("resps")
+    if not isinstance(resps, list) or not resps:
+        raise ValueError(f"{where}: field 'resps' is missing or empty")
+    loglikelihood = bool(isinstance(resps[0], list) and resps[0] and isinstance(resps[0][0], (list, tuple)))
+    per_judgement = 2 if loglikelihood else 1
+    if len(resps) < per_judgement * n_pairs:
+        raise ValueError(f"{where}: {len(resps)} responses, expected at least {per_judgement * n_pairs}")
+    return resps, loglikelihood
+
+
+def _first_wins(resps: list[Any], k: int, loglikelihood: bool, choices: Sequence[str]) -> bool | None:
+    """Whether judgement ``k`` prefers the first option; ``None`` for a tie (P(A) = 0.5) or, generated,
+    an answer that names no option."""
+    if loglikelihood:
+        logprob_a, logprob_b = float(resps[2 * k][0][0]), float(resps[2 * k + 1][0][0])
+        if logprob_a == logprob_b or abs(logprob_a - logprob_b) < TIE_TOLERANCE:
+            return None
+        return logprob_a > logprob_b
+    picked = parse_choice(resps[k][0], choices)
+    return None if picked is None else picked == choices[0]
 
 
 def from_loader(rows: Iterable[dict[str, Any]]) -> PreferenceSet:

@@ -2,20 +2,18 @@
 
 The server is llama.cpp's (``python -m llama_cpp.server``, from ``llama-cpp-python[server]``, which
 the ``test`` extra installs), serving the embedded SmolLM2 GGUF on 127.0.0.1 at a free port. The
-kernel kills it if the test process dies (``PR_SET_PDEATHSIG``), and the fixture stops it at the end,
+kernel kills it if the test process dies (``PR_SET_PDEATHSIG``, through ``tests/children.py``), and the fixture stops it at the end,
 so it never outlives the tests. The proxy counts the calls the server answers (to show that a resumed
 run repeats none) and can answer with an injected status code first (to show 429 / 500 are retried).
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import http.server
 import importlib.util
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
@@ -50,16 +49,6 @@ def smollm2_gguf() -> Path:
     if spec is None or not spec.submodule_search_locations:
         pytest.fail(f"the embedded model package {model.distribution} is not installed (scripts/setup.sh)")
     return Path(next(iter(spec.submodule_search_locations))) / str(model.gguf_file)
-
-
-def _die_with_parent() -> Callable[[], None]:
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    kill = int(signal.SIGKILL)
-
-    def set_death_signal() -> None:  # pragma: no cover - runs in the child
-        prctl(1, kill, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-    return set_death_signal
 
 
 @dataclass
@@ -98,13 +87,11 @@ class ChatServer:
         # llama.cpp's OpenMP threads spin while waiting; on a shared machine that slows every
         # batch several-fold (measured 71 s against 36 s for one 437-token prompt), so they sleep.
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-        self.process = subprocess.Popen(
+        self.process = children.start(
             command,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            preexec_fn=_die_with_parent(),
-            start_new_session=True,
         )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -150,13 +137,7 @@ class ChatServer:
     def stop(self) -> None:
         if self.process is None:
             return
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        children.stop(self.process)
         self.process = None
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 from lm_eval.tasks._index import TaskIndex
 
@@ -151,11 +152,10 @@ def test_python_dash_m_lm_eval_runs_with_the_hook_on() -> None:
     """``python -m lm_eval`` asks the wrapped loader of ``lm_eval.__main__`` for ``get_code``: the hook's
     loader hands the rest of the loader protocol to the real one (it used to raise AttributeError)."""
     import os
-    import subprocess
     import sys
 
     env = {**os.environ, autoload.ENV_SWITCH: "1"}
-    result = subprocess.run(
+    result = children.run(
         [sys.executable, "-m", "lm_eval", "run", "--help"], capture_output=True, text=True, timeout=120, env=env
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.autoload import tasks_dir
@@ -39,7 +40,7 @@ def _table_row(label: str) -> tuple[list[str], list[str]]:
 
 def _lm_eval(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "lm_eval", "--model", "dummy", "--include_path", str(tasks_dir()), *args]
-    return subprocess.run(command, capture_output=True, text=True, env=OFF, timeout=900)
+    return children.run(command, capture_output=True, text=True, env=OFF, timeout=900)
 
 
 def test_the_backends_registered_without_the_hook() -> None:
@@ -50,7 +51,7 @@ def test_the_backends_registered_without_the_hook() -> None:
         "from lm_eval.api.registry import model_registry\n"
         "print(json.dumps({name: name in model_registry for name in sys.argv[1:]}))"
     )
-    done = subprocess.run(
+    done = children.run(
         [sys.executable, "-c", probe, *runs, *needs], capture_output=True, text=True, env=OFF, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]

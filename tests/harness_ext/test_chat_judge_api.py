@@ -11,7 +11,6 @@ import logging
 import math
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import JsonChatStr
@@ -209,7 +209,7 @@ def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
     command += ["--tasks", task, "--include_path", str(ROOT / "tests" / "fixtures" / "tasks"), "--limit", "2"]
     command += ["--apply_chat_template", "--output_path", str(tmp_path)]
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(ROOT / "tests" / "fixtures" / "data"), "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    run = children.run(command, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     assert run.returncode != 0
     assert f"lc-chat: task '{task}' scores, in its stage 'sentence', continuations built from each" in run.stderr
     assert "Refused before any call" in run.stderr

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.common import task_of_samples_file
@@ -82,7 +83,7 @@ def _lm_eval(
         *extra,
     ]
     # generous: a shared CPU slows the server many-fold (CI runs these in a few minutes)
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=2400, cwd=ROOT)
+    return children.run(command, capture_output=True, text=True, env=env, timeout=2400, cwd=ROOT)
 
 
 def _args(url: str, **more: Any) -> str:

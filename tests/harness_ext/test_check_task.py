@@ -6,10 +6,10 @@ only "Tasks not found" where check-task names the cause."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,7 +46,7 @@ def test_a_valid_plain_lm_eval_task_and_a_shipped_fixture(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_a_broken_task_is_one_line_with_status_2(tmp_path: Path) -> None:
     path = _task_folder(tmp_path, PLAIN.replace("task: user_plain_task\n", "task: user_plain_task\n  bad"))
-    done = subprocess.run(
+    done = children.run(
         [str(BIN / "logic-consistency"), "check-task", str(path)], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 2, done.stderr
@@ -59,7 +59,7 @@ def test_a_broken_task_is_one_line_with_status_2(tmp_path: Path) -> None:
 def test_lm_eval_alone_says_only_tasks_not_found(tmp_path: Path) -> None:
     """What check-task is for: lm-eval's own validator skips the file without a word on why."""
     path = _task_folder(tmp_path, "include: _missing_yaml\n" + PLAIN)
-    done = subprocess.run(
+    done = children.run(
         [str(BIN / "lm_eval"), "validate", "--tasks", "user_plain_task", "--include_path", str(path.parent)],
         capture_output=True,
         text=True,

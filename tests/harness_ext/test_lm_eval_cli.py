@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
@@ -27,7 +28,7 @@ def _lm_eval(*args: str, env: dict[str, str] | None = None, timeout: int = 900) 
         "HF_DATASETS_OFFLINE": "1",
         **(env or {}),
     }
-    return subprocess.run([LM_EVAL, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT)
+    return children.run([LM_EVAL, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=ROOT)
 
 
 def _results(output_path: Path) -> dict:
@@ -48,7 +49,7 @@ def test_off_switch_and_include_path() -> None:
     hidden = _lm_eval("ls", "tasks", env=off)
     assert hidden.returncode == 0, hidden.stderr
     assert "logic_consistency_summeval" not in hidden.stdout
-    tasks_dir = subprocess.run(
+    tasks_dir = children.run(
         [sys.executable, "-m", "logic_consistency.cli", "tasks-dir"],
         capture_output=True,
         text=True,

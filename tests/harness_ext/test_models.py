@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from logic_consistency.harness_ext.models import embedded as models
+from logic_consistency.harness_ext.prefix.embedded import EmbeddedHFLM
 
 
-class _Captured(models.EmbeddedHFLM):
+class _Captured(EmbeddedHFLM):
     """Records the constructor's keyword arguments instead of loading a model."""
 
     def __init__(self, **kwargs: Any) -> None:  # noqa: D107 - test double

@@ -8,12 +8,12 @@ lm-eval's do (``config.task``, ``config.metadata`` with ``config_source``); the 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.task.current_run import publish_lm
@@ -82,7 +82,7 @@ def test_lm_eval_refuses_it_in_one_line(tmp_path: Path) -> None:
     data = os.environ.get("LOGIC_CONSISTENCY_DATA") or str(ROOT / "tests" / "fixtures" / "data")
     command = [str(lm_eval), "--model", "dummy", "--tasks", "logic_consistency_caters", "--limit", "1",
                "--metadata", '{"generator_shots": 2}', "--output_path", str(tmp_path)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "LOGIC_CONSISTENCY_DATA": data})
+    done = children.run(command, capture_output=True, text=True, env={**os.environ, "LOGIC_CONSISTENCY_DATA": data})
     assert done.returncode == 2, done.stderr[-2000:]
     assert done.stderr.strip().splitlines()[-1] == (
         "lm_eval: error: metadata 'generator_shots': no task of this run reads it (['logic_consistency_caters']); "

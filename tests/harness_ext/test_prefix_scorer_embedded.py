@@ -39,7 +39,7 @@ def _fixture_data(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["smollm2-135m-instruct", "gemma-3-270m"])
 def test_real_requests_score_as_with_stock_hflm(model: str) -> None:
-    from logic_consistency.harness_ext.models.embedded import EmbeddedHFLM
+    from logic_consistency.harness_ext.prefix.embedded import EmbeddedHFLM
 
     lm = EmbeddedHFLM(model=model, batch_size=4, device="cpu")
     chat = lm.tokenizer.chat_template is not None

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.publish.request_cache import MARKER, RequestCacheError, check_request_cache
@@ -26,7 +27,7 @@ LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 
 
 def _lm_eval_with_cache(cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return children.run(
         [
             LM_EVAL,
             "--model",

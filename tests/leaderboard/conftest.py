@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def lm_eval_env(**extra: str) -> dict[str, str]:
 
 
 def _run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return children.run(
         [LOGIC_CONSISTENCY, *args], capture_output=True, text=True, env=lm_eval_env(), timeout=timeout, cwd=ROOT
     )
 
@@ -97,6 +98,6 @@ def browser(chromium: Path, tmp_path: Path) -> Callable[..., subprocess.Complete
             *args,
             page.resolve().as_uri(),
         ]
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        return children.run(command, capture_output=True, text=True, timeout=timeout)
 
     return run

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
@@ -90,7 +91,7 @@ def test_sigkill_while_writing_the_leaderboard_keeps_the_old_one(
     )
     row_file = tmp_path / "row.json"
     row_file.write_text(json.dumps(second), encoding="utf-8")
-    writer = subprocess.Popen(
+    writer = children.start(
         [sys.executable, "-c", KILLED_WRITER, str(out), str(row_file)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -158,7 +159,7 @@ def test_ctrl_c_during_a_build_leaves_the_previous_leaderboard(
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  - {name: dummy, model: dummy}\n", encoding="utf-8")
     exe = Path(sys.executable).parent / "logic-consistency"
-    build = subprocess.Popen(
+    build = children.start(
         [
             str(exe),
             "leaderboard",

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.cli.leaderboard import add_cli
@@ -104,14 +105,15 @@ def test_the_build_deadline_covers_every_timeout() -> None:
 
 
 HOLDER = """\
-import subprocess, sys, time
+import sys, threading, time
 from pathlib import Path
-from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock, held_lock_fds
-folder, ready, go, deadline = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+from logic_consistency.harness_ext.jobs.processes import run_logged
+from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock, child_group_recorded, held_lock_fds
+folder, ready, go, deadline, wrapper = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 with build_lock(folder, deadline_seconds=deadline) as lock:
-    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
-    child = subprocess.Popen(sleeper, pass_fds=held_lock_fds(), stdout=subprocess.DEVNULL)
-    ready.write_text(str(child.pid))
+    def run():  # as runner.run_logged starts a model run: the lock's descriptor, its group recorded
+        run_logged([wrapper, ready], log_file=folder / "run.log", pass_fds=held_lock_fds(), track=child_group_recorded)
+    threading.Thread(target=run, daemon=True).start()
     while not go.exists():
         time.sleep(0.05)
     try:
@@ -121,15 +123,29 @@ with build_lock(folder, deadline_seconds=deadline) as lock:
         print(f"refused: {error}")
 """
 
+#: A wrapper script given as ``--lm-eval`` (issue 46, item 7): it starts "the real run" (here a
+#: ``sleep``) and waits. The parent-death signal reaches the wrapper, not what it started.
+WRAPPER = """\
+#!/bin/sh
+sleep 600 &
+echo $! > "$1.tmp" && mv "$1.tmp" "$1"
+wait
+"""
+
 
 def _holder(tmp_path: Path, deadline: float) -> tuple[subprocess.Popen[str], int, Path]:
-    ready, go = tmp_path / "ready", tmp_path / "go"
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(tmp_path / "board"), str(ready), str(go), str(deadline)],
+    """A build holding the lock, with one model run (a wrapper script and its child) recorded in it;
+    returns the build, the wrapper's child's pid, and the file that lets the build go on."""
+    ready, go, wrapper = tmp_path / "ready", tmp_path / "go", tmp_path / "lm_eval_wrapper"
+    wrapper.write_text(WRAPPER)
+    wrapper.chmod(0o755)
+    process = children.start(
+        [sys.executable, "-c", HOLDER, str(tmp_path / "board"), str(ready), str(go), str(deadline), str(wrapper)],
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert _wait(lambda: ready.exists() and ready.read_text() != ""), "the holder never took the lock"
+    lock = tmp_path / "board" / ".leaderboard.lock"
+    assert _wait(lambda: ready.exists() and json.loads(lock.read_text() or "{}").get("groups")), "no run recorded"
     return process, int(ready.read_text()), go
 
 
@@ -151,20 +167,23 @@ def test_a_live_holder_within_its_deadline_blocks_and_is_named(tmp_path: Path) -
 def test_a_lock_whose_holder_is_gone_is_taken_over_with_a_warning(tmp_path: Path) -> None:
     """The holder is SIGKILLed; a run it started (the child) still holds the descriptor."""
     holder, child, _ = _holder(tmp_path, 3600)
+    groups = json.loads((tmp_path / "board" / ".leaderboard.lock").read_text())["groups"]
     holder.kill()
     holder.wait()
     warnings: list[str] = []
     try:
-        assert _alive(child)
+        assert _wait(lambda: _alive(child)), "the wrapper's child should outlive the build (the bug of issue 46.7)"
         with build_lock(tmp_path / "board", warn=warnings.append) as lock:
+            assert not _alive(child), "the old build's run was not ended before the takeover"
             lock.check()
             record = json.loads(lock.path.read_text(encoding="utf-8"))
-            assert record["pid"] == os.getpid() and record["deadline"] is None
+            assert record["pid"] == os.getpid() and record["deadline"] is None and record["groups"] == []
     finally:
-        os.kill(child, signal.SIGKILL)
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
     assert len(warnings) == 1, warnings
     assert f"taking over the stale lock of the build with pid {holder.pid} on host" in warnings[0]
-    assert "its process is gone" in warnings[0]
+    assert "its process is gone" in warnings[0] and f"ending its runs' process groups {groups} first" in warnings[0]
 
 
 @pytest.mark.slow
@@ -174,11 +193,13 @@ def test_a_lock_past_its_deadline_is_taken_over_and_the_old_build_writes_nothing
     try:
         time.sleep(2.2)  # past the holder's deadline (recorded to the second)
         with build_lock(tmp_path / "board", deadline_seconds=60, warn=warnings.append) as lock:
+            assert not _alive(child)  # the stuck build's run is ended too, before this build writes
             lock.check()
             go.touch()
             answer = holder.communicate(timeout=30)[0].strip()
     finally:
-        os.kill(child, signal.SIGKILL)
+        if _alive(child):
+            os.kill(child, signal.SIGKILL)
         holder.kill()
     assert len(warnings) == 1 and f"pid {holder.pid}" in warnings[0] and "past its deadline" in warnings[0]
     assert answer.startswith("refused: ") and "taken over by another build" in answer
@@ -186,3 +207,15 @@ def test_a_lock_past_its_deadline_is_taken_over_and_the_old_build_writes_nothing
     with build_lock(tmp_path / "board", warn=warnings.append):  # released normally: no second warning
         pass
     assert len(warnings) == 1
+
+
+def test_a_model_run_is_started_with_its_group_recorded_in_the_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's one starter of model runs hands the lock's descriptors and its group recorder over."""
+    from logic_consistency.harness_ext.jobs import processes
+    from logic_consistency.leaderboard.run import runner
+    from logic_consistency.leaderboard.run.lock import child_group_recorded
+
+    given: dict[str, object] = {}
+    monkeypatch.setattr(processes, "run_logged", lambda command, **options: given.update(options))
+    runner.run_logged(["lm_eval"], log_file=Path("unused.log"))
+    assert given["track"] is child_group_recorded and "pass_fds" in given

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from .conftest import lm_eval_env
@@ -34,7 +35,7 @@ sys.exit(status)
 
 def _without_ray(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", WITHOUT_RAY, "leaderboard", "build", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=lm_eval_env(), timeout=600)
+    return children.run(command, capture_output=True, text=True, env=lm_eval_env(), timeout=600)
 
 
 def test_missing_ray_is_one_clear_error_with_the_install_line(tmp_path: Path) -> None:

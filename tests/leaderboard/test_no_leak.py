@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 pytestmark = pytest.mark.slow  # starts lm_eval, the CLI or a server in every test (the full tier)
@@ -95,7 +96,7 @@ def _env(key: str) -> dict[str, str]:
 
 
 def _run(*command: str, key: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, env=_env(key), timeout=900, cwd=cwd)
+    return children.run(command, capture_output=True, text=True, env=_env(key), timeout=900, cwd=cwd)
 
 
 def _lm_eval(stub: Stub, root: Path, name: str, key: str, *, path: str = "/v1/chat/completions", **more: str) -> Any:

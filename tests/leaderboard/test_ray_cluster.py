@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings
@@ -155,7 +156,7 @@ def test_ctrl_c_or_sigterm_cancels_the_ray_tasks_and_leaves_no_lm_eval(
     command = [LOGIC_CONSISTENCY, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "out")]
     command += ["--executor", "ray", "--ray-address", cluster["cluster"].address, "--shards", "2"]
     command += ["--lm-eval", hash_lm_eval(tmp_path), "--night", NIGHT, "--no-progress"]
-    driver = subprocess.Popen(command, env=lm_eval_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    driver = children.start(command, env=lm_eval_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not _calls(calls) and time.monotonic() < deadline and driver.poll() is None:
         time.sleep(0.5)
@@ -325,7 +326,7 @@ def test_a_head_that_dies_is_one_line_naming_the_head_and_its_address(tmp_path: 
         tmp_path, tasks=TASKS[:1], limit=3, entry=f", env: {{HASH_LM_CALLS: '{calls}', HASH_LM_DELAY: '2'}}"
     )
     args = [str(tmp_path), str(models), str(calls), hash_lm_eval(tmp_path), str(LOGIC_CONSISTENCY)]
-    run = subprocess.run([sys.executable, "-c", HEAD_DIES, *args], capture_output=True, text=True, env=lm_eval_env())
+    run = children.run([sys.executable, "-c", HEAD_DIES, *args], capture_output=True, text=True, env=lm_eval_env())
     assert run.returncode == 0, run.stderr[-3000:]
     end = json.loads(run.stdout.strip().splitlines()[-1])
     line = [text for text in end["stderr"].splitlines() if text.startswith("logic-consistency: error:")]

@@ -8,7 +8,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -16,6 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.board.identity import row_id, settings_id
@@ -199,12 +199,12 @@ def test_page_script_parts_are_each_a_complete_script(tmp_path: Path) -> None:
     }
     for name, text in parts.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-        checked = subprocess.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True, timeout=60)
+        checked = children.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0, f"{name}: {checked.stderr}"
         assert len(text.splitlines()) <= 400, name
     broken = tmp_path / "broken.js"  # the check itself: an unclosed part fails it
     broken.write_text(parts["page.js"].rstrip()[: -len("})();")], encoding="utf-8")
-    assert subprocess.run(["node", "--check", str(broken)], capture_output=True, timeout=60).returncode != 0
+    assert children.run(["node", "--check", str(broken)], capture_output=True, timeout=60).returncode != 0
 
 
 def test_an_instruct_model_with_its_chat_template_and_a_base_model_share_one_board(

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.board.ingest import without_credentials
@@ -83,7 +84,7 @@ def _env() -> dict[str, str]:
 
 
 def _run(*argv: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), capture_output=True, text=True, env=_env(), timeout=timeout, cwd=ROOT)
+    return children.run(list(argv), capture_output=True, text=True, env=_env(), timeout=timeout, cwd=ROOT)
 
 
 def _files_holding(folder: Path, text: str) -> list[str]:
@@ -234,7 +235,7 @@ def test_a_build_refuses_a_credential_before_any_call(way: str, tmp_path: Path) 
     fake.chmod(0o755)
     models = tmp_path / "models.yaml"
     models.write_text(f"models:\n  - {{name: m, model: {backend}, {entry.format(s=secret)}}}\n", encoding="utf-8")
-    run = subprocess.run(
+    run = children.run(
         [LOGIC_CONSISTENCY, "leaderboard", "build", "--models", str(models), "--out", str(tmp_path / "board"),
          "--lm-eval", str(fake), "--night", "2026-05-01"],
         capture_output=True, text=True, env=_env(), timeout=300, cwd=ROOT,
@@ -285,7 +286,7 @@ def test_plain_lm_eval_refuses_a_credential_before_any_call(
     host, requests = endpoint
     secret = f"{PREFIX}-lm-eval"
     url = base_url.format(s=secret, host=host)
-    run = subprocess.run(
+    run = children.run(
         [LM_EVAL, "--model", backend, "--model_args", f"model=judge,base_url={url},tokenizer_backend=none",
          "--tasks", "logic_consistency_summeval", "--limit", "1", "--apply_chat_template",
          "--output_path", str(tmp_path / "out"), "--log_samples"],

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.run.lock import BuildLockedError, build_lock
@@ -76,7 +77,7 @@ def _start_build(tmp_path: Path, model: str, hand_board: dict[str, Any]) -> tupl
     models.write_text(f"models:\n  - {{name: {model}, model: dummy}}\n", encoding="utf-8")
     board = tmp_path / "board" / "leaderboard.json"
     atomic_write_json(board, hand_board)
-    build = subprocess.Popen(
+    build = children.start(
         [
             str(LOGIC_CONSISTENCY),
             "leaderboard",
@@ -164,7 +165,7 @@ def test_a_child_of_a_killed_build_keeps_the_lock_held_but_the_next_build_takes_
         f"    open({str(ready)!r}, 'w').write(str(child.pid))\n"
         "    time.sleep(600)\n"
     )
-    build = subprocess.Popen([sys.executable, "-c", holder])
+    build = children.start([sys.executable, "-c", holder])
     assert _wait(lambda: ready.exists() and ready.read_text() != "")
     child = int(ready.read_text())
     build.kill()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, is_count
@@ -31,7 +31,7 @@ LM_EVAL = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_
 def undefined_run(tmp_path_factory: pytest.TempPathFactory, env: Callable[..., dict[str, str]]) -> Path:
     """The folder of a one-task dummy run whose results file lists no metric, only counts."""
     out = tmp_path_factory.mktemp("undefined_run")
-    run = subprocess.run(
+    run = children.run(
         [LM_EVAL, "--model", "dummy", "--tasks", "logic_consistency_pairwise", "--limit", "2"]
         + ["--metadata", json.dumps({"max_items": 5}), "--output_path", str(out), "--log_samples"],
         capture_output=True,

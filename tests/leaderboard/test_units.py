@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard
@@ -159,7 +159,7 @@ def test_a_bad_shard_variable_is_one_line_before_the_model_is_built(tmp_path: Pa
     env = {**lm_eval_env(), ENV_SHARD: "1_0/20", "HASH_LM_ECHO": "HOME"}  # the model prints a line when built
     command = [hash_lm_eval(tmp_path), "--model", "lc-test-hash", "--tasks", "logic_consistency_summeval"]
     command += ["--limit", "2", "--output_path", str(tmp_path / "o"), "--log_samples"]
-    run = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    run = children.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 2, run.stderr[-2000:]
     lines = run.stderr.strip().splitlines()
     assert lines[-1] == f"lm_eval: error: {ENV_SHARD}='1_0/20': expected i/N (digits only), e.g. 0/3", lines[-5:]

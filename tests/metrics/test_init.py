@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
+
+import children  # the tests' one starter of child processes (tests/children.py)
 
 import logic_consistency.metrics as metrics
 
@@ -28,7 +29,7 @@ def test_metrics_import_without_heavy_dependencies() -> None:
     # LOGIC_CONSISTENCY_AUTOLOAD=0 switches off the harness .pth hook (see setup.py), which
     # belongs to harness_ext and would otherwise run before our import.
     env = {**os.environ, "LOGIC_CONSISTENCY_AUTOLOAD": "0"}
-    completed = subprocess.run(
+    completed = children.run(
         [sys.executable, "-c", PROBE],
         capture_output=True,
         text=True,

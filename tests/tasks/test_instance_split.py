@@ -5,11 +5,11 @@ and evaluates it on the other)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 from lm_eval.tasks import TaskManager
 
@@ -48,7 +48,7 @@ def test_the_split_is_the_same_in_another_interpreter() -> None:
     ids = [f"arithmetic-{n:05d}" for n in range(50)]
     code = f"from logic_consistency.common import instance_split; print([instance_split(i) for i in {ids!r}])"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = children.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == str([instance_split(i) for i in ids])
 
 

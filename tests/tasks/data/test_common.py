@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import datasets
 import pytest
 
@@ -60,7 +60,7 @@ def test_select_item_indices_does_not_depend_on_python_hash_randomisation() -> N
         "print(json.dumps(_common.select_item_indices(20, 6, 7, 'instance-x')))"
     )
     outputs = {
-        subprocess.run(
+        children.run(
             [sys.executable, "-c", code],
             env={**os.environ, "PYTHONHASHSEED": hash_seed},
             capture_output=True,

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.api.model import LM
@@ -106,7 +107,6 @@ def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path, method
     import json
     import os
     import shutil
-    import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[3]
@@ -118,7 +118,7 @@ def test_lm_eval_dummy_model_runs_the_summeval_pairs_task(tmp_path: Path, method
         "HF_DATASETS_OFFLINE": "1",
     }
     metadata = {"max_items": 5, "pairs_runs": 10, **(UNPRUNED_BEAM if method == "beam" else {})}
-    run = subprocess.run(
+    run = children.run(
         [
             lm_eval,
             "--model",

@@ -6,12 +6,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
@@ -143,7 +143,6 @@ def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> No
     import json
     import os
     import shutil
-    import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[3]
@@ -154,7 +153,7 @@ def test_lm_eval_dummy_model_runs_the_self_agreement_group(tmp_path: Path) -> No
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
     }
-    run = subprocess.run(
+    run = children.run(
         [
             lm_eval,
             "--model",
@@ -189,7 +188,7 @@ def test_one_sample_is_one_line_at_the_lm_eval_command(tmp_path: Path) -> None:
     fixtures = Path(__file__).resolve().parents[2] / "fixtures"
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(fixtures / "data"), "HF_HUB_OFFLINE": "1"}
     command = [lm_eval, "--model", "dummy", "--tasks", "logic_consistency_caters_cot_sc", "--limit", "1"]
-    run = subprocess.run(
+    run = children.run(
         [*command, "--metadata", json.dumps({"samples": 1})],
         capture_output=True,
         text=True,

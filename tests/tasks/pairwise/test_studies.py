@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
 from logic_consistency.cli import main
@@ -40,7 +40,7 @@ def run_studies(model_args: list[str], tmp_path: Path) -> dict[str, Any]:
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     runs = tmp_path / "runs"
     metadata = {"max_items": ITEMS, "ks": [3], "samples": 2, "pairs_runs": 5}
-    run = subprocess.run(
+    run = children.run(
         [
             LM_EVAL,
             *model_args,

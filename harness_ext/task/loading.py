@@ -1,0 +1,43 @@
+"""The suite's task folder, and its tasks loaded by name as ``lm_eval`` loads them (no model).
+
+Shared by the cost plan (``plan/``) and the shard count (``shards/``), so it lives in the room both
+stand on; the autoload hook names the same folder (:data:`TASKS_DIR`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TASKS_DIR", "load_tasks", "tasks_dir"]
+
+#: The folder holding this suite's task YAML (what ``--include_path`` would name).
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def tasks_dir() -> Path:
+    """Return the folder holding this suite's task YAML (what ``--include_path`` would name)."""
+    return TASKS_DIR
+
+
+def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """Task objects by name, as ``simple_evaluate`` loads them (``TaskManager(metadata=...)``).
+
+    The suite's own folder is indexed first, alone (about a second); lm-eval's thousands of
+    built-in task files (several seconds) only when a name is not found there.
+
+    Raises:
+        ValueError: A name is no task, group or tag lm-eval knows.
+    """
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=dict(metadata or {}))
+    if any(name not in manager.all_tasks for name in tasks):
+        manager = TaskManager(metadata=dict(metadata or {}))
+    unknown = [name for name in tasks if name not in manager.all_tasks]
+    if unknown:
+        raise ValueError(
+            f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)"
+        )
+    return dict(manager.load(list(tasks))["tasks"])
