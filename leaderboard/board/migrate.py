@@ -11,13 +11,22 @@ hash already was), and ``settings_id``, ``row_id`` and ``boards`` are recomputed
 settings, so an instruct model run with its chat template and a base model run without it, split
 onto two boards by 1.x, land on one board. Should two old rows become one row (they differed only
 in few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
+
+2.x -> 3.0 (issue 46): a failure is a code of a closed vocabulary, never free text
+(:mod:`.failures`). An old failure's message and stderr lines (which may hold a URL's path or an
+echoed key) are dropped: its code is ``recorded_as_text``, its exit status kept; its model arguments
+become the public ones (the allowlist), its log's path relative to the board (``runs/...``) or null.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
+from logic_consistency.harness_ext.publish.allowlist import public_model_args
+
+from .failures import failure_error
 from .identity import row_id, settings_id
 from .merge import boards_of
 from .version import SCHEMA_VERSION
@@ -63,6 +72,28 @@ def _row_from_1(row: Any, index: int, source: str) -> Any:
     return row
 
 
+def _failure_from_2(failure: Any) -> Any:
+    if not isinstance(failure, dict):
+        return failure  # malformed: left for validation to report with its path
+    error = failure.get("error")
+    returncode = error.get("returncode") if isinstance(error, dict) else None
+    failure["error"] = failure_error("recorded_as_text", returncode=returncode if isinstance(returncode, int) else None)
+    backend, args = failure.get("backend"), failure.get("model_args")
+    failure["model_args"] = public_model_args(str(backend), str(args or "")).value or ""
+    log = failure.get("log_file")
+    _, runs, rest = ("/" + log.replace("\\", "/")).rpartition("/runs/") if isinstance(log, str) else ("", "", "")
+    failure["log_file"] = f"runs/{rest}" if runs and re.fullmatch(r"[A-Za-z0-9._/-]+", rest) else None
+    return failure
+
+
+def _from_2(document: dict[str, Any]) -> dict[str, Any]:
+    upgraded = copy.deepcopy(document)
+    upgraded["schema_version"] = SCHEMA_VERSION
+    if isinstance(upgraded.get("failures"), list):
+        upgraded["failures"] = [_failure_from_2(failure) for failure in upgraded["failures"]]
+    return upgraded
+
+
 def upgrade(document: Any, source: str = "<document>") -> Any:
     """``document`` in the current schema version (a copy if it had to change; as is otherwise).
 
@@ -70,6 +101,8 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
             and the row): re-keying it would hide the corruption.
     """
+    if _major(document) == "2":
+        return _from_2(document)
     if _major(document) != "1":
         return document
     upgraded = copy.deepcopy(document)
@@ -102,4 +135,4 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         upgraded["boards"] = boards_of(upgraded["rows"])
     except (KeyError, TypeError, AttributeError):
         return upgraded  # malformed settings: validation names them
-    return upgraded
+    return _from_2(upgraded)

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from logic_consistency.leaderboard.board.failures import failure_error
 from logic_consistency.leaderboard.board.identity import settings_id
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.board.merge import make_document
@@ -33,7 +34,7 @@ def document(dummy_run: Path) -> dict[str, Any]:
         "model_args": "pretrained=nowhere",
         "night": "2026-02-01",
         "failed_at": "2026-02-01T03:00:00Z",
-        "error": {"message": "lm_eval exited with status 1", "returncode": 1, "stderr_tail": "OSError: nowhere"},
+        "error": failure_error("lm_eval_failed", returncode=1, error_class="OSError"),
         "log_file": None,
     }
     return make_document("leaderboard", [row], [failure], night="2026-02-01", bootstrap=BOOT)
@@ -75,7 +76,7 @@ def _FIRST_TASK(doc: dict[str, Any]) -> str:
     ("path", "value", "message"),
     [
         (("rows", 0, "model", "revision"), _DELETE, r"\$\.rows\[0\]\.model: 'revision' is a required property"),
-        (("schema_version",), "3.0", r"\$\.schema_version: '3\.0' does not match"),
+        (("schema_version",), "4.0", r"\$\.schema_version: '4\.0' does not match"),
         (("rows", 0, "measured_at"), "yesterday", r"\$\.rows\[0\]\.measured_at: 'yesterday' does not match"),
         (
             ("rows", 0, "model", "colour"),
