@@ -32,18 +32,15 @@ from logic_consistency.secret_forms import MIN_SECRET_LENGTH, Echoes, is_placeho
 __all__ = [
     "MIN_SECRET_LENGTH", "PUBLIC_QUERY_PARAMETERS", "REDACTED", "SECRET_NAMES_VARIABLE", "CredentialError", "Redactor",
     "find_credentials", "is_key_name", "is_secret_name", "is_switch", "key_variable", "redact",
-    "refuse_credentials", "refuse_short_key", "register_header", "register_secret", "secret_environment",
+    "refuse_credentials", "refuse_short_key", "register_header", "register_secret", "secret_environment", "url_origin",
 ]  # fmt: skip
 
 #: What a redacted credential is replaced with (an environment variable's value: ``[redacted NAME]``).
 REDACTED = "REDACTED"
-
-#: Key-like names, compacted (percent-decoded, lower case, only letters and digits: ``accessToken``,
-#: ``X-Amz-Signature`` and ``api%2Dkey`` become ``accesstoken``, ``xamzsignature``, ``apikey``).
+#: Key-like names, compacted (percent-decoded, lower case, letters and digits: ``api%2Dkey`` -> ``apikey``).
 KEY_NAMES = frozenset(
     {"apikey", "appkey", "ak", "sk", "key", "token", "secret", "password", "passwd", "pwd", "auth", "authorization",
-     "bearer", "credential", "credentials", "sig", "signature",
-     "code",  # Azure Functions' ?code=<key>
+     "bearer", "credential", "credentials", "sig", "signature",  # not "code": a URL's query is declared (below)
      "header", "headers",  # lm-eval's API models send a ``header`` mapping instead of ``Authorization: Bearer $KEY``
      "cookie"}
 )  # fmt: skip
@@ -142,6 +139,17 @@ def key_variable(backend: str | None) -> str:
         "the environment variable the backend or tool reads (OPENAI_API_KEY for the OpenAI-compatible "
         "backends, HF_TOKEN for the Hugging Face hub, WANDB_API_KEY for Weights & Biases)"
     )
+
+
+def url_origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``, how every line the suite prints names an endpoint (issue 46):
+    never its path (a gateway token), query, fragment or user info."""
+    try:
+        parts = urllib.parse.urlsplit(str(url).strip())
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "<a URL that does not parse>"
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{'' if port is None else f':{port}'}"
 
 
 def _in_url(name: str, value: str) -> list[str]:
