@@ -1,17 +1,14 @@
 """Credentials are never written: found and refused in configuration, redacted from every output.
 
-* **Refused** where a credential would be written as configuration (lm-eval records
-  ``--model_args`` in every results file): a key-like argument name (:func:`is_key_name`: the one
-  vocabulary of names, also for environment variables, :func:`is_secret_name`), user info in a URL
-  and any query parameter of a URL but the declared ones (:data:`PUBLIC_QUERY_PARAMETERS`).
-  :func:`refuse_credentials` raises :class:`CredentialError` naming where the key belongs (:func:`key_variable`).
-  (What is written is chosen by declaration elsewhere: the allowlist of ``harness_ext/publish``.)
-* **Redacted** in string values only (a JSON key is never rewritten; one holding a secret is refused):
-  the credential a backend sends (:func:`register_secret`), the key environment variables
-  (:func:`secret_environment`), in their echoed forms (:mod:`logic_consistency.secret_forms`; a
-  placeholder or a short value is none: :func:`refuse_short_key`); then, where the suite writes
-  arguments and configuration only (``patterns=True``), URL user info, key-like query parameters and
-  pairs and ``Bearer`` tokens (linear time). Text a model generated is never given to the patterns.
+* **Refused** where lm-eval would write them (every results file records ``--model_args``): a key-like
+  name (:func:`is_key_name`, the one vocabulary of names, also of environment variables), user info
+  in a URL and any query parameter but the declared ones (:data:`PUBLIC_QUERY_PARAMETERS`), by
+  :func:`refuse_credentials` naming where the key belongs (:func:`key_variable`).
+* **Redacted** in string values only (a JSON key is never rewritten): the credential a backend sends
+  (:func:`register_secret`) and the key environment variables (:func:`secret_environment`), in their
+  echoed forms (:mod:`logic_consistency.secret_forms`; a placeholder or short value is none); then,
+  only where the suite writes arguments and configuration (``patterns=True``), URL user info, key-like
+  query parameters and pairs and ``Bearer`` tokens (linear time); never in what a model generated.
 
 Neutral: imports only :mod:`logic_consistency.secret_forms` of the suite, and no lm-eval. (Not
 named ``secrets``: at the repository root that name would shadow the standard library's module.)

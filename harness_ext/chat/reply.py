@@ -38,7 +38,7 @@ class EndpointError(Exception):
     host and port) and the status: never aiohttp's line, which holds the whole URL (a token in its path)."""
 
     def __init__(self, url: str, status: int) -> None:
-        known = status in iter(http.HTTPStatus)  # the standard phrase, never the endpoint's reason text
+        known = status in {int(code) for code in http.HTTPStatus}  # the standard phrase, never the endpoint's reason
         phrase = f" ({http.HTTPStatus(status).phrase})" if known else ""
         super().__init__(f"lc-chat: base_url={url_origin(url)} answered HTTP {status}{phrase}")
         self.status = status

@@ -5,17 +5,13 @@
 ``build`` and ``ingest`` merging into an existing board) reads old boards. The file on disk is
 rewritten in the current version only by the next ``build`` or ``ingest``.
 
-1.x -> 2.0: how a model is prompted stopped being a board key. ``settings.system_instruction_sha``
-and ``settings.fewshot_as_multiturn`` move to the row's ``provenance`` (where the system instruction
-hash already was), and ``settings_id``, ``row_id`` and ``boards`` are recomputed from the smaller
-settings, so an instruct model run with its chat template and a base model run without it, split
-onto two boards by 1.x, land on one board. Should two old rows become one row (they differed only
-in few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
+1.x -> 2.0: ``settings.system_instruction_sha`` and ``settings.fewshot_as_multiturn`` move to the row's
+``provenance``; ``settings_id``, ``row_id`` and ``boards`` are recomputed, so an instruct and a base model
+split onto two boards by 1.x land on one. Should two old rows become one row (they differed only in
+few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
 
-2.x -> 3.0 (issue 46): a failure is a code of a closed vocabulary, never free text
-(:mod:`.failures`). An old failure's message and stderr lines (which may hold a URL's path or an
-echoed key) are dropped: its code is ``recorded_as_text``, its exit status kept; its model arguments
-become the public ones (the allowlist), its log's path relative to the board (``runs/...``) or null.
+2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): an old one's text is
+dropped (code ``recorded_as_text``, exit status kept), its model arguments made public, its log relative.
 """
 
 from __future__ import annotations

@@ -185,16 +185,9 @@ def unit_environment(job: UnitJob, out: Path, base: Mapping[str, str]) -> dict[s
 #: (the variable each reads: :data:`~logic_consistency.credentials.KEY_VARIABLES`). The
 #: OpenAI-compatible ``lc-chat`` and ``local-*`` backends send one only when it is set.
 KEY_REQUIRED = frozenset(
-    {
-        "openai-completions",
-        "openai-chat-completions",
-        "anthropic-chat",
-        "anthropic-chat-completions",
-        "anthropic-completions",
-        "azure-openai-chat-completions",
-        "textsynth",
-    }
-)
+    {"openai-completions", "openai-chat-completions", "anthropic-chat", "anthropic-chat-completions",
+     "anthropic-completions", "azure-openai-chat-completions", "textsynth"}
+)  # fmt: skip
 
 
 def missing_credential(job: UnitJob, env: Mapping[str, str]) -> str | None:
