@@ -126,7 +126,9 @@ def test_a_trickling_endpoint_ends_within_its_total_deadline(endpoint: FakeEndpo
     endpoint.respond = _Handler.trickle
     lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=1, timeout=3, num_concurrent=concurrent)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=f"base_url={url_origin(endpoint.url)} did not answer within timeout=3 s") as raised:
+    with pytest.raises(
+        RuntimeError, match=f"base_url={url_origin(endpoint.url)} did not answer within timeout=3 s"
+    ) as raised:
         lm.loglikelihood(_requests(), disable_tqdm=True)
     assert time.monotonic() - start < 10  # one attempt of 3 s, plus start-up; a per-read timeout never ends
     assert f"lc-chat: the chat endpoint base_url={url_origin(endpoint.url)} gave no usable answer" in str(raised.value)
@@ -206,7 +208,7 @@ def test_a_task_scoring_sentences_is_refused_before_its_generation_stage_calls(
 ) -> None:
     """As the conditional-probability causal tasks (generation, then whole-effect log-likelihoods)."""
     task = "toy_generate_then_sentence"
-    command = [LM_EVAL, "--model", "lc-chat", "--model_args", f"base_url={url_origin(endpoint.url)},model=judge,max_retries=1"]
+    command = [LM_EVAL, "--model", "lc-chat", "--model_args", f"base_url={endpoint.url},model=judge,max_retries=1"]
     command += ["--tasks", task, "--include_path", str(ROOT / "tests" / "fixtures" / "tasks"), "--limit", "2"]
     command += ["--apply_chat_template", "--output_path", str(tmp_path)]
     env = {**os.environ, "LOGIC_CONSISTENCY_DATA": str(ROOT / "tests" / "fixtures" / "data"), "HF_HUB_OFFLINE": "1"}
