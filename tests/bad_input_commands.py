@@ -258,8 +258,8 @@ class _FailedBuild(Exception):
 
 
 for _model, _script, _message in [
-    ("crash", "import sys; print('RuntimeError: CUDA out of memory', file=sys.stderr); sys.exit(3)", "status 3"),
-    ("silent", "pass", "wrote no results_*.json"),
+    ("crash", "import sys; print('RuntimeError: CUDA out of memory', file=sys.stderr); sys.exit(3)", "lm_eval_failed"),
+    ("silent", "pass", "no_results"),
 ]:
 
     def _failing_build(tmp: Path, model: str = _model, script: str = _script) -> Any:
@@ -271,8 +271,8 @@ for _model, _script, _message in [
         result = build(
             tmp / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
         )
-        failure = result.document["failures"][0]
-        raise _FailedBuild(f"{failure['name']}: {failure['error']['message']}")
+        failure = result.document["failures"][0]  # a code and its fixed sentence, never the run's text (issue 46)
+        raise _FailedBuild(f"{failure['name']}: [{failure['error']['code']}] {failure['error']['message']}")
 
     CASES.add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
 
