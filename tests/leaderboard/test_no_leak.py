@@ -64,8 +64,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             status, body, kind = 404, f"no route for key {key}", "text/plain"
         elif self.path.endswith("/echo-json"):
             body, kind = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}), "application/json"
-        elif self.path.endswith("/echo-repr"):  # printed as the body's repr: the newline as two characters
-            body, kind = json.dumps({"error": {"message": f"Bad key {key[:5]}\n{key[5:]}"}}), "application/json"
+        elif self.path.endswith("/echo-repr"):  # as it is, and split by a newline (two characters in a repr)
+            message = f"Bad key {key}; as sent: {key[:5]}\n{key[5:]}"
+            body, kind = json.dumps({"error": {"message": message}}), "application/json"
         elif self.path.endswith("/echo-html"):
             body, kind = f"<html><body>401: {key} is not a valid key</body></html>", "text/html"
         elif self.path.endswith("/echo-entities"):
@@ -158,11 +159,11 @@ def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         "models:",
         f"  - {entry('judge', stub.url())}",
     ]
-    lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-json'))}")
-    # issue 46: a 404 on a URL whose path holds a gateway token; keys echoed as a repr and as HTML entities
-    lines.append(f"  - {entry('judge-404', stub.url(f'/t/{GATEWAY_TOKEN}/v1/missing'))}")
-    lines.append(f"  - {entry('judge-echo-repr', stub.url('/v1/echo-repr'))}")
+    # issue 46: the key echoed as it is and split by a newline (a repr), and as HTML entities; a 404 on a
+    # URL whose path holds a gateway token
+    lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-repr'))}")
     lines.append(f"  - {entry('judge-echo-entities', stub.url('/v1/echo-entities'))}")
+    lines.append(f"  - {entry('judge-404', stub.url(f'/t/{GATEWAY_TOKEN}/v1/missing'))}")
     # a sharded build (issue 39), on a suite task: the shards' merge does not pass a model's --include_path
     lines.append(
         f"  - {{name: judge-sharded, model: lc-chat, model_args: 'model=judge,base_url={stub.url()},max_retries=1', "
@@ -225,8 +226,8 @@ def test_what_was_shown_instead(written: dict[str, Any]) -> None:
     assert "'gateway.api_key'" in runs["nested"].stderr and "'Authorization' in 'extra[0]'" in runs["nested"].stderr
     board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
     failures = {failure["name"]: failure["error"] for failure in board["failures"]}
-    assert sorted(failures) == ["judge-404", "judge-echo", "judge-echo-entities", "judge-echo-repr"]
-    for name in ("judge-echo", "judge-echo-entities", "judge-echo-repr"):  # a code, the text in the log only
+    assert sorted(failures) == ["judge-404", "judge-echo", "judge-echo-entities"]
+    for name in ("judge-echo", "judge-echo-entities"):  # a code, the text in the log only
         assert (failures[name]["code"], failures[name]["error_class"]) == ("lm_eval_failed", "ReplyError"), name
     row = next(row for row in board["rows"] if row["model"]["name"] == "judge")
     assert row["model"]["model_args"].startswith("model=judge,base_url=http://127.0.0.1:")

@@ -218,7 +218,7 @@ REFUSED = {
     "metadata": (
         "dummy",
         "metadata: {{password: {s}}}",
-        "metadata: refusing a credential (argument 'password')",
+        "metadata: refusing a credential or an undeclared query parameter (argument 'password')",
         "variable",
     ),
     "extra_args": ("hf", "extra_args: ['--wandb_args', 'project=p,api_key={s}']", "extra_args", "WANDB_API_KEY"),
