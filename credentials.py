@@ -1,14 +1,14 @@
 """Credentials are never written: found and refused in configuration, redacted from every output.
 
-* **Refused** where a credential would be written as configuration (lm-eval records
-  ``--model_args`` in every results file): a key-like argument name (:func:`is_key_name`), user
-  info in a URL or a key-like query parameter. :func:`refuse_credentials` raises
-  :class:`CredentialError` naming the environment variable the backend reads (:func:`key_variable`).
-* **Redacted** in string values only (a JSON key is never rewritten; one holding a secret is refused):
-  the credential a backend sends, ``env`` values named like keys or declared (:func:`register_secret`)
-  and the key environment variables (:func:`secret_environment`), in their echoed forms
-  (:mod:`logic_consistency.secret_forms`; a placeholder or a short value is none: :func:`refuse_short_key`);
-  then URL user info, key-like query parameters, ``Bearer`` tokens and key-like pairs (linear time).
+* **Refused** where lm-eval would write them (every results file records ``--model_args``): a key-like
+  name (:func:`is_key_name`, the one vocabulary of names, also of environment variables), user info
+  in a URL and any query parameter but the declared ones (:data:`PUBLIC_QUERY_PARAMETERS`), by
+  :func:`refuse_credentials` naming where the key belongs (:func:`key_variable`).
+* **Redacted** in string values only (a JSON key is never rewritten): the credential a backend sends
+  (:func:`register_secret`) and the key environment variables (:func:`secret_environment`), in their
+  echoed forms (:mod:`logic_consistency.secret_forms`; a placeholder or short value is none); then,
+  only where the suite writes arguments and configuration (``patterns=True``), URL user info, key-like
+  query parameters and pairs and ``Bearer`` tokens (linear time); never in what a model generated.
 
 Neutral: imports only :mod:`logic_consistency.secret_forms` of the suite, and no lm-eval. (Not
 named ``secrets``: at the repository root that name would shadow the standard library's module.)
@@ -27,44 +27,32 @@ from typing import Any
 from logic_consistency.secret_forms import MIN_SECRET_LENGTH, Echoes, is_placeholder, is_switch, literal_forms
 
 __all__ = [
-    "MIN_SECRET_LENGTH",
-    "REDACTED",
-    "SECRET_NAMES_VARIABLE",
-    "CredentialError",
-    "Redactor",
-    "find_credentials",
-    "is_key_name",
-    "is_secret_name",
-    "is_switch",
-    "key_variable",
-    "redact",
-    "refuse_credentials",
-    "refuse_short_key",
-    "register_header",
-    "register_secret",
-    "secret_environment",
-]
+    "MIN_SECRET_LENGTH", "PUBLIC_QUERY_PARAMETERS", "REDACTED", "SECRET_NAMES_VARIABLE", "CredentialError", "Redactor",
+    "find_credentials", "is_key_name", "is_secret_name", "is_switch", "key_variable", "redact",
+    "refuse_credentials", "refuse_short_key", "register_header", "register_secret", "secret_environment", "url_origin",
+]  # fmt: skip
 
 #: What a redacted credential is replaced with (an environment variable's value: ``[redacted NAME]``).
 REDACTED = "REDACTED"
-#: A value is a secret from MIN_SECRET_LENGTH (8) characters on, and never a placeholder (``-``,
-#: ``none``, ``EMPTY``): :func:`logic_consistency.secret_forms.is_placeholder`.
-
-#: Key-like names, compacted (percent-decoded, lower case, only letters and digits: ``accessToken``,
-#: ``X-Amz-Signature`` and ``api%2Dkey`` become ``accesstoken``, ``xamzsignature``, ``apikey``).
+#: Key-like names, compacted (percent-decoded, lower case, letters and digits: ``api%2Dkey`` -> ``apikey``).
 KEY_NAMES = frozenset(
     {"apikey", "appkey", "ak", "sk", "key", "token", "secret", "password", "passwd", "pwd", "auth", "authorization",
-     "bearer", "credential", "credentials", "sig", "signature",
-     "code",  # Azure Functions' ?code=<key>
+     "bearer", "credential", "credentials", "sig", "signature",  # not "code": a URL's query is declared (below)
      "header", "headers",  # lm-eval's API models send a ``header`` mapping instead of ``Authorization: Bearer $KEY``
      "cookie"}
 )  # fmt: skip
-#: Endings (compacted) that make any name key-like (``openai_api_key``, ``clientSecret``,
-#: ``private_token``, ``X-Amz-Security-Token``). Not a bare ``token``: ``add_bos_token`` is a model argument.
-KEY_SUFFIXES = (
-    "key", "secret", "password", "passwd", "signature", "credential", "credentials", "accesstoken", "apitoken",
-    "authtoken", "bearertoken", "hftoken", "idtoken", "privatetoken", "refreshtoken", "securitytoken", "sessiontoken",
+#: Endings (compacted) that make any name key-like (``openai_api_key``, ``clientSecret``, ``github_token``,
+#: ``sas_token``, ``X-Amz-Security-Token``, ``id_jwt``), but for the names declared in :data:`NOT_KEY_NAMES`.
+KEY_SUFFIXES = ("key", "secret", "password", "passwd", "signature", "credential", "credentials", "token", "jwt")
+#: Names (compacted) with a key-like ending that lm-eval and transformers declare as model arguments
+#: holding no secret (``add_bos_token``, ``think_end_token``: a token of the vocabulary).
+NOT_KEY_NAMES = frozenset(
+    {"addbostoken", "thinkendtoken", "prefixtoken", "imagetoken", "padtoken", "eostoken", "bostoken", "toptoken",
+     "nexttoken", "septoken", "unktoken", "masktoken", "clstoken"}
 )  # fmt: skip
+#: URL query parameters declared public (issue 46): any other one in a URL is refused, whatever its
+#: name looks like (``?github_token=``): it is sent with every request and printed in lm-eval's errors.
+PUBLIC_QUERY_PARAMETERS = frozenset({"api-version"})  # Azure OpenAI's
 #: Environment variable names whose values are secrets (case-insensitive).
 SECRET_VARIABLE = re.compile(
     r"^(?:OPENAI_API_KEY|ANTHROPIC_API_KEY|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|"
@@ -125,7 +113,7 @@ def is_key_name(name: str) -> bool:
     """Whether a model argument or query parameter name is key-like (``api_key``, ``X-Api-Key``,
     ``accessToken``, ``private_token``, ``X-Amz-Signature``, ``api%2Dkey``, ``ak``), in any case or encoding."""
     compact = "".join(char for char in urllib.parse.unquote(name).lower() if char.isascii() and char.isalnum())
-    return compact in KEY_NAMES or compact.endswith(KEY_SUFFIXES)
+    return compact in KEY_NAMES or (compact.endswith(KEY_SUFFIXES) and compact not in NOT_KEY_NAMES)
 
 
 def is_secret_name(name: str) -> bool:
@@ -150,12 +138,23 @@ def key_variable(backend: str | None) -> str:
     )
 
 
+def url_origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``, how every line the suite prints names an endpoint (issue 46):
+    never its path (a gateway token), query, fragment or user info."""
+    try:
+        parts = urllib.parse.urlsplit(str(url).strip())
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "<a URL that does not parse>"
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{'' if port is None else f':{port}'}"
+
+
 def _in_url(name: str, value: str) -> list[str]:
-    found = []
-    if _USERINFO.search(value):
-        found.append(f"user info in the URL of {name!r}")
+    """User info, and query parameters: in a URL any undeclared one (:data:`PUBLIC_QUERY_PARAMETERS`), else key-like ones."""
+    found = [f"user info in the URL of {name!r}"] if _USERINFO.search(value) else []
+    url = "://" in value
     for match in _QUERY.finditer(value):
-        if is_key_name(match["name"]):
+        if (match["name"] not in PUBLIC_QUERY_PARAMETERS) if url else is_key_name(match["name"]):
             found.append(f"query parameter {match['name']!r} in {name!r}")
     return found
 
@@ -213,8 +212,9 @@ def refuse_credentials(model_args: str | Mapping[str, Any] | None, backend: str 
     found = find_credentials(model_args)
     if found:
         raise CredentialError(
-            f"{where}: refusing a credential ({'; '.join(found)}): it would be written to every results "
-            f"file, log and board; remove it and give the key in {key_variable(backend)}"
+            f"{where}: refusing a credential or an undeclared query parameter ({'; '.join(found)}): it would be "
+            f"written to every results file, log and board; remove it (a URL takes only the query parameters "
+            f"{', '.join(sorted(PUBLIC_QUERY_PARAMETERS))}) and give the key in {key_variable(backend)}"
         )
 
 

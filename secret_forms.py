@@ -5,11 +5,10 @@
   would rewrite every ``-`` or ``none`` of a results file (field and metric names included), so it is
   never used as a redaction pattern; :mod:`logic_consistency.credentials` says so in one line, and
   refuses a backend whose real key would be that short.
-* **Echoed forms** of a secret, all redacted (:func:`literal_forms`, :class:`Echoes`): as written,
-  JSON-escaped, percent-encoded (reserved characters or every byte), ``\\u``-escaped, hex, base64 and
-  base64url (at each of the three byte alignments, so also inside a longer encoded blob), the key
-  split by whitespace or zero-width characters, and any part of :data:`MIN_PART` or more characters.
-  No redactor can catch every encoding an endpoint may choose; these are the common ones.
+* **Echoed forms** of a secret, all redacted (:func:`literal_forms`, :class:`Echoes`); the one list
+  of them is docs/api-judges.md#echoed-forms (keep it in step with :data:`FORMS`). No list is complete:
+  an endpoint can always choose an encoding no redactor knows, which is why the board publishes no
+  text of a run at all (issue 46).
 
 Neutral: imports nothing of the suite (:mod:`logic_consistency.credentials` uses it).
 """
@@ -17,11 +16,21 @@ Neutral: imports nothing of the suite (:mod:`logic_consistency.credentials` uses
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 import urllib.parse
 
-__all__ = ["MIN_PART", "MIN_SECRET_LENGTH", "PLACEHOLDERS", "Echoes", "is_placeholder", "is_switch", "literal_forms"]
+__all__ = [
+    "FORMS",
+    "MIN_PART",
+    "MIN_SECRET_LENGTH",
+    "PLACEHOLDERS",
+    "Echoes",
+    "is_placeholder",
+    "is_switch",
+    "literal_forms",
+]
 
 #: A value shorter than this (stripped) is not a secret: too short to redact without garbling.
 MIN_SECRET_LENGTH = 8
@@ -32,8 +41,9 @@ PLACEHOLDERS = frozenset(
     {"", "-", "none", "null", "empty", "nokey", "no-key", "no_key", "dummy", "placeholder", "unused",
      "not-needed", "not-used", "sk-no-key-required", "x", "xxx", "changeme", "test", "local"}
 )  # fmt: skip
-#: What may split an echoed key: whitespace, zero-width characters, the soft hyphen.
-_SPLIT = "[\\s\u200b\u200c\u200d\u2060\ufeff\u00ad]{0,4}"
+#: What may split an echoed key: whitespace, zero-width characters, the soft hyphen, and an escaped
+#: newline or tab (a body printed as its ``repr``: ``\\n`` is two characters there).
+_SPLIT = "(?:[\\s\u200b\u200c\u200d\u2060\ufeff\u00ad]|\\\\[nrt]){0,8}"
 
 
 def is_placeholder(value: str) -> bool:
@@ -51,34 +61,63 @@ def is_switch(value: str) -> bool:
     return bool(_SWITCH.match(value))
 
 
-def _base64_cores(raw: bytes) -> set[str]:
-    """The characters of ``raw``'s base64 and base64url encodings that depend on ``raw`` only, at each
-    of the three byte offsets it may have inside a longer encoded text."""
+#: The forms :func:`literal_forms` and :class:`Echoes` redact, as docs/api-judges.md#echoed-forms lists them.
+FORMS = (
+    "as written", "JSON-escaped", "percent-encoded (reserved characters, every byte, twice)",
+    "\\u-escaped", "\\x-escaped", "HTML entities (decimal, hex)", "hex (also colon-separated)",
+    "base64, base64url and base32 of its UTF-8 and UTF-16 bytes (at every alignment)", "fullwidth letters",
+    "split by up to 8 whitespace, zero-width characters or escaped newlines (\\n, \\r, \\t)",
+    "any part of 16 characters (of a shorter key: all but one character)",
+)  # fmt: skip
+
+
+def _cores(raw: bytes, encoders: tuple[object, ...], bits: int) -> set[str]:
+    """The characters of ``raw``'s encodings (``bits`` per character) that depend on ``raw`` only, at
+    each byte offset it may have inside a longer encoded text."""
+    group = {6: 3, 5: 5}[bits]  # bytes per whole group of characters
     cores = set()
-    for offset in range(3):
-        first = -(-8 * offset // 6)  # the first character whose 6 bits are all raw's
-        last = (8 * (offset + len(raw)) - 6) // 6  # the last such character
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
-            cores.add(encode(b"\0" * offset + raw).decode("ascii")[first : last + 1])
+    for offset in range(group):
+        first = -(-8 * offset // bits)  # the first character whose bits are all raw's
+        last = (8 * (offset + len(raw)) - bits) // bits  # the last such character
+        for encode in encoders:
+            cores.add(encode(b"\0" * offset + raw).decode("ascii")[first : last + 1])  # type: ignore[operator]
+    return cores
+
+
+def _encoded_cores(value: str) -> set[str]:
+    """base64, base64url and base32 cores of ``value``'s UTF-8 and UTF-16 bytes."""
+    cores: set[str] = set()
+    for raw in (value.encode("utf-8"), value.encode("utf-16-le"), value.encode("utf-16-be")):
+        cores |= _cores(raw, (base64.b64encode, base64.urlsafe_b64encode), 6)
+        cores |= _cores(raw, (base64.b32encode,), 5)
     return cores
 
 
 def literal_forms(value: str) -> set[str]:
     """Every literal form of ``value`` that :class:`~logic_consistency.credentials.Redactor` replaces."""
     raw = value.encode("utf-8")
+    quoted = urllib.parse.quote(value, safe="")
     forms = {
         value,
         json.dumps(value)[1:-1],
         json.dumps(value, ensure_ascii=False)[1:-1],
-        urllib.parse.quote(value, safe=""),
+        quoted,
+        urllib.parse.quote(quoted, safe=""),
         urllib.parse.quote_plus(value, safe=""),
-        "".join(f"%{byte:02x}" for byte in raw),
-        "".join(f"%{byte:02X}" for byte in raw),
+        html.escape(value),
+        "".join(f"&#{ord(char)};" for char in value),
+        "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in value),
+        *(
+            "".join(pattern.format(byte) for byte in raw)
+            for pattern in ("%{:02x}", "%{:02X}", "%25{:02X}", "\\x{:02x}", "\\x{:02X}", "&#x{:x};", "&#x{:X};")
+        ),
         "".join(f"\\u{ord(char):04x}" for char in value),
         "".join(f"\\u{ord(char):04X}" for char in value),
         raw.hex(),
         raw.hex().upper(),
-        *_base64_cores(raw),
+        raw.hex(":"),
+        raw.hex(":").upper(),
+        *_encoded_cores(value),
     }
     return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
 
@@ -90,7 +129,8 @@ class Echoes:
     def __init__(self, value: str) -> None:
         value = value.strip()
         self.split = re.compile(_SPLIT.join(re.escape(char) for char in value))
-        self.parts = sorted({value[start : start + MIN_PART] for start in range(len(value) - MIN_PART + 1)})
+        size = min(MIN_PART, max(MIN_SECRET_LENGTH, len(value) - 1))  # a short key cut by one is still found
+        self.parts = sorted({value[start : start + size] for start in range(len(value) - size + 1)})
 
     def sub(self, text: str, label: str) -> tuple[str, int]:
         """``text`` with every echo replaced by ``label``, and how many were."""

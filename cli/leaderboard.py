@@ -62,7 +62,8 @@ def _run_build(args: argparse.Namespace) -> int:
     print(summary(result.document, Path(args.out) / LEADERBOARD_FILE))
     for outcome in result.outcomes:
         if outcome.failure is not None:
-            print(f"  FAILED {outcome.spec.name}: {outcome.failure['error']['message']} (log: {outcome.log_file})")
+            error = outcome.failure["error"]
+            print(f"  FAILED {outcome.spec.name}: [{error['code']}] {error['message']} (log: {outcome.log_file})")
         else:
             print(f"  ok     {outcome.spec.name} ({outcome.seconds:.0f} s)")
     if args.html:

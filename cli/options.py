@@ -1,7 +1,7 @@
 """``logic-consistency options``: every declared name a user can set, from its one declaration.
 
 Run options (``--metadata``, read by the tasks), command-line flags (``plan``, ``leaderboard build``,
-a model list's settings) and the suite's backends' ``--model_args``: name, where it applies, its
+a model list's settings), the suite's backends' ``--model_args`` and the generation keys of ``--gen_kwargs``: name, where it applies, its
 constraint (type and bounds or choices), default and meaning. ``--markdown`` prints the table
 docs/running.md holds (a test checks that the page's copy is this output).
 """
@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import BACKEND_ARGS
+from logic_consistency.harness_ext.models.args import BACKEND_ARGS, GEN_KWARGS
 from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.options import Declared, declared_flags, declared_options
 
@@ -27,6 +27,7 @@ def declarations() -> list[tuple[str, Declared]]:
     rows = [("metadata", arg) for arg in declared_options().values()]
     rows += [("command line", arg) for arg in declared_flags().values()]
     rows += [(f"{backend} --model_args", arg) for backend, spec in BACKEND_ARGS.items() for arg in spec.declared]
+    rows += [("lm_eval --gen_kwargs", arg) for arg in GEN_KWARGS.declared]
     rows += [(recipe.where, arg) for recipe in RECIPES.values() for arg in recipe.declared]
     return rows
 

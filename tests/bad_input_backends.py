@@ -48,7 +48,9 @@ for _name, _body, _type, _expect in [
     ("choices: []", b'{"choices": []}', "application/json", "without choices"),
     ("empty logprobs.content", b'{"choices": [{"logprobs": {"content": []}}]}', "application/json", "logprobs"),
 ]:
-    CASES.add(f"lc-chat reply: {_name}", lambda _, b=_body, t=_type: _reply(b, t), f"base_url={URL}", _expect)
+    CASES.add(
+        f"lc-chat reply: {_name}", lambda _, b=_body, t=_type: _reply(b, t), "base_url=http://127.0.0.1:9 ", _expect
+    )
 
 
 def _reading(*top: tuple[str, Any]) -> Any:

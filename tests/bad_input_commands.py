@@ -15,6 +15,7 @@ from typing import Any
 from bad_inputs_support import CaseTable, cli
 from conftest import hand_row
 
+from logic_consistency.leaderboard.board.failures import failure_error
 from logic_consistency.leaderboard.board.merge import make_document
 from logic_consistency.leaderboard.board.schema import load_document, validate
 from logic_consistency.leaderboard.run.nightly import build
@@ -31,6 +32,14 @@ def _board(tmp: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
+
+
+def _failure(**error: Any) -> dict[str, Any]:
+    """A failure record as the build writes it, its ``error`` edited by ``error``."""
+    return {
+        "name": "m", "backend": "lc-chat", "model_args": "model=m", "night": "2026-01-01",
+        "failed_at": "2026-01-01T03:00:00Z", "error": {**failure_error("timeout"), **error}, "log_file": None,
+    }  # fmt: skip
 
 
 def _metric(document: dict[str, Any], task: str, name: str) -> dict[str, Any]:
@@ -64,8 +73,21 @@ BOARD_EDITS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]]
     ("missing rows", lambda d: d.pop("rows"), ("rows",)),
     ("settings edited", lambda d: d["rows"][0]["settings"].update(limit=99.0), ("settings_id",)),
     ("duplicate row", lambda d: d["rows"].append(copy.deepcopy(d["rows"][0])), ("row_id",)),
-    ("schema version 3", lambda d: d.update(schema_version="3.0"), ("schema_version",)),
+    ("schema version 4", lambda d: d.update(schema_version="4.0"), ("schema_version",)),
     ("model name empty", lambda d: d["rows"][0]["model"].update(name=""), ("model", "name")),
+    # issue 46: a failure is a code of the closed vocabulary and its fixed sentence, never a run's text
+    (
+        "failure free text",
+        lambda d: d["failures"].append(_failure(message="404 for url http://h/t/tok/v1")),
+        ("failures",),
+    ),
+    ("failure unknown code", lambda d: d["failures"].append(_failure(code="gateway_said_so")), ("failures",)),
+    ("failure stderr kept", lambda d: d["failures"].append(_failure(stderr_tail="Bearer abc")), ("failures",)),
+    (
+        "failure absolute log",
+        lambda d: d["failures"].append({**_failure(), "log_file": "/home/op/lb/runs/x.log"}),
+        ("log_file",),
+    ),
 ]
 for _name, _edit, _expect in BOARD_EDITS:
     CASES.add(
@@ -236,8 +258,8 @@ class _FailedBuild(Exception):
 
 
 for _model, _script, _message in [
-    ("crash", "import sys; print('RuntimeError: CUDA out of memory', file=sys.stderr); sys.exit(3)", "status 3"),
-    ("silent", "pass", "wrote no results_*.json"),
+    ("crash", "import sys; print('RuntimeError: CUDA out of memory', file=sys.stderr); sys.exit(3)", "lm_eval_failed"),
+    ("silent", "pass", "no_results"),
 ]:
 
     def _failing_build(tmp: Path, model: str = _model, script: str = _script) -> Any:
@@ -249,8 +271,8 @@ for _model, _script, _message in [
         result = build(
             tmp / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
         )
-        failure = result.document["failures"][0]
-        raise _FailedBuild(f"{failure['name']}: {failure['error']['message']}")
+        failure = result.document["failures"][0]  # a code and its fixed sentence, never the run's text (issue 46)
+        raise _FailedBuild(f"{failure['name']}: [{failure['error']['code']}] {failure['error']['message']}")
 
     CASES.add(f"build with a failing model ({_model})", _failing_build, _model, _message, error=_FailedBuild)
 

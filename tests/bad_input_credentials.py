@@ -14,6 +14,7 @@ from bad_inputs_support import CaseTable
 from logic_consistency.credentials import CredentialError
 from logic_consistency.harness_ext.autoload import refuse_credentials_first
 from logic_consistency.leaderboard.run.modellist import load_model_list
+from logic_consistency.options import OptionError
 
 CASES = CaseTable()
 SECRET = "SECRET-7f3c-bad-input"
@@ -141,7 +142,66 @@ CASES.add(
         )
     ),
     "lm_eval --gen_kwargs",
-    "'api_key'",
+    "'api_key' is not a generation key",
+    "allowed: do_sample",
+    error=OptionError,
+)
+# issue 46: keys by declaration, not by look: any undeclared --gen_kwargs key, before any call
+CASES.add(
+    "lm_eval --gen_kwargs github_token, jwt, sas_token (undeclared generation keys)",
+    _never_echoed(
+        lambda _: refuse_credentials_first(_simple_evaluate)(
+            model="lc-chat", gen_kwargs=f"github_token={SECRET},jwt={SECRET},sas_token={SECRET}"
+        )
+    ),
+    "lm_eval --gen_kwargs: 'github_token', 'jwt', 'sas_token' are not generation keys",
+    "allowed: do_sample",
+    "top_p",
+    error=OptionError,
+)
+CASES.add(
+    "lm_eval --gen_kwargs as JSON with an undeclared key",
+    _never_echoed(
+        lambda _: refuse_credentials_first(_simple_evaluate)(model="hf", gen_kwargs=f'{{"jwt": "{SECRET}"}}')
+    ),
+    "'jwt' is not a generation key",
+    error=OptionError,
+)
+
+
+def _build_gen_kwargs(tmp: Path) -> Any:
+    from logic_consistency.leaderboard.run.preflight import check_extra_args
+
+    (spec,) = _model_list("model: dummy, extra_args: ['--gen_kwargs', 'trace_id={s}']")(tmp)
+    return check_extra_args(spec)
+
+
+CASES.add(
+    "model list extra_args --gen_kwargs with an undeclared key (before any run)",
+    _never_echoed(_build_gen_kwargs),
+    "models[0] (judge): extra_args: --gen_kwargs",
+    "'trace_id' is not a generation key",
+    "allowed:",
+    error=ValueError,
+)
+for _query in ("github_token", "jwt", "sas_token", "tenant"):  # only declared query parameters (api-version)
+    CASES.add(
+        f"lm_eval --model_args with an undeclared query parameter ?{_query}= in base_url",
+        _never_echoed(
+            lambda _, q=_query: refuse_credentials_first(_simple_evaluate)(
+                model="lc-chat", model_args=f"model=m,base_url=http://127.0.0.1:9/v1/chat/completions?{q}={SECRET}"
+            )
+        ),
+        "lm_eval --model_args",
+        f"query parameter {_query!r} in 'base_url'",
+        "takes only the query parameters api-version",
+        error=CredentialError,
+    )
+CASES.add(
+    "model list with ?github_token= in base_url",
+    _model_list("model: lc-chat, model_args: 'base_url=http://127.0.0.1:9/v1/chat/completions?github_token={s}'"),
+    "models[0] (judge)",
+    "query parameter 'github_token'",
     error=CredentialError,
 )
 
@@ -174,19 +234,24 @@ CASES.add(
 )
 
 
-def _echoed(body: bytes, content_type: str, length: int) -> Callable[[Path], Any]:
-    """An endpoint's error body that echoes the key (of ``length`` characters) the backend sent."""
+def _echoed(
+    body: bytes, content_type: str, length: int, *, split: bool = False, entities: bool = False
+) -> Callable[[Path], Any]:
+    """An endpoint's error body that echoes the key (of ``length`` characters) the backend sent: as it is,
+    split by a JSON newline (``split``) or as HTML entities (``entities``)."""
     from logic_consistency.harness_ext.chat.reply import checked_reply
 
     key = (SECRET * 20)[:length]
+    echoed = key[:4] + "\\n" + key[4:] if split else "".join(f"&#{ord(char)};" for char in key) if entities else key
 
     def run(_: Path) -> Any:
         saved = os.environ.get("OPENAI_API_KEY")
         os.environ["OPENAI_API_KEY"] = key
         try:
-            checked_reply(body.replace(b"KEY", key.encode()), url="http://127.0.0.1:9/v1", content_type=content_type)
+            text = body.replace(b"KEY", echoed.encode())
+            checked_reply(text, url="http://127.0.0.1:9/v1", content_type=content_type)
         except Exception as error:
-            assert key not in str(error) and key[:4] not in str(error), str(error)
+            assert key not in str(error) and key[:4] not in str(error) and key[-4:] not in str(error), str(error)
             raise
         finally:
             if saved is None:
@@ -201,7 +266,19 @@ for _length in (8, 162):  # issue 39: a key under 8 characters is no secret (ref
     CASES.add(
         f"endpoint echoing a {_length}-character key in a JSON error body",
         _echoed(b'{"error": {"message": "Incorrect API key provided: KEY"}}', "application/json", _length),
-        "base_url=http://127.0.0.1:9/v1 answered with an error",
+        "base_url=http://127.0.0.1:9 answered with an error",
+        "[redacted OPENAI_API_KEY]",
+    )
+    CASES.add(  # issue 46: the body printed as its repr, the newline in the key as two characters
+        f"endpoint echoing a {_length}-character key split by a newline in a JSON error body",
+        _echoed(b'{"error": {"message": "Incorrect API key: KEY"}}', "application/json", _length, split=True),
+        "answered with an error",
+        "[redacted OPENAI_API_KEY]",
+    )
+    CASES.add(  # issue 46: an HTML page printing the key as entities
+        f"endpoint echoing a {_length}-character key as HTML entities",
+        _echoed(b"<html>KEY is not valid</html>", "text/html", _length, entities=True),
+        "not JSON",
         "[redacted OPENAI_API_KEY]",
     )
     CASES.add(

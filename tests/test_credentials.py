@@ -35,7 +35,12 @@ SECRET = "SECRET-7f3c-9a1b2c3d4e5f"
         (f"base_url=http://user:{SECRET}@127.0.0.1:9/v1/chat/completions", ["user info in the URL of 'base_url'"]),
         (f"base_url=https://{SECRET}@h/v1", ["user info in the URL of 'base_url'"]),
         (f"base_url=http://h/v1/chat/completions?api-key={SECRET}", ["query parameter 'api-key' in 'base_url'"]),
-        (f"base_url=http://h/v1?x=1&Access_Token={SECRET}", ["query parameter 'Access_Token' in 'base_url'"]),
+        (  # issue 46: in a URL, every query parameter but the declared ones (api-version)
+            f"base_url=http://h/v1?x=1&Access_Token={SECRET}",
+            ["query parameter 'x' in 'base_url'", "query parameter 'Access_Token' in 'base_url'"],
+        ),
+        (f"base_url=http://h/v1?github_token={SECRET}", ["query parameter 'github_token' in 'base_url'"]),
+        ({"model": "m", "jwt": SECRET, "sas_token": SECRET}, ["argument 'jwt'", "argument 'sas_token'"]),
         (
             f"base_url=http://h/v1?sig={SECRET}&password=p",
             ["query parameter 'sig' in 'base_url'", "query parameter 'password' in 'base_url'"],
@@ -50,7 +55,7 @@ def test_credentials_are_found_by_name_never_by_value(model_args: Any, found: li
         refuse_credentials(model_args, "local-chat-completions", where="models.yaml: models[0] (m): model_args")
     message = str(raised.value)
     assert SECRET not in message and "\n" not in message
-    assert message.startswith("models.yaml: models[0] (m): model_args: refusing a credential (")
+    assert message.startswith("models.yaml: models[0] (m): model_args: refusing a credential or an undeclared query")
     assert message.endswith("give the key in the OPENAI_API_KEY environment variable")
 
 
@@ -180,7 +185,7 @@ def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:
 def test_key_names_in_any_case_and_encoding(name: str) -> None:
     """Issue 29: each of these query names was accepted and written."""
     assert is_key_name(name)
-    url = f"base_url=http://127.0.0.1:9/v1/chat/completions?x=1&{name}={SECRET}"
+    url = f"base_url=http://127.0.0.1:9/v1/chat/completions?api-version=1&{name}={SECRET}"
     assert find_credentials(url) == [f"query parameter {name!r} in 'base_url'"]
     assert SECRET not in Redactor().text(url)
 
@@ -272,14 +277,15 @@ def test_a_direct_run_logs_and_records_only_public_model_arguments(
 
     from lm_eval.utils import simple_parse_args_string
 
-    model_args = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions?tenant=acme#frag,organization=org-7"
+    model_args = "model=judge,base_url=http://127.0.0.1:9/v1/chat/completions?api-version=acme#frag,organization=org-7"
     metadata = {"seed": 3, "gateway": {"url": "http://internal"}, "max_items": 5}
 
     def simple_evaluate(model: Any = None, model_args: Any = None, metadata: Any = None, **_: Any) -> dict[str, Any]:
         logging.getLogger("lm_eval.evaluator").info(
             "Initializing %s model, with arguments: %s", model, simple_parse_args_string(model_args)
         )
-        task_metadata = {**simple_parse_args_string(model_args), **metadata, "version": 1.0}
+        # a task file's own metadata (--include_path): only declared keys are written (issue 46)
+        task_metadata = {**simple_parse_args_string(model_args), **metadata, "version": 1.0, "jwt": SECRET}
         return {"config": {"model_args": model_args}, "configs": {"t": {"metadata": task_metadata}}}
 
     with caplog.at_level(logging.INFO, logger="lm_eval.evaluator"):
@@ -300,7 +306,8 @@ def test_a_direct_run_logs_and_records_only_public_model_arguments(
         .err.strip()
         .endswith(
             "not recorded in the results (not declared public): the query of model argument 'base_url', "
-            "the fragment of model argument 'base_url', model argument 'organization', metadata 'gateway'"
+            "the fragment of model argument 'base_url', model argument 'organization', metadata 'gateway', "
+            "task metadata 'jwt'"
             # issue 39: a URL's left-out parts are named in the same line
         )
     )

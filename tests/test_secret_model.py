@@ -21,6 +21,7 @@ from logic_consistency.credentials import CredentialError, Redactor, refuse_shor
 from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_url_parts
 from logic_consistency.harness_ext.publish.run import publishing
 from logic_consistency.leaderboard.run.modellist import _env
+from logic_consistency.options import OptionError
 
 KEY = "sk-live-4f9Q2zT7xLm8Rb3Kd6Wy1Hc5"
 #: lm-eval's own field and metric names, which no redaction may touch.
@@ -156,16 +157,21 @@ def test_redacting_echoes_of_a_megabyte_takes_under_a_second() -> None:
     assert KEY[3:19] not in clean
 
 
-def test_gen_kwargs_are_checked_for_credentials_like_model_args() -> None:
+def test_gen_kwargs_are_checked_against_the_declared_generation_keys() -> None:
+    """Issue 46: by declaration, not by look: any key but a declared generation key, before any call."""
     called: list[Any] = []
 
     def simple_evaluate(model: str, model_args: str = "", gen_kwargs: str | None = None) -> dict[str, Any]:
         called.append(gen_kwargs)
         return {}
 
-    with pytest.raises(CredentialError, match=r"^lm_eval --gen_kwargs: refusing a credential \(argument 'api_key'\)"):
+    with pytest.raises(OptionError, match=r"^lm_eval --gen_kwargs: 'api_key' is not a generation key .*allowed: "):
         publishing(simple_evaluate)(model="dummy", gen_kwargs=f"temperature=0,api_key={KEY}")
-    with pytest.raises(CredentialError, match=r"lm_eval --gen_kwargs: .*argument 'extra_headers.Authorization'"):
+    with pytest.raises(OptionError, match=r"lm_eval --gen_kwargs: 'extra_headers' is not a generation key"):
         publishing(simple_evaluate)(model="dummy", gen_kwargs={"extra_headers": {"Authorization": f"Bearer {KEY}"}})
-    publishing(simple_evaluate)(model="dummy", gen_kwargs="temperature=0,max_gen_toks=8")
-    assert called == ["temperature=0,max_gen_toks=8"]
+    with pytest.raises(OptionError, match=r"'github_token', 'jwt', 'sas_token' are not generation keys"):
+        publishing(simple_evaluate)(model="lc-chat", gen_kwargs=f"github_token={KEY},jwt={KEY},sas_token={KEY}")
+    with pytest.raises(OptionError, match=r"--gen_kwargs: temperature must be in \[0, inf\], got -1"):
+        publishing(simple_evaluate)(model="dummy", gen_kwargs="temperature=-1")
+    publishing(simple_evaluate)(model="dummy", gen_kwargs="temperature=0,max_gen_toks=8,until=x,top_p=0.9")
+    assert called == ["temperature=0,max_gen_toks=8,until=x,top_p=0.9"]

@@ -27,7 +27,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion
 
-from logic_consistency.credentials import redact, register_header
+from logic_consistency.credentials import redact, register_header, url_origin
 from logic_consistency.harness_ext.chat.choice_reading import (
     ChoiceAnswer,
     ReadingError,
@@ -172,7 +172,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             try:
                 readings.append(read_choices(content, choices))
             except ReadingError as error:
-                raise ReadingError(f"lc-chat: the reply of base_url={self.base_url}: {error}") from None
+                raise ReadingError(f"lc-chat: the reply of base_url={url_origin(self.base_url)}: {error}") from None
         return readings
 
     def _note_model(self, reply: dict[str, Any]) -> None:
@@ -184,10 +184,13 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             asked = str(self.model or "")
             if asked and not name.startswith(asked):
                 eval_logger.warning(
-                    "lc-chat: base_url=%s answers as model %r, not the %r asked for", self.base_url, name, asked
+                    "lc-chat: base_url=%s answers as model %r, not the %r asked for",
+                    url_origin(self.base_url),
+                    name,
+                    asked,
                 )
             else:
-                eval_logger.info("lc-chat: base_url=%s answers as model %r", self.base_url, name)
+                eval_logger.info("lc-chat: base_url=%s answers as model %r", url_origin(self.base_url), name)
         self.reported_models[name] += 1
 
     # ------------------------------------------------------------------ transport (chat_reply)
@@ -326,7 +329,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
     def _endpoint_error(self, error: BaseException) -> RuntimeError:
         return RuntimeError(
             redact(
-                f"lc-chat: the chat endpoint base_url={self.base_url} gave no usable answer after "
+                f"lc-chat: the chat endpoint base_url={url_origin(self.base_url)} gave no usable answer after "
                 f"max_retries={self.max_retries} attempts: {type(error).__name__}: {error}"
             )
         )

@@ -6,13 +6,15 @@ reply with ``json()`` and indexing (a login page or ``choices: []`` ends in a ba
 ``JSONDecodeError`` or ``IndexError``). ``lc-chat`` sends every request, with or without
 concurrency, through :func:`post`: aiohttp's ``ClientTimeout(total=timeout)`` bounds the whole
 attempt (connection, sending, headers and body), and :func:`checked_reply` turns anything that is
-not a chat completion into one :class:`ReplyError` naming the endpoint. A failed attempt is retried
+not a chat completion into one :class:`ReplyError` naming the endpoint (as published: scheme, host and
+port, never its path or query, :func:`~logic_consistency.credentials.url_origin`). A failed attempt is retried
 (``max_retries``) like any failed call; the last failure ends the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http
 import json
 import ssl
 from collections.abc import Mapping
@@ -20,7 +22,7 @@ from typing import Any
 
 import aiohttp
 
-from logic_consistency.credentials import redact
+from logic_consistency.credentials import redact, url_origin
 
 
 class ReplyError(ValueError):
@@ -29,6 +31,17 @@ class ReplyError(ValueError):
 
 class EndpointTimeout(TimeoutError):
     """An attempt that did not end within its total deadline (the message names the endpoint)."""
+
+
+class EndpointError(Exception):
+    """An HTTP error status (retried by the caller). Its message names the endpoint as published (scheme,
+    host and port) and the status: never aiohttp's line, which holds the whole URL (a token in its path)."""
+
+    def __init__(self, url: str, status: int) -> None:
+        known = status in {int(code) for code in http.HTTPStatus}  # the standard phrase, never the endpoint's reason
+        phrase = f" ({http.HTTPStatus(status).phrase})" if known else ""
+        super().__init__(f"lc-chat: base_url={url_origin(url)} answered HTTP {status}{phrase}")
+        self.status = status
 
 
 def ssl_setting(verify_certificate: bool, ca_cert_path: str | None) -> ssl.SSLContext | bool:
@@ -51,7 +64,7 @@ async def post(
 
     Raises:
         EndpointTimeout: The attempt took longer than ``timeout`` seconds in all.
-        aiohttp.ClientResponseError: An HTTP error status (retried by the caller).
+        EndpointError: An HTTP error status (retried by the caller).
         ReplyError: A 2xx reply that is not a chat completion.
     """
 
@@ -60,15 +73,15 @@ async def post(
             url, json=payload, headers=headers, ssl=ssl_context, timeout=aiohttp.ClientTimeout(total=timeout)
         ) as response:
             body = await response.read()
-            if not response.ok:
-                response.raise_for_status()
+            if not response.ok:  # the body (which may echo the key) stays unread by any message
+                raise EndpointError(url, response.status)
             return body, response.headers.get("Content-Type", "")
 
     try:  # aiohttp's total deadline, and ours in case it is not kept
         body, content_type = await asyncio.wait_for(attempt(), timeout)
     except (asyncio.TimeoutError, TimeoutError) as error:
         raise EndpointTimeout(
-            f"lc-chat: base_url={url} did not answer within timeout={timeout:g} s (a total deadline per attempt)"
+            f"lc-chat: base_url={url_origin(url)} did not answer within timeout={timeout:g} s (a total deadline per attempt)"
         ) from error
     return checked_reply(body, url=url, content_type=content_type)
 
@@ -100,17 +113,21 @@ def checked_reply(body: bytes, *, url: str, content_type: str = "") -> dict[str,
         reply = json.loads(text)
     except ValueError:
         raise ReplyError(
-            f"lc-chat: base_url={url} sent a reply that is not JSON ({_start(text, content_type)}); is it an "
+            f"lc-chat: base_url={url_origin(url)} sent a reply that is not JSON ({_start(text, content_type)}); is it an "
             "OpenAI-compatible /v1/chat/completions URL (not a login page or proxy)?"
         ) from None
     if not isinstance(reply, dict):
-        raise ReplyError(f"lc-chat: base_url={url} sent JSON that is not an object ({_start(text, content_type)})")
+        raise ReplyError(
+            f"lc-chat: base_url={url_origin(url)} sent JSON that is not an object ({_start(text, content_type)})"
+        )
     if "error" in reply and "choices" not in reply:
-        raise ReplyError(f"lc-chat: base_url={url} answered with an error: {redact(str(reply['error']))[:200]}")
+        raise ReplyError(
+            f"lc-chat: base_url={url_origin(url)} answered with an error: {redact(str(reply['error']))[:200]}"
+        )
     choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise ReplyError(
-            f"lc-chat: base_url={url} sent a reply without choices (choices: {redact(repr(choices))[:80]})"
+            f"lc-chat: base_url={url_origin(url)} sent a reply without choices (choices: {redact(repr(choices))[:80]})"
         )
     return reply
 
@@ -125,7 +142,7 @@ def logprob_content(reply: Mapping[str, Any], *, url: str) -> list[Any]:
     content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
     if not isinstance(content, list) or not content:
         raise ReplyError(
-            f"lc-chat: the reply of base_url={url} has no choices[0].logprobs.content "
+            f"lc-chat: the reply of base_url={url_origin(url)} has no choices[0].logprobs.content "
             f"(logprobs: {redact(repr(logprobs))[:80]}); does the endpoint support logprobs and top_logprobs?"
         )
     return content

@@ -17,11 +17,11 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from logic_consistency.credentials import is_key_name
 from logic_consistency.options import (
     TYPO_CUTOFF,
     Declared,
@@ -34,11 +34,6 @@ from logic_consistency.options import (
 
 #: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
 DEFAULT_MAX_TOKENS = 8
-
-#: An argument name made of one of these words is a credential (``api_key``, ``auth_token``, ``password``).
-CREDENTIAL_NAME = re.compile(
-    r"(?:^|_)(?:api_?key|key|token|secret|password|passwd|credentials?|auth|bearer)(?:_|$)", re.I
-)
 
 
 def _where(where: str | None) -> str:
@@ -86,7 +81,7 @@ def _unknown(name: str, declaration: Declaration) -> None:
         raise OptionError(f"{_where(where)}{name} is refused: {declaration.refused[name]}")
     same = [known for known in declaration.known if compact_name(known) == compact_name(name)]  # Max_Tokens, max-tokens
     typo = same or difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
-    if not typo and declaration.credentials and CREDENTIAL_NAME.search(name):
+    if not typo and declaration.credentials and is_key_name(name):  # the one vocabulary of names
         raise OptionError(
             f"{_where(where)}{name} is refused: a credential is never an argument; {declaration.credentials}"
         )
@@ -193,6 +188,71 @@ EMBEDDED_ARGS = Declaration(
 
 #: The declaration of each of the suite's backends, by lm-eval model name.
 BACKEND_ARGS: dict[str, Declaration] = {"lc-chat": CHAT_ARGS, "lc-hf": HF_ARGS, "lc-embedded": EMBEDDED_ARGS}
+
+#: ``--gen_kwargs``: the generation keys lm-eval 0.4.13 and the suite's backends consume (issue 46).
+#: ``normalize_gen_kwargs`` and ``HFLM``/``lc-hf``'s ``generate_until`` read ``until``, ``max_gen_toks``
+#: (aliases ``max_new_tokens``, ``max_tokens``, ``max_completion_tokens``), ``do_sample`` and
+#: ``temperature`` and hand the rest to ``generate``; ``local-completions``, ``local-chat-completions``
+#: and ``lc-chat`` (``_create_payload``) send the rest as request fields. Only the sampling settings
+#: below are passed on; any other key (``github_token``, ``jwt``, ...) is refused before any call.
+GEN_KWARGS = Declaration(
+    where="--gen_kwargs",
+    declared=(
+        Declared("max_gen_toks", int, None, "tokens a generation may have at most", 1),
+        Declared("do_sample", bool, None, "sample (true) or decode greedily (false)"),
+        Declared("temperature", float, None, "sampling temperature (0: greedy)", 0),
+        Declared("top_p", float, None, "nucleus sampling: the smallest set of tokens with this probability", 0, 1),
+        Declared("top_k", int, None, "sample among this many most likely tokens", 0),
+        Declared("seed", int, None, "the sampler's seed (lm-eval's API models send it)", 0),
+    ),
+    passed=frozenset(
+        {
+            "until",
+            "max_new_tokens",
+            "max_tokens",
+            "max_completion_tokens",
+            "min_p",
+            "typical_p",
+            "num_beams",
+            "repetition_penalty",
+            "length_penalty",
+            "no_repeat_ngram_size",
+            "frequency_penalty",
+            "presence_penalty",
+        }
+    ),  # fmt: skip
+)
+
+
+def check_gen_kwargs(gen_kwargs: str | Mapping[str, Any] | None, *, where: str = "lm_eval --gen_kwargs") -> None:
+    """Refuse, before any call, a ``--gen_kwargs`` key that :data:`GEN_KWARGS` does not declare.
+
+    A key is sent to the model (an API request's field) and recorded in every results file, so it is
+    declared or refused, never judged by how its name looks.
+
+    Raises:
+        OptionError: Naming the key and the allowed ones, or a declared key's bad value.
+    """
+    if not gen_kwargs:
+        return
+    if isinstance(gen_kwargs, Mapping):
+        given = dict(gen_kwargs)
+    elif str(gen_kwargs).lstrip().startswith("{"):
+        try:
+            given = json.loads(str(gen_kwargs))
+        except json.JSONDecodeError as error:
+            raise OptionError(f"{where}: not valid JSON ({error.msg})") from None
+    else:
+        given = parse_model_args(str(gen_kwargs))
+    unknown = sorted(str(name) for name in given if name not in GEN_KWARGS.known)
+    if unknown:
+        raise OptionError(
+            f"{where}: {', '.join(map(repr, unknown))} {'is not a generation key' if len(unknown) == 1 else 'are not generation keys'} "
+            "lm-eval or the suite's backends declare (refused before any call: it would be sent to the model and "
+            f"written to every results file); allowed: "
+            f"{', '.join(GEN_KWARGS.known)}"
+        )
+    check_declared(given, replace(GEN_KWARGS, where=where))
 
 
 def split_model_args(model_args: str | None) -> list[tuple[str, str | None]]:

@@ -28,6 +28,7 @@ from logic_consistency.options import SUITE_OPTIONS
 
 __all__ = [
     "PUBLIC_ARGS",
+    "TASK_METADATA",
     "URL_ARGS",
     "Published",
     "public_args",
@@ -64,6 +65,10 @@ _VLLM_PUBLIC = frozenset(
 )  # fmt: skip
 #: What the suite itself writes into a task's metadata and the row records (the hash of the data files read).
 SUITE_RECORDED = frozenset({DATA_HASH_KEY})
+#: A task file's own ``metadata:`` keys that are written: lm-eval's task version and file, and the
+#: suite's record of its task keys (``task_config``, ``prompt_config``, ``stages_config``); with the
+#: suite's options, nothing else of a task file's metadata is (a ``jwt`` there is left out).
+TASK_METADATA = frozenset({"version", "config_source", "task_config", "prompt_config", "stages_config"})
 #: What any backend not named below may record.
 _ANY_PUBLIC = frozenset({"model", "pretrained", "revision", "dtype"})
 

@@ -1,13 +1,16 @@
 """Direct ``lm_eval`` runs publish by allowlist and print no credential (issue 29).
 
 The autoload hook wraps ``lm_eval.evaluator.simple_evaluate`` (:func:`publishing`): before the model
-is built it refuses obvious credentials in ``model_args``, ``metadata`` and ``gen_kwargs``
-(:func:`logic_consistency.credentials.refuse_credentials`) and a hosted backend's too-short key
+is built it refuses credentials in ``model_args`` and ``metadata``
+(:func:`logic_consistency.credentials.refuse_credentials`), a ``gen_kwargs`` key that is not a declared
+generation key (:func:`~logic_consistency.harness_ext.models.args.check_gen_kwargs`) and a hosted backend's too-short key
 and makes every log record and an uncaught exception's traceback pass through the redactor
 (:func:`redact_logs`), so an endpoint that echoes the key in its error body never prints it, even as
 the last line of a failed run. The results it returns (what lm-eval writes as the results JSON and
 the samples files) record only the public model arguments and declared options
-(:mod:`logic_consistency.harness_ext.publish.allowlist`), and every string in them is redacted.
+(:mod:`logic_consistency.harness_ext.publish.allowlist`), and every string in them is redacted: the
+credentials sent, in their echoed forms, everywhere; the pattern rules (``Bearer ...``, ``key=...``) only
+outside the samples, which hold what a model generated, as it was scored (issue 46).
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from types import TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
-from logic_consistency.harness_ext.models.args import split_model_args
+from logic_consistency.harness_ext.models.args import check_gen_kwargs, split_model_args
 from logic_consistency.harness_ext.publish.allowlist import (
     PATH_ARGS,
+    SUITE_RECORDED,
+    TASK_METADATA,
     URL_ARGS,
     public_metadata,
     public_model_args,
@@ -34,6 +39,7 @@ from logic_consistency.harness_ext.publish.allowlist import (
 )
 from logic_consistency.harness_ext.publish.results_path import check_results_path
 from logic_consistency.harness_ext.task.current_run import recording_device
+from logic_consistency.options import SUITE_OPTIONS
 
 __all__ = ["publish_results", "publishing", "redact_logs"]
 
@@ -49,11 +55,17 @@ def _names(model_args: Any) -> set[str]:
     return {name for name, _ in split_model_args(str(model_args or ""))}
 
 
-def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> None:
-    """lm-eval copies ``model_args | --metadata`` into each task's metadata: the same rule there."""
+def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> list[str]:
+    """lm-eval copies ``model_args | --metadata`` into each task's metadata: the same rule there; and a
+    task file's own ``metadata:`` (``--include_path``) keeps only declared keys (:data:`TASK_METADATA`,
+    the suite's options): a ``jwt`` there is never written (issue 46). Returns the task file's keys left out."""
+    left = []
     for name in list(metadata):
         if name in given and name not in kept:
             del metadata[name]
+        elif name not in kept and name not in TASK_METADATA and name not in SUITE_OPTIONS | SUITE_RECORDED:
+            del metadata[name]
+            left.append(f"task metadata {name!r}")
         elif name in URL_ARGS and isinstance(metadata[name], str):
             metadata[name] = public_url(metadata[name])
         elif name in PATH_ARGS and isinstance(metadata[name], str):
@@ -66,6 +78,7 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
             metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
         else:
             del metadata["config_source"]
+    return left
 
 
 def publish_results(
@@ -91,13 +104,17 @@ def publish_results(
         config["device"] = device  # measured from the loaded model (None: an API model)
     given = _names(model_args) | set(metadata or {})
     kept = _names(args.value) | set(options.value or {})
+    from_tasks: list[str] = []
     for task_config in (results.get("configs") or {}).values():
         if isinstance(task_config, dict) and isinstance(task_config.get("metadata"), dict):
-            _clean_task_metadata(task_config["metadata"], given, kept)
-    redacted = Redactor.from_environment().json(results)
+            from_tasks += _clean_task_metadata(task_config["metadata"], given, kept)
+    samples = results.pop("samples", None)
+    redacted = Redactor.from_environment().json(results)  # arguments and configuration: pattern rules too
+    if samples is not None:  # what a model wrote, byte for byte: only the credentials sent, in their forms
+        redacted["samples"] = Redactor.from_environment(patterns=False).json(samples)
     results.clear()
     results.update(redacted)
-    return args.left_out + options.left_out
+    return args.left_out + options.left_out + sorted(set(from_tasks))
 
 
 class _RedactingRecords:
@@ -198,7 +215,7 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
-        refuse_credentials(given.get("gen_kwargs"), backend, where="lm_eval --gen_kwargs")  # lm-eval prints them
+        check_gen_kwargs(given.get("gen_kwargs"))  # declared keys only: lm-eval sends, prints and records them
         _check_results_path(given)
         short = refuse_short_key(backend)  # a placeholder key (-, none, EMPTY) is no secret: one line says so
         if short is not None:

@@ -5,19 +5,24 @@
 ``build`` and ``ingest`` merging into an existing board) reads old boards. The file on disk is
 rewritten in the current version only by the next ``build`` or ``ingest``.
 
-1.x -> 2.0: how a model is prompted stopped being a board key. ``settings.system_instruction_sha``
-and ``settings.fewshot_as_multiturn`` move to the row's ``provenance`` (where the system instruction
-hash already was), and ``settings_id``, ``row_id`` and ``boards`` are recomputed from the smaller
-settings, so an instruct model run with its chat template and a base model run without it, split
-onto two boards by 1.x, land on one board. Should two old rows become one row (they differed only
-in few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
+1.x -> 2.0: ``settings.system_instruction_sha`` and ``settings.fewshot_as_multiturn`` move to the row's
+``provenance``; ``settings_id``, ``row_id`` and ``boards`` are recomputed, so an instruct and a base model
+split onto two boards by 1.x land on one. Should two old rows become one row (they differed only in
+few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
+
+2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): an old one's text is
+dropped (code ``recorded_as_text``, exit status kept), its model arguments made public, its log relative.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
+from logic_consistency.harness_ext.publish.allowlist import public_model_args
+
+from .failures import failure_error
 from .identity import row_id, settings_id
 from .merge import boards_of
 from .version import SCHEMA_VERSION
@@ -63,6 +68,28 @@ def _row_from_1(row: Any, index: int, source: str) -> Any:
     return row
 
 
+def _failure_from_2(failure: Any) -> Any:
+    if not isinstance(failure, dict):
+        return failure  # malformed: left for validation to report with its path
+    error = failure.get("error")
+    returncode = error.get("returncode") if isinstance(error, dict) else None
+    failure["error"] = failure_error("recorded_as_text", returncode=returncode if isinstance(returncode, int) else None)
+    backend, args = failure.get("backend"), failure.get("model_args")
+    failure["model_args"] = public_model_args(str(backend), str(args or "")).value or ""
+    log = failure.get("log_file")
+    _, runs, rest = ("/" + log.replace("\\", "/")).rpartition("/runs/") if isinstance(log, str) else ("", "", "")
+    failure["log_file"] = f"runs/{rest}" if runs and re.fullmatch(r"[A-Za-z0-9._/-]+", rest) else None
+    return failure
+
+
+def _from_2(document: dict[str, Any]) -> dict[str, Any]:
+    upgraded = copy.deepcopy(document)
+    upgraded["schema_version"] = SCHEMA_VERSION
+    if isinstance(upgraded.get("failures"), list):
+        upgraded["failures"] = [_failure_from_2(failure) for failure in upgraded["failures"]]
+    return upgraded
+
+
 def upgrade(document: Any, source: str = "<document>") -> Any:
     """``document`` in the current schema version (a copy if it had to change; as is otherwise).
 
@@ -70,6 +97,8 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
             and the row): re-keying it would hide the corruption.
     """
+    if _major(document) == "2":
+        return _from_2(document)
     if _major(document) != "1":
         return document
     upgraded = copy.deepcopy(document)
@@ -102,4 +131,4 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         upgraded["boards"] = boards_of(upgraded["rows"])
     except (KeyError, TypeError, AttributeError):
         return upgraded  # malformed settings: validation names them
-    return upgraded
+    return _from_2(upgraded)

@@ -69,7 +69,7 @@ var LCTable = (function (P) {
       el("div", null, el("span", { class: "swatch", style: null }), el("span", { class: "modelname", text: row.model.name })));
     cell.firstChild.firstChild.style.background = colorOf(row.row_id);
     if (failure) {
-      cell.firstChild.appendChild(el("span", { class: "badge", title: "Latest run failed (" + failure.failed_at + "): " + failure.error.message, text: "⚠ last run failed" }));
+      cell.firstChild.appendChild(el("span", { class: "badge", title: "Latest run failed (" + failure.failed_at + "): " + failure.error.code + ": " + failure.error.message, text: "⚠ last run failed" }));
     }
     var rev = row.model.revision === "unpinned" ? "unpinned" : short(row.model.revision, 12);
     cell.appendChild(el("div", { class: "sub", title: "revision " + row.model.revision + " (" + row.model.revision_source + ")",
@@ -148,8 +148,15 @@ var LCTable = (function (P) {
       el("thead", null, el("tr", null, el("th", { text: "Model" }), el("th", { text: "Night" }), el("th", { text: "Failed at" }), el("th", { text: "Error" }))));
     var body = el("tbody");
     doc.failures.forEach(function (f) {
-      var error = el("td", null, el("div", { text: f.error.message + (f.error.returncode !== null ? " (exit status " + f.error.returncode + ")" : "") }));
-      if (f.error.stderr_tail) error.appendChild(el("details", null, el("summary", { text: "last lines of stderr" }), el("pre", { text: f.error.stderr_tail })));
+      // a code of the closed vocabulary and its fixed sentence (the schema's failure_error), never a run's text
+      var e = f.error, facts = [];
+      if (e.shard !== null) facts.push("shard " + e.shard);
+      if (e.http_status !== null) facts.push("HTTP " + e.http_status);
+      if (e.error_class !== null) facts.push(e.error_class);
+      if (e.returncode !== null) facts.push("exit status " + e.returncode);
+      if (e.field !== null) facts.push("model list field " + e.field);
+      var error = el("td", null, el("div", null, el("code", { text: e.code }), " " + e.message));
+      if (facts.length) error.appendChild(el("div", { class: "sub", text: e.stage + " · " + facts.join(" · ") }));
       if (f.log_file) error.appendChild(el("div", { class: "sub", text: "log: " + f.log_file }));
       body.appendChild(el("tr", null,
         el("td", null, el("div", { class: "modelname", text: f.name }), el("div", { class: "sub", text: f.backend + (f.model_args ? " · " + f.model_args : "") })),

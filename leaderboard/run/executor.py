@@ -38,7 +38,8 @@ class Executor(Protocol):
 
 def outcome_line(outcome: RunOutcome, night: str, where: str) -> str:
     """The build's status line of one model."""
-    status = "ok" if outcome.failure is None else f"FAILED: {outcome.failure['error']['message']}"
+    error = outcome.failure["error"] if outcome.failure is not None else None
+    status = "ok" if error is None else f"FAILED [{error['code']}]: {error['message']}"
     return f"[{night}] {outcome.spec.name}: {status} ({outcome.seconds:.0f} s; {where})"
 
 

@@ -16,6 +16,7 @@ Everything that can be checked before the first model call is checked first (:mo
 from __future__ import annotations
 
 import copy
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,7 +47,7 @@ from logic_consistency.outputs import (
 from ..board import nights
 from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from ..board.merge import make_document, merge_documents
-from ..board.schema import load_document, validate
+from ..board.schema import SCHEMA_VERSION, load_document, validate
 from .executor import Executor, LocalExecutor
 from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
@@ -137,9 +138,28 @@ def commit(
     tonight, merged = clean.json(tonight), clean.json(merged)
     validate(tonight, history_path)
     validate(merged, board_path)
+    older = [(path, doc) for path, doc in _older_history(out / HISTORY_DIR, clean) if path != history_path]
     atomic_write_json(history_path, tonight)
     atomic_write_json(board_path, merged)
+    for path, document in older:
+        atomic_write_json(path, document)
     return merged
+
+
+def _older_history(folder: Path, clean: Redactor) -> list[tuple[Path, dict[str, Any]]]:
+    """The history files written under an older major version, upgraded (:mod:`..board.migrate`) and
+    redacted: rewritten with tonight's, so no free text of an old failure stays published (issue 46)."""
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            version = json.loads(path.read_text(encoding="utf-8")).get("schema_version")
+        except (OSError, ValueError, AttributeError):
+            continue  # not a document of ours: load_document names it where it matters
+        if isinstance(version, str) and version.split(".", 1)[0] != SCHEMA_VERSION.split(".", 1)[0]:
+            document = clean.json(load_document(path))
+            validate(document, path)
+            found.append((path, document))
+    return found
 
 
 @dataclass(frozen=True)

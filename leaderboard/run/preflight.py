@@ -25,6 +25,7 @@ from pathlib import Path
 
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
+from logic_consistency.harness_ext.models.args import check_gen_kwargs
 from logic_consistency.harness_ext.models.args import check_model_args as check_backend_args
 from logic_consistency.harness_ext.models.embedded import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
 from logic_consistency.harness_ext.training.provenance import check_adapter_base
@@ -179,6 +180,10 @@ def check_extra_args(spec: ModelSpec) -> None:
     """
     options = spec.lm_eval_options
     where = f"{spec.where or spec.name}: extra_args"
+    try:
+        check_gen_kwargs(options.get("gen_kwargs"), where=f"{where}: --gen_kwargs")
+    except OptionError as error:
+        raise ValueError(str(error)) from None
     hub = options.get("hf_hub_log_args") or {}
     if not isinstance(hub, Mapping):  # lm-eval parses it into a mapping; text from an older parser
         hub = dict(part.split("=", 1) for part in str(hub).split(",") if "=" in part)

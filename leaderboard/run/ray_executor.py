@@ -222,4 +222,4 @@ def _result(ray: ModuleType, ref: UnitRef, job: UnitJob) -> UnitResult:
         message = f"Ray task failed: {type(cause or error).__name__}: {str(cause or error).strip()[-300:]}"
     except ray.exceptions.RayError as error:
         message = f"Ray task failed: {type(error).__name__}: {str(error).strip()[-300:]}"
-    return UnitResult(job, None, False, "", 0.0, None, message=message)
+    return UnitResult(job, None, False, "", 0.0, None, message=message, code="worker_lost")

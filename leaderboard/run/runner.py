@@ -27,9 +27,11 @@ from logic_consistency.harness_ext.jobs.processes import (
     ProcessResult,
     run_captured,
 )
+from logic_consistency.harness_ext.publish.allowlist import public_model_args
 from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
+from ..board.failures import failure_error
 from ..board.identity import sha256_hex
 from ..board.ingest import BootstrapSettings, iso_utc
 from ..board.modelid import ModelIdentity, identify, parse_model_args, slug
@@ -108,7 +110,7 @@ def embedded_sha_subprocess(name: str) -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """One model's run: a row, or a failure record."""
+    """One model's run: a row, or a failure record (its full message is in the log only)."""
 
     spec: ModelSpec
     row: dict[str, Any] | None
@@ -120,22 +122,46 @@ class RunOutcome:
 def failure_record(
     spec: ModelSpec,
     night: str,
-    message: str,
+    code: str,
     *,
-    returncode: int | None = None,
-    stderr_tail: str = "",
+    board: Path,
+    detail: str,
     log_file: Path | None = None,
+    **error: Any,
 ) -> dict[str, Any]:
-    """The board's record of a model's failed run (``message`` says why)."""
+    """The board's record of a model's failed run: a code of the closed vocabulary, never free text.
+
+    ``detail`` (the full message, which may hold what an endpoint or a URL wrote) goes to the run's
+    local log only, redacted (:func:`log_failure`); the record holds the public model arguments, the
+    log's path relative to ``board`` and :func:`..board.failures.failure_error` of ``code`` and ``error``
+    (``returncode``, ``http_status``, ``error_class``, ``field``, ``shard``).
+    """
+    log_failure(log_file, code, detail)
+    relative = None
+    if log_file is not None and log_file.is_relative_to(board):
+        relative = log_file.relative_to(board).as_posix()
     return {
         "name": spec.name,
         "backend": spec.backend,
-        "model_args": spec.model_args,
+        "model_args": public_model_args(spec.backend, spec.model_args).value or "",
         "night": night,
         "failed_at": iso_utc(time.time()),
-        "error": {"message": message, "returncode": returncode, "stderr_tail": stderr_tail},
-        "log_file": str(log_file) if log_file is not None else None,
+        "error": failure_error(code, **error),
+        "log_file": relative,
     }
+
+
+def log_failure(log_file: Path | None, code: str, detail: str) -> None:
+    """Append the failure's full message to the run's local log, redacted (the board has only ``code``)."""
+    if log_file is None:
+        return
+    clean = Redactor.from_environment().text(detail)
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with log_file.open("a", encoding="utf-8") as log:
+            log.write(f"\n=== {iso_utc(time.time())} failure {code}: {clean}\n")
+    except OSError:  # the log is a convenience; the board's record stands without it
+        pass
 
 
 #: ``--model_args`` keys that change how fast or where a model runs, never its answers: left out of

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
@@ -34,6 +35,7 @@ from logic_consistency.harness_ext.publish.allowlist import public_model_args
 from logic_consistency.harness_ext.shards.shard import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
 from logic_consistency.outputs import atomic_write
 
+from ..board.failures import classify
 from ..board.ingest import ingest_results
 from ..board.modelid import ModelIdentity, slug
 from .modellist import ModelSpec
@@ -110,7 +112,8 @@ class UnitResult:
     """How a unit ended: exit status, stderr tail, and the results file it wrote (relative path).
 
     ``files`` holds every file it wrote (relative path -> bytes) when it ran in a temporary folder;
-    ``message`` overrides the failure message (a Ray task that died); ``node`` is the Ray node it ran on.
+    ``message`` overrides the failure message (a Ray task that died) and ``code`` names it on the board
+    (:mod:`..board.failures`; default ``worker_lost``); ``node`` is the Ray node it ran on.
     """
 
     job: UnitJob
@@ -122,6 +125,7 @@ class UnitResult:
     files: dict[str, bytes] = field(default_factory=dict)
     message: str | None = None
     node: str | None = None
+    code: str | None = None
 
     @property
     def error(self) -> str | None:
@@ -135,6 +139,25 @@ class UnitResult:
         if self.results_file is None:
             return "lm_eval exited 0 but wrote no results_*.json"
         return None
+
+    def failure(self) -> tuple[str, dict[str, Any]] | None:
+        """Why the unit failed as the board records it: a code and its closed-vocabulary fields, or ``None``."""
+        if self.error is None:
+            return None
+        shard = None if self.job.shard is None else str(self.job.shard)
+        if self.message is not None:
+            code = self.code or "worker_lost"
+            return code, {"shard": shard, "field": "env" if code == "missing_credential" else None}
+        if self.timed_out:
+            return "timeout", {"shard": shard, "field": "timeout"}
+        if self.returncode != 0:
+            error_class, status = classify(self.stderr_tail)
+            code = "request_cache" if known_error(self.stderr_tail) else "lm_eval_failed"
+            if code == "lm_eval_failed" and status is not None:
+                code = "endpoint_http_error"
+            extra = {"returncode": self.returncode, "http_status": status, "error_class": error_class}
+            return code, {"shard": shard, **extra}
+        return "no_results", {"shard": shard, "returncode": self.returncode}
 
 
 def _results_written(folder: Path, before: dict[Path, float]) -> str | None:
@@ -162,16 +185,9 @@ def unit_environment(job: UnitJob, out: Path, base: Mapping[str, str]) -> dict[s
 #: (the variable each reads: :data:`~logic_consistency.credentials.KEY_VARIABLES`). The
 #: OpenAI-compatible ``lc-chat`` and ``local-*`` backends send one only when it is set.
 KEY_REQUIRED = frozenset(
-    {
-        "openai-completions",
-        "openai-chat-completions",
-        "anthropic-chat",
-        "anthropic-chat-completions",
-        "anthropic-completions",
-        "azure-openai-chat-completions",
-        "textsynth",
-    }
-)
+    {"openai-completions", "openai-chat-completions", "anthropic-chat", "anthropic-chat-completions",
+     "anthropic-completions", "azure-openai-chat-completions", "textsynth"}
+)  # fmt: skip
 
 
 def missing_credential(job: UnitJob, env: Mapping[str, str]) -> str | None:
@@ -190,7 +206,7 @@ def _execute_in(job: UnitJob, out: Path, on_output: Callable[[str], None] | None
     env = unit_environment(job, out, os.environ)
     missing = missing_credential(job, env)
     if missing is not None:  # before lm_eval starts: never a call billed to no key, or to another's
-        return UnitResult(job, None, False, "", 0.0, None, message=missing)
+        return UnitResult(job, None, False, "", 0.0, None, message=missing, code="missing_credential")
     before = {path: path.stat().st_mtime for path in find_files(out, RESULTS_PATTERN)} if out.is_dir() else {}
     # the log's echo shows the public model arguments only (publish by allowlist)
     public_args = public_model_args(job.spec.backend, job.spec.model_args).value or ""
@@ -324,8 +340,12 @@ def plan_model(spec: ModelSpec, settings: RunSettings, *, local: bool) -> ModelR
     try:
         identity = identify_spec(spec, settings)
     except (ValueError, OSError, KeyError, IndexError, ImportError) as error:
-        failure = failure_record(spec, settings.night, f"cannot identify the model: {error}")
-        return RunOutcome(spec, None, failure, time.monotonic() - started, run_dir(spec, settings) / LOG_FILE)
+        log_file = run_dir(spec, settings) / LOG_FILE
+        failure = failure_record(
+            spec, settings.night, "identify", board=settings.out, detail=f"cannot identify the model: {error}",
+            log_file=log_file, error_class=type(error).__name__,
+        )  # fmt: skip
+        return RunOutcome(spec, None, failure, time.monotonic() - started, log_file)
     cache = settings.cache_dir / cache_name(spec, identity)
     folder = run_dir(spec, settings)
     env = driver_environment(spec, settings)
@@ -378,11 +398,10 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
     log_file = folder / (LOG_FILE if spec.shards == 1 else MERGE_LOG)
     redactor = Redactor.from_environment({**os.environ, **driver_environment(spec, settings)})
     model.results.sort(key=lambda result: result.job.shard.index if result.job.shard is not None else 0)
-    tail = "\n".join(result.stderr_tail for result in model.results if result.error is None)
 
-    def failed(message: str, returncode: int | None = 0, stderr_tail: str = "") -> RunOutcome:
+    def failed(code: str, detail: str, **error: Any) -> RunOutcome:
         failure = failure_record(
-            spec, settings.night, message, returncode=returncode, stderr_tail=stderr_tail, log_file=log_file
+            spec, settings.night, code, board=settings.out, detail=detail, log_file=log_file, **error
         )
         return RunOutcome(spec, None, failure, time.monotonic() - model.started, log_file)
 
@@ -390,24 +409,24 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
         _store(result, folder / result.job.folder)
     scrub_outputs(folder, redactor, since=model.since)
     for result in model.results:
-        if result.error is not None:
+        if (why := result.failure()) is not None:
             prefix = "" if result.job.shard is None else f"{result.job.label}: "
-            return failed(prefix + result.error, result.returncode, result.stderr_tail)
+            return failed(why[0], f"{prefix}{result.error}", **why[1])
     try:
         if spec.shards == 1:
             newest = folder / str(model.results[0].results_file)
         else:
-            newest = _merge(model, folder)
+            try:
+                newest = _merge(model, folder)
+            except (ValueError, FileNotFoundError, OSError) as error:
+                return failed("merge_failed", str(error), error_class=type(error).__name__)
             scrub_outputs(folder, redactor, since=model.since)
         row = ingest_results(newest, identity=model.identity, night=settings.night, bootstrap=settings.bootstrap)
     except (ValueError, FileNotFoundError, OSError) as error:
-        return failed(f"unreadable results: {error}")
+        return failed("unreadable_results", f"unreadable results: {error}", error_class=type(error).__name__)
     if no_metric_defined(row):
-        return failed(
-            f"no metric is defined in any task of {newest.name} (every reading undefined, e.g. bad "
-            "log-probabilities; lm-eval leaves such metrics out): nothing to rank",
-            stderr_tail=tail,
-        )
+        detail = f"no metric is defined in any task of {newest.name} (every reading undefined): nothing to rank"
+        return failed("no_metric", detail)
     return RunOutcome(spec, row, None, time.monotonic() - model.started, log_file)
 
 
@@ -420,8 +439,10 @@ def run_locally(
             model.results.append(execute(job, on_output=on_output))
         except OSError as error:
             message = f"{job.label + ': ' if job.shard else ''}cannot start {job.lm_eval}: {error}"
-            failure = failure_record(model.spec, settings.night, message)
-            return RunOutcome(
-                model.spec, None, failure, time.monotonic() - model.started, Path(str(job.output_dir)) / LOG_FILE
-            )
+            log_file = Path(str(job.output_dir)) / LOG_FILE
+            failure = failure_record(
+                model.spec, settings.night, "start_failed", board=settings.out, detail=message, log_file=log_file,
+                error_class=type(error).__name__, shard=None if job.shard is None else str(job.shard),
+            )  # fmt: skip
+            return RunOutcome(model.spec, None, failure, time.monotonic() - model.started, log_file)
     return finish_model(model, settings)

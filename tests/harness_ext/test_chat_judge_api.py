@@ -25,6 +25,7 @@ from lm_eval.models.api_models import JsonChatStr
 
 pytest.importorskip("tenacity", reason="lm-eval's api extra (pip install -e '.[api]')")
 
+from logic_consistency.credentials import url_origin
 from logic_consistency.harness_ext.chat.judge import ChatJudgeLM  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -125,10 +126,12 @@ def test_a_trickling_endpoint_ends_within_its_total_deadline(endpoint: FakeEndpo
     endpoint.respond = _Handler.trickle
     lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=1, timeout=3, num_concurrent=concurrent)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=f"base_url={endpoint.url} did not answer within timeout=3 s") as raised:
+    with pytest.raises(
+        RuntimeError, match=f"base_url={url_origin(endpoint.url)} did not answer within timeout=3 s"
+    ) as raised:
         lm.loglikelihood(_requests(), disable_tqdm=True)
     assert time.monotonic() - start < 10  # one attempt of 3 s, plus start-up; a per-read timeout never ends
-    assert f"lc-chat: the chat endpoint base_url={endpoint.url} gave no usable answer" in str(raised.value)
+    assert f"lc-chat: the chat endpoint base_url={url_origin(endpoint.url)} gave no usable answer" in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -151,7 +154,7 @@ def test_a_broken_reply_is_one_error_naming_the_endpoint(
     endpoint.respond = lambda handler: handler.send(status, body, content_type)
     with pytest.raises((ValueError, RuntimeError), match=match) as raised:
         _judge(endpoint.url, num_concurrent=concurrent).loglikelihood(_requests(), disable_tqdm=True)
-    assert f"base_url={endpoint.url}" in str(raised.value)
+    assert f"base_url={url_origin(endpoint.url)}" in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -174,7 +177,7 @@ def test_impossible_readings_are_errors_naming_endpoint_and_position(
     endpoint.respond = lambda handler: handler.send(200, reply)
     with pytest.raises(ValueError, match=match) as raised:
         _judge(endpoint.url).loglikelihood(_requests(), disable_tqdm=True)
-    assert f"lc-chat: the reply of base_url={endpoint.url}" in str(raised.value)
+    assert f"lc-chat: the reply of base_url={url_origin(endpoint.url)}" in str(raised.value)
 
 
 def test_minus_infinity_is_probability_zero_and_a_missing_choice_loses(endpoint: FakeEndpoint) -> None:
@@ -245,7 +248,7 @@ def test_a_bad_reply_costs_at_most_one_wave(
     with pytest.raises(ValueError, match=reason) as raised:
         lm.loglikelihood(_requests(12), disable_tqdm=True)
     message = str(raised.value)
-    assert f"base_url={endpoint.url}" in message and "disconnected" not in message.lower()
+    assert f"base_url={url_origin(endpoint.url)}" in message and "disconnected" not in message.lower()
     assert 1 <= endpoint.posts <= concurrent + retries, endpoint.posts
 
 
@@ -253,7 +256,7 @@ def test_a_failing_endpoint_is_retried_then_stops_every_call(endpoint: FakeEndpo
     """An HTTP error is retried (it may heal); when the last attempt fails, no new call is sent."""
     endpoint.respond = _slow(lambda handler: handler.send(500, {"error": "down"}), 0.1)
     lm = ChatJudgeLM(base_url=endpoint.url, model="judge", max_retries=2, timeout=5, num_concurrent=2)
-    with pytest.raises(RuntimeError, match=f"base_url={endpoint.url} gave no usable answer.*500") as raised:
+    with pytest.raises(RuntimeError, match=f"base_url={url_origin(endpoint.url)} gave no usable answer.*500") as raised:
         lm.loglikelihood(_requests(12), disable_tqdm=True)
     assert "disconnected" not in str(raised.value).lower()
     assert endpoint.posts <= 2 * 2, endpoint.posts  # num_concurrent calls, each with its max_retries attempts
@@ -278,7 +281,7 @@ def test_an_echoed_key_is_never_shown_from_8_characters(
         _judge(endpoint.url).loglikelihood(_requests(), disable_tqdm=True)
     message = str(raised.value)
     assert key not in message and key[: min(length, 20)] not in message
-    assert "[redacted" in message and f"base_url={endpoint.url}" in message
+    assert "[redacted" in message and f"base_url={url_origin(endpoint.url)}" in message
 
 
 def test_the_request_cache_never_stores_the_key(

@@ -123,8 +123,10 @@ def test_a_build_reports_the_cache_line_not_the_exit_status(tmp_path: Path) -> N
     result = build(
         tmp_path / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
     )
-    message = result.document["failures"][0]["error"]["message"]
-    assert message.startswith("--use_cache: c_rank0.db is not a readable SQLite request cache"), message
+    failure = result.document["failures"][0]
+    assert failure["error"]["code"] == "request_cache", failure  # the board: a code (issue 46); the line: the log
+    log = (tmp_path / "board" / failure["log_file"]).read_text(encoding="utf-8")
+    assert "failure request_cache: --use_cache: c_rank0.db is not a readable SQLite request cache" in log
 
 
 def test_a_seed_given_in_model_args_is_the_seed_the_row_records(tmp_path: Path) -> None:

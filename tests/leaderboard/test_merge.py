@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from logic_consistency.leaderboard.board.failures import failure_error
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.board.merge import make_document, merge_documents
 from logic_consistency.leaderboard.board.schema import load_document, validate
@@ -31,7 +32,7 @@ def _failure(name: str, at: str) -> dict[str, Any]:
         "model_args": f"pretrained={name}",
         "night": at[:10],
         "failed_at": at,
-        "error": {"message": "boom", "returncode": 1, "stderr_tail": "RuntimeError: boom"},
+        "error": failure_error("lm_eval_failed", returncode=1, error_class="RuntimeError"),
         "log_file": None,
     }
 

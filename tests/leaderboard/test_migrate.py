@@ -76,3 +76,30 @@ def test_upgrade_leaves_current_documents_alone(old: dict[str, Any]) -> None:
     before = copy.deepcopy(old)
     upgrade(old)
     assert old == before  # the caller's old document is not modified
+
+
+def test_a_build_rewrites_older_history_files_without_their_failure_text(tmp_path: Path) -> None:
+    """Issue 46: a 2.x history file's failure text (a URL's path token, stderr) is not left published."""
+    from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+    from logic_consistency.leaderboard.run.nightly import commit
+
+    boot = BootstrapSettings(n_resamples=200)
+    old = make_document("night", [hand_row()], [], night="2026-01-01", bootstrap=boot)
+    old["schema_version"] = "2.2"
+    old["failures"] = [
+        {
+            "name": "judge", "backend": "lc-chat", "model_args": "model=j,base_url=http://h:9/t/gw-TOKEN-1/v1",
+            "night": "2026-01-01", "failed_at": "2026-01-01T03:00:00Z", "log_file": None,
+            "error": {"message": "404 url='http://h:9/t/gw-TOKEN-1/v1'", "returncode": 1, "stderr_tail": "gw-TOKEN-1"},
+        }
+    ]  # fmt: skip
+    history = tmp_path / "history" / "2026-01-01.json"
+    history.parent.mkdir()
+    history.write_text(json.dumps(old), encoding="utf-8")
+    commit(tmp_path, "2026-01-02", [], [], bootstrap=boot)
+    rewritten = history.read_text(encoding="utf-8")
+    assert "gw-TOKEN-1" not in rewritten and "gw-TOKEN-1" not in (tmp_path / "leaderboard.json").read_text()
+    document = load_document(history)
+    assert (
+        document["schema_version"] == SCHEMA_VERSION and document["failures"][0]["error"]["code"] == "recorded_as_text"
+    )

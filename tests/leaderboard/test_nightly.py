@@ -218,18 +218,23 @@ def test_failing_models_are_recorded_and_do_not_stop_the_others(tmp_path: Path) 
         progress=False,
         log=lambda _: None,
     )
-    messages = {o.spec.name: o.failure["error"]["message"] for o in result.outcomes if o.failure}
-    assert list(messages) == ["crash", "hang", "silent", "garbage"]
-    assert messages["crash"] == "lm_eval exited with status 1"
-    assert messages["hang"] == "timed out after 2 s; stopped"
-    assert messages["silent"].startswith("lm_eval exited 0 but wrote no results_*.json")
-    assert messages["garbage"].startswith("unreadable results: ") and "field 'results' missing" in messages["garbage"]
-    crash = next(f for f in result.document["failures"] if f["name"] == "crash")
-    assert crash["error"]["returncode"] == 1 and crash["error"]["stderr_tail"].endswith(
-        "RuntimeError: CUDA out of memory"
+    codes = {o.spec.name: o.failure["error"]["code"] for o in result.outcomes if o.failure}
+    assert codes == {
+        "crash": "lm_eval_failed",
+        "hang": "timeout",
+        "silent": "no_results",
+        "garbage": "unreadable_results",
+    }
+    logs = {o.spec.name: o.log_file.read_text(encoding="utf-8") for o in result.outcomes if o.failure}
+    assert "failure lm_eval_failed: lm_eval exited with status 1" in logs["crash"]
+    assert (
+        "failure unreadable_results: unreadable results: " in logs["garbage"]
+        and "field 'results' missing" in logs["garbage"]
     )
-    assert "loading..." not in crash["error"]["stderr_tail"]  # stdout is logged, not reported as stderr
-    assert "loading..." in Path(crash["log_file"]).read_text(encoding="utf-8")
+    crash = next(f for f in result.document["failures"] if f["name"] == "crash")
+    assert (crash["error"]["returncode"], crash["error"]["error_class"]) == (1, "RuntimeError")
+    assert crash["log_file"].startswith("runs/2026-05-01/")
+    assert "loading..." in (tmp_path / "board" / crash["log_file"]).read_text(encoding="utf-8")
     hang = next(o for o in result.outcomes if o.spec.name == "hang")
     assert hang.seconds < 30
     board = load_document(tmp_path / "board" / "leaderboard.json")
@@ -332,12 +337,14 @@ def two_nights(tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any]
 def test_a_model_that_cannot_load_is_recorded_and_the_others_run(two_nights: dict[str, Any]) -> None:
     first, board = two_nights["first"], two_nights["first_board"]
     assert first.returncode == 1, first.stderr[-3000:]
-    assert "FAILED broken: lm_eval exited with status" in first.stdout and "ok     dummy" in first.stdout
+    assert (
+        "FAILED broken: [lm_eval_failed] lm_eval ended with an error" in first.stdout and "ok     dummy" in first.stdout
+    )
     assert [row["model"]["name"] for row in board["rows"]] == ["dummy"]
     (failure,) = board["failures"]
     assert failure["name"] == "broken" and failure["night"] == "2026-05-01"
-    assert failure["error"]["returncode"] not in (0, None) and "model-weights" in failure["error"]["stderr_tail"]
-    assert Path(failure["log_file"]).is_file()
+    assert failure["error"]["returncode"] not in (0, None) and failure["error"]["code"] == "lm_eval_failed"
+    assert "model-weights" in (two_nights["out"] / failure["log_file"]).read_text(encoding="utf-8")
     row = board["rows"][0]
     assert row["provenance"]["limit"] == 2 and row["provenance"]["items_per_instance"] == 5
     assert set(row["tasks"]) >= {"logic_consistency_pairwise", "logic_consistency_summeval"}

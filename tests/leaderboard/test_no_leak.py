@@ -35,6 +35,10 @@ TASKS = ("--tasks", "toy_pairwise", "--include_path", str(ROOT / "tests" / "fixt
 KEYS = {4: "Qz4v", 12: "kW3-local-12", 200: ("sk-" + "Lp9x" * 50)[:200]}
 #: Placeholder keys (issue 39): runs with them must change no JSON key, field or metric name.
 PLACEHOLDERS = {"placeholder-dash": "-", "placeholder-none": "none", "placeholder-empty": "EMPTY"}
+#: Issue 46: a gateway token in a URL's path (an endpoint answering 404 there), never on the board.
+GATEWAY_TOKEN = "gw-7Hq2LmP9Zx4Rt1"
+#: Issue 46: what the model generates on ``/v1/generate``: every pattern rule would rewrite part of it.
+GENERATED = "A. The flag bearer Michael Phelps; sorted(items, key=len); code=E42; Bearer abcdefgh1234"
 
 
 class Stub(http.server.ThreadingHTTPServer):
@@ -56,17 +60,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         key = self.headers.get("Authorization", "").removeprefix("Bearer ")
-        if self.path.endswith("/echo-json"):
+        status = 200
+        if self.path.endswith("/missing"):  # issue 46: a 404 whose URL holds a token, its body the key
+            status, body, kind = 404, f"no route for key {key}", "text/plain"
+        elif self.path.endswith("/echo-json"):
             body, kind = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}), "application/json"
+        elif self.path.endswith("/echo-repr"):  # as it is, and split by a newline (two characters in a repr)
+            message = f"Bad key {key}; as sent: {key[:5]}\n{key[5:]}"
+            body, kind = json.dumps({"error": {"message": message}}), "application/json"
         elif self.path.endswith("/echo-html"):
             body, kind = f"<html><body>401: {key} is not a valid key</body></html>", "text/html"
+        elif self.path.endswith("/echo-entities"):
+            body, kind = f"<html>{''.join(f'&#{ord(c)};' for c in key)} is not valid</html>", "text/html"
         else:
             top = [{"token": "A", "logprob": -0.4}, {"token": "B", "logprob": -1.2}]
-            choice = {"index": 0, "message": {"role": "assistant", "content": f"A (your key: {key})"}}
+            content = GENERATED if self.path.endswith("/generate") else f"A (your key: {key})"
+            choice = {"index": 0, "message": {"role": "assistant", "content": content}}
             choice["logprobs"] = {"content": [{"token": "A", "logprob": -0.4, "top_logprobs": top}]}
             body, kind = json.dumps({"model": f"judge-{key}", "choices": [choice]}), "application/json"
         data = body.encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -99,10 +112,13 @@ def _run(*command: str, key: str, cwd: Path) -> subprocess.CompletedProcess[str]
     return children.run(command, capture_output=True, text=True, env=_env(key), timeout=900, cwd=cwd)
 
 
-def _lm_eval(stub: Stub, root: Path, name: str, key: str, *, path: str = "/v1/chat/completions", **more: str) -> Any:
+def _lm_eval(
+    stub: Stub, root: Path, name: str, key: str, *, path: str = "/v1/chat/completions", tasks: tuple[str, ...] = TASKS,
+    **more: str,
+) -> Any:  # fmt: skip
     """A direct ``lm_eval`` run with its own output folder and request cache (a shared cache would answer it)."""
     args = f"model=judge,base_url={stub.url(path)},max_retries=1,num_concurrent=2"
-    command = [LM_EVAL, "--model", "lc-chat", "--model_args", args, *TASKS, "--apply_chat_template"]
+    command = [LM_EVAL, "--model", "lc-chat", "--model_args", args, *tasks, "--apply_chat_template"]
     command += ["--output_path", str(root / "out" / name), "--use_cache", str(root / "cache" / name), "--log_samples"]
     for option, value in more.items():
         command += [f"--{option}", value]
@@ -120,6 +136,9 @@ def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     runs["echo-json-12"] = _lm_eval(stub, root, "echo-json-12", KEYS[12], path="/v1/echo-json")
     runs["echo-json-200"] = _lm_eval(stub, root, "echo-json-200", KEYS[200], path="/v1/echo-json")
     runs["echo-html-200"] = _lm_eval(stub, root, "echo-html-200", KEYS[200], path="/v1/echo-html")
+    # issue 46: generations holding "bearer", "key=" and "code=" (lc-chat's generate_until)
+    generate = ("--tasks", "toy_pairwise_generate", *TASKS[2:])
+    runs["generated"] = _lm_eval(stub, root, "generated", KEYS[12], path="/v1/generate", tasks=generate)
     # nested metadata and a key inside a list: refused before any call
     nested = json.dumps({"gateway": {"api_key": KEYS[12]}, "extra": [["Authorization", f"Bearer {KEYS[200]}"]]})
     runs["nested"] = _lm_eval(stub, root, "nested", KEYS[12], metadata=nested)
@@ -141,7 +160,11 @@ def written(stub: Stub, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
         "models:",
         f"  - {entry('judge', stub.url())}",
     ]
-    lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-json'))}")
+    # issue 46: the key echoed as it is and split by a newline (a repr), and as HTML entities; a 404 on a
+    # URL whose path holds a gateway token
+    lines.append(f"  - {entry('judge-echo', stub.url('/v1/echo-repr'))}")
+    lines.append(f"  - {entry('judge-echo-entities', stub.url('/v1/echo-entities'))}")
+    lines.append(f"  - {entry('judge-404', stub.url(f'/t/{GATEWAY_TOKEN}/v1/missing'))}")
     # a sharded build (issue 39), on a suite task: the shards' merge does not pass a model's --include_path
     lines.append(
         f"  - {{name: judge-sharded, model: lc-chat, model_args: 'model=judge,base_url={stub.url()},max_retries=1', "
@@ -203,8 +226,10 @@ def test_what_was_shown_instead(written: dict[str, Any]) -> None:
     assert runs["nested"].returncode != 0
     assert "'gateway.api_key'" in runs["nested"].stderr and "'Authorization' in 'extra[0]'" in runs["nested"].stderr
     board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
-    (failure,) = board["failures"]  # judge-echo's
-    assert "[redacted " in json.dumps(failure)
+    failures = {failure["name"]: failure["error"] for failure in board["failures"]}
+    assert sorted(failures) == ["judge-404", "judge-echo", "judge-echo-entities"]
+    for name in ("judge-echo", "judge-echo-entities"):  # a code, the text in the log only
+        assert (failures[name]["code"], failures[name]["error_class"]) == ("lm_eval_failed", "ReplyError"), name
     row = next(row for row in board["rows"] if row["model"]["name"] == "judge")
     assert row["model"]["model_args"].startswith("model=judge,base_url=http://127.0.0.1:")
 
@@ -245,3 +270,38 @@ def test_no_json_key_or_metric_name_is_redacted_and_placeholder_runs_ingest(writ
     board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
     rows = {row["model"]["name"]: row for row in board["rows"]}
     assert "judge-sharded" in rows, sorted(rows)  # the sharded build is a row, merged from its two shards
+
+
+def test_the_board_publishes_codes_never_a_run_text(written: dict[str, Any]) -> None:
+    """Issue 46, done when: a token in a URL path on an endpoint that answers 404 and a key echoed in an
+    error body (plain, as a repr with a newline, as HTML entities): neither in any published file."""
+    root, runs = written["root"], written["runs"]
+    published = [written["board"] / "leaderboard.json", root / "page" / "index.html"]
+    published += sorted((written["board"] / "history").glob("*.json"))
+    for path in published:
+        text = path.read_text(encoding="utf-8")
+        assert GATEWAY_TOKEN not in text and "/t/gw-" not in text, path
+        for key in (KEYS[12], KEYS[200][:24]):  # as written, split by an escaped newline, as HTML entities
+            for form in (key, key[:5], "".join(f"&#{ord(char)};" for char in key[:4])):
+                assert form not in text, (path, form)
+    assert GATEWAY_TOKEN not in runs["build"].stdout + runs["build"].stderr  # the suite's lines: scheme, host, port
+    board = json.loads((written["board"] / "leaderboard.json").read_text(encoding="utf-8"))
+    failure = next(failure for failure in board["failures"] if failure["name"] == "judge-404")
+    assert (failure["error"]["code"], failure["error"]["http_status"]) == ("endpoint_http_error", 404)
+    assert (
+        failure["model_args"].startswith("model=judge,base_url=http://127.0.0.1:")
+        and "/t/" not in failure["model_args"]
+    )
+    assert failure["log_file"].startswith("runs/2026-05-01/judge-404") and failure["log_file"].endswith("/lm_eval.log")
+    log = (written["board"] / failure["log_file"]).read_text(encoding="utf-8")
+    assert "failure endpoint_http_error" in log and "answered HTTP 404" in log  # the full message: the local log
+
+
+def test_samples_hold_the_generation_byte_for_byte(written: dict[str, Any]) -> None:
+    """Issue 46, done when: no pattern rule rewrites what a model wrote (``bearer``, ``key=``, ``code=``)."""
+    run = written["runs"]["generated"]
+    assert run.returncode == 0, run.stderr[-3000:]
+    (samples,) = (written["root"] / "out" / "generated").rglob("samples_toy_pairwise_generate_*.jsonl")
+    responses = [json.loads(line)["resps"] for line in samples.read_text(encoding="utf-8").splitlines()]
+    assert responses and all(GENERATED in json.dumps(resps, ensure_ascii=False) for resps in responses)
+    assert GENERATED.encode() in samples.read_bytes() and b"REDACTED" not in samples.read_bytes()

@@ -18,6 +18,7 @@ from typing import Any
 import children  # the tests' one starter of child processes (tests/children.py)
 import pytest
 
+from logic_consistency.leaderboard.board.failures import failure_error
 from logic_consistency.leaderboard.board.identity import row_id, settings_id
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.board.merge import make_document
@@ -92,8 +93,8 @@ def hostile_document(row: dict[str, Any]) -> dict[str, Any]:
         "model_args": HOSTILE["name"],
         "night": "2026-06-01",
         "failed_at": "2026-06-01T03:00:00Z",
-        "error": {"message": HOSTILE["failure"], "returncode": 1, "stderr_tail": HOSTILE["revision"]},
-        "log_file": HOSTILE["results_file"],
+        "error": failure_error("lm_eval_failed", returncode=1),  # no free text: a code (issue 46)
+        "log_file": None,
     }
     return make_document("leaderboard", [row, bad], [failure], night="2026-06-01", bootstrap=BOOT)
 

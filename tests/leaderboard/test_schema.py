@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from logic_consistency.leaderboard.board.failures import failure_error
 from logic_consistency.leaderboard.board.identity import settings_id
 from logic_consistency.leaderboard.board.ingest import BootstrapSettings, ingest_results
 from logic_consistency.leaderboard.board.merge import make_document
@@ -33,7 +34,7 @@ def document(dummy_run: Path) -> dict[str, Any]:
         "model_args": "pretrained=nowhere",
         "night": "2026-02-01",
         "failed_at": "2026-02-01T03:00:00Z",
-        "error": {"message": "lm_eval exited with status 1", "returncode": 1, "stderr_tail": "OSError: nowhere"},
+        "error": failure_error("lm_eval_failed", returncode=1, error_class="OSError"),
         "log_file": None,
     }
     return make_document("leaderboard", [row], [failure], night="2026-02-01", bootstrap=BOOT)
@@ -75,7 +76,7 @@ def _FIRST_TASK(doc: dict[str, Any]) -> str:
     ("path", "value", "message"),
     [
         (("rows", 0, "model", "revision"), _DELETE, r"\$\.rows\[0\]\.model: 'revision' is a required property"),
-        (("schema_version",), "3.0", r"\$\.schema_version: '3\.0' does not match"),
+        (("schema_version",), "4.0", r"\$\.schema_version: '4\.0' does not match"),
         (("rows", 0, "measured_at"), "yesterday", r"\$\.rows\[0\]\.measured_at: 'yesterday' does not match"),
         (
             ("rows", 0, "model", "colour"),
@@ -233,3 +234,45 @@ def test_render_of_a_nan_board_names_the_file_and_field(
         err = capsys.readouterr().err
         assert str(path) in err and "metrics.tau_all.score" in err and "NaN or infinite" in err
     assert not (tmp_path / "index.html").exists()
+
+
+def test_the_failure_codes_table_of_the_docs_is_the_schema_vocabulary() -> None:
+    """Issue 46: the codes, stages and fixed sentences are declared once (the schema); the docs' table copies them."""
+    from logic_consistency.leaderboard.board.failures import FAILURE_CODES
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "leaderboard.md").read_text(encoding="utf-8")
+    section = text.split("### Failure codes", 1)[1].split("\n### ", 1)[0]
+    rows = [line.strip("|").split(" | ") for line in section.splitlines() if line.startswith("| `")]
+    assert {code.strip("` "): (stage, message.rstrip(" |")) for code, stage, message in rows} == dict(FAILURE_CODES)
+
+
+def test_a_failure_holds_no_free_text_and_an_old_one_is_migrated() -> None:
+    """Issue 46: a 2.x failure's text (a URL with a token in its path, stderr lines) is dropped when read."""
+    from logic_consistency.leaderboard.board.failures import classify
+    from logic_consistency.leaderboard.board.migrate import upgrade
+
+    old = {
+        "schema_version": "2.2",
+        "failures": [
+            {
+                "name": "judge",
+                "backend": "lc-chat",
+                "model_args": "model=j,base_url=http://127.0.0.1:9/t/gw-TOKEN-123/v1",
+                "night": "2026-02-01",
+                "failed_at": "2026-02-01T03:00:00Z",
+                "error": {
+                    "message": "404 for http://127.0.0.1:9/t/gw-TOKEN-123/v1",
+                    "returncode": 1,
+                    "stderr_tail": "x",
+                },
+                "log_file": "/home/op/board/runs/2026-02-01/judge/lm_eval.log",
+            }
+        ],
+    }
+    (failure,) = upgrade(old)["failures"]
+    assert "gw-TOKEN-123" not in json.dumps(failure) and failure["model_args"] == "model=j,base_url=http://127.0.0.1:9"
+    assert failure["error"]["code"] == "recorded_as_text" and failure["error"]["returncode"] == 1
+    assert failure["log_file"] == "runs/2026-02-01/judge/lm_eval.log"
+    tail = "aiohttp.client_exceptions.ClientResponseError: 404, message='Not Found', url='http://h/t/TOKEN/v1'"
+    assert classify(tail) == ("ClientResponseError", 404)
+    assert classify("Traceback\nmy.module.GatewaySaidTOKENError: TOKEN") == ("other", None)

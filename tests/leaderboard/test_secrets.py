@@ -167,8 +167,9 @@ def test_a_build_an_ingest_and_a_render_write_no_secret(written: dict[str, Any])
     assert _files_holding(written["inputs"], f"{PREFIX}-key-password")
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     (failure,) = board["failures"]
-    assert "RuntimeError: cannot connect with key [redacted " in failure["error"]["stderr_tail"]
+    assert (failure["error"]["code"], failure["error"]["error_class"]) == ("lm_eval_failed", "RuntimeError")
     logs = "".join(path.read_text(encoding="utf-8") for path in (out / "runs").rglob("lm_eval.log"))
+    assert "RuntimeError: cannot connect with key [redacted " in logs  # the full message: the local log only
     assert "[redacted MY_MODEL_TOKEN]" in logs  # a model list entry's env is redacted too
     leaky = next(row for row in board["rows"] if row["model"]["name"] == "leaky")
     assert leaky["provenance"]["git_hash"] == "[redacted ANTHROPIC_API_KEY]"  # the first secret, sorted
@@ -218,7 +219,7 @@ REFUSED = {
     "metadata": (
         "dummy",
         "metadata: {{password: {s}}}",
-        "metadata: refusing a credential (argument 'password')",
+        "metadata: refusing a credential or an undeclared query parameter (argument 'password')",
         "variable",
     ),
     "extra_args": ("hf", "extra_args: ['--wandb_args', 'project=p,api_key={s}']", "extra_args", "WANDB_API_KEY"),

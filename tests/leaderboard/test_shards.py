@@ -105,7 +105,11 @@ def test_a_failing_shard_names_itself_and_keeps_the_model_off_the_board(tmp_path
         progress=False,
     )
     (failure,) = result.document["failures"]
-    assert failure["error"]["message"] == "hash shard 1/2: lm_eval exited with status 7"
+    assert (failure["error"]["code"], failure["error"]["shard"], failure["error"]["returncode"]) == (
+        "lm_eval_failed",
+        "1/2",
+        7,
+    )
     assert result.document["rows"] == []
 
 

@@ -80,7 +80,7 @@ def test_a_run_without_any_defined_metric_is_a_failure(tmp_path: Path, undefined
     )
     assert result.document["rows"] == []
     (failure,) = result.document["failures"]
-    assert failure["name"] == "judge" and failure["error"]["message"].startswith("no metric is defined in any task")
+    assert failure["name"] == "judge" and failure["error"]["code"] == "no_metric"
 
 
 def test_ingest_refuses_a_results_file_without_any_defined_metric(tmp_path: Path, undefined_run: Path) -> None:

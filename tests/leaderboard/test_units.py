@@ -54,7 +54,7 @@ def _build(tmp_path: Path, models: Path, lm_eval: str, **overrides: object) -> t
         log=lines.append,
         embedded_sha=lambda name: "0" * 64,
     )
-    return [str(failure["error"]["message"]) for failure in result.document["failures"]], lines
+    return [str(failure["error"]["code"]) for failure in result.document["failures"]], lines
 
 
 def test_an_inherited_shard_variable_never_splits_a_plain_build(
@@ -141,8 +141,11 @@ def test_a_backend_that_needs_a_key_without_one_fails_before_lm_eval_starts(
         "  - {name: paid, model: openai-chat-completions, model_args: 'model=gpt-4o-mini'}\n",
         encoding="utf-8",
     )
-    (message,), _ = _build(tmp_path, models, lm_eval)
-    assert message.startswith("backend openai-chat-completions needs OPENAI_API_KEY, which is set neither"), message
+    (code,), _ = _build(tmp_path, models, lm_eval)
+    assert code == "missing_credential", code
+    (log_file,) = (tmp_path / "out" / "runs" / NIGHT).glob("paid*/lm_eval.log")
+    log = log_file.read_text(encoding="utf-8")  # the full message: the local log only (issue 46)
+    assert "backend openai-chat-completions needs OPENAI_API_KEY, which is set neither" in log
     assert not record.exists()  # no lm_eval, so no call billed to no key
 
 
