@@ -80,7 +80,7 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
 
 def _study(args: argparse.Namespace) -> int:
     # the declared bounds, before any work
-    for name in ("min_examples", "rounds", "selftrain_rounds", "flip", "limit", "rebuild_mismatched"):
+    for name in ("min_examples", "rounds", "selftrain_rounds", "flip", "limit", "rebuild_mismatched", "eval_backend"):
         check_flag(name, getattr(args, name))
     train_args = parse_train_args(args.train_args)
     if args.max_steps is not None:
@@ -105,6 +105,7 @@ def _study(args: argparse.Namespace) -> int:
         "base_label": label,
         "merge_weights": args.merge_weights,
         "rebuild_mismatched": args.rebuild_mismatched,
+        "eval_backend": args.eval_backend,
     }
     rows: list[dict[str, Any]]
     if args.study == "gv" and args.train_data != "task":
@@ -224,6 +225,12 @@ def add_cli(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="a rerun rebuilds each kept row made otherwise than this run would make it (another chat template, "
         "data, base, options...) instead of refusing it",
+    )
+    parser.add_argument(
+        "--eval-backend",
+        default="lc-hf",
+        help="the lm-eval backend that scores every row: lc-hf (default: the suite's prefix-sharing hf, the same "
+        "scores, several times faster) or hf (lm-eval's stock path)",
     )
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(

@@ -25,6 +25,7 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
+from .eval_backend import DEFAULT_EVAL_BACKEND, model_arguments
 from .study_identity import check_row
 
 __all__ = [
@@ -64,6 +65,7 @@ class StudyOptions:
             the rows a rerun keeps.
         rebuild_mismatched: Rebuild a kept row made otherwise than this run would make it, instead of
             refusing it (``--rebuild-mismatched``; :mod:`.study_identity`).
+        eval_backend: The backend that scores every row (``--eval-backend``; :mod:`.eval_backend`).
     """
 
     base: Path
@@ -77,6 +79,7 @@ class StudyOptions:
     base_label: str = ""
     merge_weights: bool = False
     rebuild_mismatched: bool = False
+    eval_backend: str = DEFAULT_EVAL_BACKEND
 
 
 #: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the
@@ -216,7 +219,7 @@ class Study:
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """One ``lm_eval`` run of a study (``--model hf``, optionally with a LoRA adapter)."""
+    """One ``lm_eval`` run of a study (``lc-hf`` or ``hf``, optionally with a LoRA adapter)."""
 
     base: Path
     tasks: str
@@ -229,13 +232,11 @@ class LmEvalRun:
     gen_kwargs: str | None = None
     #: The dtype the model is scored in: the one it trained in (:func:`.devices.evaluation_dtype`).
     dtype: str = "float32"
+    backend: str = DEFAULT_EVAL_BACKEND
 
     def command(self) -> list[str]:
-        """The command line (the hf backend, so the adapter loads exactly as a user's ``peft=`` does)."""
-        model_args = f"pretrained={self.base},dtype={self.dtype}"
-        if self.adapter is not None:
-            model_args += f",peft={self.adapter}"
-        command = [default_lm_eval(), "--model", "hf", "--model_args", model_args]
+        """The command line (:func:`.eval_backend.model_arguments`: the adapter loads as a user's ``peft=`` does)."""
+        command = [default_lm_eval(), *model_arguments(self.backend, self.base, self.dtype, self.adapter)]
         command += ["--tasks", self.tasks, "--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
         command += ["--batch_size", self.batch_size, "--output_path", str(self.out), "--log_samples"]
         if self.limit is not None:

@@ -114,6 +114,7 @@ class _GVStudy:
             adapter=adapter,
             apply_chat_template=self.options.chat_template,
             dtype=evaluation_dtype(self.settings, None),  # every row and round in the dtype the study trains in
+            backend=self.options.eval_backend,
         )
         return run_lm_eval(run, label=f"{row} ({split} split)")
 
@@ -130,7 +131,7 @@ class _GVStudy:
         """The row on the other families (``--transfer``); its GV column is its own test evaluation."""
         run = LmEvalRun(base=self.base, tasks=self.options.tasks, metadata={}, limit=self.options.limit,
                         out=self.study.row_dir(row) / "transfer", adapter=adapter,
-                        apply_chat_template=self.options.chat_template)  # fmt: skip
+                        apply_chat_template=self.options.chat_template, backend=self.options.eval_backend)  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
         # the row's own GV column: its test evaluation's average over the study's tasks (Table 3's Average)

@@ -274,6 +274,7 @@ def _run_row(
         adapter=adapter,
         apply_chat_template=options.chat_template,
         dtype=evaluation_dtype(settings_for("repair", options.train_args), manifest),  # the training dtype
+        backend=options.eval_backend,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")
     keys = [key for _, key in columns(options.metadata)]
