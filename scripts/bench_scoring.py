@@ -5,14 +5,10 @@ both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (t
 pairwise slice) and ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
 scores a seeded sample of ``--stock-prompts`` prompts). Per case: seconds per prompt both ways, the
 ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, and the
-``lc-hf`` side's achieved FLOP/s (counted from the model's config and the tokens its passes computed,
-``_flops.py``) as a share of this machine's fp32 matrix-multiply peak (``torch.matmul`` on the model's
-shapes, the same threads, measured in the same run); closing with ``speedup <case>: <ratio>x (ceiling
-<c>x), max |dlogprob| <e>; lc-hf <g> GFLOP/s = <s>% of the fp32 matmul peak <p> GFLOP/s``. The CPU (model,
-vector extensions) and the load average are printed first. ``--avx2`` keeps torch's kernels and its
-BLAS to AVX2 (``ATEN_CPU_CAPABILITY``, ``MKL_ENABLE_INSTRUCTIONS``, ``ONEDNN_MAX_CPU_ISA``): an AVX2-only
-machine's code path on an AVX-512 one. ``--profile FILE`` writes a torch.profiler table of the ``lc-hf``
-side of the last case.
+``lc-hf`` side's achieved FLOP/s (``_flops.py``: from the model's config and the tokens its passes
+computed) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes, measured in
+the same run with the same threads; it prints the CPU and the load average. ``--avx2``: torch's kernels
+and BLAS limited to AVX2; ``--profile FILE``: a torch.profiler table of the last case's ``lc-hf`` side.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
 """

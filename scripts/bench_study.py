@@ -1,19 +1,15 @@
 """Benchmark: a study's row evaluations scored by ``lc-hf`` (the default) against stock ``hf``, side by side.
 
-Each case runs the study's own ``lm_eval`` runs (``harness_ext/training/study.py``: ``LmEvalRun`` and
-``run_lm_eval``, the command a study runs, differing only in ``--eval-backend``) on the embedded
-SmolLM2-135M-Instruct with the chat template, in float32 (the dtype the study trains in on a CPU):
+Each case runs a study's own ``lm_eval`` runs (``LmEvalRun``, ``run_lm_eval``; only ``--eval-backend``
+differs) on the embedded SmolLM2-135M-Instruct, chat template, float32 (the study's CPU dtype):
 
 * ``repair``: the test-split evaluation of one REPAIR row on CaTeRS (``improve repair``'s zero-shot row:
   ``--limit`` stories, ``max_items`` events each);
 * ``gv``: one GV round on arithmetic: its data generation (the round's model answering the train
   documents) and its test-split evaluation (``improve gv``'s round 0, ``logic_consistency_gv_arithmetic``).
 
-The two backends alternate (hf first, then lc-hf, per case), one process, so the load is about the same
-for both; per run it prints the wall time and the CPU-seconds of the ``lm_eval`` child (which the other
-jobs of a shared machine change less), the ratios hf / lc-hf of both, and whether the two backends'
-per-document metrics agree. It closes with ``ratio <case>: <wall>x wall, <cpu>x CPU`` per case. The CPU
-(model, vector extensions) and the load average are printed first and last.
+Per case hf, then lc-hf, in one process: wall time and ``lm_eval`` CPU-seconds (which other jobs change
+less), the per-document metrics' largest difference, the CPU and the load; closing ``ratio <case>: ...``.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_study.py
 """

@@ -3,16 +3,15 @@
 lm-eval 0.4.13 builds every request of every task before it calls the model, so one task cannot
 chain stages by itself. :class:`MultiStageTask` chains them inside one ``lm_eval`` run, with the one
 loaded model (:func:`~logic_consistency.harness_ext.task.current_run.current_lm`): the first such task
-lm-eval builds runs the earlier stages of every multi-stage task of the run inside its
-``build_all_requests``, batched across every document of every task (one call per stage and request
-type, :func:`run_earlier_stages`), and attaches each document's prompts, raw and parsed outputs under ``doc["stages"][name]``. The last
+lm-eval builds runs every multi-stage task's earlier stages, one call per stage and request type
+across all their documents (:func:`run_earlier_stages`), and attaches each document's prompts, raw
+and parsed outputs under ``doc["stages"][name]``. The last
 stage's requests are ordinary lm-eval requests, scored by ``process_results`` and logged by
 ``--log_samples`` next to the earlier stages' outputs; a document whose earlier stage was
 unparseable carries one placeholder request (:mod:`logic_consistency.harness_ext.task.placeholders`).
 
-Works with every backend that implements the request types a stage uses; with
-``--apply_chat_template`` every stage's prompt goes through lm-eval's ``fewshot_context``. The YAML
-form (``stages:``, ``score:``) is shown in docs/adding-a-task.md, "Two-stage tasks".
+Works with every backend that has the request types a stage uses; with ``--apply_chat_template``
+every prompt goes through ``fewshot_context``. YAML form: docs/adding-a-task.md, "Two-stage tasks".
 """
 
 from __future__ import annotations
