@@ -16,3 +16,29 @@ def offline_and_quiet() -> None:
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     for name in ("lm_eval", "logic_consistency"):
         logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def cpu_description() -> str:
+    """This machine's CPU as ``lscpu`` names it: model name, family/model, cores, and its vector extensions
+    (AVX2, AVX-512 and its bf16/VNNI parts, AMX): what every timing names beside it."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "CPU unrecorded (no /proc/cpuinfo)"
+    flags = set(fields.get("flags", "").split())
+    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile")
+    have = [flag for flag in wanted if flag in flags] or ["no AVX2"]
+    return (
+        f"{fields.get('model name', 'unknown CPU')} (family {fields.get('cpu family', '?')} model "
+        f"{fields.get('model', '?')}), {os.cpu_count()} cores, {' '.join(have)}"
+    )
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages, to state beside every figure measured on a shared machine."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f}"

@@ -4,8 +4,11 @@ One process, one loaded model, the same requests (captured from ``lm_eval.simple
 both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (the quick start's
 pairwise slice) and ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
 scores a seeded sample of ``--stock-prompts`` prompts). Per case: seconds per prompt both ways, the
-ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, closing
-with ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
+ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, and the
+``lc-hf`` side's achieved FLOP/s (``_flops.py``: from the model's config and the tokens its passes
+computed) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes, measured in
+the same run with the same threads; it prints the CPU and the load average. ``--avx2``: torch's kernels
+and BLAS limited to AVX2; ``--profile FILE``: a torch.profiler table of summeval16's (or the last case's) ``lc-hf`` side.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
 """
@@ -13,11 +16,13 @@ with ``speedup <case>: <ratio>x (ceiling <c>x), max |dlogprob| <e>``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from typing import Any
 
-from _bench import offline_and_quiet  # this folder's helper (the scripts run as files)
+from _bench import cpu_description, load_average, offline_and_quiet  # this folder's helpers (run as files)
+from _flops import FlopCounter, matmul_peak
 
 CASES = ("quickstart", "summeval16")
 
@@ -32,6 +37,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stock-prompts", type=int, default=48, help="prompts the stock side scores in summeval16")
     parser.add_argument("--min-shared-tokens", type=int, default=None, help="lc-hf option (default: its own)")
     parser.add_argument("--seed", type=int, default=1234, help="seed of the stock-side sample")
+    parser.add_argument("--avx2", action="store_true", help="torch and its BLAS limited to AVX2 kernels")
+    parser.add_argument(
+        "--profile", help="write a torch.profiler table of summeval16's (or the last case's) lc-hf side"
+    )
     args = parser.parse_args(argv)
     for name in ("batch_size", "limit", "max_items", "stock_prompts"):
         if getattr(args, name) < 1:
@@ -71,13 +80,31 @@ def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str
     )
 
 
-def score(lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool) -> tuple[list[tuple[float, bool]], float]:
+def score(
+    lm: Any, pairs: list[tuple[str, str]], *, prefix_sharing: bool, counter: FlopCounter | None = None
+) -> tuple[list[tuple[float, bool]], float]:
+    import contextlib
+
     from logic_consistency.harness_ext.prefix.capture import as_instances
 
     lm.prefix_sharing = prefix_sharing
-    started = time.perf_counter()
-    answers = lm.loglikelihood(as_instances(pairs), disable_tqdm=True)
-    return answers, time.perf_counter() - started
+    with counter if counter is not None else contextlib.nullcontext():
+        started = time.perf_counter()
+        answers = lm.loglikelihood(as_instances(pairs), disable_tqdm=True)
+        took = time.perf_counter() - started
+    return answers, took
+
+
+def profiled(lm: Any, pairs: list[tuple[str, str]], path: str) -> None:
+    """The lc-hf side once more under torch.profiler: its operator table, by self CPU time, to ``path``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        score(lm, pairs, prefix_sharing=True)
+    table = prof.key_averages(group_by_input_shape=True).table(sort_by="self_cpu_time_total", row_limit=30)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(table)
+    print(f"  profile of the lc-hf side: {path}")
 
 
 def ceiling(lm: Any, pairs: list[tuple[str, str]]) -> float:
@@ -88,7 +115,7 @@ def ceiling(lm: Any, pairs: list[tuple[str, str]]) -> float:
     return sum(len(t) for t in tokens) / distinct_prefix_tokens(tokens)
 
 
-def run_case(lm: Any, args: argparse.Namespace, case: str) -> str:
+def run_case(lm: Any, args: argparse.Namespace, case: str, peak: float) -> str:
     pairs = capture(lm, args, case)
     contexts = sorted({context for context, _ in pairs})
     stock_pairs = pairs
@@ -97,7 +124,9 @@ def run_case(lm: Any, args: argparse.Namespace, case: str) -> str:
         sample = set(random.Random(args.seed).sample(contexts, args.stock_prompts))
         stock_pairs = [pair for pair in pairs if pair[0] in sample]
         note = f"stock side: seeded sample of {args.stock_prompts} of {len(contexts)} prompts"
-    shared, shared_seconds = score(lm, pairs, prefix_sharing=True)
+    counter = FlopCounter(lm.model)
+    shared, shared_seconds = score(lm, pairs, prefix_sharing=True, counter=counter)
+    achieved = counter.flops / shared_seconds / 1e9
     stock, stock_seconds = score(lm, stock_pairs, prefix_sharing=False)
     by_pair = dict(zip(pairs, shared, strict=True))
     delta = max(abs(by_pair[p][0] - s[0]) for p, s in zip(stock_pairs, stock, strict=True))
@@ -112,23 +141,42 @@ def run_case(lm: Any, args: argparse.Namespace, case: str) -> str:
         f"  stock hf : {stock_seconds:8.2f} s for {n_stock_prompts} prompts = {per_prompt_stock:.4f} s/prompt\n"
         f"  lc-hf    : {shared_seconds:8.2f} s for {len(contexts)} prompts = {per_prompt_shared:.4f} s/prompt\n"
         f"  ratio {ratio:.2f}x, token ceiling {top:.2f}x, max |dlogprob| {delta:.2e}, "
-        f"is_greedy differs on {greedy_differs} of {len(stock_pairs)}",
+        f"is_greedy differs on {greedy_differs} of {len(stock_pairs)}\n"
+        f"  lc-hf computed {counter.tokens} tokens in {counter.passes} passes, {counter.flops / 1e9:.1f} GFLOP: "
+        f"{achieved:.1f} GFLOP/s = {100 * achieved / peak:.0f}% of the fp32 matmul peak ({peak:.1f} GFLOP/s); "
+        f"{load_average()}",
         flush=True,
     )
-    return f"speedup {case}: {ratio:.2f}x (ceiling {top:.2f}x), max |dlogprob| {delta:.2e}"
+    if args.profile and case == ("summeval16" if "summeval16" in args.cases else args.cases[-1]):
+        profiled(lm, pairs, args.profile)
+    return (
+        f"speedup {case}: {ratio:.2f}x (ceiling {top:.2f}x), max |dlogprob| {delta:.2e}; "
+        f"lc-hf {achieved:.1f} GFLOP/s = {100 * achieved / peak:.0f}% of the fp32 matmul peak {peak:.1f} GFLOP/s"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.avx2:  # before torch loads: its kernels and its BLAS pick their instructions once
+        os.environ.update(
+            {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+        )
     offline_and_quiet()
     import torch
 
+    print(f"CPU: {cpu_description()}; {load_average()}")
     lm, first, warm = load_model(args)
     print(
         f"model {args.model}: warm start (cached safetensors) {warm:.2f} s "
-        f"(first load in this process, library imports included: {first:.2f} s); torch threads {torch.get_num_threads()}"
+        f"(first load in this process, library imports included: {first:.2f} s); torch threads {torch.get_num_threads()}; "
+        f"kernels: {torch.backends.cpu.get_cpu_capability()}{' (--avx2)' if args.avx2 else ''}"
     )
-    closing = [run_case(lm, args, case) for case in args.cases]
+    text = getattr(lm.model.config, "get_text_config", lambda: lm.model.config)()
+    peaks = matmul_peak(int(text.hidden_size), int(text.intermediate_size), int(text.vocab_size))
+    peak = max(peaks.values())
+    print("fp32 matmul peak, GFLOP/s: " + ", ".join(f"{name} {value:.1f}" for name, value in peaks.items()))
+    closing = [run_case(lm, args, case, peak) for case in args.cases]
+    print(f"CPU: {cpu_description()}; {load_average()}")
     print("\n".join(closing))
 
 

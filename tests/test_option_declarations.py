@@ -136,6 +136,7 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "apply_chat_template": [],  # a model list's only (test_model_list_settings_are_checked_by_their_declarations)
     "enabled": [],
     "method": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
+    "eval_backend": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "downsample_to": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
 }
 

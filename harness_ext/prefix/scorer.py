@@ -78,14 +78,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         disable_tqdm: bool = False,
         override_bs: int | None = None,
     ) -> list[tuple[float, bool]]:
-        if not self.prefix_sharing or self._fallback_reason is not None or not requests:
-            if self.prefix_sharing and self._fallback_reason is not None:
-                self._log_fallback_once()
-            return cast(
-                list[tuple[float, bool]],
-                super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs),
-            )
-
+        if not self._shares_prefixes(requests):
+            return self._stock_scores(requests, disable_tqdm, override_bs)
         inputs = [self._model_input(context, continuation) for _, context, continuation in requests]
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]
         rows_per_batch = self._rows_per_batch(override_bs)
@@ -98,25 +92,62 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             disable=(disable_tqdm or (self.rank != 0)),
             desc="Running loglikelihood requests (shared prefixes)",
         )
+        if not self._score_shared(roots, requests, inputs, results, rows_per_batch, pbar):
+            unshared = [i for i, value in enumerate(results) if value is None]  # the cache turned out not reusable
+        self._score_unshared(unshared, requests, results, override_bs, pbar)
+        pbar.close()
+        return _complete(results)
+
+    def _shares_prefixes(self, requests: list[Request]) -> bool:
+        """Whether these requests take the prefix-sharing path (said once when the model cannot)."""
+        if self.prefix_sharing and self._fallback_reason is not None:
+            self._log_fallback_once()
+        return bool(self.prefix_sharing and self._fallback_reason is None and requests)
+
+    def _stock_scores(
+        self, requests: list[Request], disable_tqdm: bool, override_bs: int | None
+    ) -> list[tuple[float, bool]]:
+        """``HFLM``'s own scoring of ``requests``."""
+        return cast(
+            list[tuple[float, bool]],
+            super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs),
+        )
+
+    def _score_shared(
+        self,
+        roots: list[PrefixGroup],
+        requests: list[Request],
+        inputs: list[list[int]],
+        results: list[tuple[float, bool] | None],
+        rows_per_batch: int,
+        pbar: tqdm,
+    ) -> bool:
+        """Score every request under the planned prefix groups; ``False`` when the model's cache proved
+        not reusable (then prefix sharing is off for this model, and what is left is scored the stock way)."""
         try:
             for chunk in chunks([(0, root) for root in roots], rows_per_batch if self._holes_ok else 1):
                 self._score_group(self._extend(None, chunk), requests, inputs, results, rows_per_batch, pbar)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
             self._log_fallback_once()
-            unshared = [i for i, value in enumerate(results) if value is None]
-        if unshared:
-            ordinary = super()._loglikelihood_tokens(
-                [requests[i] for i in unshared], disable_tqdm=True, override_bs=override_bs
-            )
-            for i, answer in zip(unshared, ordinary, strict=True):
-                results[i] = answer
-            pbar.update(len(unshared))
-        pbar.close()
-        missing = [i for i, value in enumerate(results) if value is None]
-        if missing:  # pragma: no cover - a bug in the plan, never a silent gap
-            raise RuntimeError(f"prefix scorer left {len(missing)} requests unscored (first: {missing[0]})")
-        return [value for value in results if value is not None]
+            return False
+        return True
+
+    def _score_unshared(
+        self,
+        unshared: list[int],
+        requests: list[Request],
+        results: list[tuple[float, bool] | None],
+        override_bs: int | None,
+        pbar: tqdm,
+    ) -> None:
+        """The requests no cached prefix serves, scored the stock way."""
+        if not unshared:
+            return
+        ordinary = self._stock_scores([requests[i] for i in unshared], True, override_bs)
+        for i, answer in zip(unshared, ordinary, strict=True):
+            results[i] = answer
+        pbar.update(len(unshared))
 
     # ------------------------------------------------------------------ helpers
     def _model_input(self, context: list[int], continuation: list[int]) -> list[int]:
@@ -296,6 +327,14 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
                 results[i] = answer
                 if request_str is not None:
                     self.cache_hook.add_partial("loglikelihood", request_str, answer)
+
+
+def _complete(results: list[tuple[float, bool] | None]) -> list[tuple[float, bool]]:
+    """Every request's answer, in request order; a request left unscored is a bug of the plan, never a silent gap."""
+    missing = [i for i, value in enumerate(results) if value is None]
+    if missing:  # pragma: no cover - a bug in the plan
+        raise RuntimeError(f"prefix scorer left {len(missing)} requests unscored (first: {missing[0]})")
+    return [value for value in results if value is not None]
 
 
 def duplicated_ranks_warning(world_size: int, environ: Mapping[str, str]) -> str | None:

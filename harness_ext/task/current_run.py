@@ -37,6 +37,7 @@ __all__ = [
     "call_once",
     "check_tasks",
     "current_lm",
+    "current_run",
     "publish_lm",
     "published",
     "record_device",
@@ -49,14 +50,22 @@ eval_logger = logging.getLogger(__name__)
 
 
 @dataclass
-class _Run:
+class Evaluation:
     """The evaluation in progress: its model object and the earlier-stage answers it has given."""
 
     lm: Any
     answers: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: The run's tasks by name (lm-eval's ``task_dict["tasks"]``) and ``evaluate``'s ``limit`` and
+    #: ``samples``: what a task needs to prepare the others' earlier stages with its own (one model call
+    #: per stage across tasks, :mod:`.multistage`).
+    tasks: dict[str, Any] = field(default_factory=dict)
+    limit: Any = None
+    samples: Mapping[str, Any] | None = None
+    #: Ids of the tasks whose earlier stages have run (or are running) in this evaluation.
+    prepared: set[int] = field(default_factory=set)
 
 
-_CURRENT_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("logic_consistency_run", default=None)
+_CURRENT_RUN: contextvars.ContextVar[Evaluation | None] = contextvars.ContextVar("logic_consistency_run", default=None)
 
 
 @dataclass
@@ -94,9 +103,12 @@ def record_device(lm: Any) -> None:
 
 
 @contextlib.contextmanager
-def published(lm: Any) -> Iterator[None]:
-    """Make ``lm`` the :func:`current_lm`, with an empty memory of answers, while the block runs."""
-    token = _CURRENT_RUN.set(_Run(lm))
+def published(
+    lm: Any, tasks: Mapping[str, Any] | None = None, limit: Any = None, samples: Mapping[str, Any] | None = None
+) -> Iterator[None]:
+    """Make ``lm`` the :func:`current_lm`, with an empty memory of answers, while the block runs
+    (``tasks``, ``limit`` and ``samples``: the evaluation's, see :func:`current_run`)."""
+    token = _CURRENT_RUN.set(Evaluation(lm, tasks=dict(tasks or {}), limit=limit, samples=samples))
     try:
         yield
     finally:
@@ -115,7 +127,10 @@ def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(task_dict, Mapping):  # an option no task of the run reads changed nothing: refused
             refuse_unread_options(_tasks_in(task_dict))
         record_device(lm)  # the results publish where the weights are, not the --device given
-        with published(lm), answered_here(lm):
+        tasks = _named_tasks(task_dict)
+        limit = kwargs["limit"] if "limit" in kwargs else (args[2] if len(args) > 2 else None)
+        samples = kwargs["samples"] if "samples" in kwargs else (args[3] if len(args) > 3 else None)
+        with published(lm, tasks, limit, samples), answered_here(lm):
             return evaluate(*args, **kwargs)
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
@@ -141,6 +156,18 @@ def _tasks_in(task_dict: Mapping[Any, Any]) -> list[Any]:
     for value in task_dict.values():
         out.extend(_tasks_in(value) if isinstance(value, Mapping) else [value])
     return out
+
+
+def _named_tasks(task_dict: Any) -> dict[str, Any]:
+    """lm-eval's ``task_dict["tasks"]`` (name -> task object), or ``{}`` for another layout."""
+    if isinstance(task_dict, Mapping) and isinstance(task_dict.get("tasks"), Mapping):
+        return dict(task_dict["tasks"])
+    return {}
+
+
+def current_run() -> Evaluation | None:
+    """The evaluation in progress (its model, tasks, ``limit`` and ``samples``), or ``None`` outside one."""
+    return _CURRENT_RUN.get()
 
 
 def current_lm() -> Any:

@@ -2,16 +2,16 @@
 
 lm-eval 0.4.13 builds every request of every task before it calls the model, so one task cannot
 chain stages by itself. :class:`MultiStageTask` chains them inside one ``lm_eval`` run, with the one
-loaded model (:func:`~logic_consistency.harness_ext.task.current_run.current_lm`): it runs its earlier
-stages inside ``build_all_requests``, batched across every document (one call per stage), and
-attaches each document's prompts, raw and parsed outputs under ``doc["stages"][name]``. The last
+loaded model (:func:`~logic_consistency.harness_ext.task.current_run.current_lm`): the first such task
+lm-eval builds runs every multi-stage task's earlier stages, one call per stage and request type
+across all their documents (:func:`run_earlier_stages`), and attaches each document's prompts, raw
+and parsed outputs under ``doc["stages"][name]``. The last
 stage's requests are ordinary lm-eval requests, scored by ``process_results`` and logged by
 ``--log_samples`` next to the earlier stages' outputs; a document whose earlier stage was
 unparseable carries one placeholder request (:mod:`logic_consistency.harness_ext.task.placeholders`).
 
-Works with every backend that implements the request types a stage uses; with
-``--apply_chat_template`` every stage's prompt goes through lm-eval's ``fewshot_context``. The YAML
-form (``stages:``, ``score:``) is shown in docs/adding-a-task.md, "Two-stage tasks".
+Works with every backend that has the request types a stage uses; with ``--apply_chat_template``
+every prompt goes through ``fewshot_context``. YAML form: docs/adding-a-task.md, "Two-stage tasks".
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 from lm_eval.api.registry import get_aggregation
+from lm_eval.evaluator_utils import get_sample_size
 
 from logic_consistency.harness_ext.chat.choice_reading import MISSING_METRIC, count_missing
 from logic_consistency.harness_ext.task.base import TEMPLATES, PromptedTask, render_prompt, total
-from logic_consistency.harness_ext.task.current_run import call_once, start_build
+from logic_consistency.harness_ext.task.current_run import call_once, current_run, start_build
 from logic_consistency.harness_ext.task.placeholders import placeholder
 
 eval_logger = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ class MultiStageTask(PromptedTask):
             specs.setdefault(MISSING_METRIC, (total, False))  # reported on choice-reading backends only
         self.declare_metrics(specs)
         self._stage_docs: dict[int, dict[str, Any]] = {}
+        #: The ``build_all_requests`` settings the earlier stages last ran with (``None``: not run yet).
+        self._prepared_with: dict[str, Any] | None = None
         # The records of stage 1 are written into the documents: keep the YAML's
         # `prompts` templates out of the recorded config (callables do not serialise).
         self.config.metadata[self.RECORD_KEY] = {"stages": [s.name for s in self.stages]}
@@ -217,11 +220,9 @@ class MultiStageTask(PromptedTask):
         return None
 
     def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102
-        needed_for = f"has {len(self.stages)} stages" if len(self.stages) > 1 else None
-        lm, docs = start_build(self, kwargs, model_needed_for=needed_for)
-        self._stage_docs = {doc_id: {**doc, "stages": {}} for doc_id, doc in docs}
-        for stage in self.stages[:-1]:
-            self._run_stage(lm, stage)
+        if self._prepared_with != kwargs:  # not prepared, with these settings, by an earlier task's build
+            run_earlier_stages([(self, kwargs), *_others_of_the_run(self, kwargs)])
+        self._prepared_with = None
         blocked = sum(1 for doc in self._stage_docs.values() if self.blocked(doc))
         if blocked:
             eval_logger.warning(
@@ -233,18 +234,27 @@ class MultiStageTask(PromptedTask):
             )
         super().build_all_requests(**kwargs)
 
-    def _run_stage(self, lm: Any, stage: Stage) -> None:
-        """Run one earlier stage for every document in one batched model call."""
-        pending: list[tuple[int, dict[str, Any], list[Instance]]] = []
+    def _start(self, kwargs: dict[str, Any]) -> Any:
+        """List this rank's documents (lm-eval's selection), empty their stage records; the run's model."""
+        needed_for = f"has {len(self.stages)} stages" if len(self.stages) > 1 else None
+        lm, docs = start_build(self, kwargs, model_needed_for=needed_for)
+        self._stage_docs = {doc_id: {**doc, "stages": {}} for doc_id, doc in docs}
+        self._prepared_with = dict(kwargs)
+        return lm
+
+    def _pending(self, stage: Stage) -> list[tuple[int, dict[str, Any], list[Instance]]]:
+        """Each unblocked document's requests of ``stage`` (with the prompts they were built from)."""
+        pending = []
         for doc_id, doc in self._stage_docs.items():
-            if self.blocked(doc):
-                continue
-            metadata = (self.config.task, doc_id, 1)
-            requests, prompts = self._stage_requests(stage, doc, metadata)
-            pending.append((doc_id, prompts, requests))
-        flat = [request for _, _, requests in pending for request in requests]
-        eval_logger.info("[%s] stage %r: %d requests", self.config.task, stage.name, len(flat))
-        responses = call_once(lm, stage.output_type, flat)
+            if not self.blocked(doc):
+                requests, prompts = self._stage_requests(stage, doc, (self.config.task, doc_id, 1))
+                pending.append((doc_id, prompts, requests))
+        return pending
+
+    def _answered(
+        self, stage: Stage, pending: list[tuple[int, dict[str, Any], list[Instance]]], responses: Sequence[Any]
+    ) -> None:
+        """Record ``stage``'s answers in the documents (``responses`` in the order of ``pending``)."""
         position = 0
         for doc_id, prompts, requests in pending:
             answers = responses[position : position + len(requests)]
@@ -308,3 +318,66 @@ class MultiStageTask(PromptedTask):
         if missing and MISSING_METRIC in self._aggregation_list:
             scores[MISSING_METRIC] = sum(missing)
         return scores
+
+
+# ---------------------------------------------------------------------- one call per stage across tasks
+#: One task's share of a stage: the task, the stage, and its documents' requests.
+_Share = tuple[MultiStageTask, Stage, list[tuple[int, dict[str, Any], list[Instance]]]]
+
+
+def _others_of_the_run(first: MultiStageTask, kwargs: dict[str, Any]) -> list[tuple[MultiStageTask, dict[str, Any]]]:
+    """The run's other multi-stage tasks not yet prepared, each with the settings lm-eval will build it with.
+
+    lm-eval's ``evaluate`` builds every task with the same settings but its own ``limit``
+    (``get_sample_size`` of the run's) and ``samples``; a task whose build then brings other settings
+    runs its stages again on its own (``build_all_requests``), so a guess here never changes an answer.
+    """
+    run = current_run()
+    if run is None:
+        return []
+    run.prepared.add(id(first))
+    others = []
+    for name, task in run.tasks.items():
+        if isinstance(task, MultiStageTask) and id(task) not in run.prepared and len(task.stages) > 1:
+            run.prepared.add(id(task))
+            samples = None if run.samples is None else run.samples.get(name)
+            others.append((task, {**kwargs, "limit": get_sample_size(task, run.limit), "samples": samples}))
+    return others
+
+
+def run_earlier_stages(builds: Sequence[tuple[MultiStageTask, dict[str, Any]]]) -> None:
+    """Run the earlier stages of every task in ``builds`` (task, its ``build_all_requests`` settings).
+
+    Stage by stage: the n-th stage of every task that has one goes to the model in one call per
+    request type (:func:`call_once`, which sends a request asked by two tasks once), the tasks in the
+    run's order, so ``--batch_size`` fills across tasks. A sampled stage (``do_sample``) keeps a call
+    of its own per task: its random draws stay in the task's order, not in the backend's batch order.
+    """
+    lm = None
+    for task, kwargs in builds:
+        lm = task._start(kwargs)
+    depth = 0
+    while shares := [(task, task.stages[depth]) for task, _ in builds if depth < len(task.stages) - 1]:
+        merged: dict[str, list[_Share]] = {}
+        for task, stage in shares:
+            share = (task, stage, task._pending(stage))
+            if stage.generation_kwargs.get("do_sample"):
+                _call(lm, stage.output_type, [share])
+            else:
+                merged.setdefault(stage.output_type, []).append(share)
+        for output_type, group in merged.items():
+            _call(lm, output_type, group)
+        depth += 1
+
+
+def _call(lm: Any, output_type: str, shares: list[_Share]) -> None:
+    """One model call for the shares' requests; each task records its documents' answers."""
+    flat = [request for _, _, pending in shares for _, _, requests in pending for request in requests]
+    named = ", ".join(f"{task.config.task} {stage.name!r}" for task, stage, _ in shares)
+    eval_logger.info("earlier stages (%s): %d %s requests in one call", named, len(flat), output_type)
+    responses = call_once(lm, output_type, flat)
+    position = 0
+    for task, stage, pending in shares:
+        width = sum(len(requests) for _, _, requests in pending)
+        task._answered(stage, pending, responses[position : position + width])
+        position += width

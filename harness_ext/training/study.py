@@ -28,6 +28,7 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
+from .eval_backend import DEFAULT_EVAL_BACKEND, model_arguments
 from .merge import merged_folder
 from .study_identity import check_row, row_hashes
 from .study_lock import LOCK_NAME, check_out
@@ -208,7 +209,7 @@ def _merge_kept(study: Study, row: str, ran_on: RanOn) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class LmEvalRun:
-    """One ``lm_eval`` run of a study (``--model hf``, optionally with a LoRA adapter)."""
+    """One ``lm_eval`` run of a study (``lc-hf`` or ``hf``, optionally with a LoRA adapter)."""
 
     base: Path
     tasks: str
@@ -224,13 +225,11 @@ class LmEvalRun:
     #: The identity of the row it measures (:mod:`.study_identity`): a finished evaluation is kept only
     #: for the same row identity, command and adapter weights (:func:`evaluation_stamp`).
     row_identity: Mapping[str, Any] = field(default_factory=dict)
+    backend: str = DEFAULT_EVAL_BACKEND
 
     def command(self) -> list[str]:
-        """The command line (the hf backend, so the adapter loads exactly as a user's ``peft=`` does)."""
-        model_args = f"pretrained={self.base},dtype={self.dtype}"
-        if self.adapter is not None:
-            model_args += f",peft={self.adapter}"
-        command = [default_lm_eval(), "--model", "hf", "--model_args", model_args]
+        """The command line (:func:`.eval_backend.model_arguments`: the adapter loads as a user's ``peft=`` does)."""
+        command = [default_lm_eval(), *model_arguments(self.backend, self.base, self.dtype, self.adapter)]
         command += ["--tasks", self.tasks, "--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
         command += ["--batch_size", self.batch_size, "--output_path", str(self.out), "--log_samples"]
         if self.limit is not None:

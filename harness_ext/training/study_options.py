@@ -20,6 +20,7 @@ from logic_consistency.options import (
     reject_unknown,
 )
 
+from .eval_backend import DEFAULT_EVAL_BACKEND
 from .recipes import parse_train_args, settings_for
 from .study_flags import check_declared_fields, option
 
@@ -94,6 +95,12 @@ class StudyOptions:
         "data, base, options...) instead of refusing it",
         switch=True,
         declared="rebuild_mismatched",
+    )
+    eval_backend: str = option(
+        DEFAULT_EVAL_BACKEND,
+        help="the lm-eval backend that scores every row: lc-hf (default: the suite's prefix-sharing hf, the same "
+        "scores within docs/backends.md's tolerance, several times faster) or hf (lm-eval's stock path)",
+        declared="eval_backend",
     )
     transfer: bool = option(
         False,

@@ -114,6 +114,7 @@ class _GVStudy:
                 "metadata": dict(options.metadata),
                 "hyperparameters": hyperparameters,
                 "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
+                "eval_backend": options.eval_backend,  # lc-hf and hf agree within a tolerance, not bit for bit
                 "base_path": str(self.base.resolve()),
                 **base_identity(self.base, chat_template=options.chat_template),
                 **({"transfer": True} if options.transfer else {}),  # absent otherwise: earlier folders resume
@@ -143,6 +144,7 @@ class _GVStudy:
             apply_chat_template=self.options.chat_template,
             dtype=evaluation_dtype(self.settings, None),  # every row and round in the dtype the study trains in
             row_identity=identity,
+            backend=self.options.eval_backend,
         )
         return run_lm_eval(run, label=f"{row} ({split} split)")
 
@@ -175,7 +177,8 @@ class _GVStudy:
                         out=self.study.row_dir(row) / "transfer", adapter=adapter,
                         apply_chat_template=self.options.chat_template,
                         dtype=evaluation_dtype(self.settings, None),
-                        row_identity=self.identities.get(row) or {})  # fmt: skip
+                        row_identity=self.identities.get(row) or {},
+                        backend=self.options.eval_backend)  # fmt: skip
         families = transfer_families("gv", self.options.tasks, self.options.metadata)
         others = [f for f in families if f.family != "gv"]
         # the row's own GV column: its test evaluation's average over its tasks (Table 3's Average)

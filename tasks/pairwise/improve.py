@@ -169,6 +169,7 @@ def _identity(
         "metadata": dict(options.metadata),
         "hyperparameters": hyperparameters,
         "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
+        "eval_backend": options.eval_backend,  # lc-hf and hf agree within a tolerance, not bit for bit
         "base_path": str(base.resolve()),
         **base_identity(base, chat_template=options.chat_template),
     }
@@ -286,6 +287,7 @@ def _run_row(
         apply_chat_template=options.chat_template,
         dtype=evaluation_dtype(settings, manifest),  # the training dtype
         row_identity=identity,
+        backend=options.eval_backend,
     )
     samples = run_lm_eval(run, label=f"{spec.label} (test split)")
     keys = [key for _, key in columns(options.metadata)]

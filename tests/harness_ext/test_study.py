@@ -42,8 +42,11 @@ def test_a_study_folder_keeps_its_finished_rows(tmp_path: Path) -> None:
 def test_the_evaluation_loads_the_adapter_as_a_user_would(tmp_path: Path) -> None:
     run = LmEvalRun(Path("/m"), "t", {"instance_split": "test"}, 3, tmp_path, adapter=Path("/a"))
     command = run.command()
-    assert command[command.index("--model") + 1] == "hf"
+    assert command[command.index("--model") + 1] == "lc-hf"  # the prefix-sharing hf: same arguments, same scores
     assert command[command.index("--model_args") + 1] == "pretrained=/m,dtype=float32,peft=/a"
+    stock = LmEvalRun(Path("/m"), "t", {}, 3, tmp_path, adapter=Path("/a"), backend="hf").command()
+    assert stock[stock.index("--model") + 1] == "hf"  # improve --eval-backend hf
+    assert stock[stock.index("--model_args") + 1] == "pretrained=/m,dtype=float32,peft=/a"
     assert json.loads(command[command.index("--metadata") + 1]) == {"instance_split": "test"}
     assert "--apply_chat_template" in command and "--log_samples" in command
 

@@ -1,0 +1,36 @@
+"""Which lm-eval backend scores a study's rows, and its ``--model`` / ``--model_args``.
+
+Every row (and every GV round's data generation) is an ``lm_eval`` run of the base with the row's
+LoRA adapter as ``peft=``, in the dtype the study trains in. The default is the suite's
+prefix-sharing ``lc-hf`` (:mod:`logic_consistency.harness_ext.prefix.scorer`): lm-eval's ``hf`` with
+log-likelihood scoring that computes each shared prompt prefix once, the same scores within the
+tolerance docs/backends.md states, and its generations are ``hf``'s own. ``improve --eval-backend hf``
+keeps lm-eval's stock path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["DEFAULT_EVAL_BACKEND", "EVAL_BACKENDS", "model_arguments"]
+
+#: The backends a study may score its rows with (the ``eval_backend`` flag's choices).
+EVAL_BACKENDS = ("lc-hf", "hf")
+DEFAULT_EVAL_BACKEND = "lc-hf"
+
+
+def model_arguments(backend: str, base: Path, dtype: str, adapter: Path | None) -> list[str]:
+    """``--model BACKEND --model_args pretrained=BASE,dtype=DTYPE[,peft=ADAPTER]`` of one row's run.
+
+    Both backends take the same arguments (``lc-hf`` is ``HFLM`` with its scoring replaced), so the
+    adapter loads exactly as a user's ``peft=`` does.
+
+    Raises:
+        ValueError: ``backend`` is not one of :data:`EVAL_BACKENDS`.
+    """
+    if backend not in EVAL_BACKENDS:
+        raise ValueError(f"--eval-backend: {backend!r} is not one of {', '.join(EVAL_BACKENDS)}")
+    model_args = f"pretrained={base},dtype={dtype}"
+    if adapter is not None:
+        model_args += f",peft={adapter}"
+    return ["--model", backend, "--model_args", model_args]
