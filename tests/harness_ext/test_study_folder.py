@@ -7,10 +7,10 @@ verified by a rerun."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import children
 import pytest
 
 from logic_consistency.cli import app
@@ -45,7 +45,7 @@ def test_a_second_improve_on_one_folder_is_refused_naming_the_first_pid(
 
 
 def test_the_lock_of_a_dead_study_is_taken_over_and_said_so(tmp_path: Path) -> None:
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = children.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(gone.stdout)
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / LOCK_NAME).write_text(json.dumps({"pid": pid, "host": "h", "command": "improve gv"}))
