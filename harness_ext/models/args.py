@@ -71,6 +71,12 @@ class Declaration:
         return sorted({arg.name for arg in self.declared} | self.passed)
 
 
+def typo_of(name: str, declaration: Declaration) -> list[str]:
+    """The declared name that ``name`` mistypes (``Max_Tokens``, ``max-tokens``, ``max_token``), if one."""
+    same = [known for known in declaration.known if compact_name(known) == compact_name(name)]
+    return same or difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
+
+
 def _unknown(name: str, declaration: Declaration) -> None:
     """Raise for a name the declaration does not accept (``near_miss``: only a close one).
 
@@ -79,8 +85,7 @@ def _unknown(name: str, declaration: Declaration) -> None:
     where = declaration.where
     if name in declaration.refused:
         raise OptionError(f"{_where(where)}{name} is refused: {declaration.refused[name]}")
-    same = [known for known in declaration.known if compact_name(known) == compact_name(name)]  # Max_Tokens, max-tokens
-    typo = same or difflib.get_close_matches(name, declaration.known, n=1, cutoff=TYPO_CUTOFF)
+    typo = typo_of(name, declaration)
     if not typo and declaration.credentials and is_key_name(name):  # the one vocabulary of names
         raise OptionError(
             f"{_where(where)}{name} is refused: a credential is never an argument; {declaration.credentials}"

@@ -15,10 +15,10 @@ from lm_eval.tasks import TaskManager
 from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.task.base import loader_parameter_names
 from logic_consistency.tasks import data
-from logic_consistency.tasks.data import DATA_ENV_VAR, caters, noveleval, summeval
+from logic_consistency.tasks.data import DATA_ENV_VAR, caters, msmarco, noveleval, summeval
 
 FIXTURE_DATA = Path(__file__).resolve().parents[2] / "fixtures" / "data"
-LOADERS = {"summeval": summeval.load, "noveleval": noveleval.load, "caters": caters.load}
+LOADERS = {"summeval": summeval.load, "noveleval": noveleval.load, "caters": caters.load, "msmarco": msmarco.load}
 
 
 @pytest.fixture(autouse=True)
