@@ -156,10 +156,16 @@ class Study:
         """The folder of one row (its adapter, its evaluation, its ``row.json``)."""
         return self.out / "rows" / row
 
-    def finished(self, row: str) -> dict[str, Any] | None:
-        """A finished row's summary (``row.json``), else ``None``."""
+    def _record(self, row: str) -> dict[str, Any] | None:
+        """A finished row's ``row.json`` as written (its summary and its ``hashes``), else ``None``."""
         path = self.row_dir(row) / "row.json"
         return dict(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+
+    def finished(self, row: str) -> dict[str, Any] | None:
+        """A finished row's summary, as the unit that finished it returned it (``row.json`` without the
+        ``hashes`` that :meth:`kept` verifies), else ``None``: a rerun's tables are the first run's."""
+        record = self._record(row)
+        return None if record is None else {key: value for key, value in record.items() if key != "hashes"}
 
     def kept(self, row: str, identity: Mapping[str, Any]) -> dict[str, Any] | None:
         """A finished row's summary when it was made as this run would make it (``identity``), else ``None``.
@@ -171,10 +177,9 @@ class Study:
         Raises:
             RowMismatch: Naming the row, each field that differs, kept and now.
         """
-        summary = self.finished(row)
-        if not check_row(self.row_dir(row), summary, identity, rebuild=self.rebuild_mismatched):
+        if not check_row(self.row_dir(row), self._record(row), identity, rebuild=self.rebuild_mismatched):
             return None
-        return summary
+        return self.finished(row)
 
     def merge_unit(self, row: str) -> StudyUnit | None:
         """``--merge-weights`` on a kept row: the unit that writes its merged weights (``None``: there already,

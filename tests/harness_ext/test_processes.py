@@ -97,8 +97,9 @@ def test_the_studys_lm_eval_times_out_redacted_and_keeps_no_stale_samples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "test_eval"
-    (out / "model").mkdir(parents=True)
-    (out / "model" / "samples_task_old.jsonl").write_text("{}\n")  # a failed earlier try's
+    work = tmp_path / "test_eval.partial"  # where a run writes until it has ended well
+    (work / "model").mkdir(parents=True)
+    (work / "model" / "samples_task_old.jsonl").write_text("{}\n")  # a failed earlier try's
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     command = [sys.executable, "-c", SLEEPER, str(tmp_path / "helper.pid")]
     monkeypatch.setattr(LmEvalRun, "command", lambda self: command)
@@ -106,9 +107,9 @@ def test_the_studys_lm_eval_times_out_redacted_and_keeps_no_stale_samples(
     with pytest.raises(RuntimeError, match=r"row: lm_eval failed \(timed out after 2 s\)") as failed:
         study.run_lm_eval(run, label="row", timeout=2)
     assert SECRET not in str(failed.value) and "stderr key: [redacted" in str(failed.value)
-    log = (out / "lm_eval.log").read_text()
+    log = (work / "lm_eval.log").read_text()
     assert "key: [redacted" in log and SECRET not in log
-    assert not (out / "done").exists() and not list(out.rglob("samples_*.jsonl"))
+    assert not out.exists() and not (work / "done").exists() and not list(work.rglob("samples_*.jsonl"))
     assert _gone(int((tmp_path / "helper.pid").read_text()))
 
 

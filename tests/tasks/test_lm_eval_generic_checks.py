@@ -65,7 +65,7 @@ def _data_folder(tmp: Path) -> str:
     missing = [d for d in FIXTURE_DATA.iterdir() if d.is_dir() and not (Path(DATA) / d.name).exists()]
     if Path(DATA) == FIXTURE_DATA or not missing:
         return DATA
-    for entry in [*Path(DATA).iterdir(), *missing]:
+    for entry in [*Path(DATA).resolve().iterdir(), *missing]:  # absolute: DATA may be relative (CI)
         (tmp / entry.name).symlink_to(entry)  # read-only use
     return str(tmp)
 
