@@ -251,6 +251,18 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
 RESULTS_PATTERN = "results_*.json"
 
 
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks (a weight file need not fit in memory twice).
+
+    Written here, not ``hashlib.file_digest``: that is Python 3.11+, and the suite supports 3.10.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def find_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
     """Files matching ``pattern`` anywhere below ``folder``, by file name, then path.
 

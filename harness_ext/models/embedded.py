@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from logic_consistency.common import file_sha256
 from logic_consistency.outputs import check_cache_folder
 
 CACHE_ENV = "LOGIC_CONSISTENCY_CACHE"
@@ -95,14 +95,6 @@ def _package_dir(model: EmbeddedModel) -> Path:
             + ("" if not model.assembled else " " + " ".join(f"{model.distribution}-part{i}" for i in range(1, 5)))
         )
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _source_fingerprint(model: EmbeddedModel) -> str:
@@ -221,7 +213,7 @@ def _convert(model: EmbeddedModel, out_dir: Path) -> None:
             "source_distribution": model.distribution,
             "source_fingerprint": _source_fingerprint(model),
             "gguf_file": gguf_path.name,
-            "gguf_sha256": _sha256(gguf_path),
+            "gguf_sha256": file_sha256(gguf_path),
         }
     (out_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 

@@ -22,6 +22,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from logic_consistency.common import file_sha256
+
 __all__ = ["DATA_HASH_KEY", "collecting", "files_sha256", "note_read"]
 
 #: The ``metadata`` key of a task that holds the hash of the local data files its loader read.
@@ -58,11 +60,7 @@ def _file_sha256(path: Path) -> str:
     status = path.stat()
     key = (str(path.absolute()), status.st_size, status.st_mtime_ns)
     if key not in _FILE_HASHES:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        _FILE_HASHES[key] = digest.hexdigest()
+        _FILE_HASHES[key] = file_sha256(path)
     return _FILE_HASHES[key]
 
 

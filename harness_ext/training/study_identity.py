@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.common import file_sha256
+
 from .adapter import check_adapter_rank, examples_sha256, is_complete, read_manifest
 
 __all__ = [
@@ -54,14 +56,6 @@ _MEASURED = ("samples_*.jsonl", "results_*.json")
 _NOT_MEASURED = ("hashes", "ran_on")
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _sha256_json(document: object) -> str:
     return hashlib.sha256(json.dumps(document, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -86,7 +80,7 @@ def base_identity(base: Path, *, chat_template: bool) -> dict[str, Any]:
     digest = hashlib.sha256()
     for name in _BASE_TEXT_FILES:
         if (base / name).is_file():
-            digest.update(f"{name}\0{_sha256_file(base / name)}\n".encode())
+            digest.update(f"{name}\0{file_sha256(base / name)}\n".encode())
     for weights in sorted([*base.glob("*.safetensors"), *base.glob("*.bin")]):
         digest.update(f"{weights.name}\0{weights.stat().st_size}\n".encode())
     text = chat_template_text(base) if chat_template else None
@@ -103,13 +97,13 @@ def _measured_files(row_dir: Path) -> dict[str, str]:
         for path in row_dir.rglob(pattern)
         if "adapter" not in path.relative_to(row_dir).parts[:1]
     )
-    return {str(path.relative_to(row_dir)): _sha256_file(path) for path in found}
+    return {str(path.relative_to(row_dir)): file_sha256(path) for path in found}
 
 
 def _adapter_weights(row_dir: Path) -> dict[str, str]:
     adapter = row_dir / "adapter"
     files = [*adapter.glob("*.safetensors"), *adapter.glob("adapter_config.json")] if adapter.is_dir() else []
-    return {path.name: _sha256_file(path) for path in sorted(files)}
+    return {path.name: file_sha256(path) for path in sorted(files)}
 
 
 def row_hashes(row_dir: Path, summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.common import file_sha256
+
 from . import _source
 from ._common import DatasetFormatError, jsonl_objects, require_id, require_records, require_str
 
@@ -129,11 +131,7 @@ def load_comparisons(split: str = "validation", *, path: str | Path | None = Non
 
 def _file_source(path: Path) -> dict[str, Any]:
     """What identifies a file read: its path, SHA-256 and size in bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"file": str(path.resolve()), "sha256": digest.hexdigest(), "bytes": path.stat().st_size}
+    return {"file": str(path.resolve()), "sha256": file_sha256(path), "bytes": path.stat().st_size}
 
 
 def load_with_source(
