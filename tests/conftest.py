@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -26,6 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import children  # noqa: E402
 
 _SHA = "0" * 64
+
+# A shell that starts a job in the background (`bash .ci/run &`, nohup, cron) starts it with SIGINT
+# ignored, and an ignored signal is inherited across exec: the Ctrl-C tests' children would then never
+# see their SIGINT. A Python handler is reset to the default at exec, so this gives every child of this
+# process (and of the xdist workers, which import this file) Ctrl-C back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every process of this run reads lm-eval's built-in task index from one file (tests/site/sitecustomize.py):
 # this process and the xdist workers through the import below, child processes through PYTHONPATH.
