@@ -30,11 +30,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     instance_rng,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
 )
 from .brat import BEFORE_RELATIONS, RELATION_TYPES, Event, Relation, Story, parse_document
 
@@ -367,5 +365,4 @@ def load(
         )
     _log_order_disagreements(kept, order)
     rows = [_story_row(story, order, seed) for story in kept]
-    capped = apply_cap(rows, max_items, seed, context_of=_context)
-    return make_dataset_dict(capped, pairwise_features())
+    return pairwise_dataset(rows, max_items, seed, context_of=_context)

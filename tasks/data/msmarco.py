@@ -30,11 +30,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     jsonl_objects,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
     require_id,
     require_records,
     require_str,
@@ -246,4 +244,4 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
     """
     check_options(max_items, seed)
     rows, _ = load_part(None, "test")
-    return make_dataset_dict(apply_cap(rows, max_items, seed), pairwise_features({HALF: datasets.Value("string")}))
+    return pairwise_dataset(rows, max_items, seed, extra={HALF: datasets.Value("string")})
