@@ -165,11 +165,7 @@ def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, s
     """Kahn's algorithm, always taking the available event mentioned first (a stable topological sort):
     the order, and the events left on a cycle (sorted; empty when there is none)."""
     position = {span_id: rank for rank, span_id in enumerate(narrative)}
-    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
-    indegree = dict.fromkeys(narrative, 0)
-    for first, second in edges:
-        successors[first].append(second)
-        indegree[second] += 1
+    successors, indegree = _before_graph(narrative, edges)
     ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
     heapq.heapify(ready)
     result: list[str] = []
@@ -182,6 +178,18 @@ def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, s
                 heapq.heappush(ready, (position[successor], successor))
     stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0) if len(result) != len(narrative) else []
     return result, stuck
+
+
+def _before_graph(
+    narrative: list[str], edges: Iterable[tuple[str, str]]
+) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Each event's successors (in edge order) and its number of predecessors."""
+    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
+    indegree = dict.fromkeys(narrative, 0)
+    for first, second in edges:
+        successors[first].append(second)
+        indegree[second] += 1
+    return successors, indegree
 
 
 def _counted_events(story: Story, count_events: str) -> int:
