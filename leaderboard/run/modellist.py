@@ -403,9 +403,7 @@ def load_model_list(
     data = _read_list_file(source)
     shared = dict(DEFAULTS)
     shared.update({key: _check_setting(key, data[key], str(source)) for key in SETTING_KEYS if key in data})
-    checked_overrides = {
-        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
-    }
+    checked_overrides = _checked_overrides(overrides)
     models = data.get("models")
     if not isinstance(models, list) or not models:
         raise ValueError(f"{source}: 'models' must be a non-empty list")
@@ -413,6 +411,13 @@ def load_model_list(
     specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
     unmatched_limits(limits, {_endpoint(raw) for raw in models}, str(source))
     return _enabled(specs, source)
+
+
+def _checked_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The command line's settings, each checked (a ``None`` value was not given)."""
+    return {
+        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
+    }
 
 
 def _read_list_file(source: Path) -> Mapping[str, Any]:
