@@ -102,9 +102,10 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
     position = _skip_space(text, 0)
     if position >= len(text) or text[position] != "[":
         raise DatasetFormatError(source, f"line {_line_of(text, position)}", None, "must hold a JSON list of objects")
-    next_position: int | None = _skip_space(text, position + 1)
-    if next_position < len(text) and text[next_position] == "]":
+    first = _skip_space(text, position + 1)
+    if first < len(text) and text[first] == "]":
         return
+    next_position: int | None = first
     while next_position is not None:
         position = next_position
         try:
