@@ -33,7 +33,7 @@ from logic_consistency.leaderboard.page.render import render_file
 from logic_consistency.leaderboard.run.modellist import DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS
 from logic_consistency.leaderboard.run.nightly import LEADERBOARD_FILE, BuildStopped
 
-from .subcommand import add_subcommand, options_from
+from .subcommand import add_executor_flags, add_subcommand, options_from
 
 __all__ = ["add_cli"]
 
@@ -145,17 +145,7 @@ def _add_build(commands: Any) -> None:
         help="lm-eval request caches, one per model (per shard when sharded) (default OUT/cache); "
         "with --executor ray give a folder every node sees, so a retry on another node resumes",
     )
-    cluster = build.add_argument_group("cluster")
-    cluster.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="local: models one after another here (default); ray: each model or shard is a Ray task "
-        "(needs Ray: from a clone, pip install -e '.[ray]')",
-    )
-    cluster.add_argument(
-        "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"
-    )
+    cluster = add_executor_flags(build, local="models one after another here", ray="each model or shard")
     cluster.add_argument("--retries", type=int, default=2, help="Ray retries per model or shard (default 2)")
     build.add_argument("--lm-eval", help="lm_eval executable (default: the one next to this Python)")
     build.add_argument("--html", help="also render the page to this file")

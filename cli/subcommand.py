@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["COMMANDS", "Command", "Run", "add_subcommand", "options_from", "run_alone"]
+__all__ = ["COMMANDS", "Command", "Run", "add_executor_flags", "add_subcommand", "options_from", "run_alone"]
 
 #: A subcommand's action: the parsed arguments in, the exit status out.
 Run = Callable[[argparse.Namespace], int]
@@ -88,6 +88,30 @@ def add_subcommand(
     if run is not None:
         parser.set_defaults(run=run)
     return parser
+
+
+def add_executor_flags(parser: argparse.ArgumentParser, *, local: str, ray: str) -> Any:
+    """The ``cluster`` group of a command that runs units: ``--executor`` and ``--ray-address``.
+
+    Args:
+        parser: The subcommand's parser.
+        local: What ``--executor local`` does (``models one after another here``).
+        ray: What each Ray task is (``each model or shard``).
+
+    Returns:
+        The group, for the command's own cluster flags.
+    """
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help=f"local: {local} (default); ray: {ray} is a Ray task (needs Ray: from a clone, pip install -e '.[ray]')",
+    )
+    cluster.add_argument(
+        "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"
+    )
+    return cluster
 
 
 def options_from(options: Callable[..., T], args: argparse.Namespace, **given: Any) -> T:

@@ -139,26 +139,36 @@ class DeclarationError(ValueError):
 
 def load_metric_file(path: Path) -> tuple[MetricDisplay, ...]:
     """The :class:`MetricDisplay` of every metric ``path`` (a ``_metrics_yaml``) declares, in file order."""
+    declarations = _read_declarations(path)
+    validator = jsonschema.Draft202012Validator(_DECLARATION_SCHEMA)
+    return tuple(_metric_display(path, validator, name, declaration) for name, declaration in declarations.items())
+
+
+def _read_declarations(path: Path) -> dict[Any, Any]:
+    """The ``metrics`` mapping of a ``_metrics_yaml`` (the file's one key), else an error naming the file."""
     try:
         document = load_yaml(read_text(path))
     except yaml.YAMLError as error:
         raise DeclarationError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(document, dict) or set(document) != {"metrics"} or not isinstance(document["metrics"], dict):
         raise DeclarationError(f"{path}: expected one key 'metrics' mapping metric names to their display facts")
-    validator = jsonschema.Draft202012Validator(_DECLARATION_SCHEMA)
-    displays = []
-    for name, declaration in document["metrics"].items():
-        if not isinstance(name, str):
-            raise DeclarationError(f"{path}: metric name {name!r} is not a string")
-        invalid = jsonschema.exceptions.best_match(validator.iter_errors(declaration))
-        if invalid is not None:
-            where = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
-            raise DeclarationError(f"{path}: metric {name!r}{where}: {invalid.message}")
-        facts = {key: value for key, value in declaration.items() if key != "kind"}
-        if "series" in facts and _series_groups(name) != 1:
-            raise DeclarationError(f"{path}: metric {name!r}: a series name is a regular expression with one group")
-        displays.append(MetricDisplay(name, **facts, **KINDS[declaration["kind"]]))
-    return tuple(displays)
+    return document["metrics"]
+
+
+def _metric_display(
+    path: Path, validator: jsonschema.Draft202012Validator, name: Any, declaration: Any
+) -> MetricDisplay:
+    """One metric's declaration, checked against the schema (errors name the file, the metric and the key)."""
+    if not isinstance(name, str):
+        raise DeclarationError(f"{path}: metric name {name!r} is not a string")
+    invalid = jsonschema.exceptions.best_match(validator.iter_errors(declaration))
+    if invalid is not None:
+        where = f", key {invalid.absolute_path[0]!r}" if invalid.absolute_path else ""
+        raise DeclarationError(f"{path}: metric {name!r}{where}: {invalid.message}")
+    facts = {key: value for key, value in declaration.items() if key != "kind"}
+    if "series" in facts and _series_groups(name) != 1:
+        raise DeclarationError(f"{path}: metric {name!r}: a series name is a regular expression with one group")
+    return MetricDisplay(name, **facts, **KINDS[declaration["kind"]])
 
 
 def _series_groups(name: str) -> int:

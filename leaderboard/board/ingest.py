@@ -200,11 +200,7 @@ def _group_entry(
             continue  # group counts are recomputed below from the leaves
         official = _official(run, group, key)
         name = _display(metric, filter_name)
-        per_task = [
-            (values[task][name], int(entries[task]["n_instances"]))
-            for task in leaves
-            if name in values[task] and values[task][name].size
-        ]
+        per_task = _leaf_values(name, leaves, entries, values)
         metrics[name] = {
             "score": official,
             "ci95": group_interval(official, per_task, bootstrap) if per_task else None,
@@ -214,18 +210,34 @@ def _group_entry(
         }
         progress.update(1)
     counts = _summed_counts(entries, leaves)
-    originals = [entries[task]["n_original"] for task in leaves]
     return {
         "kind": "group",
         "alias": str(results.get("alias", group)),
         "version": task_version(run, group),
         "subtasks": leaves,
         "n_instances": int(sum(entries[task]["n_instances"] for task in leaves)),
-        "n_original": int(sum(originals)) if originals and None not in originals else None,
+        "n_original": _summed_originals(entries, leaves),
         "unparseable": _integral(sum(float(entries[task]["unparseable"]) for task in leaves)),
         "metrics": metrics,
         "counts": counts,
     }
+
+
+def _leaf_values(
+    name: str, leaves: list[str], entries: Mapping[str, dict[str, Any]], values: Mapping[str, Mapping[str, np.ndarray]]
+) -> list[tuple[np.ndarray, int]]:
+    """``(per-instance values, instances)`` of metric ``name`` in each leaf task that has any."""
+    return [
+        (values[task][name], int(entries[task]["n_instances"]))
+        for task in leaves
+        if name in values[task] and values[task][name].size
+    ]
+
+
+def _summed_originals(entries: Mapping[str, dict[str, Any]], leaves: list[str]) -> int | None:
+    """A group's original instances: the sum over its leaves, ``None`` if a leaf does not know its own."""
+    originals = [entries[task]["n_original"] for task in leaves]
+    return int(sum(originals)) if originals and None not in originals else None
 
 
 def _summed_counts(entries: Mapping[str, dict[str, Any]], leaves: list[str]) -> dict[str, dict[str, Any]]:
@@ -304,13 +316,7 @@ def build_row(
 
 def identity_from_results(run: RunOutput, **overrides: Any) -> ModelIdentity:
     """The identity lm-eval recorded in ``config`` (``model``, ``model_args``), with overrides."""
-    config = run.results["config"]
-    backend = config.get("model")
-    if not isinstance(backend, str) or not backend:
-        raise ValueError(f"{run.results_path}: field 'config.model' missing or not a string")
-    model_args = config.get("model_args")
-    if model_args is not None and not isinstance(model_args, (str, dict)):
-        raise ValueError(f"{run.results_path}: field 'config.model_args' must be a string or an object")
+    backend, model_args = _recorded_model(run)
     for key, value in overrides.items():
         if isinstance(value, str):
             check_name(value, f"--{key}")
@@ -321,6 +327,18 @@ def identity_from_results(run: RunOutput, **overrides: Any) -> ModelIdentity:
     for key in ("name", "backend", "revision", "precision"):
         check_name(getattr(identity, key), f"{run.results_path}: model {key} (from field 'config.model_args')")
     return identity
+
+
+def _recorded_model(run: RunOutput) -> tuple[str, str | dict[str, Any] | None]:
+    """The backend and model arguments lm-eval recorded in ``config``, checked (file and field named)."""
+    config = run.results["config"]
+    backend = config.get("model")
+    if not isinstance(backend, str) or not backend:
+        raise ValueError(f"{run.results_path}: field 'config.model' missing or not a string")
+    model_args = config.get("model_args")
+    if model_args is not None and not isinstance(model_args, (str, dict)):
+        raise ValueError(f"{run.results_path}: field 'config.model_args' must be a string or an object")
+    return backend, model_args
 
 
 #: How many redacted fields the warning of :func:`without_credentials` names.

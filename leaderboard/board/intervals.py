@@ -110,6 +110,28 @@ def group_statistic(values: np.ndarray, task_of: np.ndarray, task_weights: np.nd
     return statistic
 
 
+def _official_weights(official: float, per_task: list[tuple[np.ndarray, int]]) -> np.ndarray | None:
+    """The task weights that reproduce lm-eval's group score: equal, else by size; ``None`` if neither does."""
+    means = np.array([values.mean() for values, _ in per_task])
+    sizes = np.array([size for _, size in per_task], dtype=float)
+    if math.isclose(float(means.mean()), official, rel_tol=1e-9, abs_tol=1e-9):
+        return np.full(len(per_task), 1.0 / len(per_task))
+    if sizes.sum() > 0 and math.isclose(
+        float((sizes * means).sum() / sizes.sum()), official, rel_tol=1e-9, abs_tol=1e-9
+    ):
+        return sizes / sizes.sum()
+    return None
+
+
+def _task_samples(per_task: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, ...]:
+    """One sample per task: the indices of its instances in the concatenated values (a lone instance twice)."""
+    starts = np.cumsum([0] + [task_values.size for task_values, _ in per_task])
+    return tuple(
+        np.arange(start, stop) if stop - start > 1 else np.array([start, start])
+        for start, stop in zip(starts[:-1], starts[1:])
+    )
+
+
 def group_interval(
     official: float, per_task: list[tuple[np.ndarray, int]], bootstrap: BootstrapSettings
 ) -> list[float] | None:
@@ -119,15 +141,8 @@ def group_interval(
     size weight). Returns ``None`` when neither weighting reproduces ``official`` or there are
     fewer than 2 instances.
     """
-    means = np.array([values.mean() for values, _ in per_task])
-    sizes = np.array([size for _, size in per_task], dtype=float)
-    if math.isclose(float(means.mean()), official, rel_tol=1e-9, abs_tol=1e-9):
-        weights = np.full(len(per_task), 1.0 / len(per_task))
-    elif sizes.sum() > 0 and math.isclose(
-        float((sizes * means).sum() / sizes.sum()), official, rel_tol=1e-9, abs_tol=1e-9
-    ):
-        weights = sizes / sizes.sum()
-    else:
+    weights = _official_weights(official, per_task)
+    if weights is None:
         return None
     values = np.concatenate([task_values for task_values, _ in per_task])
     if values.size < 2:
@@ -139,11 +154,7 @@ def group_interval(
     # One sample per task: the indices of its instances in `values`, resampled within the task. A
     # task with one instance always resamples to itself; scipy wants two observations per sample,
     # so it is given that index twice (same task mean, same resamples).
-    starts = np.cumsum([0] + [task_values.size for task_values, _ in per_task])
-    samples = tuple(
-        np.arange(start, stop) if stop - start > 1 else np.array([start, start])
-        for start, stop in zip(starts[:-1], starts[1:])
-    )
+    samples = _task_samples(per_task)
 
     def stratified(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
         return statistic(np.concatenate(resampled, axis=axis), axis=axis)

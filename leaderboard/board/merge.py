@@ -19,7 +19,7 @@ from logic_consistency import __version__ as SUITE_VERSION
 from .intervals import DEFAULT_BOOTSTRAP, BootstrapSettings
 from .version import SCHEMA_VERSION
 
-__all__ = ["board_label", "boards_of", "make_document", "merge_documents", "now_iso"]
+__all__ = ["board_label", "boards_of", "make_document", "merge_documents", "now_iso", "shared_options"]
 
 TOOL = "logic-consistency leaderboard"
 
@@ -37,11 +37,17 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def shared_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The run options every task of ``settings`` has with the same value."""
+    option_sets = [entry["options"] for entry in settings["tasks"].values()]
+    first, *rest = option_sets
+    return {key: value for key, value in first.items() if all(other.get(key, object()) == value for other in rest)}
+
+
 def board_label(settings: Mapping[str, Any], board_id: str) -> str:
     """A one-line human summary of a board's settings (ends with the short settings id)."""
     tasks = settings["tasks"]
-    option_sets = [entry["options"] for entry in tasks.values()]
-    shared = {k: v for k, v in option_sets[0].items() if all(o.get(k, object()) == v for o in option_sets[1:])}
+    shared = shared_options(settings)
     parts = [
         f"{len(tasks)} task{'s' if len(tasks) != 1 else ''}",
         f"limit {_fmt(settings['limit'])}",
@@ -158,20 +164,8 @@ def merge_documents(
             f"rows {incoming['bootstrap']}; use the same --n-resamples/--confidence/--bootstrap-seed "
             f"or a new output folder"
         )
-    rows: dict[str, dict[str, Any]] = {row["row_id"]: row for row in current["rows"]}
-    for row in incoming["rows"]:
-        kept = rows.get(row["row_id"])
-        if kept is None or row["measured_at"] >= kept["measured_at"]:
-            rows[row["row_id"]] = row
-    latest_measured: dict[str, str] = {}
-    for row in rows.values():
-        name = row["model"]["name"]
-        latest_measured[name] = max(latest_measured.get(name, ""), row["measured_at"])
-    failures = [
-        failure
-        for failure in [*current["failures"], *incoming["failures"]]
-        if failure["failed_at"] > latest_measured.get(failure["name"], "")
-    ]
+    rows = _newest_rows(current["rows"], incoming["rows"])
+    failures = _failures_after_rows([*current["failures"], *incoming["failures"]], rows.values())
     nights = {entry["night"]: entry for entry in current["nights"]}
     nights.update({entry["night"]: entry for entry in incoming["nights"]})
     document = make_document(
@@ -179,6 +173,25 @@ def merge_documents(
     )
     document["nights"] = [copy.deepcopy(nights[night]) for night in sorted(nights)]
     return document
+
+
+def _newest_rows(current: Iterable[dict[str, Any]], incoming: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per ``row_id``, the most recently measured row (``incoming`` wins ties)."""
+    rows: dict[str, dict[str, Any]] = {row["row_id"]: row for row in current}
+    for row in incoming:
+        kept = rows.get(row["row_id"])
+        if kept is None or row["measured_at"] >= kept["measured_at"]:
+            rows[row["row_id"]] = row
+    return rows
+
+
+def _failures_after_rows(failures: Iterable[dict[str, Any]], rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The failures of a model after its latest measured row (all of a model without a row)."""
+    latest_measured: dict[str, str] = {}
+    for row in rows:
+        name = row["model"]["name"]
+        latest_measured[name] = max(latest_measured.get(name, ""), row["measured_at"])
+    return [failure for failure in failures if failure["failed_at"] > latest_measured.get(failure["name"], "")]
 
 
 def _bootstrap_of(document: Mapping[str, Any]) -> BootstrapSettings:

@@ -15,6 +15,7 @@ from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex, short_id
+from .merge import shared_options
 from .nights import check_timestamp
 from .results import RunOutput
 
@@ -210,21 +211,22 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _shared_options(settings: Mapping[str, Any]) -> dict[str, Any]:
-    option_sets = [entry["options"] for entry in settings["tasks"].values()]
-    first, *rest = option_sets
-    return {key: value for key, value in first.items() if all(other.get(key, object()) == value for other in rest)}
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _run_time_seconds(value: Any) -> float | None:
+    """lm-eval's ``total_evaluation_time_seconds`` as a number >= 0, else ``None``."""
+    try:
+        seconds = float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds is None or seconds >= 0 else None
 
 
 def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
     results, config = run.results, run.results["config"]
-    shared = _shared_options(settings)
-    max_items, seed = shared.get("max_items"), shared.get("seed")
-    run_time = results.get("total_evaluation_time_seconds")
-    try:
-        run_time_seconds = float(run_time) if run_time is not None else None
-    except (TypeError, ValueError):
-        run_time_seconds = None
+    shared = shared_options(settings)
     hashes = results.get("task_hashes") or {}
     return {
         "suite_version": settings["suite_version"],
@@ -240,11 +242,11 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "system_instruction_sha": _string(results.get("system_instruction_sha")),
         "fewshot_as_multiturn": _flag(results.get("fewshot_as_multiturn")),
         "limit": settings["limit"],
-        "items_per_instance": max_items if isinstance(max_items, int) and not isinstance(max_items, bool) else None,
-        "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        "items_per_instance": _integer(shared.get("max_items")),
+        "seed": _integer(shared.get("seed")),
         "run_options": shared,
         "date": _date(run),
-        "run_time_seconds": run_time_seconds if run_time_seconds is None or run_time_seconds >= 0 else None,
+        "run_time_seconds": _run_time_seconds(results.get("total_evaluation_time_seconds")),
         # by declaration, never the folder it lies in (a home folder): local:<SHA-256 of the path>/<file name>
         "results_file": public_path(str(run.results_path)),
         "batch_size": config.get("batch_size"),

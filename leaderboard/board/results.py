@@ -151,18 +151,23 @@ def _check_structure(path: Path, results: Any) -> dict[str, Any]:
             raise ValueError(f"{path}: field '{key}' missing; not an lm-eval results file (lm-eval >= 0.4 writes it)")
         if not isinstance(results[key], kind):
             raise ValueError(f"{path}: field '{key}' must be a JSON {kind.__name__}, got {type(results[key]).__name__}")
-    if not results["results"]:
+    _check_task_results(path, results["results"])
+    subtasks = results.get("group_subtasks", {})
+    if not isinstance(subtasks, dict) or not all(isinstance(v, list) for v in subtasks.values()):
+        raise ValueError(f"{path}: field 'group_subtasks' must map names to lists of names")
+    return results
+
+
+def _check_task_results(path: Path, task_results: dict[str, Any]) -> None:
+    """``results``: at least one task, each an object; task and metric names printable."""
+    if not task_results:
         raise ValueError(f"{path}: field 'results' is empty (the run evaluated no task)")
-    for task, metrics in results["results"].items():
+    for task, metrics in task_results.items():
         check_name(task, f"{path}: field 'results', task name")
         if not isinstance(metrics, dict):
             raise ValueError(f"{path}: field 'results.{task}' must be an object, got {type(metrics).__name__}")
         for key in metrics:
             check_name(key, f"{path}: field 'results.{task}', metric name")
-    subtasks = results.get("group_subtasks", {})
-    if not isinstance(subtasks, dict) or not all(isinstance(v, list) for v in subtasks.values()):
-        raise ValueError(f"{path}: field 'group_subtasks' must map names to lists of names")
-    return results
 
 
 def read_run(results_path: str | Path) -> RunOutput:

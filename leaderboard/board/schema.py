@@ -200,14 +200,27 @@ def _semantic_problems(document: dict[str, Any]) -> list[str]:
                 f"settings ({expected}); the settings were edited or the row is corrupt"
             )
         per_board[row["settings_id"]] += 1
-        for task, entry in row["tasks"].items():
-            for metric, value in entry["metrics"].items():
-                interval = value["ci95"]
-                if interval is not None and interval[0] > interval[1]:
-                    problems.append(
-                        f"$.rows[{index}].tasks.{task}.metrics.{metric}.ci95: low {interval[0]} > high {interval[1]}"
-                    )
-    boards = {board["settings_id"]: board for board in document.get("boards", [])}
+        problems += _interval_problems(index, row)
+    return problems + _board_problems(document.get("boards", []), per_board)
+
+
+def _interval_problems(index: int, row: dict[str, Any]) -> list[str]:
+    """Every interval of row ``index`` whose low bound is above its high bound."""
+    problems = []
+    for task, entry in row["tasks"].items():
+        for metric, value in entry["metrics"].items():
+            interval = value["ci95"]
+            if interval is not None and interval[0] > interval[1]:
+                problems.append(
+                    f"$.rows[{index}].tasks.{task}.metrics.{metric}.ci95: low {interval[0]} > high {interval[1]}"
+                )
+    return problems
+
+
+def _board_problems(board_list: list[dict[str, Any]], per_board: Counter[str]) -> list[str]:
+    """Boards that disagree with the rows: missing, with another row count, or with no row."""
+    problems = []
+    boards = {board["settings_id"]: board for board in board_list}
     for board_id, count in per_board.items():
         if board_id not in boards:
             problems.append(f"$.boards: no board for settings_id {board_id} used by {count} row(s)")

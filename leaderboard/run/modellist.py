@@ -321,26 +321,10 @@ def _entry(
     source: Path,
     limits: Mapping[str, int] | None = None,
 ) -> ModelSpec | None:
-    where = f"{source}: models[{index}]"
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
-    if isinstance(raw.get("name"), str) and raw["name"].strip() and first_unprintable(raw["name"]) is None:
-        where = f"{source}: models[{index}] ({raw['name']})"
-    reject_unknown(raw, ENTRY_KEYS, where=where)
-    for key in ("name", "model"):
-        if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
-    check_name(raw["name"], f"{source}: models[{index}] 'name'")
-    _printable("model", raw["model"], where)
+    where = _checked_entry(raw, index, source)
     if not _declared("enabled")(raw.get("enabled", True), where):
         return None
-    settings = dict(shared)
-    for key in SETTING_KEYS:
-        if key in raw:
-            value = _check_setting(key, raw[key], where)
-            settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
-    for key, value in overrides.items():
-        settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
+    settings = _entry_settings(raw, shared, overrides, where)
     formatted_args = _model_args(raw, where)
     extra, lm_eval_options = _extra_args(raw, where)
     env = _env(raw, where)
@@ -366,6 +350,37 @@ def _entry(
     )
 
 
+def _checked_entry(raw: Any, index: int, source: Path) -> str:
+    """Check an entry's shape, keys, ``name`` and ``model``; returns how errors name it (with its name if printable)."""
+    where = f"{source}: models[{index}]"
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: expected a mapping with at least 'name' and 'model', got {raw!r}")
+    if isinstance(raw.get("name"), str) and raw["name"].strip() and first_unprintable(raw["name"]) is None:
+        where = f"{source}: models[{index}] ({raw['name']})"
+    reject_unknown(raw, ENTRY_KEYS, where=where)
+    for key in ("name", "model"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ValueError(f"{where}: '{key}' is required and must be a non-empty string")
+    check_name(raw["name"], f"{source}: models[{index}] 'name'")
+    _printable("model", raw["model"], where)
+    return where
+
+
+def _entry_settings(
+    raw: Mapping[str, Any], shared: Mapping[str, Any], overrides: Mapping[str, Any], where: str
+) -> dict[str, Any]:
+    """The settings of one entry: the file's shared ones, the entry's over them, the command line's over both
+    (``metadata`` merged key by key)."""
+    settings = dict(shared)
+    for key in SETTING_KEYS:
+        if key in raw:
+            value = _check_setting(key, raw[key], where)
+            settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
+    for key, value in overrides.items():
+        settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
+    return settings
+
+
 def load_model_list(
     path: str | os.PathLike[str] | None = None, overrides: Mapping[str, Any] | None = None
 ) -> list[ModelSpec]:
@@ -388,9 +403,7 @@ def load_model_list(
     data = _read_list_file(source)
     shared = dict(DEFAULTS)
     shared.update({key: _check_setting(key, data[key], str(source)) for key in SETTING_KEYS if key in data})
-    checked_overrides = {
-        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
-    }
+    checked_overrides = _checked_overrides(overrides)
     models = data.get("models")
     if not isinstance(models, list) or not models:
         raise ValueError(f"{source}: 'models' must be a non-empty list")
@@ -398,6 +411,13 @@ def load_model_list(
     specs = [_entry(raw, index, shared, checked_overrides, source, limits) for index, raw in enumerate(models)]
     unmatched_limits(limits, {_endpoint(raw) for raw in models}, str(source))
     return _enabled(specs, source)
+
+
+def _checked_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The command line's settings, each checked (a ``None`` value was not given)."""
+    return {
+        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
+    }
 
 
 def _read_list_file(source: Path) -> Mapping[str, Any]:

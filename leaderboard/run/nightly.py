@@ -247,15 +247,7 @@ def build(
     night = check_night(night or today())
     specs = _select(load_model_list(model_list, overrides), only)
     caches = Path(cache_dir) if cache_dir is not None else root / CACHE_DIR
-    # Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
-    # (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs).
-    check_outputs(
-        [(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")],
-        [model_list] if model_list is not None else [],
-        argument="--out",
-    )
-    for folder in (root / RUNS_DIR, caches):
-        check_writable(folder, folder=True)
+    _check_build_outputs(root, night, model_list, caches)
     # backends, model arguments, tasks: refused before the first model call (backend names only
     # against this process's registry: a custom --lm-eval may know more)
     preflight(specs, registry=lm_eval is None)
@@ -263,21 +255,8 @@ def build(
     specs = [cap_shards(spec, log, counts) for spec in specs]
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
-    executable = lm_eval or default_lm_eval()
-    if os.environ.get(ENV_SHARD):  # never a fraction of the documents as a model's row: use shards / --shards
-        log(
-            f"warning: {ENV_SHARD}={os.environ[ENV_SHARD]!r} in the environment is ignored: every run is whole "
-            "unless the model list's 'shards' or --shards splits it"
-        )
-    settings = RunSettings(
-        night=night,
-        out=root,
-        cache_dir=caches,
-        lm_eval=executable,
-        bootstrap=bootstrap,
-        embedded_sha=embedded_sha,
-        credentials={name: os.environ[name] for name in sorted(set(KEY_VARIABLES.values())) if os.environ.get(name)},
-    )
+    settings = _run_settings(root, night, caches, lm_eval or default_lm_eval(), bootstrap, embedded_sha)
+    _warn_shard_environment(log)
     with (
         stop_signals_raise(),
         build_lock(
@@ -289,18 +268,68 @@ def build(
         if (root / LEADERBOARD_FILE).exists():
             load_document(root / LEADERBOARD_FILE)  # fail now, not after hours of runs
         outcomes = (executor or LocalExecutor(progress)).run(specs, settings, log=log)
-        rows = [outcome.row for outcome in outcomes if outcome.row is not None]
-        failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
         lock.check()  # a build past its deadline whose lock another build took over writes nothing
-        try:
-            document = commit(root, night, rows, failures, bootstrap=bootstrap, redactor=redactor)
-        except OutputError as error:
-            raise OutputError(
-                f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "
-                "`leaderboard ingest` once the board can be written)",
-                error.errno,
-            ) from None
+        document = _commit_outcomes(root, night, outcomes, bootstrap=bootstrap, redactor=redactor)
     return BuildResult(document, outcomes)
+
+
+def _board_outputs(root: Path, night: str) -> list[tuple[Path, str]]:
+    """The two files a build or an ingest writes: the board and tonight's history (for ``check_outputs``)."""
+    return [(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")]
+
+
+def _check_build_outputs(root: Path, night: str, model_list: str | os.PathLike[str] | None, caches: Path) -> None:
+    """Before any model runs: the board, tonight's history, lm-eval's runs and caches must be writable
+    (an OutputError here: exit status 3, not 1 "a model failed" after hours of runs)."""
+    check_outputs(_board_outputs(root, night), [model_list] if model_list is not None else [], argument="--out")
+    for folder in (root / RUNS_DIR, caches):
+        check_writable(folder, folder=True)
+
+
+def _run_settings(
+    root: Path,
+    night: str,
+    caches: Path,
+    executable: str,
+    bootstrap: BootstrapSettings,
+    embedded_sha: Callable[[str], str],
+) -> RunSettings:
+    """What every model's run shares, with the build's credentials from the key environment variables that are set."""
+    return RunSettings(
+        night=night,
+        out=root,
+        cache_dir=caches,
+        lm_eval=executable,
+        bootstrap=bootstrap,
+        embedded_sha=embedded_sha,
+        credentials={name: os.environ[name] for name in sorted(set(KEY_VARIABLES.values())) if os.environ.get(name)},
+    )
+
+
+def _warn_shard_environment(log: Callable[[str], None]) -> None:
+    """Say that a shard variable in the environment is ignored: never a fraction of the documents as a model's row
+    (use the model list's ``shards`` or ``--shards``)."""
+    if os.environ.get(ENV_SHARD):
+        log(
+            f"warning: {ENV_SHARD}={os.environ[ENV_SHARD]!r} in the environment is ignored: every run is whole "
+            "unless the model list's 'shards' or --shards splits it"
+        )
+
+
+def _commit_outcomes(
+    root: Path, night: str, outcomes: Sequence[RunOutcome], *, bootstrap: BootstrapSettings, redactor: Redactor
+) -> dict[str, Any]:
+    """Commit the rows and failures of the runs; a board that cannot be written says where the runs are kept."""
+    rows = [outcome.row for outcome in outcomes if outcome.row is not None]
+    failures = [outcome.failure for outcome in outcomes if outcome.failure is not None]
+    try:
+        return commit(root, night, rows, failures, bootstrap=bootstrap, redactor=redactor)
+    except OutputError as error:
+        raise OutputError(
+            f"{error}; tonight's runs are kept in {root / RUNS_DIR / night} (add them with "
+            "`leaderboard ingest` once the board can be written)",
+            error.errno,
+        ) from None
 
 
 def ingest_into(
@@ -323,9 +352,7 @@ def ingest_into(
     root = Path(out)
     night = check_night(night or today())
     files = files_or_folders(results_paths, RESULTS_PATTERN)
-    check_outputs(
-        [(root / LEADERBOARD_FILE, "json"), (root / HISTORY_DIR / f"{night}.json", "json")], files, argument="--out"
-    )
+    check_outputs(_board_outputs(root, night), files, argument="--out")
     rows = [
         ingest_results(
             path,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from logic_consistency.options import check_flag, reject_unknown
 
@@ -65,26 +65,40 @@ def check_resources(value: Any, where: str) -> dict[str, Any]:
     """``resources``: ``num_cpus``, ``num_gpus`` (>= 0), ``memory`` (> 0 bytes), ``custom`` {name: amount}."""
     value = optional_mapping(value, "resources", where)
     reject_unknown(value, RESOURCE_KEYS, where=f"{where}: resources")
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = _processors(value, where)
+    if "memory" in value:
+        out["memory"] = _memory(value["memory"], where)
+    custom = _custom_resources(value.get("custom", {}), where)
+    if custom:
+        out["custom"] = custom
+    return out
+
+
+def _processors(resources: Mapping[str, Any], where: str) -> dict[str, float]:
+    """``num_cpus`` and ``num_gpus`` where given: numbers >= 0."""
+    out: dict[str, float] = {}
     for key in ("num_cpus", "num_gpus"):
-        if key in value:
-            amount = value[key]
+        if key in resources:
+            amount = resources[key]
             if not (amount == 0 or _positive(amount)):
                 raise ValueError(f"{where}: resources.{key} must be a number >= 0, got {amount!r}")
             out[key] = float(amount)
-    if "memory" in value:
-        if not _positive(value["memory"]):
-            hint = " (YAML reads 200e9 as text: write 2.0e+11)" if isinstance(value["memory"], str) else ""
-            raise ValueError(
-                f"{where}: resources.memory must be a positive number of bytes, got {value['memory']!r}{hint}"
-            )
-        out["memory"] = float(value["memory"])
-    custom = value.get("custom", {})
+    return out
+
+
+def _memory(memory: Any, where: str) -> float:
+    """``memory``: a positive number of bytes (a hint where YAML read an exponent as text)."""
+    if not _positive(memory):
+        hint = " (YAML reads 200e9 as text: write 2.0e+11)" if isinstance(memory, str) else ""
+        raise ValueError(f"{where}: resources.memory must be a positive number of bytes, got {memory!r}{hint}")
+    return float(memory)
+
+
+def _custom_resources(custom: Any, where: str) -> dict[str, float]:
+    """``custom``: resource names to positive amounts."""
     if not isinstance(custom, Mapping) or not all(isinstance(k, str) and k and _positive(v) for k, v in custom.items()):
         raise ValueError(f"{where}: resources.custom must map resource names to positive amounts, got {custom!r}")
-    if custom:
-        out["custom"] = {key: float(amount) for key, amount in custom.items()}
-    return out
+    return {key: float(amount) for key, amount in custom.items()}
 
 
 #: Default ports of the schemes a ``base_url`` or an ``api_limits`` key may name.
@@ -104,22 +118,38 @@ def normalise_endpoint(text: str, *, default_scheme: str | None = None) -> str:
             the message says which.
     """
     url = urlsplit(text if "://" in text else f"//{text}")
-    scheme = url.scheme.lower() or default_scheme
-    if scheme is not None and scheme not in DEFAULT_PORTS:
-        raise ValueError(f"scheme {url.scheme!r} is not http or https")
-    try:
-        port = url.port
-    except ValueError:
-        raise ValueError("its port is not a number from 0 to 65535") from None
+    scheme = _checked_scheme(url, default_scheme)
+    port = _explicit_port(url)
     host = (url.hostname or "").lower()
     if not host:
         raise ValueError("it names no host")
     if port is None:
-        if scheme is None:
-            raise ValueError("it names no port: write host:port, or https://host for port 443")
-        port = DEFAULT_PORTS[scheme]
+        port = _default_port(scheme)
     host = "127.0.0.1" if host in LOOPBACK else host
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _checked_scheme(url: SplitResult, default_scheme: str | None) -> str | None:
+    """The URL's scheme (else ``default_scheme``) in lower case: http, https or none."""
+    scheme = url.scheme.lower() or default_scheme
+    if scheme is not None and scheme not in DEFAULT_PORTS:
+        raise ValueError(f"scheme {url.scheme!r} is not http or https")
+    return scheme
+
+
+def _explicit_port(url: SplitResult) -> int | None:
+    """The port the URL names, if any."""
+    try:
+        return url.port
+    except ValueError:
+        raise ValueError("its port is not a number from 0 to 65535") from None
+
+
+def _default_port(scheme: str | None) -> int:
+    """The default port of ``scheme``; without a scheme the port must be written."""
+    if scheme is None:
+        raise ValueError("it names no port: write host:port, or https://host for port 443")
+    return DEFAULT_PORTS[scheme]
 
 
 def check_api_limits(value: Any, where: str) -> dict[str, int]:

@@ -107,6 +107,15 @@ def parse_arguments(text: str, expected: int = 2) -> list[str]:
     """
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty answer")
+    items = [item for line in _answer_lines(text) if (item := _argument_item(line)) is not None]
+    if len(items) != expected:
+        found = {0: "none", 1: "1"}.get(len(items), str(len(items)))
+        raise ParseError(f"expected {expected} arguments (one per line), found {found}")
+    return items
+
+
+def _answer_lines(text: str) -> list[str]:
+    """The non-empty lines of an answer, without markdown; "1. first 2. second" on one line is two lines."""
     lines: list[str] = []
     for raw in _unmarkdown(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         line = raw.strip()
@@ -117,17 +126,17 @@ def parse_arguments(text: str, expected: int = 2) -> list[str]:
             lines.extend(part.strip() for part in _INLINE_SECOND.split(line, maxsplit=1))
         else:
             lines.append(line)
-    items = []
-    for line in lines:
-        if _is_commentary(line):
-            continue
-        item = _strip_quotes(_strip_item_prefixes(line))
-        if item and re.search(r"[^\W\d_]", item):  # a bare marker or number is no argument
-            items.append(item)
-    if len(items) != expected:
-        found = {0: "none", 1: "1"}.get(len(items), str(len(items)))
-        raise ParseError(f"expected {expected} arguments (one per line), found {found}")
-    return items
+    return lines
+
+
+def _argument_item(line: str) -> str | None:
+    """The argument one line states, without markers or quotes; ``None`` for commentary or a bare marker."""
+    if _is_commentary(line):
+        return None
+    item = _strip_quotes(_strip_item_prefixes(line))
+    if item and re.search(r"[^\W\d_]", item):  # a bare marker or number is no argument
+        return item
+    return None
 
 
 # ----------------------------------------------------------------------------- ranking
@@ -182,22 +191,37 @@ def _line_reference(line: str, keys: Sequence[str]) -> tuple[int | None | str, b
     only when nothing else gives a complete ranking.
     """
     line = re.sub(rf"^\s*{_BULLET}", "", line)
-    bare = _BARE.match(line)
-    if bare:
-        return int(bare.group(1)), False
-    lead = _LEAD.match(line)
-    rest = lead.group(2).strip() if lead else line.strip()
-    rest = re.sub(rf"^{_BULLET}", "", rest).strip()
-    if lead and not rest:
-        return int(lead.group(1)), False  # "3." alone on its line
-    inner = _BARE.match(rest)
-    if lead and inner:
-        return int(inner.group(1)), False  # "1. 3" / "1. Argument 3": rank number, then the index
+    index, rest = _index_line(line)
+    if index is not None:
+        return index, False
     reference = _REF_THEN_TEXT.match(rest)
     number = None
     if reference:
         number = int(reference.group(1) or reference.group(2))
         rest = reference.group(3).strip()
+    return _sentence_reference(line, rest, number, keys)
+
+
+def _index_line(line: str) -> tuple[int | None, str]:
+    """The index a line gives by number alone ("3", "3.", "1. 3", "1. Argument 3"), else ``None``; and the
+    line's text after a leading rank number."""
+    bare = _BARE.match(line)
+    if bare:
+        return int(bare.group(1)), line
+    lead = _LEAD.match(line)
+    rest = lead.group(2).strip() if lead else line.strip()
+    rest = re.sub(rf"^{_BULLET}", "", rest).strip()
+    if lead and not rest:
+        return int(lead.group(1)), rest  # "3." alone on its line
+    inner = _BARE.match(rest)
+    if lead and inner:
+        return int(inner.group(1)), rest  # "1. 3" / "1. Argument 3": rank number, then the index
+    return None, rest
+
+
+def _sentence_reference(line: str, rest: str, number: int | None, keys: Sequence[str]) -> tuple[int | None | str, bool]:
+    """What a line's text names by repeating an argument's sentence, checked against the ``number`` it
+    names (``Argument 8: <sentence>``); see :func:`_line_reference`."""
     matches = _match_sentence(rest, keys) if rest else []
     if len(matches) == 1:
         if number is not None and number != matches[0]:
@@ -241,7 +265,7 @@ def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:
         raise ParseError("empty answer")
     n_items = len(arguments)
     keys = [normalize_text(argument) for argument in arguments]
-    lines = [line for line in _unmarkdown(text).replace("\r", "\n").split("\n") if line.strip()]
+    lines = _ranking_lines(text)
     candidates = _runs_on_one_line(lines)  # 1. every run of >= 3 indices written on one line
     listed, with_weak, problems = _one_per_line(lines, keys)  # 2. one argument per line
     if len(listed) >= 3:
@@ -253,12 +277,23 @@ def parse_ranking(text: str, arguments: Sequence[str]) -> list[int]:
             return ranking
     if len(with_weak) >= 3 and with_weak != listed:
         candidates.append(with_weak)
+    raise _no_ranking_error(candidates, problems, n_items)
+
+
+def _no_ranking_error(candidates: Sequence[list[int]], problems: Sequence[str], n_items: int) -> ParseError:
+    """Why no complete ranking was read: the first wrongly named line, else no list, else the most complete one."""
     if problems:
-        raise ParseError(problems[0])
+        return ParseError(problems[0])
     if not candidates:
-        raise ParseError("no ranking found (no list of argument indices or sentences)")
-    best = max(candidates, key=lambda candidate: len(set(candidate) & set(wanted)))
-    raise ParseError(f"incomplete ranking {best}: {_describe(best, n_items)}")
+        return ParseError("no ranking found (no list of argument indices or sentences)")
+    wanted = set(range(1, n_items + 1))
+    best = max(candidates, key=lambda candidate: len(set(candidate) & wanted))
+    return ParseError(f"incomplete ranking {best}: {_describe(best, n_items)}")
+
+
+def _ranking_lines(text: str) -> list[str]:
+    """The non-empty lines of a ranking answer, without markdown."""
+    return [line for line in _unmarkdown(text).replace("\r", "\n").split("\n") if line.strip()]
 
 
 def _runs_on_one_line(lines: Sequence[str]) -> list[list[int]]:

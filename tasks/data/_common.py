@@ -28,6 +28,7 @@ __all__ = [
     "delimited_records",
     "instance_rng",
     "make_dataset_dict",
+    "pairwise_dataset",
     "pairwise_features",
     "require_id",
     "require_int",
@@ -270,6 +271,18 @@ def make_dataset_dict(rows: Sequence[Mapping[str, Any]], features: datasets.Feat
     # from_dict (not from_list) so that an empty result still gets its columns.
     columns = {name: [row[name] for row in rows] for name in features}
     return datasets.DatasetDict({"test": datasets.Dataset.from_dict(columns, features=features)})
+
+
+def pairwise_dataset(
+    rows: Iterable[Mapping[str, Any]],
+    max_items: int | None,
+    seed: int,
+    *,
+    extra: Mapping[str, datasets.features.FeatureType] | None = None,
+    context_of: Callable[[Sequence[str]], str] | None = None,
+) -> datasets.DatasetDict:
+    """A pairwise loader's result: its rows capped (:func:`apply_cap`) in the common schema plus ``extra``."""
+    return make_dataset_dict(apply_cap(rows, max_items, seed, context_of), pairwise_features(extra))
 
 
 def cap_row(

@@ -142,6 +142,20 @@ def _parse_span(fields: list[str], *, source: str, location: str, text: str, num
     if not _OFFSETS.fullmatch(offsets):
         raise DatasetFormatError(source, location, "offsets", f"{offsets!r} is not '<start> <end>[;<start> <end>...]'")
     fragments = tuple((int(start), int(end)) for start, end in (piece.split(" ") for piece in offsets.split(";")))
+    _check_fragments(fragments, offsets, source=source, location=location, text=text)
+    # brat writes a discontinuous span's text as its fragments joined by single spaces.
+    selected = " ".join(text[start:end] for start, end in fragments)
+    if span_text != selected:
+        raise DatasetFormatError(
+            source, location, "text", f"is {span_text!r}, but offsets {offsets} select {selected!r}"
+        )
+    return Event(span_id, fragments, span_text, number)
+
+
+def _check_fragments(
+    fragments: tuple[tuple[int, int], ...], offsets: str, *, source: str, location: str, text: str
+) -> None:
+    """A span's fragments lie inside the text, sorted and disjoint."""
     previous_end = 0
     for start, end in fragments:
         if not start < end <= len(text):
@@ -151,13 +165,6 @@ def _parse_span(fields: list[str], *, source: str, location: str, text: str, num
         if start < previous_end:
             raise DatasetFormatError(source, location, "offsets", f"{offsets!r}: fragments must be sorted and disjoint")
         previous_end = end
-    # brat writes a discontinuous span's text as its fragments joined by single spaces.
-    selected = " ".join(text[start:end] for start, end in fragments)
-    if span_text != selected:
-        raise DatasetFormatError(
-            source, location, "text", f"is {span_text!r}, but offsets {offsets} select {selected!r}"
-        )
-    return Event(span_id, fragments, span_text, number)
 
 
 def _parse_relation(fields: list[str], *, source: str, location: str, number: int) -> Relation:
@@ -261,13 +268,19 @@ def parse_document(txt_path: Path, ann_path: Path, document: str) -> list[Story]
             raise DatasetFormatError(
                 source, f"line {relation.line}", "Arg2", f"{relation.arg2} is in another story than {relation.arg1}"
             )
+    return [
+        Story(document, index, source, text, start, end, *_story_annotations(index, events, relations, story_of))
+        for index, (start, end) in enumerate(regions)
+    ]
 
-    stories = []
-    for index, (start, end) in enumerate(regions):
-        story_events = sorted(
-            (event for event in events.values() if story_of[event.span_id] == index),
-            key=lambda event: (event.fragments, event.line),
-        )
-        story_relations = tuple(relation for relation in relations if story_of[relation.arg1] == index)
-        stories.append(Story(document, index, source, text, start, end, tuple(story_events), story_relations))
-    return stories
+
+def _story_annotations(
+    index: int, events: dict[str, Event], relations: list[Relation], story_of: dict[str, int]
+) -> tuple[tuple[Event, ...], tuple[Relation, ...]]:
+    """Story ``index``'s events (in text order) and relations."""
+    story_events = sorted(
+        (event for event in events.values() if story_of[event.span_id] == index),
+        key=lambda event: (event.fragments, event.line),
+    )
+    story_relations = tuple(relation for relation in relations if story_of[relation.arg1] == index)
+    return tuple(story_events), story_relations

@@ -30,11 +30,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     instance_rng,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
 )
 from .brat import BEFORE_RELATIONS, RELATION_TYPES, Event, Relation, Story, parse_document
 
@@ -167,11 +165,7 @@ def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, s
     """Kahn's algorithm, always taking the available event mentioned first (a stable topological sort):
     the order, and the events left on a cycle (sorted; empty when there is none)."""
     position = {span_id: rank for rank, span_id in enumerate(narrative)}
-    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
-    indegree = dict.fromkeys(narrative, 0)
-    for first, second in edges:
-        successors[first].append(second)
-        indegree[second] += 1
+    successors, indegree = _before_graph(narrative, edges)
     ready = [(position[span_id], span_id) for span_id in narrative if indegree[span_id] == 0]
     heapq.heapify(ready)
     result: list[str] = []
@@ -184,6 +178,18 @@ def _stable_topological_order(narrative: list[str], edges: Iterable[tuple[str, s
                 heapq.heappush(ready, (position[successor], successor))
     stuck = sorted(span_id for span_id in narrative if indegree[span_id] > 0) if len(result) != len(narrative) else []
     return result, stuck
+
+
+def _before_graph(
+    narrative: list[str], edges: Iterable[tuple[str, str]]
+) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Each event's successors (in edge order) and its number of predecessors."""
+    successors: dict[str, list[str]] = {span_id: [] for span_id in narrative}
+    indegree = dict.fromkeys(narrative, 0)
+    for first, second in edges:
+        successors[first].append(second)
+        indegree[second] += 1
+    return successors, indegree
 
 
 def _counted_events(story: Story, count_events: str) -> int:
@@ -367,5 +373,4 @@ def load(
         )
     _log_order_disagreements(kept, order)
     rows = [_story_row(story, order, seed) for story in kept]
-    capped = apply_cap(rows, max_items, seed, context_of=_context)
-    return make_dataset_dict(capped, pairwise_features())
+    return pairwise_dataset(rows, max_items, seed, context_of=_context)

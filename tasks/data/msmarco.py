@@ -30,11 +30,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     jsonl_objects,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
     require_id,
     require_records,
     require_str,
@@ -123,16 +121,8 @@ def _row(record: Any, answer: Any, *, source: str, line: int, passages: int) -> 
         raise DatasetFormatError(
             source, f"entry {line - 1}", None, f"must be the GPT-3.5 answer string (a ranking), got {answer!r:.40}"
         )
-    texts, ids = [], []
-    for k, passage in enumerate(retrieved):
-        field = f"retrieved_passages[{k}]"
-        if not isinstance(passage, dict):
-            raise DatasetFormatError(source, location, field, "must be an object")
-        texts.append(require_str(passage.get("text"), source=source, location=location, field=f"{field}.text"))
-        ids.append(require_id(passage.get("docid"), source=source, location=location, field=f"{field}.docid"))
-    order = parse_permutation(answer, len(retrieved))  # over every retrieved passage, as GPT-3.5 ranked them
-    kept = [k for k in order if k < passages]  # the first ``passages`` retrieved, in GPT-3.5's order
-    score = {k: float(len(kept) - 1 - place) for place, k in enumerate(kept)}
+    texts, ids = _passages(retrieved, source=source, location=location)
+    score = _ranking_scores(answer, len(retrieved), passages)
     n = min(passages, len(retrieved))
     if len(set(ids[:n])) != n:
         raise DatasetFormatError(source, location, "retrieved_passages", "repeats a docid among the kept passages")
@@ -144,6 +134,25 @@ def _row(record: Any, answer: Any, *, source: str, line: int, passages: int) -> 
         "human_scores": [score[k] for k in range(n)],
         "aspect": "relevance",
     }
+
+
+def _ranking_scores(answer: str, retrieved: int, passages: int) -> dict[int, float]:
+    """The first ``passages`` retrieved passages' scores by their place in GPT-3.5's ranking (best highest)."""
+    order = parse_permutation(answer, retrieved)  # over every retrieved passage, as GPT-3.5 ranked them
+    kept = [k for k in order if k < passages]  # the first ``passages`` retrieved, in GPT-3.5's order
+    return {k: float(len(kept) - 1 - place) for place, k in enumerate(kept)}
+
+
+def _passages(retrieved: list[Any], *, source: str, location: str) -> tuple[list[str], list[str]]:
+    """The texts and docids of a query's retrieved passages."""
+    texts, ids = [], []
+    for k, passage in enumerate(retrieved):
+        field = f"retrieved_passages[{k}]"
+        if not isinstance(passage, dict):
+            raise DatasetFormatError(source, location, field, "must be an object")
+        texts.append(require_str(passage.get("text"), source=source, location=location, field=f"{field}.text"))
+        ids.append(require_id(passage.get("docid"), source=source, location=location, field=f"{field}.docid"))
+    return texts, ids
 
 
 def load_with_source(
@@ -235,4 +244,4 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
     """
     check_options(max_items, seed)
     rows, _ = load_part(None, "test")
-    return make_dataset_dict(apply_cap(rows, max_items, seed), pairwise_features({HALF: datasets.Value("string")}))
+    return pairwise_dataset(rows, max_items, seed, extra={HALF: datasets.Value("string")})

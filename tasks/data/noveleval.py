@@ -25,11 +25,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     delimited_records,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
     require_int,
     require_records,
     require_str,
@@ -146,4 +144,4 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
     check_options(max_items, seed)
     paths = _source.resolve_files(LOCAL_DIR, FILES, BASE_URL)
     rows = _build_rows(paths)
-    return make_dataset_dict(apply_cap(rows, max_items, seed), pairwise_features())
+    return pairwise_dataset(rows, max_items, seed)

@@ -68,27 +68,8 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
     Raises:
         DatasetFormatError: a field is missing or malformed (named in the message).
     """
-    info = record.get("info")
-    if not isinstance(info, Mapping):
-        raise DatasetFormatError(source, location, "info", "must be an object")
-    if "id" not in info:
-        raise DatasetFormatError(source, location, "info.id", "is missing")
-    instance_id = require_id(info["id"], source=source, location=location, field="info.id")
-    context = info.get("post") or info.get("article")
-    context = require_str(context, source=source, location=location, field="info.post/info.article")
-    title = info.get("title")
-    if isinstance(title, str) and title.strip():
-        context = f"{title.strip()}\n\n{context}"
-    summaries = record.get("summaries")
-    if not isinstance(summaries, list) or len(summaries) != 2:
-        raise DatasetFormatError(source, location, "summaries", "must be a list of two summaries")
-    texts = []
-    for index, summary in enumerate(summaries):
-        if not isinstance(summary, Mapping):
-            raise DatasetFormatError(source, location, f"summaries[{index}]", "must be an object")
-        texts.append(
-            require_str(summary.get("text"), source=source, location=location, field=f"summaries[{index}].text")
-        )
+    instance_id, context = _post(record.get("info"), source=source, location=location)
+    texts = _summary_texts(record.get("summaries"), source=source, location=location)
     choice = record.get("choice")
     if type(choice) is not int or choice not in (0, 1):  # 1.0 or True would index the summaries by accident
         raise DatasetFormatError(source, location, "choice", f"must be 0 or 1, got {choice!r:.40}")
@@ -104,6 +85,35 @@ def parse_record(record: Mapping[str, Any], *, source: str, location: str) -> Fe
         text_b=texts[1],
         winner=ids[choice],
     )
+
+
+def _post(info: Any, *, source: str, location: str) -> tuple[str, str]:
+    """A record's ``info``: its id, and the post (or article) under its title, if any."""
+    if not isinstance(info, Mapping):
+        raise DatasetFormatError(source, location, "info", "must be an object")
+    if "id" not in info:
+        raise DatasetFormatError(source, location, "info.id", "is missing")
+    instance_id = require_id(info["id"], source=source, location=location, field="info.id")
+    context = info.get("post") or info.get("article")
+    context = require_str(context, source=source, location=location, field="info.post/info.article")
+    title = info.get("title")
+    if isinstance(title, str) and title.strip():
+        context = f"{title.strip()}\n\n{context}"
+    return instance_id, context
+
+
+def _summary_texts(summaries: Any, *, source: str, location: str) -> list[str]:
+    """The texts of a record's two ``summaries``."""
+    if not isinstance(summaries, list) or len(summaries) != 2:
+        raise DatasetFormatError(source, location, "summaries", "must be a list of two summaries")
+    texts = []
+    for index, summary in enumerate(summaries):
+        if not isinstance(summary, Mapping):
+            raise DatasetFormatError(source, location, f"summaries[{index}]", "must be an object")
+        texts.append(
+            require_str(summary.get("text"), source=source, location=location, field=f"summaries[{index}].text")
+        )
+    return texts
 
 
 def _read_jsonl(path: Path) -> Iterator[FeedbackComparison]:

@@ -24,11 +24,9 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import _source
 from ._common import (
     DatasetFormatError,
-    apply_cap,
     check_options,
     jsonl_objects,
-    make_dataset_dict,
-    pairwise_features,
+    pairwise_dataset,
     require_records,
     require_score,
     require_str,
@@ -154,4 +152,4 @@ def load(
     else:
         rows, source = _read_hub(aspect), f"hub dataset {HUB_PATH} (split {HUB_SPLIT})"
     _check_unique_ids(rows, source)
-    return make_dataset_dict(apply_cap(rows, max_items, seed), pairwise_features())
+    return pairwise_dataset(rows, max_items, seed)

@@ -99,36 +99,43 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
     source = str(path)
     text = read_text(path)
     decoder = json.JSONDecoder()
-
-    def skip(position: int) -> int:
-        while position < len(text) and text[position] in " \t\r\n":
-            position += 1
-        return position
-
-    position = skip(0)
+    position = _skip_space(text, 0)
     if position >= len(text) or text[position] != "[":
         raise DatasetFormatError(source, f"line {_line_of(text, position)}", None, "must hold a JSON list of objects")
-    position = skip(position + 1)
-    if position < len(text) and text[position] == "]":
+    first = _skip_space(text, position + 1)
+    if first < len(text) and text[first] == "]":
         return
-    while True:
+    next_position: int | None = first
+    while next_position is not None:
+        position = next_position
         try:
             element, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise DatasetFormatError(source, f"line {error.lineno}", None, f"is not valid JSON ({error.msg})") from None
         yield _line_of(text, position), element
-        position = skip(end)
-        if position < len(text) and text[position] == ",":
-            position = skip(position + 1)
-        elif position < len(text) and text[position] == "]":
-            if skip(position + 1) != len(text):
-                location = f"line {_line_of(text, position)}"
-                raise DatasetFormatError(source, location, None, "has text after the JSON list")
-            return
-        else:
-            raise DatasetFormatError(
-                source, f"line {_line_of(text, position)}", None, "is not valid JSON (expected ',' or ']')"
-            )
+        next_position = _after_element(text, _skip_space(text, end), source)
+
+
+def _skip_space(text: str, position: int) -> int:
+    """The first position from ``position`` on that is not JSON whitespace."""
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _after_element(text: str, position: int, source: str) -> int | None:
+    """After an array element: where the next one starts (after ``,``), or ``None`` at the array's end
+    (``]``, then nothing but whitespace)."""
+    if position < len(text) and text[position] == ",":
+        return _skip_space(text, position + 1)
+    if position < len(text) and text[position] == "]":
+        if _skip_space(text, position + 1) != len(text):
+            location = f"line {_line_of(text, position)}"
+            raise DatasetFormatError(source, location, None, "has text after the JSON list")
+        return None
+    raise DatasetFormatError(
+        source, f"line {_line_of(text, position)}", None, "is not valid JSON (expected ',' or ']')"
+    )
 
 
 def _read_local(path: Path) -> list[dict[str, Any]]:

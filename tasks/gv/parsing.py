@@ -126,20 +126,38 @@ def split_two_answers(text: str) -> tuple[str, str]:
         raise Unparseable("empty output")
     text = _DELIMITER_ECHO.sub(" ", text)  # "(delimited by ||)" restated from the instruction
     lines = [line for line in text.splitlines() if line.strip()]
+    found = _split_double_pipe(lines) or _split_labelled(text) or _split_table_row(lines)
+    if found is None:
+        raise Unparseable(f"expected two answers delimited by '||', got {text.strip()!r:.80}")
+    return found
+
+
+def _split_double_pipe(lines: Sequence[str]) -> tuple[str, str] | None:
+    """Form 1: the first two non-empty parts of the first line holding ``||`` (fewer than two: unparseable)."""
     for line in lines:
         if "||" in line:
             parts = [part for part in _DOUBLE_PIPE.split(line) if strip_labels(part)]
             if len(parts) < 2:
                 raise Unparseable(f"only one answer around '||': {line.strip()!r:.80}")
             return parts[0].strip(), parts[1].strip()
+    return None
+
+
+def _split_labelled(text: str) -> tuple[str, str] | None:
+    """Form 2: ``Correct answer: X`` and ``Incorrect|Misleading|Wrong answer: Y`` anywhere."""
     first, second = _FIRST_LABEL.search(text), _SECOND_LABEL.search(text)
     if first and second:
         return first.group(1).strip(), second.group(1).strip()
+    return None
+
+
+def _split_table_row(lines: Sequence[str]) -> tuple[str, str] | None:
+    """Form 3: the first line with exactly two non-empty parts around single ``|`` (a markdown table row)."""
     for line in lines:
         parts = [part for part in line.split("|") if part.strip()]
         if line.count("|") >= 1 and len(parts) == 2:
             return parts[0].strip(), parts[1].strip()
-    raise Unparseable(f"expected two answers delimited by '||', got {text.strip()!r:.80}")
+    return None
 
 
 # ----------------------------------------------------------------------------- answers (QA)
@@ -291,16 +309,24 @@ def parse_ab(text: str, options: Sequence[str] = ()) -> str | None:
     if _OPTION_LINE["A"].search(text) and _OPTION_LINE["B"].search(text):
         return None  # the option list echoed ("A: John\nB: Walter"): no choice made
     for raw_line in text.splitlines():
-        line = _INTERJECTION.sub("", _AB_ECHO.sub(" ", raw_line))
-        line = _NAMED_OPTION.sub(lambda match: match.group(1).upper(), line).strip()
-        if not line:
-            continue
-        choice = parse_choice(line, ("A", "B"))
+        choice = _line_ab(raw_line, keys)
         if choice is not None:
             return choice
-        key = _option_key(line)
-        if key and keys.count(key) == 1:
-            return "AB"[keys.index(key)]
+    return None
+
+
+def _line_ab(raw_line: str, keys: Sequence[str]) -> str | None:
+    """The option one line picks: a letter :func:`parse_choice` reads, else the one option the line is exactly."""
+    line = _INTERJECTION.sub("", _AB_ECHO.sub(" ", raw_line))
+    line = _NAMED_OPTION.sub(lambda match: match.group(1).upper(), line).strip()
+    if not line:
+        return None
+    choice = parse_choice(line, ("A", "B"))
+    if choice is not None:
+        return choice
+    key = _option_key(line)
+    if key and keys.count(key) == 1:
+        return "AB"[keys.index(key)]
     return None
 
 
@@ -340,17 +366,30 @@ def clean_free_text(text: str, *, first_paragraph: bool) -> str:
     """
     if not isinstance(text, str):
         raise Unparseable("output is not text")
-    lines = text.strip().splitlines()
-    skippable = (_PREAMBLE_LINE, _ONLY_INTERJECTION, _ONLY_LABEL)
-    while lines and (not lines[0].strip() or any(pattern.match(lines[0]) for pattern in skippable)):
-        lines.pop(0)  # "Sure! Here's the rewrite:", "Certainly!" or "The answer is:" on a line of its own
-    body = "\n".join(lines).strip()
-    body = _ANSWER_LABEL.sub("", _PREAMBLE_PREFIX.sub("", body, count=1), count=1)
+    body = _without_preamble(text)
     if first_paragraph:
         body = re.split(r"\n\s*\n", body.strip(), maxsplit=1)[0] if body.strip() else ""
+    body = _without_emphasis_and_quotes(body)
+    if not body:
+        raise Unparseable(f"no content after removing the preamble: {text.strip()!r:.80}")
+    return body
+
+
+_PREAMBLE_ONLY_LINES = (_PREAMBLE_LINE, _ONLY_INTERJECTION, _ONLY_LABEL)
+
+
+def _without_preamble(text: str) -> str:
+    """``text`` without its leading blank and preamble-only lines, a preamble prefix and an answer label."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or any(pattern.match(lines[0]) for pattern in _PREAMBLE_ONLY_LINES)):
+        lines.pop(0)  # "Sure! Here's the rewrite:", "Certainly!" or "The answer is:" on a line of its own
+    body = "\n".join(lines).strip()
+    return _ANSWER_LABEL.sub("", _PREAMBLE_PREFIX.sub("", body, count=1), count=1)
+
+
+def _without_emphasis_and_quotes(body: str) -> str:
+    """``body`` without markdown emphasis and one pair of enclosing quotes."""
     body = re.sub(r"\*\*|__", "", body).strip()
     if len(body) >= 2 and body[0] in _QUOTES and body[-1] in _QUOTES:
         body = body[1:-1].strip()
-    if not body:
-        raise Unparseable(f"no content after removing the preamble: {text.strip()!r:.80}")
     return body

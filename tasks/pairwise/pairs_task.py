@@ -29,6 +29,7 @@ from logic_consistency.harness_ext.task.base import total
 from logic_consistency.harness_ext.task.current_run import call_once, start_build
 from logic_consistency.metrics import UndefinedMetricError
 from logic_consistency.metrics.pairs import PairsSorter
+from logic_consistency.metrics.pairs_sort import PairsSearch
 from logic_consistency.tasks.answers import first_option_probability
 from logic_consistency.tasks.pairwise.cost import pairs_notes
 from logic_consistency.tasks.pairwise.prebuilt import PrebuiltTask
@@ -76,81 +77,63 @@ class PairsRankingTask(PrebuiltTask):
     def _probability(self, doc: dict[str, Any], pair: tuple[int, int], responses: Sequence[Any]) -> float:
         return first_option_probability(responses[0][0], responses[1][0])
 
-    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: C901 - the PairS merge rounds: one loop over rounds with the batch, memo and cache steps together  # noqa: D102
+    def build_all_requests(self, **kwargs: Any) -> None:  # noqa: D102 - the PairS merge rounds, then lm-eval's build
         lm, docs = start_build(self, kwargs, model_needed_for="asks the model between merge rounds")
-        states: dict[int, dict[str, Any]] = {}
-        runs, seed, search = self.options.pairs_runs, self.options.seed, self.options.pairs_search
-        for doc_id, doc in docs:
-            memo: dict[tuple[int, int], float] = {}
-            n = len(doc["items"])
-            sorters = {
-                name: PairsSorter(
-                    n,
-                    calibrated=calibrated,
-                    runs=runs,
-                    seed=seed,
-                    memo=memo,
-                    search=search,
-                )
-                for name, calibrated in (("raw", False), ("calibrated", True))
-            }
-            states[doc_id] = {"doc": doc, "memo": memo, "sorters": sorters, "rounds": 0, "missing": None}
-        delimiter = self.continuation_delimiter()
+        states = {doc_id: self._start_sorting(doc) for doc_id, doc in docs}
         round_number = 0
-        while True:
-            batch: list[tuple[int, tuple[int, int]]] = []
-            for doc_id, state in states.items():
-                wanted = sorted({p for s in state["sorters"].values() for p in s.wanted()})
-                if wanted:
-                    state["rounds"] += 1
-                batch += [(doc_id, pair) for pair in wanted]
-            if not batch:
-                break
+        while batch := _next_round(states):
             round_number += 1
-            requests: list[Instance] = []
-            for doc_id, (i, j) in batch:
-                doc = states[doc_id]["doc"]
-                context = self.format_prompt(self.render("normal", doc, i, j))
-                for choice in self.options.choices:
-                    requests.append(
-                        Instance(
-                            "loglikelihood",
-                            doc,
-                            (context, f"{delimiter}{choice}"),
-                            len(requests),
-                            (self.config.task, doc_id, 1),
-                        )
-                    )
+            requests = self._round_requests(states, batch)
             eval_logger.info("[%s] PairS round %d: %d comparisons", self.config.task, round_number, len(batch))
             responses = call_once(lm, "loglikelihood", requests)
             for k, (doc_id, pair) in enumerate(batch):
-                if (missing := count_missing(responses[2 * k : 2 * k + 2])) is not None:
-                    states[doc_id]["missing"] = (states[doc_id]["missing"] or 0) + missing
-                states[doc_id]["memo"][pair] = self._probability(
-                    states[doc_id]["doc"], pair, responses[2 * k : 2 * k + 2]
-                )
-        self._docs = {}
-        for doc_id, state in states.items():
-            doc, n = state["doc"], len(state["doc"]["items"])
-            record: dict[str, Any] = {
-                "search": dataclasses.asdict(search),
-                "rounds": state["rounds"],
-                MISSING_METRIC: state["missing"],
-                "model_calls": len(state["memo"]),
-                TIES_METRIC: sum(1 for p in state["memo"].values() if p == 0.5),
-                "comparisons": {name: s.counts for name, s in state["sorters"].items()},
-                "orders": {},
-            }
-            try:
-                for name, sorter in state["sorters"].items():
-                    result = sorter.result(doc["human_scores"], model_calls=len(state["memo"]), rounds=state["rounds"])
-                    record[f"spearman_{name}"] = result.spearman
-                    record["orders"][name] = result.orders[:5]  # a few, for the sample log
-            except UndefinedMetricError as error:
-                record["undefined"] = str(error)
-            record["all_pairs"] = n * (n - 1)
-            self._docs[doc_id] = {**doc, "pairs": record}
+                self._record_answer(states[doc_id], pair, responses[2 * k : 2 * k + 2])
+        search = self.options.pairs_search
+        self._docs = {doc_id: {**state.doc, "pairs": _pairs_record(state, search)} for doc_id, state in states.items()}
         super().build_all_requests(**kwargs)
+
+    def _start_sorting(self, doc: dict[str, Any]) -> _DocSorting:
+        """One document's raw and calibrated sorters, sharing one memo of judged pairs."""
+        memo: dict[tuple[int, int], float] = {}
+        sorters = {
+            name: PairsSorter(
+                len(doc["items"]),
+                calibrated=calibrated,
+                runs=self.options.pairs_runs,
+                seed=self.options.seed,
+                memo=memo,
+                search=self.options.pairs_search,
+            )
+            for name, calibrated in (("raw", False), ("calibrated", True))
+        }
+        return _DocSorting(doc=doc, memo=memo, sorters=sorters)
+
+    def _round_requests(
+        self, states: dict[int, _DocSorting], batch: list[tuple[int, tuple[int, int]]]
+    ) -> list[Instance]:
+        """One round's requests: each pair's ``normal`` prompt with every answer choice."""
+        delimiter = self.continuation_delimiter()
+        requests: list[Instance] = []
+        for doc_id, (i, j) in batch:
+            doc = states[doc_id].doc
+            context = self.format_prompt(self.render("normal", doc, i, j))
+            for choice in self.options.choices:
+                requests.append(
+                    Instance(
+                        "loglikelihood",
+                        doc,
+                        (context, f"{delimiter}{choice}"),
+                        len(requests),
+                        (self.config.task, doc_id, 1),
+                    )
+                )
+        return requests
+
+    def _record_answer(self, state: _DocSorting, pair: tuple[int, int], responses: Sequence[Any]) -> None:
+        """Store one pair's probability in its document's memo and count a missing choice."""
+        if (missing := count_missing(responses)) is not None:
+            state.missing = (state.missing or 0) + missing
+        state.memo[pair] = self._probability(state.doc, pair, responses)
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """The PairS metrics of one instance, computed during the rounds."""
@@ -179,3 +162,48 @@ class PairsRankingTask(PrebuiltTask):
             out["pairs_spearman"] = record["spearman_raw"]
             out["pairs_spearman_calibrated"] = record["spearman_calibrated"]
         return out
+
+
+@dataclasses.dataclass
+class _DocSorting:
+    """One document's PairS sort in progress: its sorters, the memo they share, its rounds and missing choices."""
+
+    doc: dict[str, Any]
+    memo: dict[tuple[int, int], float]
+    sorters: dict[str, PairsSorter]
+    rounds: int = 0
+    missing: int | None = None
+
+
+def _next_round(states: dict[int, _DocSorting]) -> list[tuple[int, tuple[int, int]]]:
+    """The pairs every document's sorters still want, counting a round for each document that wants any."""
+    batch: list[tuple[int, tuple[int, int]]] = []
+    for doc_id, state in states.items():
+        wanted = sorted({p for s in state.sorters.values() for p in s.wanted()})
+        if wanted:
+            state.rounds += 1
+        batch += [(doc_id, pair) for pair in wanted]
+    return batch
+
+
+def _pairs_record(state: _DocSorting, search: PairsSearch) -> dict[str, Any]:
+    """The ``pairs`` record of one sorted document: counts, Spearman per sorter (or why undefined), a few orders."""
+    n = len(state.doc["items"])
+    record: dict[str, Any] = {
+        "search": dataclasses.asdict(search),
+        "rounds": state.rounds,
+        MISSING_METRIC: state.missing,
+        "model_calls": len(state.memo),
+        TIES_METRIC: sum(1 for p in state.memo.values() if p == 0.5),
+        "comparisons": {name: s.counts for name, s in state.sorters.items()},
+        "orders": {},
+    }
+    try:
+        for name, sorter in state.sorters.items():
+            result = sorter.result(state.doc["human_scores"], model_calls=len(state.memo), rounds=state.rounds)
+            record[f"spearman_{name}"] = result.spearman
+            record["orders"][name] = result.orders[:5]  # a few, for the sample log
+    except UndefinedMetricError as error:
+        record["undefined"] = str(error)
+    record["all_pairs"] = n * (n - 1)
+    return record

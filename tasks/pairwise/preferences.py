@@ -90,23 +90,7 @@ def read_preferences(path: str | Path) -> PreferenceSet:
     prefs: PreferenceSet = {}
     for number, record in read_samples(Path(path)):
         where = f"{path} line {number}"
-        for key in ("instance_id", "item_a", "item_b", "winner"):
-            if (
-                not isinstance(record.get(key), (str, int))
-                or isinstance(record.get(key), bool)
-                or str(record[key]) == ""
-            ):
-                raise ValueError(f"{where}: field '{key}' must be a non-empty string or integer id")
-        first, second, winner = str(record["item_a"]), str(record["item_b"]), str(record["winner"])
-        if first == second:
-            raise ValueError(f"{where}: item_a and item_b are the same item {first!r}")
-        if winner not in (first, second):
-            raise ValueError(
-                f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}"
-            )
-        for key in ("text_a", "text_b", "context"):
-            if record.get(key) is not None and not isinstance(record[key], str):
-                raise ValueError(f"{where}: field '{key}' must be a string")
+        first, second, winner = _checked_comparison(record, where)
         instance = prefs.setdefault(str(record["instance_id"]), Instance())
         where = f"{where}: instance_id {str(record['instance_id'])!r}"
         instance.set_context(record.get("context"), where=where)
@@ -114,6 +98,22 @@ def read_preferences(path: str | Path) -> PreferenceSet:
     if not prefs:
         raise ValueError(f"{path}: no preferences found")
     return prefs
+
+
+def _checked_comparison(record: dict[str, Any], where: str) -> tuple[str, str, str]:
+    """A preference line's ``item_a``, ``item_b`` and ``winner``, its ids and texts checked (errors name ``where``)."""
+    for key in ("instance_id", "item_a", "item_b", "winner"):
+        if not isinstance(record.get(key), (str, int)) or isinstance(record.get(key), bool) or str(record[key]) == "":
+            raise ValueError(f"{where}: field '{key}' must be a non-empty string or integer id")
+    first, second, winner = str(record["item_a"]), str(record["item_b"]), str(record["winner"])
+    if first == second:
+        raise ValueError(f"{where}: item_a and item_b are the same item {first!r}")
+    if winner not in (first, second):
+        raise ValueError(f"{where}: field 'winner' must be item_a or item_b ({first!r} or {second!r}), got {winner!r}")
+    for key in ("text_a", "text_b", "context"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise ValueError(f"{where}: field '{key}' must be a string")
+    return first, second, winner
 
 
 def from_samples(path: str | Path, choices: Sequence[str] = ("A", "B")) -> tuple[PreferenceSet, int, int]:

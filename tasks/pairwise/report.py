@@ -123,38 +123,52 @@ class LeftOut:
 
 def collect_points(runs: list[tuple[str, Path, dict[str, Any]]]) -> list[Point]:
     """One :class:`Point` per (results file, pairwise task); groups are never points."""
+    return [point for label, path, data in runs for point in _file_points(label, path, data)]
+
+
+def _file_points(label: str, path: Path, data: dict[str, Any]) -> list[Point]:
+    """The points of one results file: its pairwise tasks (with ``s_comm`` or ``self_agreement``), no group."""
+    groups = _groups(data)
+    date = data.get("date")
     points = []
-    for label, path, data in runs:
-        groups = _groups(data)
-        date = data.get("date")
-        for task, values in data["results"].items():
-            match = _TASK.match(task)
-            if not match or not isinstance(values, dict) or task in groups:
-                continue
-            metrics = {
-                key.split(",")[0]: float(value)
-                for key, value in values.items()
-                if key.endswith(",none")
-                and "_stderr" not in key
-                and isinstance(value, (int, float))
-                and not isinstance(value, bool)
-            }
-            if "s_comm" not in metrics and "self_agreement" not in metrics:
-                continue  # not a pairwise task (e.g. the PairS task)
-            variant = match["variant"] or ""
-            points.append(
-                Point(
-                    model=label,
-                    file=str(path),
-                    date=date if isinstance(date, (int, float)) else None,
-                    task=task,
-                    dataset=match["dataset"],
-                    variant=variant,
-                    template=int(variant[4:]) if variant.startswith("para") else 1,
-                    metrics=metrics,
-                )
+    for task, values in data["results"].items():
+        match = _TASK.match(task)
+        if not match or not isinstance(values, dict) or task in groups:
+            continue
+        metrics = _numeric_metrics(values)
+        if "s_comm" not in metrics and "self_agreement" not in metrics:
+            continue  # not a pairwise task (e.g. the PairS task)
+        variant = match["variant"] or ""
+        points.append(
+            Point(
+                model=label,
+                file=str(path),
+                date=date if isinstance(date, (int, float)) else None,
+                task=task,
+                dataset=match["dataset"],
+                variant=variant,
+                template=_template_number(variant),
+                metrics=metrics,
             )
+        )
     return points
+
+
+def _numeric_metrics(values: dict[str, Any]) -> dict[str, float]:
+    """A task's numeric ``<metric>,none`` values (no stderr, no boolean), by metric name."""
+    return {
+        key.split(",")[0]: float(value)
+        for key, value in values.items()
+        if key.endswith(",none")
+        and "_stderr" not in key
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+    }
+
+
+def _template_number(variant: str) -> int:
+    """NN for ``paraNN``, 1 for the plain task and every other variant."""
+    return int(variant[4:]) if variant.startswith("para") else 1
 
 
 def select_points(points: list[Point]) -> tuple[list[Point], list[LeftOut]]:
@@ -213,16 +227,26 @@ def _spread_section(series: Series) -> dict[str, Any]:
         templates = [p for p in group if p.is_template]
         if not any(p.variant.startswith("para") for p in templates):
             continue  # no paraphrase run: no spread to report
-        entry: dict[str, Any] = {}
-        for metric in SPREAD_METRICS:
-            values = [p.metrics[metric] for p in templates if p.has(metric)]
-            if values:
-                # one template has no spread: its std is undefined, null in the JSON (never NaN)
-                entry[metric] = {
-                    k: None if isinstance(v, float) and math.isnan(v) else v for k, v in spread(values).items()
-                }
-        section[f"{model} / {dataset}"] = entry
+        section[f"{model} / {dataset}"] = _template_spreads(templates)
     return section
+
+
+def _template_spreads(templates: list[Point]) -> dict[str, Any]:
+    """Each metric of :data:`SPREAD_METRICS` that some template has: its spread over those templates."""
+    entry: dict[str, Any] = {}
+    for metric in SPREAD_METRICS:
+        values = [p.metrics[metric] for p in templates if p.has(metric)]
+        if values:
+            # one template has no spread: its std is undefined, null in the JSON (never NaN)
+            entry[metric] = {
+                k: None if isinstance(v, float) and math.isnan(v) else v for k, v in spread(values).items()
+            }
+    return entry
+
+
+def _correlation_with_h(chosen: list[Point], metric: str) -> dict[str, Any]:
+    """``metric`` against human agreement H over ``chosen`` (each has both)."""
+    return _safe_correlation([p.metrics[metric] for p in chosen], [p.metrics["human_agreement"] for p in chosen])
 
 
 def _vs_human_agreement(series: Series, metric: str) -> dict[str, Any]:
@@ -232,9 +256,7 @@ def _vs_human_agreement(series: Series, metric: str) -> dict[str, Any]:
         chosen = [p for p in group if p.has(metric, "human_agreement")]
         if chosen:
             per_dataset.setdefault(dataset, {})[model] = {
-                **_safe_correlation(
-                    [p.metrics[metric] for p in chosen], [p.metrics["human_agreement"] for p in chosen]
-                ),
+                **_correlation_with_h(chosen, metric),
                 "points": [(p.task, p.metrics[metric], p.metrics["human_agreement"]) for p in chosen],
             }
     return per_dataset
@@ -254,9 +276,7 @@ def _vs_human_agreement_pooled(series: Series, metric: str) -> dict[str, Any]:
         if chosen:
             entry[dataset] = {
                 "pooled": "pooled over every model's points (not the paper's per-model Figure 5)",
-                **_safe_correlation(
-                    [p.metrics[metric] for p in chosen], [p.metrics["human_agreement"] for p in chosen]
-                ),
+                **_correlation_with_h(chosen, metric),
                 "points": [(p.model, p.task, p.metrics[metric], p.metrics["human_agreement"]) for p in chosen],
             }
     return entry
@@ -265,19 +285,29 @@ def _vs_human_agreement_pooled(series: Series, metric: str) -> dict[str, Any]:
 def _stran_vs_self_agreement(kept: list[Point], key: str) -> dict[str, Any]:
     """Per dataset, one point per model: s_tran(K) of its template-1 (else CoT) task vs its self-agreement."""
     entry: dict[str, Any] = {}
+    models = sorted({p.model for p in kept})
     for dataset in sorted({p.dataset for p in kept}):
         xs, ys, names = [], [], []
-        for model in sorted({p.model for p in kept}):
-            mine = {p.variant: p for p in kept if p.model == model and p.dataset == dataset}
-            source = mine.get("") or mine.get("para01") or mine.get("cot")
-            sampled = mine.get("cot_sc")
-            if source and sampled and source.has(key) and sampled.has("self_agreement"):
-                xs.append(source.metrics[key])
-                ys.append(sampled.metrics["self_agreement"])
+        for model in models:
+            pair = _stran_and_self_agreement(kept, model, dataset, key)
+            if pair is not None:
+                xs.append(pair[0])
+                ys.append(pair[1])
                 names.append(model)
         if xs:
             entry[dataset] = {**_safe_correlation(xs, ys), "points": list(zip(names, xs, ys, strict=True))}
     return entry
+
+
+def _stran_and_self_agreement(kept: list[Point], model: str, dataset: str, key: str) -> tuple[float, float] | None:
+    """One model's Figure 4 point on one dataset: s_tran(K) of its template-1 task (else ``para01``, else CoT)
+    and the self-agreement of its ``cot_sc`` task; ``None`` if either is missing."""
+    mine = {p.variant: p for p in kept if p.model == model and p.dataset == dataset}
+    source = mine.get("") or mine.get("para01") or mine.get("cot")
+    sampled = mine.get("cot_sc")
+    if source and sampled and source.has(key) and sampled.has("self_agreement"):
+        return source.metrics[key], sampled.metrics["self_agreement"]
+    return None
 
 
 def correlation_report(

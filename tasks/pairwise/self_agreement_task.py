@@ -17,7 +17,7 @@ re-sampling. Randomness comes from the backend's sampler, seeded by ``lm_eval --
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,16 +53,24 @@ def sample_generations(lm: Any, requests: Sequence[Instance], k: int) -> list[li
     cache = getattr(lm, "dbdict", None)
     model = getattr(lm, "lm", lm) if cache is not None else lm
     answers: list[str | None] = [cache.get(key) if cache is not None else None for key in keys]
+    _generate_missing(model, flat, answers, keys, cache)
+    return [list(answers[i * k : (i + 1) * k]) for i in range(len(requests))]  # type: ignore[arg-type]
+
+
+def _generate_missing(
+    model: Any, flat: Sequence[Instance], answers: list[str | None], keys: Sequence[str], cache: Any
+) -> None:
+    """Fill the samples the cache did not hold (``None`` in ``answers``) in one call, storing each in the cache."""
     todo = [i for i, answer in enumerate(answers) if answer is None]
     if len(todo) < len(flat):
         eval_logger.info("%d of %d samples read from the cache", len(flat) - len(todo), len(flat))
-    if todo:
-        fresh = model.generate_until([flat[i] for i in todo])
-        for i, answer in zip(todo, fresh, strict=True):
-            answers[i] = answer
-            if cache is not None:
-                cache[keys[i]] = answer
-    return [list(answers[i * k : (i + 1) * k]) for i in range(len(requests))]  # type: ignore[arg-type]
+    if not todo:
+        return
+    fresh = model.generate_until([flat[i] for i in todo])
+    for i, answer in zip(todo, fresh, strict=True):
+        answers[i] = answer
+        if cache is not None:
+            cache[keys[i]] = answer
 
 
 class SelfAgreementTask(PrebuiltTask):
@@ -126,13 +134,7 @@ class SelfAgreementTask(PrebuiltTask):
         sampled = doc["sampled_answers"]
         if len(sampled) != len(plan):
             raise ValueError(f"expected {len(plan)} sampled prompts for {doc['instance_id']}, got {len(sampled)}")
-        choices = self.options.choices
-        table = np.full((len(plan), self.samples), np.nan)
-        for row, texts in enumerate(sampled):
-            for col, text in enumerate(texts):
-                picked = parse_choice(text, choices)
-                if picked is not None:
-                    table[row, col] = 1.0 if picked == choices[0] else 0.0
+        table = self._parsed_table(sampled)
         unparseable = int(np.isnan(table).sum())
         majority = majority_choice(table)
         has_parsed = ~np.isnan(table).all(axis=1)
@@ -151,14 +153,8 @@ class SelfAgreementTask(PrebuiltTask):
             seed=self.options.seed,
             nan_policy="omit",
         )
-        for name, compute in (
-            ("self_agreement", lambda: self_agreement(table)),
-            ("position_bias", lambda: position_bias(prefs, nan_policy="omit")),
-        ):
-            try:
-                scores[name] = compute()
-            except UndefinedMetricError:
-                scores[name] = None
+        scores["self_agreement"] = _undefined_as_none(lambda: self_agreement(table))
+        scores["position_bias"] = _undefined_as_none(lambda: position_bias(prefs, nan_policy="omit"))
         out: dict[str, Any] = {
             "unparseable": unparseable,
             "n_majority_ties": ties,
@@ -166,3 +162,22 @@ class SelfAgreementTask(PrebuiltTask):
         }
         out.update(self.defined_scores(doc, scores, [name for name in self.metric_names() if name not in out]))
         return out
+
+    def _parsed_table(self, sampled: Sequence[Sequence[str]]) -> np.ndarray:
+        """Prompts x samples: 1.0 where a sample picked the first choice, 0.0 the other, NaN unparseable."""
+        choices = self.options.choices
+        table = np.full((len(sampled), self.samples), np.nan)
+        for row, texts in enumerate(sampled):
+            for col, text in enumerate(texts):
+                picked = parse_choice(text, choices)
+                if picked is not None:
+                    table[row, col] = 1.0 if picked == choices[0] else 0.0
+        return table
+
+
+def _undefined_as_none(compute: Callable[[], float]) -> float | None:
+    """``compute()``, or ``None`` where the metric is undefined for this instance."""
+    try:
+        return compute()
+    except UndefinedMetricError:
+        return None

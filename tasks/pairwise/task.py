@@ -16,7 +16,7 @@ metric undefined for an instance is left out of its values, never counted as 0 o
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -113,14 +113,7 @@ class PairwiseConsistencyTask(PromptedTask):
         loader = self.config.custom_dataset
         capped = False
         if callable(loader):
-            metadata = self.config.metadata or {}
-            own = {key: metadata[key] for key in self._loader_options if key in metadata}
-            own.update(self.config.dataset_kwargs or {})
-            named = loader_parameter_names(loader)
-            for key, value in (("seed", self.options.seed), ("max_items", self.options.max_items)):
-                if key in named:
-                    own.setdefault(key, value)
-            capped = "max_items" in named
+            own, capped = self._loader_arguments(loader)
             self.dataset = self.call_loader(loader, own)
             source = f"task {self.config.task!r}: loader {loader_name(loader)}"
         else:
@@ -135,10 +128,25 @@ class PairwiseConsistencyTask(PromptedTask):
             [n for n, split in self.dataset.items() if "human_scores" not in split.column_names],
         )
         if not capped and self.options.max_items is not None:
-            cap = {"max_items": self.options.max_items, "seed": self.options.seed}
-            self.dataset = datasets.DatasetDict(
-                {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}
-            )
+            self._cap_items(self.options.max_items)
+
+    def _loader_arguments(self, loader: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
+        """A ``custom_dataset`` loader's keyword arguments (see :meth:`download`), and whether it caps its rows."""
+        metadata = self.config.metadata or {}
+        own = {key: metadata[key] for key in self._loader_options if key in metadata}
+        own.update(self.config.dataset_kwargs or {})
+        named = loader_parameter_names(loader)
+        for key, value in (("seed", self.options.seed), ("max_items", self.options.max_items)):
+            if key in named:
+                own.setdefault(key, value)
+        return own, "max_items" in named
+
+    def _cap_items(self, max_items: int) -> None:
+        """Cap every instance's items to a seeded subset of ``max_items`` (:func:`cap_row`)."""
+        cap = {"max_items": max_items, "seed": self.options.seed}
+        self.dataset = datasets.DatasetDict(
+            {name: split.map(cap_row, fn_kwargs=cap) for name, split in self.dataset.items()}
+        )
 
     def human_metrics(self) -> list[str]:
         """The metrics of :meth:`metric_names` that compare the model with ``human_scores``."""
