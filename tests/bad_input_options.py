@@ -147,9 +147,9 @@ def _duplicate_model_args(_: Any) -> Any:
 
 
 def _duplicate_on_lm_eval_command_line(_: Any) -> Any:
-    from logic_consistency.harness_ext.models.args import check_keys_given_once
+    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
 
-    return check_keys_given_once(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
+    return check_lm_eval_argv(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
 
 
 CASES.add("--metadata with a key given twice", _duplicate_metadata, "--metadata: key 'max_items' given twice")
