@@ -27,7 +27,7 @@ from typing import Any
 from logic_consistency.secret_forms import MIN_SECRET_LENGTH, Echoes, is_placeholder, is_switch, literal_forms
 
 __all__ = [
-    "MIN_SECRET_LENGTH", "PUBLIC_QUERY_PARAMETERS", "REDACTED", "SECRET_NAMES_VARIABLE", "CredentialError", "Redactor",
+    "MIN_SECRET_LENGTH", "NOT_KEY_VARIABLES", "PUBLIC_QUERY_PARAMETERS", "REDACTED", "SECRET_NAMES_VARIABLE", "CredentialError", "Redactor",
     "find_credentials", "is_key_name", "is_secret_name", "is_switch", "key_variable", "redact",
     "refuse_credentials", "refuse_short_key", "register_header", "register_secret", "secret_environment", "url_origin",
 ]  # fmt: skip
@@ -53,12 +53,9 @@ NOT_KEY_NAMES = frozenset(
 #: URL query parameters declared public (issue 46): any other one in a URL is refused, whatever its
 #: name looks like (``?github_token=``): it is sent with every request and printed in lm-eval's errors.
 PUBLIC_QUERY_PARAMETERS = frozenset({"api-version"})  # Azure OpenAI's
-#: Environment variable names whose values are secrets (case-insensitive).
-SECRET_VARIABLE = re.compile(
-    r"^(?:OPENAI_API_KEY|ANTHROPIC_API_KEY|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|"
-    r"(?:\w*_)?(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD))$",
-    re.IGNORECASE,
-)
+#: Environment variables with a key-like name that hold no secret: the shell's working directory
+#: (``pwd`` is a password as an argument or a URL parameter, never as the variable ``PWD``).
+NOT_KEY_VARIABLES = frozenset({"PWD"})
 
 #: Where each backend reads its key (lm-eval's API models and the suite's ``lc-chat``).
 KEY_VARIABLES = {
@@ -117,14 +114,12 @@ def is_key_name(name: str) -> bool:
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a variable or argument named ``name`` holds a secret: key-like (:func:`is_key_name`, the
-    ``--model_args`` rule), a key variable a backend sends, or ``*_TOKEN`` / ``*_KEY`` / ``*_SECRET``."""
-    return is_key_name(name) or _is_key_variable(name)
-
-
-def _is_key_variable(name: str) -> bool:
-    """A process's environment: the key variables a backend sends, ``*_TOKEN``, ``*_KEY``, ... (not ``PWD``)."""
-    return name.upper() in SENT_VARIABLES or bool(SECRET_VARIABLE.match(name))
+    """Whether an environment variable (or a model list's ``env`` entry) named ``name`` holds a secret: the
+    one vocabulary of :func:`is_key_name`, as for arguments and URLs (``OPENAI_API_KEY``, ``HF_TOKEN``,
+    ``GITHUB_TOKEN``, ``DB_PASSWORD``, ``SAS_TOKEN``, ``ID_JWT``), but :data:`NOT_KEY_VARIABLES`; and every
+    variable a backend or tool sends (:data:`SENT_VARIABLES`)."""
+    upper = name.upper()
+    return upper in SENT_VARIABLES or (is_key_name(name) and upper not in NOT_KEY_VARIABLES)
 
 
 def key_variable(backend: str | None) -> str:
@@ -258,7 +253,7 @@ def secret_environment(environ: Mapping[str, str] | None = None) -> dict[str, st
         value: name
         for name, value in source.items()
         if isinstance(value, str)
-        and (name in named or _is_key_variable(name))
+        and (name in named or is_secret_name(name))
         and not is_placeholder(value)
         and not is_switch(value)
     }
@@ -347,6 +342,17 @@ class Redactor:
         kept = [(label, mark) for label, mark in self._labels if label in text] if "[redacted " in text else []
         for label, mark in kept:
             text = text.replace(label, mark)
+        text, replaced = self._secrets(text, where)
+        for mark, name in replaced:
+            text = text.replace(mark, f"[redacted {name}]")
+        for label, mark in kept:
+            text = text.replace(mark, label)
+        if not self.patterns:
+            return text
+        return self._patterns(text, where)
+
+    def _secrets(self, text: str, where: str) -> tuple[str, list[tuple[str, str]]]:
+        """``text`` with each secret's literal forms and echoes replaced by its mark, and the marks used."""
         replaced = []
         for value, mark, name in self._literals:
             if value in text:
@@ -358,13 +364,7 @@ class Redactor:
             if count:
                 replaced.append((mark, name))
                 self._note(name, where)
-        for mark, name in replaced:
-            text = text.replace(mark, f"[redacted {name}]")
-        for label, mark in kept:
-            text = text.replace(mark, label)
-        if not self.patterns:
-            return text
-        return self._patterns(text, where)
+        return text, replaced
 
     def _patterns(self, text: str, where: str) -> str:
         def userinfo(match: re.Match[str]) -> str:
@@ -405,28 +405,27 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value, where)
         if isinstance(value, Mapping):
-            out = {}
-            for key, item in value.items():
-                path = f"{where}.{key}" if where else str(key)
-                if (
-                    self.patterns
-                    and isinstance(key, str)
-                    and is_key_name(key)
-                    and isinstance(item, str)
-                    and item not in ("", REDACTED)
-                ):
-                    self._note("value", path)
-                    out[key] = REDACTED
-                else:
-                    self._check_key(key, path)
-                    out[key] = self.json(item, path)
-            return out
+            return {key: self._item(key, item, f"{where}.{key}" if where else str(key)) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
             if self.patterns and _is_key_pair(value):  # [["Authorization", "Bearer ..."]], ["api_key", "..."]
                 self._note("value", f"{where}[1]")
                 return [self.text(value[0], f"{where}[0]"), REDACTED]
             return [self.json(item, f"{where}[{index}]") for index, item in enumerate(value)]
         return value
+
+    def _item(self, key: Any, item: Any, path: str) -> Any:
+        """A mapping's value: ``REDACTED`` under a key-like key (where patterns apply), else redacted inside."""
+        if (
+            self.patterns
+            and isinstance(key, str)
+            and is_key_name(key)
+            and isinstance(item, str)
+            and item not in ("", REDACTED)
+        ):
+            self._note("value", path)
+            return REDACTED
+        self._check_key(key, path)
+        return self.json(item, path)
 
 
 def _is_key_pair(value: list[Any] | tuple[Any, ...]) -> bool:

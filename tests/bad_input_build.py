@@ -61,6 +61,21 @@ for _label, _entries, _top, _expect in [
     ("extra_args --output_pat", "  - {name: m, model: dummy, extra_args: [--output_pat, x]}\n", "", ("--output_path",)),
     ("extra_args --config", "  - {name: m, model: dummy, extra_args: [--config=c.yaml]}\n", "", ("--config",)),
     ("extra_args a typo", "  - {name: m, model: dummy, extra_args: [--num_fewshots, '1']}\n", "", ("'--num_fewshot'",)),
+    # issue 46 (leftover): glued short forms are parsed by argparse, as lm_eval parses them
+    ("extra_args -apretrained=B", "  - {name: m, model: dummy, extra_args: [-apretrained=B]}\n", "", ("--model_args",)),
+    (
+        "extra_args -sapretrained=B",
+        "  - {name: m, model: dummy, extra_args: [-sapretrained=B]}\n",
+        "",
+        ("--model_args",),
+    ),
+    ("extra_args -Cc.yaml", "  - {name: m, model: dummy, extra_args: [-Cc.yaml]}\n", "", ("--config",)),
+    (
+        "extra_args with a --gen_kwargs key given twice",
+        "  - {name: m, model: dummy, extra_args: [--gen_kwargs, temperature=0, --gen_kwargs, 'temperature=1']}\n",
+        "",
+        ("models[0] (m)", "extra_args", "--gen_kwargs: key 'temperature' given twice"),
+    ),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "604800")),
     (
         "unknown task",

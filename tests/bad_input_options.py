@@ -147,9 +147,9 @@ def _duplicate_model_args(_: Any) -> Any:
 
 
 def _duplicate_on_lm_eval_command_line(_: Any) -> Any:
-    from logic_consistency.harness_ext.models.args import check_keys_given_once
+    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
 
-    return check_keys_given_once(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
+    return check_lm_eval_argv(["--tasks", "t", "--gen_kwargs", "temperature=0,temperature=1"])
 
 
 CASES.add("--metadata with a key given twice", _duplicate_metadata, "--metadata: key 'max_items' given twice")
@@ -193,3 +193,63 @@ for _label, _argv, _expect in [
     ("--cache_requests (dill pickles)", ("--cache_requests",), ("--cache_requests", "dill pickles", "--use_cache")),
 ]:
     CASES.add(f"lm_eval {_label}", _lm_eval_argv(*_argv), *_expect, error=OptionError)
+
+
+# Issue 46 (leftover): every spelling argparse accepts is read by argparse itself, so a value glued to a
+# short option is checked like the long form.
+for _label, _argv, _expect in [
+    (
+        "a key given twice across -a and a glued -apretrained=",
+        ("-a", "pretrained=x", "-apretrained=y"),
+        ("--model_args: key 'pretrained' given twice", "'-a pretrained=x'", "'-a pretrained=y'"),
+    ),
+    ("a key given twice across -a and -a=", ("-a", "seed=1", "-a=seed=2"), ("--model_args: key 'seed' given twice",)),
+    (
+        "a key given twice across combined flags -sapretrained= and --model_args",
+        ("-sapretrained=y", "--model_args", "pretrained=z"),
+        ("--model_args: key 'pretrained' given twice", "'-a pretrained=y'"),
+    ),
+]:
+    CASES.add(f"lm_eval {_label}", _lm_eval_argv(*_argv), *_expect, error=OptionError)
+
+
+def _lm_eval_config(yaml_text: str, *argv: str) -> Callable[[Any], Any]:
+    """``lm_eval --config FILE`` (``-CFILE`` glued) with ``yaml_text`` in the file."""
+
+    def run(tmp: Any) -> Any:
+        from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
+
+        path = tmp / "config.yaml"
+        path.write_text(yaml_text, encoding="utf-8")
+        return check_lm_eval_argv(["--model", "dummy", "--tasks", "t", f"-C{path}", *argv])
+
+    return run
+
+
+for _label, _yaml, _argv, _expect in [
+    (
+        "cache_requests: true (dill pickles)",
+        "cache_requests: true\n",
+        (),
+        ("config.yaml: cache_requests", "dill pickles"),
+    ),
+    (
+        "a key repeated inside model_args",
+        "model_args:\n  pretrained: x\n  pretrained: y\n",
+        (),
+        ("--config", "config.yaml", "['pretrained'] given twice"),
+    ),
+    (
+        "a key repeated in model_args text",
+        "model_args: pretrained=x,pretrained=y\n",
+        (),
+        ("--model_args: key 'pretrained' given twice", "config.yaml: model_args"),
+    ),
+    (
+        "metadata also given on the command line (lm-eval drops the file's)",
+        "metadata: {max_items: 5, seed: 1}\n",
+        ("--metadata", "seed=2"),
+        ("lm_eval --metadata: given in", "config.yaml: metadata", "drop every key of the file's metadata"),
+    ),
+]:
+    CASES.add(f"lm_eval --config with {_label}", _lm_eval_config(_yaml, *_argv), *_expect, error=OptionError)

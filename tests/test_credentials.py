@@ -109,6 +109,30 @@ def test_secret_environment_variables() -> None:
     assert redact(text, environ) == "key [redacted OPENAI_API_KEY] and [redacted HF_TOKEN]; path /usr/bin; 1 true"
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["OPENAI_API_KEY", "HF_TOKEN", "GITHUB_TOKEN", "SAS_TOKEN", "GATEWAY_JWT", "id_jwt", "DB_PASSWD", "AUTH", "API-KEY",
+     "CLIENT_SECRET", "X_AMZ_SIGNATURE", "PAD_TOKEN", "ADD_BOS_TOKEN", "PATH", "HOME", "TOKENIZERS_PARALLELISM",
+     "SSH_AUTH_SOCK", "LANG", "OLDPWD"],
+)  # fmt: skip
+def test_one_vocabulary_of_key_names_for_variables_arguments_and_urls(name: str) -> None:
+    """Issue 46: a variable's name is judged by :func:`is_key_name`, the ``--model_args`` and URL rule."""
+    from logic_consistency.credentials import is_secret_name
+
+    assert is_secret_name(name) == is_key_name(name)
+    assert bool(secret_environment({name: SECRET})) == is_key_name(name)
+
+
+def test_the_shell_working_directory_is_no_secret_but_a_placeholder_key_is_none_either() -> None:
+    """``PWD`` (a password as an argument, the working directory as a variable) and placeholders are no secrets."""
+    from logic_consistency.credentials import NOT_KEY_VARIABLES, SENT_VARIABLES, is_secret_name
+
+    assert is_key_name("pwd") and not is_secret_name("PWD") and NOT_KEY_VARIABLES == {"PWD"}
+    assert all(is_secret_name(name) for name in SENT_VARIABLES)
+    environ = {"PWD": "/home/someone/work", "GATEWAY_TOKEN": "EMPTY", "ID_JWT": "none", "OMP_NUM_THREADS": "1"}
+    assert secret_environment(environ) == {}
+
+
 def test_redactor_text_and_json() -> None:
     line = (
         f"$ lm_eval --model_args base_url=http://u:{SECRET}@h:8/v1?api-key={SECRET}&x=1,api_key={SECRET},model=m "

@@ -35,6 +35,7 @@ from typing import IO, Any
 from logic_consistency.credentials import Redactor
 
 __all__ = [
+    "CHILD_MARKS",
     "KILL_GRACE_SECONDS",
     "STDERR_TAIL_LINES",
     "STOP_SIGNALS",
@@ -60,6 +61,9 @@ KILL_GRACE_SECONDS = 10.0
 PR_SET_PDEATHSIG = 1
 #: Signals treated like Ctrl-C: what ``timeout``, systemd, CI cancellation and a closed terminal send.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: Variables every child gets on top of its environment: the marks of the build locks this process holds
+#: (``leaderboard/run/lock.py`` sets them), so that a descendant which left the group (``setsid``) is found.
+CHILD_MARKS: dict[str, str] = {}
 
 
 class Stopped(BaseException):  # noqa: N818 - a stop request like KeyboardInterrupt, not an error
@@ -210,7 +214,7 @@ def start_child(
         stdout=stdout,
         stderr=stderr,
         cwd=cwd,
-        env=dict(env if env is not None else os.environ),
+        env={**(env if env is not None else os.environ), **CHILD_MARKS},
         start_new_session=True,
         pass_fds=tuple(pass_fds),
         preexec_fn=death_signal_setter(),

@@ -15,9 +15,8 @@ This module imports neither lm-eval nor torch. The names passed on are lm-eval 0
 from __future__ import annotations
 
 import difflib
-import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -300,29 +299,3 @@ def check_model_args(model_name: str, model_args: str) -> None:
     declaration = BACKEND_ARGS.get(model_name)
     if declaration is not None:
         check_declared(parse_model_args(model_args), declaration)
-
-
-#: ``lm_eval``'s options whose keys lm-eval merges silently when one is given twice (it keeps the last).
-_KEYED_OPTIONS = ("--model_args", "--gen_kwargs", "--metadata")
-
-
-def check_keys_given_once(argv: Sequence[str]) -> None:
-    """Refuse a key given twice in ``lm_eval``'s ``--model_args``, ``--gen_kwargs`` (``k=v,...`` or
-    JSON) or ``--metadata`` (JSON) on the command line ``argv``, before lm-eval merges them.
-
-    Raises:
-        OptionError: Naming the option and the key.
-    """
-    for index, arg in enumerate(argv):
-        flag, sep, value = arg.partition("=")
-        flag = flag.replace("-", "_").replace("__", "--", 1)
-        if flag not in _KEYED_OPTIONS or (not sep and index + 1 >= len(argv)):
-            continue
-        value = value if sep else argv[index + 1]
-        if value.lstrip().startswith("{"):
-            try:
-                json.loads(value, object_pairs_hook=functools.partial(unique_keys, where=flag))
-            except json.JSONDecodeError:  # lm-eval reports malformed JSON itself
-                continue
-        else:
-            unique_keys(((name, None) for name, _ in split_model_args(value)), where=flag)

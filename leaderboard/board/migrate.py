@@ -1,17 +1,17 @@
 """Reading boards written under an older major version of the schema (see the README's migration notes).
 
-:func:`upgrade` turns a parsed document of an older major version into the current one, in memory;
-:func:`~.schema.load_document` calls it before validating, so every command (``render``, ``validate``,
-``build`` and ``ingest`` merging into an existing board) reads old boards. The file on disk is
-rewritten in the current version only by the next ``build`` or ``ingest``.
+:func:`upgrade` turns a parsed document of an older major version into the current one, in memory, before
+:func:`~.schema.load_document` validates it, so every command reads old boards; the file on disk is
+rewritten in the current version only by the next ``build`` or ``ingest``:
 
 1.x -> 2.0: ``settings.system_instruction_sha`` and ``settings.fewshot_as_multiturn`` move to the row's
-``provenance``; ``settings_id``, ``row_id`` and ``boards`` are recomputed, so an instruct and a base model
-split onto two boards by 1.x land on one. Should two old rows become one row (they differed only in
-few-shot-as-multi-turn), the most recently measured one is kept, as a merge would.
-
+``provenance``; the ids and ``boards`` are recomputed (an instruct and a base model split by 1.x land on
+one board; of two old rows that become one, the most recent is kept).
 2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): an old one's text is
 dropped (code ``recorded_as_text``, exit status kept), its model arguments made public, its log relative.
+Every version, 3.0 too: a ``provenance.results_file`` recorded as its path (a home folder) becomes
+``local:<SHA-256 of the path>/<file name>``, as builds write it; the next build rewrites every board and
+history file this changes (:func:`needs_upgrade`).
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import copy
 import re
 from typing import Any
 
-from logic_consistency.harness_ext.publish.allowlist import public_model_args
+from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_path
 
 from .failures import failure_error
 from .identity import row_id, settings_id
 from .merge import boards_of
 from .version import SCHEMA_VERSION
 
-__all__ = ["PROMPTING_SETTINGS", "upgrade"]
+__all__ = ["PROMPTING_SETTINGS", "needs_upgrade", "upgrade"]
 
 #: 1.x settings keys that are per-row provenance since 2.0.
 PROMPTING_SETTINGS = ("system_instruction_sha", "fewshot_as_multiturn")
@@ -90,17 +90,29 @@ def _from_2(document: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def upgrade(document: Any, source: str = "<document>") -> Any:
-    """``document`` in the current schema version (a copy if it had to change; as is otherwise).
+def _keyed(row: Any) -> bool:
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("row_id"), str)
+        and isinstance(row.get("measured_at"), str)
+        and isinstance(row.get("settings"), dict)
+    )
 
-    Raises:
-        ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
-            and the row): re-keying it would hide the corruption.
-    """
-    if _major(document) == "2":
-        return _from_2(document)
-    if _major(document) != "1":
-        return document
+
+def _latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per ``row_id``, the most recently measured, in the board's order."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        kept = latest.get(row["row_id"])
+        if kept is None or row["measured_at"] >= kept["measured_at"]:
+            latest[row["row_id"]] = row
+    return sorted(
+        latest.values(),
+        key=lambda row: (row["settings_id"], str(row["model"].get("name")), row["measured_at"], row["row_id"]),
+    )
+
+
+def _from_1(document: dict[str, Any], source: str) -> Any:
     upgraded = copy.deepcopy(document)
     upgraded["schema_version"] = SCHEMA_VERSION  # so that validation names what else is wrong, if anything
     rows = upgraded.get("rows")
@@ -110,25 +122,59 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         rows = [_row_from_1(row, index, source) for index, row in enumerate(rows)]
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None
-    if not all(
-        isinstance(row, dict)
-        and isinstance(row.get("row_id"), str)
-        and isinstance(row.get("measured_at"), str)
-        and isinstance(row.get("settings"), dict)
-        for row in rows
-    ):
+    if not all(_keyed(row) for row in rows):
         return upgraded  # validation names the malformed row
-    latest: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        kept = latest.get(row["row_id"])
-        if kept is None or row["measured_at"] >= kept["measured_at"]:
-            latest[row["row_id"]] = row
-    upgraded["rows"] = sorted(
-        latest.values(),
-        key=lambda row: (row["settings_id"], str(row["model"].get("name")), row["measured_at"], row["row_id"]),
-    )
+    upgraded["rows"] = _latest(rows)
     try:
         upgraded["boards"] = boards_of(upgraded["rows"])
     except (KeyError, TypeError, AttributeError):
         return upgraded  # malformed settings: validation names them
     return _from_2(upgraded)
+
+
+def _path_published(row: Any) -> dict[str, Any] | None:
+    """The provenance of a row whose ``results_file`` is the path it lay at (``/home/...``, ``~/...``,
+    ``C:\\...``), not ``local:<hash>/<name>`` as builds write it since 3.0 (:func:`public_path`); else ``None``."""
+    provenance = row.get("provenance") if isinstance(row, dict) else None
+    value = provenance.get("results_file") if isinstance(provenance, dict) else None
+    # absolute or home-relative only, not allowlist.is_local_path's "exists here" test: a relative name
+    # ("results.json") names no folder, and a board must read the same on every machine
+    if isinstance(value, str) and (value.startswith(("/", "~", "\\")) or value[1:3] in (":\\", ":/")):
+        return provenance
+    return None
+
+
+def _results_files_public(document: Any) -> Any:
+    """``document`` with every row's ``provenance.results_file`` recorded as a build writes it today:
+    ``local:<SHA-256 of the path>/<file name>``, never the folder (a home path) a 2.x or early 3.0 build
+    recorded (issue 46). A copy if a row had to change; as is otherwise."""
+    rows = document.get("rows") if isinstance(document, dict) else None
+    if not isinstance(rows, list) or not any(_path_published(row) for row in rows):
+        return document
+    upgraded = copy.deepcopy(document)
+    for row in upgraded["rows"]:
+        provenance = _path_published(row)
+        if provenance is not None:
+            provenance["results_file"] = public_path(provenance["results_file"])
+    return upgraded
+
+
+def upgrade(document: Any, source: str = "<document>") -> Any:
+    """``document`` in the current schema version (a copy if it had to change; as is otherwise).
+
+    Raises:
+        ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
+            and the row): re-keying it would hide the corruption.
+    """
+    major = _major(document)
+    if major == "1":
+        document = _from_1(document, source)
+    elif major == "2":
+        document = _from_2(document)
+    return _results_files_public(document)
+
+
+def needs_upgrade(document: Any, source: str = "<document>") -> bool:
+    """Whether :func:`upgrade` changes ``document`` (an older major version, or a path a row published):
+    a file holding it is rewritten by the next build."""
+    return upgrade(document, source) is not document

@@ -2,7 +2,10 @@
 
 So every spelling of an option the build sets itself is refused (``-a``, ``--model_args=...``, the
 abbreviation ``--output_pat``, combined short flags, a ``--config`` file that could set any of them),
-and so is an argument ``lm_eval`` would refuse after the build had started, with the closest option.
+and so is an argument ``lm_eval`` would refuse after the build had started, with the closest option, or
+that the run's ``lm_eval`` hook would refuse (a key given twice across ``-a``/``--model_args``,
+``--gen_kwargs`` and ``--metadata``, glued short forms such as ``-apretrained=x`` included:
+:func:`~logic_consistency.harness_ext.publish.command_line.check_lm_eval_argv`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from logic_consistency.options import closest
+from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
+from logic_consistency.options import OptionError, closest
 
 __all__ = ["BUILD_OWNED", "REFUSED", "parse_extra_args"]
 
@@ -102,4 +106,8 @@ def parse_extra_args(extra: Sequence[str], where: str) -> dict[str, Any]:
             raise ValueError(
                 f"{where}: 'extra_args' {list(extra)} sets lm_eval's --{dest}, refused in builds: {reason}"
             )
+    try:  # a key given twice across -a/--model_args, --gen_kwargs, --metadata: what the run's lm_eval would refuse
+        check_lm_eval_argv(extra)
+    except OptionError as error:
+        raise ValueError(f"{where}: 'extra_args' {list(extra)}: {error}") from None
     return given

@@ -2,16 +2,16 @@
 
 The lock is an ``flock`` on ``.leaderboard.lock``, released by the kernel once every process holding
 its descriptor has gone (the build and the model runs that inherit it, :func:`held_lock_fds`). The
-file records its holder: ``pid``, ``host``, ``started`` and ``deadline`` (UTC, ISO 8601), so that a
-build finding the lock held can tell a live build from a stale one. The lock is **stale** when its
-holder is past its own deadline, or runs on this host and its process is gone (an orphaned model run
-still holds the descriptor). A stale lock is taken over with a warning naming the old holder: a
-fresh lock file replaces the old one (``os.replace``), so the old holder, should it still be alive,
-holds a lock on a file that is no longer the folder's; :meth:`HeldLock.check` (called before the
-board is written) then refuses to write; the process groups of its runs (``groups``,
-:func:`child_group_recorded`) are ended first. Taking a lock, or taking it over, happens under an ``flock``
-of the folder itself, so two builds starting together cannot both take a stale lock over. A link,
-pipe or folder in the lock's place is refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
+file records its holder (``pid``, ``host``, ``started``, ``deadline``: UTC, ISO 8601), so that a build
+finding the lock held can tell a live build from a **stale** one: past its deadline, or on this host and
+gone. A stale lock is taken over with a warning naming the old holder: a fresh lock file replaces the old
+one (``os.replace``), so :meth:`HeldLock.check` (before the board is written) refuses an old holder still
+alive; its runs' process groups (``groups``, :func:`child_group_recorded`) are ended first. Taking a lock
+(over) happens under an ``flock`` of the folder, so two builds cannot both take a stale lock over. Every
+child started under the lock carries its random ``mark`` in its environment (:mod:`.descendants`) and
+passes it on: the build's end, a takeover, and the next build on a lock a killed build left free end every
+process carrying it, one that called ``setsid`` included. A link, pipe or folder in the lock's place is
+refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import errno
 import fcntl
 import json
 import os
+import secrets
 import socket
 import stat
 import sys
@@ -33,8 +34,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from logic_consistency.harness_ext.jobs.processes import end_group
+from logic_consistency.harness_ext.jobs.processes import CHILD_MARKS, end_group
 from logic_consistency.outputs import TEMP_SUFFIX, OutputError, not_regular
+
+from .descendants import MARK_VARIABLE, end_marked, marked_processes
 
 __all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "child_group_recorded", "held_lock_fds"]
 
@@ -55,6 +58,15 @@ def held_lock_fds() -> tuple[int, ...]:
     the lock is stale: its holder gone or past its deadline) rather than running beside it.
     """
     return tuple(sorted(_HELD))
+
+
+def _update_child_marks() -> None:
+    """Every child started from now on carries the marks of the locks held (call under :data:`_RECORDS_LOCK`)."""
+    marks = " ".join(str(record["mark"]) for _, record in _HELD.values())
+    if marks:
+        CHILD_MARKS[MARK_VARIABLE] = marks
+    else:
+        CHILD_MARKS.pop(MARK_VARIABLE, None)
 
 
 def _rewrite(handle: IO[str], record: dict[str, Any]) -> None:
@@ -107,6 +119,8 @@ class LockHolder:
     deadline: str | None = None
     #: Process groups of the model runs the holder had started and not seen end.
     groups: tuple[int, ...] = ()
+    #: The mark every child of the holder carries in its environment (:data:`MARK_VARIABLE`).
+    mark: str | None = None
 
     @classmethod
     def read(cls, handle: IO[str]) -> LockHolder:
@@ -117,31 +131,33 @@ class LockHolder:
             return cls()
         if not isinstance(record, dict):
             return cls()
-        pid = record.get("pid")
-        strings = {key: record.get(key) if isinstance(record.get(key), str) else None for key in ("host", "started")}
-        deadline = record.get("deadline")
-        groups = record.get("groups")
+        strings = {key: _text(record.get(key)) for key in ("host", "started", "deadline")}
+        mark = _text(record.get("mark"))
         return cls(
-            pid if _is_pid(pid) else None,
-            deadline=deadline if isinstance(deadline, str) else None,
-            groups=tuple(group for group in groups if _is_pid(group)) if isinstance(groups, list) else (),
+            record.get("pid") if _is_pid(record.get("pid")) else None,
+            groups=_pids(record.get("groups")),
+            mark=mark if mark is not None and mark.isalnum() else None,
             **strings,
         )
 
-    def end_groups(self) -> None:
-        """End the recorded process groups (on this host only) and wait until they are gone.
+    def end_groups(self) -> list[int]:
+        """End the recorded process groups and every process carrying the holder's mark (on this host only:
+        :func:`end_marked`, descendants that called ``setsid`` included) and wait until they are gone.
+        Returns the marked processes found.
 
         Raises:
-            BuildLockedError: A group outlasted SIGKILL (a process stuck in the kernel), naming it.
+            BuildLockedError: A group or a marked process outlasted SIGKILL (stuck in the kernel), naming it.
         """
         if self.host != socket.gethostname():
-            return
+            return []
         stuck = [group for group in self.groups if group > 1 and not end_group(group)]
-        if stuck:
+        found, left = end_marked(self.mark)
+        if stuck or left:
             raise BuildLockedError(
-                f"the process group(s) {stuck} of the old build ({self.describe()}) did not end after SIGKILL; "
-                "the lock is not taken over while they run"
+                f"the process group(s) {stuck} and process(es) {left} of the old build ({self.describe()}) did not "
+                "end after SIGKILL; the lock is not taken over while they run"
             )
+        return found
 
     def describe(self) -> str:
         return (
@@ -161,6 +177,14 @@ class LockHolder:
         if self.pid is not None and self.host == socket.gethostname() and not _alive(self.pid):
             return "its process is gone (a run it started still held the lock)"
         return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _pids(values: Any) -> tuple[int, ...]:
+    return tuple(value for value in values if _is_pid(value)) if isinstance(values, list) else ()
 
 
 def _is_pid(value: Any) -> bool:
@@ -185,6 +209,7 @@ def _write_record(handle: IO[str], deadline_seconds: float | None) -> dict[str, 
         "started": _iso(now),
         "deadline": _iso(now + deadline_seconds) if deadline_seconds is not None else None,
         "groups": [],
+        "mark": secrets.token_hex(16),
     }
     _rewrite(handle, record)
     return record
@@ -282,23 +307,51 @@ def _take_over(root: Path, lock_path: Path) -> IO[str]:
     return handle
 
 
+def _marked_left(holder: LockHolder) -> list[int]:
+    """The processes of this host that carry ``holder``'s mark (none for another host's holder)."""
+    return marked_processes(holder.mark) if holder.mark and holder.host == socket.gethostname() else []
+
+
+def _take_stale(root: Path, lock_path: Path, holder: LockHolder, warn: Callable[[str], None]) -> IO[str]:
+    """The lock of a stale holder, taken over once its runs and their descendants have ended."""
+    reason = holder.stale_because(time.time())
+    if reason is None:
+        raise BuildLockedError(
+            f"{lock_path}: another leaderboard build is running on this folder ({holder.describe()})"
+        )
+    ending = f"; ending its runs' process groups {list(holder.groups)} first" if holder.groups else ""
+    marked = _marked_left(holder)
+    ending += (
+        f"; ending the processes {marked} that carry its mark (what its runs started, setsid too)" if marked else ""
+    )
+    warn(f"{lock_path}: taking over the stale lock of the build with {holder.describe()}: {reason}{ending}")
+    holder.end_groups()  # before anything is written: its runs write into the same runs/ folder
+    return _take_over(root, lock_path)
+
+
+def _end_leftovers(handle: IO[str], lock_path: Path, warn: Callable[[str], None]) -> None:
+    """A free lock whose last holder was killed: what its runs started outside the lock (a child that called
+    ``setsid`` and closed the lock's descriptor) may still run and write into ``runs/``; it is ended first."""
+    previous = LockHolder.read(handle)
+    marked = _marked_left(previous)
+    if marked:
+        warn(
+            f"{lock_path}: ending the processes {marked} left by the build with {previous.describe()} (they carry its mark)"
+        )
+        previous.end_groups()
+
+
 def _acquire(
     root: Path, lock_path: Path, deadline_seconds: float | None, warn: Callable[[str], None]
 ) -> tuple[IO[str], dict[str, Any]]:
     with _folder_guard(root):
         handle = _open_lock(lock_path)
-        if not _try_flock(handle):
+        if _try_flock(handle):
+            _end_leftovers(handle, lock_path, warn)
+        else:
             holder = LockHolder.read(handle)
             handle.close()
-            reason = holder.stale_because(time.time())
-            if reason is None:
-                raise BuildLockedError(
-                    f"{lock_path}: another leaderboard build is running on this folder ({holder.describe()})"
-                )
-            ending = f"; ending its runs' process groups {list(holder.groups)} first" if holder.groups else ""
-            warn(f"{lock_path}: taking over the stale lock of the build with {holder.describe()}: {reason}{ending}")
-            holder.end_groups()  # before anything is written: its runs write into the same runs/ folder
-            handle = _take_over(root, lock_path)
+            handle = _take_stale(root, lock_path, holder, warn)
         try:
             return handle, _write_record(handle, deadline_seconds)
         except BaseException:
@@ -336,9 +389,12 @@ def build_lock(
     with handle:
         with _RECORDS_LOCK:
             _HELD[handle.fileno()] = (handle, record)
+            _update_child_marks()
         try:
             yield HeldLock(lock_path, handle)
         finally:
             with _RECORDS_LOCK:
                 _HELD.pop(handle.fileno(), None)
+                _update_child_marks()
+            end_marked(record["mark"])  # what the build's runs left behind, setsid or not, ends with the build
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -47,7 +47,8 @@ from logic_consistency.outputs import (
 from ..board import nights
 from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from ..board.merge import make_document, merge_documents
-from ..board.schema import SCHEMA_VERSION, load_document, validate
+from ..board.migrate import needs_upgrade
+from ..board.schema import load_document, validate
 from .executor import Executor, LocalExecutor
 from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
@@ -147,15 +148,17 @@ def commit(
 
 
 def _older_history(folder: Path, clean: Redactor) -> list[tuple[Path, dict[str, Any]]]:
-    """The history files written under an older major version, upgraded (:mod:`..board.migrate`) and
-    redacted: rewritten with tonight's, so no free text of an old failure stays published (issue 46)."""
+    """The history files the migration changes (an older major version, a row's results file published as
+    its path), upgraded (:mod:`..board.migrate`) and redacted: rewritten with tonight's, so no free text of
+    an old failure and no home path stays published (issue 46)."""
     found = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            version = json.loads(path.read_text(encoding="utf-8")).get("schema_version")
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            version = raw.get("schema_version")
         except (OSError, ValueError, AttributeError):
             continue  # not a document of ours: load_document names it where it matters
-        if isinstance(version, str) and version.split(".", 1)[0] != SCHEMA_VERSION.split(".", 1)[0]:
+        if isinstance(version, str) and needs_upgrade(raw, str(path)):  # an older version, a path published
             document = clean.json(load_document(path))
             validate(document, path)
             found.append((path, document))

@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
@@ -172,6 +173,19 @@ def _has_token(spec: ModelSpec) -> bool:
     )
 
 
+def _check_hub_push(spec: ModelSpec, hub: Any, where: str) -> None:
+    """``--hf_hub_log_args`` that pushes to the hub needs a token."""
+    hub = hub or {}
+    if not isinstance(hub, Mapping):  # lm-eval parses it into a mapping; text from an older parser
+        hub = dict(part.split("=", 1) for part in str(hub).split(",") if "=" in part)
+    pushes = [str(name) for name, value in hub.items() if str(value).strip().lower() == "true"]
+    if any(name.startswith("push_") for name in pushes) and not _has_token(spec):
+        raise ValueError(
+            f"{where}: --hf_hub_log_args pushes to the hub ({', '.join(pushes)}) but no HF_TOKEN is set; "
+            "set HF_TOKEN in the environment or the entry's 'env', or drop the push"
+        )
+
+
 def check_extra_args(spec: ModelSpec) -> None:
     """``extra_args`` whose requirements are missing: a hub push without a token, wandb not installed.
 
@@ -184,15 +198,7 @@ def check_extra_args(spec: ModelSpec) -> None:
         check_gen_kwargs(options.get("gen_kwargs"), where=f"{where}: --gen_kwargs")
     except OptionError as error:
         raise ValueError(str(error)) from None
-    hub = options.get("hf_hub_log_args") or {}
-    if not isinstance(hub, Mapping):  # lm-eval parses it into a mapping; text from an older parser
-        hub = dict(part.split("=", 1) for part in str(hub).split(",") if "=" in part)
-    pushes = [str(name) for name, value in hub.items() if str(value).strip().lower() == "true"]
-    if any(name.startswith("push_") for name in pushes) and not _has_token(spec):
-        raise ValueError(
-            f"{where}: --hf_hub_log_args pushes to the hub ({', '.join(pushes)}) but no HF_TOKEN is set; "
-            "set HF_TOKEN in the environment or the entry's 'env', or drop the push"
-        )
+    _check_hub_push(spec, options.get("hf_hub_log_args"), where)
     if options.get("wandb_args") and importlib.util.find_spec("wandb") is None:
         raise ValueError(f"{where}: --wandb_args needs wandb, which is not installed; pip install wandb, or drop it")
 

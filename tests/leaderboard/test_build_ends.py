@@ -220,3 +220,61 @@ def test_a_model_run_is_started_with_its_group_recorded_in_the_lock(monkeypatch:
     monkeypatch.setattr(processes, "run_logged", lambda command, **options: given.update(options))
     runner.run_logged(["lm_eval"], log_file=Path("unused.log"))
     assert given["track"] is child_group_recorded and "pass_fds" in given
+
+
+#: A run that leaves the build's process group (issue 46, leftover): it forks a child that calls
+#: ``setsid`` (its own session, out of every group the build ends), prints its pid and exits.
+SETSID_RUN = """\
+import os, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    time.sleep(120)
+    os._exit(0)
+print(pid, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_descendant_that_called_setsid_ends_with_the_build(tmp_path: Path) -> None:
+    """Every child carries the lock's mark in its environment; the build's end ends every process carrying it."""
+    escaped = 0
+    try:
+        with build_lock(tmp_path / "board"):
+            started = children.run([sys.executable, "-c", SETSID_RUN], capture_output=True, text=True, timeout=30)
+            escaped = int(started.stdout)
+            assert os.getsid(escaped) == escaped and _alive(escaped)  # out of the run's group and session
+        assert _wait(lambda: not _alive(escaped), 15), "the setsid descendant outlived the build"
+    finally:
+        if escaped and _alive(escaped):
+            os.kill(escaped, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_what_a_killed_build_left_outside_its_lock_is_ended_by_the_next_build(tmp_path: Path) -> None:
+    """A free lock whose holder was killed: a descendant that let go of the lock's descriptor (setsid and
+    closed files) still runs; the next build ends it before it writes, naming it."""
+    import socket
+
+    from logic_consistency.leaderboard.run.descendants import MARK_VARIABLE
+
+    mark = "0123456789abcdef" * 2
+    board = tmp_path / "board"
+    board.mkdir()
+    record = {"pid": 2**22 + 1, "host": socket.gethostname(), "started": "2026-01-01T00:00:00Z", "mark": mark}
+    (board / ".leaderboard.lock").write_text(json.dumps(record), encoding="utf-8")
+    left = children.start(
+        [sys.executable, "-c", "import time; time.sleep(120)"], env={**os.environ, MARK_VARIABLE: mark}
+    )
+    warnings: list[str] = []
+    try:
+        assert _wait(lambda: f"{MARK_VARIABLE}={mark}".encode() in Path(f"/proc/{left.pid}/environ").read_bytes())
+        with build_lock(board, warn=warnings.append) as lock:
+            assert not _alive(left.pid) or left.poll() is not None
+            assert json.loads(lock.path.read_text(encoding="utf-8"))["mark"] != mark
+    finally:
+        children.stop(left)
+    assert len(warnings) == 1 and f"ending the processes [{left.pid}] left by the build with pid" in warnings[0]

@@ -103,3 +103,37 @@ def test_a_build_rewrites_older_history_files_without_their_failure_text(tmp_pat
     assert (
         document["schema_version"] == SCHEMA_VERSION and document["failures"][0]["error"]["code"] == "recorded_as_text"
     )
+
+
+HOME_PATH = "/home/alice/boards/lb/runs/2026-01-01/m/results_2026-01-01T03-00-00.json"
+
+
+@pytest.mark.parametrize("version", ["2.2", "3.0"])
+def test_a_results_file_published_as_its_path_is_rewritten_by_the_next_build(tmp_path: Path, version: str) -> None:
+    """Issue 46 (leftover): a 2.x or early 3.0 board's ``results_file`` held the path it lay at (a home folder);
+    the next build leaves it in no published file: ``local:<SHA-256 of the path>/<file name>``, as builds write."""
+    from logic_consistency.harness_ext.publish.allowlist import public_path
+    from logic_consistency.leaderboard.board.ingest import BootstrapSettings
+    from logic_consistency.leaderboard.board.migrate import needs_upgrade
+    from logic_consistency.leaderboard.run.nightly import commit
+
+    boot = BootstrapSettings(n_resamples=200)
+    old = make_document("night", [hand_row()], [], night="2026-01-01", bootstrap=boot)
+    old["schema_version"] = version
+    old["rows"][0]["provenance"]["results_file"] = HOME_PATH
+    assert needs_upgrade(old) and upgrade(old)["rows"][0]["provenance"]["results_file"] == public_path(HOME_PATH)
+    assert old["rows"][0]["provenance"]["results_file"] == HOME_PATH  # the caller's document is not modified
+    history = tmp_path / "history" / "2026-01-01.json"
+    history.parent.mkdir()
+    history.write_text(json.dumps(old), encoding="utf-8")
+    board = make_document("leaderboard", [copy.deepcopy(old["rows"][0])], [], night="2026-01-01", bootstrap=boot)
+    board["schema_version"] = version
+    (tmp_path / "leaderboard.json").write_text(json.dumps(board), encoding="utf-8")
+    commit(tmp_path, "2026-01-02", [], [], bootstrap=boot)
+    for path in (history, tmp_path / "leaderboard.json"):
+        text = path.read_text(encoding="utf-8")
+        assert "/home/alice" not in text and f'"{public_path(HOME_PATH)}"' in text, path
+        assert not needs_upgrade(json.loads(text))
+    assert public_path(HOME_PATH).startswith("local:") and public_path(HOME_PATH).endswith(
+        "/results_2026-01-01T03-00-00.json"
+    )
