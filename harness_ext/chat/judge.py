@@ -50,6 +50,10 @@ class ChoiceRequestError(ValueError):
     """A log-likelihood request ``lc-chat`` cannot answer from a chat completion."""
 
 
+#: Per context, lm-eval's arguments ``(context, continuation)`` of each of its requests (what the cache keys).
+_RequestArgs = list[list[tuple[Any, str]]]
+
+
 def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
     """Indices of ``requests`` per distinct context (its chat-message JSON), after checking each.
 
@@ -319,11 +323,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             self.cache_hook.add_partial("loglikelihood", args, answer)
 
     def _read_sequentially(
-        self,
-        contexts: list[JsonChatStr],
-        choices: list[list[str]],
-        arguments: list[list[tuple[Any, str]]],
-        disable_tqdm: bool,
+        self, contexts: list[JsonChatStr], choices: list[list[str]], arguments: _RequestArgs, disable_tqdm: bool
     ) -> list[list[ChoiceAnswer]]:
         from tenacity import retry, stop_after_attempt, wait_exponential
         from tqdm import tqdm
@@ -351,11 +351,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         )
 
     def _read_contexts(
-        self,
-        contexts: list[JsonChatStr],
-        choices: list[list[str]],
-        arguments: list[list[tuple[Any, str]]],
-        disable_tqdm: bool,
+        self, contexts: list[JsonChatStr], choices: list[list[str]], arguments: _RequestArgs, disable_tqdm: bool
     ) -> list[list[ChoiceAnswer]]:
         """One reading per context: one call at a time, or lm-eval's concurrent waves; a failure names the endpoint."""
         try:
