@@ -8,11 +8,13 @@ the other neutral module's job (:mod:`logic_consistency.outputs`).
 one JSON object per document; :func:`read_samples` reads them. Every text file is read through
 :func:`text_lines`, whose errors name the file, the line and the byte offset. The per-instance
 generator :func:`instance_rng` makes every seeded draw (item subsets, shuffles) the same on every
-machine and run. No lm-eval import here.
+machine and run; :func:`context_value` scopes a context variable to a block. No lm-eval import here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import hashlib
 import io
@@ -22,7 +24,7 @@ import os
 import re
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonlines
 import numpy as np
@@ -35,6 +37,7 @@ __all__ = [
     "SymlinkLoopError",
     "TextDecodeError",
     "check_link_loop",
+    "context_value",
     "files_or_folders",
     "find_files",
     "instance_rng",
@@ -261,6 +264,23 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+_Value = TypeVar("_Value")
+
+
+@contextlib.contextmanager
+def context_value(variable: contextvars.ContextVar[_Value | None], value: _Value) -> Iterator[_Value]:
+    """``variable`` holds ``value`` (yielded) while the block runs, and what it held before after it.
+
+    Written here, not ``with variable.set(value):``: a token is a context manager from Python 3.14 on,
+    and the suite supports 3.10.
+    """
+    token = variable.set(value)
+    try:
+        yield value
+    finally:
+        variable.reset(token)
 
 
 def find_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:

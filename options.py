@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -142,15 +142,19 @@ class Interval:
             return self._check_integer(value, label=_prefix(where) + label)
         if self.kind is list:
             return self._check_integers(value, label=_prefix(where) + label)
+        return self._check_number(value, label=_prefix(where) + label)
+
+    def _check_number(self, value: Any, *, label: str) -> float:
+        """A finite int or float (not a bool) within the bounds, as a float."""
         low = -math.inf if self.minimum is None else self.minimum
         high = math.inf if self.maximum is None else self.maximum
         interval = f"({low:g}, {high:g})" if self.exclusive else f"[{low:g}, {high:g}]"
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise OptionTypeError(f"{_prefix(where)}{label} must be a number in {interval}, got {value!r}")
+            raise OptionTypeError(f"{label} must be a number in {interval}, got {value!r}")
         if not (low < value < high if self.exclusive else low <= value <= high):  # NaN fails too
-            raise OptionError(f"{_prefix(where)}{label} must be in {interval}, got {value!r}")
+            raise OptionError(f"{label} must be in {interval}, got {value!r}")
         if not math.isfinite(value):  # an unbounded side still takes no infinity
-            raise OptionError(f"{_prefix(where)}{label} must be a finite number, got {value!r}")
+            raise OptionError(f"{label} must be a finite number, got {value!r}")
         return float(value)
 
     def _check_integer(self, value: Any, *, label: str) -> int:
@@ -258,20 +262,35 @@ def check_value(value: Any, arg: Declared, *, label: str | None = None, where: s
     return arg.constraint.check(value, label=label or arg.name, where=where)
 
 
+def _is_true(text: str) -> bool:
+    return text == "true"
+
+
+def _integers(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")]
+
+
+#: How text spells a value of each declared kind that is not text: the pattern the stripped,
+#: lower-cased text must match in full, and what turns it into the value.
+_SPELLED: Mapping[type, tuple[str, Callable[[str], Any]]] = MappingProxyType(
+    {
+        bool: (r"true|false", _is_true),
+        int: (r"[+-]?\d+", int),
+        float: (r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", float),
+        list: (r"[+-]?\d+(,[+-]?\d+)*", _integers),
+    }
+)
+
+
 def parse_text(text: str, arg: Declared, *, label: str | None = None, where: str | None = None) -> Any:
     """``text`` typed by ``arg``'s type (``"5"`` -> 5, ``"false"`` -> False, ``"3,5"`` -> [3, 5], ``"null"``
     -> None where nullable), then :func:`check_value`; text that does not parse stays text, and is refused."""
-    raw, value = text.strip(), cast(Any, text)
-    if arg.nullable and raw.lower() in ("null", "none"):
+    lowered, value = text.strip().lower(), cast(Any, text)
+    spelled = _SPELLED.get(arg.kind)
+    if arg.nullable and lowered in ("null", "none"):
         value = None
-    elif arg.kind is bool and raw.lower() in ("true", "false"):
-        value = raw.lower() == "true"
-    elif arg.kind is int and re.fullmatch(r"[+-]?\d+", raw):
-        value = int(raw)
-    elif arg.kind is float and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", raw):
-        value = float(raw)
-    elif arg.kind is list and re.fullmatch(r"[+-]?\d+(,[+-]?\d+)*", raw):
-        value = [int(part) for part in raw.split(",")]
+    elif spelled is not None and re.fullmatch(spelled[0], lowered):
+        value = spelled[1](lowered)
     return check_value(value, arg, label=label, where=where)
 
 

@@ -24,7 +24,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import jsonlines
 
@@ -210,42 +210,55 @@ def atomic_write(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> Path:
             (unless the process is killed, which leaves at most a hidden ``.tmp`` file).
     """
     given = Path(path)
-    destination = given
-    with _naming(given):
-        try:
-            existing: os.stat_result | None = os.lstat(destination)
-        except FileNotFoundError:
-            existing = None
-    if existing is not None:
-        refuse_link(given, existing.st_mode)
-    if existing is not None and (kind := not_regular(existing.st_mode)) is not None:
-        raise ValueError(f"refusing to write {given}: it is {kind}, not a regular file")
+    existing = _existing_file(given)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     with _naming(given):
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        given.parent.mkdir(parents=True, exist_ok=True)
         handle = tempfile.NamedTemporaryFile(
-            dir=destination.parent, prefix=f".{destination.name}.", suffix=TEMP_SUFFIX, delete=False
+            dir=given.parent, prefix=f".{given.name}.", suffix=TEMP_SUFFIX, delete=False
         )
     try:
-        with handle:
-            for chunk in chunks:
-                with _naming(given):
-                    handle.write(chunk)
-            with _naming(given):
-                handle.flush()
-                os.fsync(handle.fileno())
-        with _naming(given):
-            os.chmod(handle.name, mode)
-            if existing is not None and os.geteuid() == 0 and (existing.st_uid, existing.st_gid) != (0, 0):
-                os.chown(handle.name, existing.st_uid, existing.st_gid)
-            os.replace(handle.name, destination)
+        _fill_and_replace(handle, chunks, given, mode, existing)
     except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
         if isinstance(error, OSError) and not isinstance(error, OutputError):  # e.g. close() flushing
             raise _output_error(given, error) from None
         raise
-    _fsync_dir(destination.parent)
+    _fsync_dir(given.parent)
     return given
+
+
+def _existing_file(given: Path) -> os.stat_result | None:
+    """What :func:`atomic_write` replaces: the regular file at ``given`` (``None``: nothing there yet);
+    a symbolic link, folder, device, pipe or socket there is refused."""
+    with _naming(given):
+        try:
+            existing = os.lstat(given)
+        except FileNotFoundError:
+            return None
+    refuse_link(given, existing.st_mode)
+    if (kind := not_regular(existing.st_mode)) is not None:
+        raise ValueError(f"refusing to write {given}: it is {kind}, not a regular file")
+    return existing
+
+
+def _fill_and_replace(
+    handle: IO[bytes], chunks: Iterable[bytes], given: Path, mode: int, existing: os.stat_result | None
+) -> None:
+    """Stream ``chunks`` into the temporary file, ``fsync`` it, give it the mode (and, for root, the
+    owner) of the file it replaces, and move it over ``given``."""
+    with handle:
+        for chunk in chunks:
+            with _naming(given):
+                handle.write(chunk)
+        with _naming(given):
+            handle.flush()
+            os.fsync(handle.fileno())
+    with _naming(given):
+        os.chmod(handle.name, mode)
+        if existing is not None and os.geteuid() == 0 and (existing.st_uid, existing.st_gid) != (0, 0):
+            os.chown(handle.name, existing.st_uid, existing.st_gid)
+        os.replace(handle.name, given)
 
 
 #: What :func:`check_outputs` accepts to replace, by the first bytes of an existing file.
@@ -333,15 +346,20 @@ def _check_target(path: Path, target: Path, kind: str, argument: str) -> None:
             f"{argument}: refusing to write {path}: it is {other}, not a regular file; choose another {argument}"
         )
     if target.is_file():
-        with target.open("rb") as handle:
-            head = handle.read(64)
-        found = _kind_of(head)
-        if head.strip() and found != kind:
-            described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
-            raise ValueError(
-                f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
-                f"file this command writes; choose another {argument} or remove the file"
-            )
+        _refuse_other_kind(path, target, kind, argument)
+
+
+def _refuse_other_kind(path: Path, target: Path, kind: str, argument: str) -> None:
+    """An existing file at an output's place is replaced only when it is empty or of the kind written."""
+    with target.open("rb") as handle:
+        head = handle.read(64)
+    found = _kind_of(head)
+    if head.strip() and found != kind:
+        described = "not JSON, HTML or PNG" if found == "other" else f"a {found} file"
+        raise ValueError(
+            f"{argument}: refusing to replace {path}: it exists and is {described}, not the {kind} "
+            f"file this command writes; choose another {argument} or remove the file"
+        )
 
 
 PROBE_BYTES = 1 << 12  #: Bytes a probe writes at least (see :func:`check_writable`).
@@ -370,9 +388,7 @@ def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> Non
         size = target.stat().st_size
         with _naming(given):
             os.close(os.open(target, os.O_WRONLY))
-    probe_in = target if folder and target.is_dir() else target.parent
-    while not probe_in.exists() and probe_in != probe_in.parent:  # the nearest existing ancestor
-        probe_in = probe_in.parent
+    probe_in = _nearest_existing(target if folder and target.is_dir() else target.parent)
     with _naming(given):
         handle = tempfile.NamedTemporaryFile(
             dir=probe_in, prefix=f".{target.name}.probe.", suffix=TEMP_SUFFIX, delete=False
@@ -385,6 +401,13 @@ def check_writable(path: str | os.PathLike[str], *, folder: bool = False) -> Non
             os.fsync(handle.fileno())
     finally:
         Path(handle.name).unlink(missing_ok=True)
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """``folder``, or its nearest existing ancestor (a probe creates no folder)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def check_cache_folder(folder: str | os.PathLike[str], *, what: str, fix: str) -> None:

@@ -152,7 +152,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.tasks._index:log",
         "reads",
-        "task.check_task._build",
+        "task.check_task._task_manager",
         "the index's warnings about the suite's tags seen twice (the user's folder and the suite) are silenced",
         "task plug-ins by entry point, which index the suite once",
     ),

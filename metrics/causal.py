@@ -82,19 +82,25 @@ def validate_ranked_labels(ranked_labels: Any, name: str = "ranked_labels") -> l
     if isinstance(ranked_labels, np.ndarray) and ranked_labels.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {ranked_labels.shape}")
     labels = [_as_label(value, name, position) for position, value in enumerate(ranked_labels)]
-    repeated = sorted(label for label, count in Counter(labels).items() if count > 1)
-    missing = sorted(set(CAUSAL_LABELS) - set(labels))
-    if repeated or missing:
-        problems = []
-        if repeated:
-            problems.append(f"duplicate labels {repeated}")
-        if missing:
-            problems.append(f"missing labels {missing}")
+    problems = _permutation_problems(labels)
+    if problems:
         raise ValueError(
             f"{name} must be a permutation of {list(CAUSAL_LABELS)} (each label exactly once); "
             f"got {len(labels)} labels with {' and '.join(problems)}"
         )
     return labels
+
+
+def _permutation_problems(labels: list[int]) -> list[str]:
+    """What keeps ``labels`` from being a permutation of :data:`CAUSAL_LABELS`: labels repeated, labels missing."""
+    repeated = sorted(label for label, count in Counter(labels).items() if count > 1)
+    missing = sorted(set(CAUSAL_LABELS) - set(labels))
+    problems = []
+    if repeated:
+        problems.append(f"duplicate labels {repeated}")
+    if missing:
+        problems.append(f"missing labels {missing}")
+    return problems
 
 
 def kendall_tau(sequence: Sequence[float]) -> float:

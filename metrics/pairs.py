@@ -109,19 +109,24 @@ class PairsSorter:
         except StopIteration as stop:
             self._pending[r], self._results[r] = None, stop.value
 
+    def _judgements(self, batch: Comparisons) -> list[tuple[int, int]]:
+        """The ordered pairs the judge is asked for to answer ``batch`` (both orders when calibrated)."""
+        return [p for pair in batch for p in self._needed(*pair)]
+
+    def _advance_from_memo(self, r: int) -> None:
+        """Advance run ``r`` while the memo holds every judgement its next comparisons need."""
+        while (batch := self._pending[r]) is not None and all(p in self.memo for p in self._judgements(batch)):
+            self.counts[r] += len(batch)
+            self._advance(
+                r, [comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated) for a, b in batch]
+            )
+
     def wanted(self) -> list[tuple[int, int]]:
         """Advance every run as far as the memo allows; the pairs needed next (sorted)."""
         for r in range(self.runs):
-            while (batch := self._pending[r]) is not None and all(
-                p in self.memo for pair in batch for p in self._needed(*pair)
-            ):
-                self.counts[r] += len(batch)
-                self._advance(
-                    r, [comparison(lambda a, b: self.memo[(a, b)], a, b, calibrated=self.calibrated) for a, b in batch]
-                )
+            self._advance_from_memo(r)
         return sorted(
-            {p for batch in self._pending if batch is not None for pair in batch for p in self._needed(*pair)}
-            - self.memo.keys()
+            {p for batch in self._pending if batch is not None for p in self._judgements(batch)} - self.memo.keys()
         )
 
     def feed(self, pairs: Sequence[tuple[int, int]], answers: Sequence[float]) -> None:

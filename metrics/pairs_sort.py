@@ -86,23 +86,38 @@ def _beam_merge(left_run: list[int], right_run: list[int], *, beam_size: int, pr
             probs.update(zip(new, answers, strict=True))
 
     yield from ask([(0, 0)])
-    p = probs[(0, 0)]
-    take_right = _Path(_log(p), 0, 1, (right_run[0],))
-    take_left = _Path(_log(1 - p), 1, 0, (left_run[0],))
-    beam = [take_right] if p > 0.5 + prob_gap else [take_left] if p < 0.5 - prob_gap else [take_right, take_left]
+    beam = _first_beam(probs[(0, 0)], left_run, right_run, prob_gap)
     for step in range(1, len(left_run) + len(right_run)):
         is_open = [path.n_left < len(left_run) and path.n_right < len(right_run) for path in beam]
         yield from ask([(path.n_left, path.n_right) for path, open_ in zip(beam, is_open, strict=True) if open_])
         candidates = [
             extended
             for path, open_ in zip(beam, is_open, strict=True)
-            for from_left in (True, False)
-            if (extended := _extend(path, from_left, probs if open_ else None, step, left_run, right_run, prob_gap))
-            is not None
+            for extended in _extensions(path, probs if open_ else None, step, left_run, right_run, prob_gap)
         ]
         candidates.sort(key=lambda path: path.score, reverse=True)  # stable, as the authors' list.sort
         beam = candidates[:beam_size]
     return list(beam[0].emitted)
+
+
+def _first_beam(p: float, left_run: list[int], right_run: list[int], prob_gap: float) -> list[_Path]:
+    """The paths after the first judgement ``p`` of the runs' heads: the right head first, the left, or both."""
+    take_right = _Path(_log(p), 0, 1, (right_run[0],))
+    take_left = _Path(_log(1 - p), 1, 0, (left_run[0],))
+    return [take_right] if p > 0.5 + prob_gap else [take_left] if p < 0.5 - prob_gap else [take_right, take_left]
+
+
+def _extensions(
+    path: _Path,
+    probs: dict[tuple[int, int], float] | None,
+    step: int,
+    left_run: list[int],
+    right_run: list[int],
+    prob_gap: float,
+) -> list[_Path]:
+    """``path`` extended by the left run's next item, then by the right's (:func:`_extend`), those not pruned."""
+    extended = (_extend(path, from_left, probs, step, left_run, right_run, prob_gap) for from_left in (True, False))
+    return [candidate for candidate in extended if candidate is not None]
 
 
 def _extend(
@@ -117,17 +132,28 @@ def _extend(
     """``path`` with the next item of the left (or right) run, its score the running mean of the log
     judgements (``probs`` ``None``: one run is used up, no judgement); ``None`` when pruned (against a
     confident judgement) or when that run is used up."""
-    score = path.score
-    if probs is not None:
-        p = probs[(path.n_left, path.n_right)]
-        if (from_left and p > 0.5 + prob_gap) or (not from_left and 1 - p > 0.5 + prob_gap):
-            return None  # pruned: against a confident judgement
-        score = score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
+    score = _running_score(path, from_left, probs, step, prob_gap)
+    if score is None:
+        return None
     if from_left and path.n_left < len(left_run):
         return _Path(score, path.n_left + 1, path.n_right, (*path.emitted, left_run[path.n_left]))
     if not from_left and path.n_right < len(right_run):
         return _Path(score, path.n_left, path.n_right + 1, (*path.emitted, right_run[path.n_right]))
     return None
+
+
+def _running_score(
+    path: _Path, from_left: bool, probs: dict[tuple[int, int], float] | None, step: int, prob_gap: float
+) -> float | None:
+    """``path``'s score with the next decision (from the left run or the right): the running mean of the log
+    judgements (``probs`` ``None``: no judgement, the score as it is); ``None`` when the decision goes against
+    a confident judgement (pruned)."""
+    if probs is None:
+        return path.score
+    p = probs[(path.n_left, path.n_right)]
+    if (from_left and p > 0.5 + prob_gap) or (not from_left and 1 - p > 0.5 + prob_gap):
+        return None  # pruned: against a confident judgement
+    return path.score * step / (step + 1) + _log(1 - p if from_left else p) / (step + 1)
 
 
 def _merge_sort(indices: list[int], left: int, right: int, merge: _Merge) -> Generator[Comparisons, list[float], None]:

@@ -215,7 +215,7 @@ def _check_ks(ks: object, n_items: int) -> list[int]:
     return [check_k(k, n_items, name="ks") for k in ks]
 
 
-def pairwise_consistency(  # noqa: C901 - one branch per optional input (negated matrix, human scores, K values), validated up front
+def pairwise_consistency(
     prefs: ArrayLike,
     neg_prefs: ArrayLike | None = None,
     human_scores: ArrayLike | None = None,
@@ -281,11 +281,43 @@ def pairwise_consistency(  # noqa: C901 - one branch per optional input (negated
     check_nan_policy(nan_policy)
     matrix = validate_prefs(prefs, "prefs", nan_policy)
     n_items = matrix.shape[0]
-    negated = None if neg_prefs is None else validate_prefs(neg_prefs, "neg_prefs", nan_policy)
-    if negated is not None and negated.shape != matrix.shape:
-        raise ValueError(f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}")
+    negated = _check_negated(neg_prefs, matrix, nan_policy)
     scores = None if human_scores is None else validate_human_scores(human_scores, n_items)
     k_values = _check_ks(ks, n_items)
+    _check_settings(samples, seed, human_ties, calibrated)
+
+    if calibrated:
+        matrix = _calibrate(matrix)
+        negated = None if negated is None else _calibrate(negated)
+
+    result: dict[str, float | None] = {"n_items": n_items}
+    wins = relation_graph(matrix, nan_policy=nan_policy)
+    for k in k_values:
+        result[f"s_tran_{k}"] = _guarded(nan_policy, transitivity, wins, k, samples=samples, seed=seed)
+    result["s_comm"] = _guarded(nan_policy, commutativity, matrix, nan_policy=nan_policy)
+    if negated is not None:
+        result["s_neg"] = _guarded(nan_policy, negation_invariance, matrix, negated, nan_policy=nan_policy)
+    if scores is not None:
+        result["human_agreement"] = _guarded(
+            nan_policy, human_agreement, matrix, scores, nan_policy=nan_policy, ties=human_ties
+        )
+    return result
+
+
+def _check_negated(
+    neg_prefs: ArrayLike | None, matrix: NDArray[np.float64], nan_policy: NanPolicy
+) -> NDArray[np.float64] | None:
+    """``neg_prefs`` validated as a preference matrix of the shape of ``prefs`` (``None`` if not given)."""
+    if neg_prefs is None:
+        return None
+    negated = validate_prefs(neg_prefs, "neg_prefs", nan_policy)
+    if negated.shape != matrix.shape:
+        raise ValueError(f"neg_prefs must have the same shape as prefs: {negated.shape} vs {matrix.shape}")
+    return negated
+
+
+def _check_settings(samples: int | None, seed: int, human_ties: str, calibrated: bool) -> None:
+    """The scalar settings of :func:`pairwise_consistency`, checked before anything is computed."""
     if samples is not None:
         check_int(samples, "samples", minimum=1)
     check_int(seed, "seed", minimum=0)
@@ -295,26 +327,14 @@ def pairwise_consistency(  # noqa: C901 - one branch per optional input (negated
     if not isinstance(calibrated, (bool, np.bool_)):
         raise ValueError(f"calibrated must be True or False, got {calibrated!r}")
 
-    if calibrated:
-        matrix = _calibrate(matrix)
-        negated = None if negated is None else _calibrate(negated)
 
-    def guarded(metric: Callable[..., float], *args: object, **kwargs: object) -> float | None:
-        # Only "undefined for this instance" becomes None; input errors were raised above.
-        try:
-            return metric(*args, **kwargs)
-        except UndefinedMetricError:
-            if nan_policy == "raise":
-                raise
-            return None
-
-    result: dict[str, float | None] = {"n_items": n_items}
-    wins = relation_graph(matrix, nan_policy=nan_policy)
-    for k in k_values:
-        result[f"s_tran_{k}"] = guarded(transitivity, wins, k, samples=samples, seed=seed)
-    result["s_comm"] = guarded(commutativity, matrix, nan_policy=nan_policy)
-    if negated is not None:
-        result["s_neg"] = guarded(negation_invariance, matrix, negated, nan_policy=nan_policy)
-    if scores is not None:
-        result["human_agreement"] = guarded(human_agreement, matrix, scores, nan_policy=nan_policy, ties=human_ties)
-    return result
+def _guarded(policy: NanPolicy, metric: Callable[..., float], /, *args: object, **kwargs: object) -> float | None:
+    """``metric(*args, **kwargs)``; under the ``nan_policy`` ``policy="omit"`` a metric undefined for this
+    instance is ``None``. Only "undefined for this instance" becomes ``None``; input errors were raised up front.
+    """
+    try:
+        return metric(*args, **kwargs)
+    except UndefinedMetricError:
+        if policy == "raise":
+            raise
+        return None

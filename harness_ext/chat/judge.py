@@ -50,6 +50,10 @@ class ChoiceRequestError(ValueError):
     """A log-likelihood request ``lc-chat`` cannot answer from a chat completion."""
 
 
+#: Per context, lm-eval's arguments ``(context, continuation)`` of each of its requests (what the cache keys).
+_RequestArgs = list[list[tuple[Any, str]]]
+
+
 def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
     """Indices of ``requests`` per distinct context (its chat-message JSON), after checking each.
 
@@ -79,6 +83,22 @@ def _group_by_context(requests: Sequence[Instance]) -> dict[str, list[int]]:
             task = requests[indices[0]].task_name
             raise ChoiceRequestError(f"lc-chat: task {task!r} asks one context for the same choice twice: {keys}")
     return groups
+
+
+def _reading_key(requests: Sequence[Instance], prompt: str, indices: list[int]) -> tuple[str, tuple[str, ...]]:
+    """What a context's reading is remembered by in a run: its messages and the choices asked of it."""
+    return prompt, tuple(str(requests[i].args[1]) for i in indices)
+
+
+def _answers_in_request_order(
+    count: int, groups: list[tuple[str, list[int]]], readings: list[list[ChoiceAnswer]]
+) -> list[tuple[float, bool]]:
+    """Each request's answer, from the reading of its context (one per group, in the groups' order)."""
+    out: list[tuple[float, bool]] = [(0.0, False)] * count
+    for (_, indices), reading in zip(groups, readings, strict=True):
+        for index, answer in zip(indices, reading, strict=True):
+            out[index] = answer
+    return out
 
 
 def _refusal(task: Any) -> str | None:
@@ -303,11 +323,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             self.cache_hook.add_partial("loglikelihood", args, answer)
 
     def _read_sequentially(
-        self,
-        contexts: list[JsonChatStr],
-        choices: list[list[str]],
-        arguments: list[list[tuple[Any, str]]],
-        disable_tqdm: bool,
+        self, contexts: list[JsonChatStr], choices: list[list[str]], arguments: _RequestArgs, disable_tqdm: bool
     ) -> list[list[ChoiceAnswer]]:
         from tenacity import retry, stop_after_attempt, wait_exponential
         from tqdm import tqdm
@@ -334,38 +350,49 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
             )
         )
 
+    def _read_contexts(
+        self, contexts: list[JsonChatStr], choices: list[list[str]], arguments: _RequestArgs, disable_tqdm: bool
+    ) -> list[list[ChoiceAnswer]]:
+        """One reading per context: one call at a time, or lm-eval's concurrent waves; a failure names the endpoint."""
+        try:
+            if self._concurrent <= 1:
+                return self._read_sequentially(contexts, choices, arguments, disable_tqdm)
+            calls = asyncio.run(self.get_batched_requests(contexts, arguments, generate=False, ctxlens=choices))
+            return [reading for call in calls for reading in call]
+        except ValueError:
+            raise
+        except Exception as error:
+            raise self._endpoint_error(error) from error
+
+    def _read_new(
+        self,
+        requests: Sequence[Instance],
+        groups: list[tuple[str, list[int]]],
+        keys: list[tuple[str, tuple[str, ...]]],
+        new: list[int],
+        disable_tqdm: bool,
+    ) -> list[list[ChoiceAnswer]]:
+        """Read the contexts ``new`` (positions in ``groups``) not read earlier in the run, and remember them."""
+        readings = self._read_contexts(
+            [requests[groups[n][1][0]].args[0] for n in new],
+            [list(keys[n][1]) for n in new],
+            [[requests[i].args for i in groups[n][1]] for n in new],
+            disable_tqdm,
+        )
+        for n, reading in zip(new, readings, strict=True):
+            self._readings[keys[n]] = reading
+        return readings
+
     # ------------------------------------------------------------------ requests
     def loglikelihood(self, requests: list[Instance], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """Answer one-word-choice requests from one greedy completion per distinct context."""
         if not requests:
             return []
-        groups = _group_by_context(requests)
-        keys = [(prompt, tuple(str(requests[i].args[1]) for i in indices)) for prompt, indices in groups.items()]
+        groups = list(_group_by_context(requests).items())
+        keys = [_reading_key(requests, prompt, indices) for prompt, indices in groups]
         new = [n for n, key in enumerate(keys) if key not in self._readings]
-        contexts = [requests[list(groups.values())[n][0]].args[0] for n in new]
-        choices = [list(keys[n][1]) for n in new]
-        arguments = [[requests[i].args for i in list(groups.values())[n]] for n in new]
-        try:
-            if self._concurrent <= 1:
-                readings = self._read_sequentially(contexts, choices, arguments, disable_tqdm)
-            else:
-                readings = [
-                    reading
-                    for call in asyncio.run(
-                        self.get_batched_requests(contexts, arguments, generate=False, ctxlens=choices)
-                    )
-                    for reading in call
-                ]
-        except ValueError:
-            raise
-        except Exception as error:
-            raise self._endpoint_error(error) from error
-        for n, reading in zip(new, readings, strict=True):
-            self._readings[keys[n]] = reading
-        out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
-        for key, indices in zip(keys, groups.values(), strict=True):
-            for index, answer in zip(indices, self._readings[key], strict=True):
-                out[index] = answer
+        readings = self._read_new(requests, groups, keys, new, disable_tqdm)
+        out = _answers_in_request_order(len(requests), groups, [self._readings[key] for key in keys])
         if len(new) < len(keys):
             eval_logger.info(
                 "lc-chat: %d of %d contexts answered from earlier in this run", len(keys) - len(new), len(keys)

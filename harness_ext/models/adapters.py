@@ -54,6 +54,37 @@ def _tensor_shapes(path: Path) -> dict[str, list[int]]:
     return {name: list(entry.get("shape") or []) for name, entry in header.items() if isinstance(entry, dict)}
 
 
+def _lora_ranks(config_path: Path) -> tuple[int, dict[str, int]] | None:
+    """The rank ``r`` and the per-module ``rank_pattern`` of a LoRA ``adapter_config.json``; None when there is
+    no such config, or it is not one this check reads (peft names what it misses).
+    """
+    if not config_path.is_file():
+        return None
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{config_path}: not valid JSON ({error})") from None
+    if not isinstance(config, dict) or "r" not in config:
+        return None
+    rank, pattern = config.get("r"), config.get("rank_pattern") or {}
+    if not isinstance(rank, int) or isinstance(rank, bool) or not isinstance(pattern, dict):
+        raise ValueError(f"{config_path}: 'r' must be an integer (the LoRA rank), got {rank!r}")
+    return rank, pattern
+
+
+def _check_weights_rank(folder: Path, config_name: str, weights: Path, rank: int, pattern: dict[str, int]) -> None:
+    """Refuse a LoRA A matrix of ``weights`` whose rank is not the one the config gives its module."""
+    for name, shape in _tensor_shapes(weights).items():
+        if ".lora_A." not in name or not shape:
+            continue
+        expected = next((r for key, r in pattern.items() if key in name), rank)
+        if shape[0] != expected:
+            raise ValueError(
+                f"adapter {folder}: {config_name} says r={expected}, but {weights.name} holds rank "
+                f"{shape[0]} ({name}, shape {shape}); the config does not match the weights"
+            )
+
+
 def check_adapter_rank(folder: Path) -> None:
     """Refuse a LoRA adapter whose ``adapter_config.json`` rank ``r`` is not its weights' (peft would stop
     with a size-mismatch traceback while loading it), naming both files.
@@ -62,24 +93,8 @@ def check_adapter_rank(folder: Path) -> None:
         ValueError: Naming the config, its ``r``, the weight and its rank.
     """
     config_path = folder / "adapter_config.json"
-    if not config_path.is_file():
+    ranks = _lora_ranks(config_path)
+    if ranks is None:
         return
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{config_path}: not valid JSON ({error})") from None
-    if not isinstance(config, dict) or "r" not in config:
-        return  # not a LoRA config this check reads (peft names what it misses)
-    rank, pattern = config.get("r"), config.get("rank_pattern") or {}
-    if not isinstance(rank, int) or isinstance(rank, bool) or not isinstance(pattern, dict):
-        raise ValueError(f"{config_path}: 'r' must be an integer (the LoRA rank), got {rank!r}")
     for weights in sorted(folder.glob("*.safetensors")):
-        for name, shape in _tensor_shapes(weights).items():
-            if ".lora_A." not in name or not shape:
-                continue
-            expected = next((r for key, r in pattern.items() if key in name), rank)
-            if shape[0] != expected:
-                raise ValueError(
-                    f"adapter {folder}: {config_path.name} says r={expected}, but {weights.name} holds rank "
-                    f"{shape[0]} ({name}, shape {shape}); the config does not match the weights"
-                )
+        _check_weights_rank(folder, config_path.name, weights, *ranks)

@@ -304,21 +304,23 @@ def _plan_one(name: str, task: Any, recorded: list[Instance]) -> TaskPlan:
 
 def _later_stage_bounds(task: Any, documents: int) -> list[StageBound]:
     """Bounds on the stages after the first, from their definitions (see the module docstring)."""
-    bounds = []
-    for stage in task.stages[1:]:
-        per_doc = _declared_prompts(stage)
-        width = len(stage.choices) if stage.output_type == "loglikelihood" and stage.choices else 1
-        requests = None if per_doc is None else per_doc * width * documents
-        contexts = None if per_doc is None else per_doc * documents
-        generated = 0
-        if stage.output_type == "generate_until" and requests is not None:
-            generated = requests * int(stage.generation_kwargs.get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
-        # a hook's {context, continuation} prompts (no `choices`) are free continuations, not choices
-        single = stage.output_type != "loglikelihood" or (
-            bool(stage.choices) and all(is_single_choice(choice) for choice in stage.choices)
-        )
-        bounds.append(StageBound(stage.name, stage.output_type, requests, contexts, None, generated, single))
-    return bounds
+    return [_stage_bound(stage, documents) for stage in task.stages[1:]]
+
+
+def _stage_bound(stage: Any, documents: int) -> StageBound:
+    """One later stage's bound: its requests, contexts and generated tokens over ``documents``."""
+    per_doc = _declared_prompts(stage)
+    width = len(stage.choices) if stage.output_type == "loglikelihood" and stage.choices else 1
+    requests = None if per_doc is None else per_doc * width * documents
+    contexts = None if per_doc is None else per_doc * documents
+    generated = 0
+    if stage.output_type == "generate_until" and requests is not None:
+        generated = requests * int(stage.generation_kwargs.get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
+    # a hook's {context, continuation} prompts (no `choices`) are free continuations, not choices
+    single = stage.output_type != "loglikelihood" or (
+        bool(stage.choices) and all(is_single_choice(choice) for choice in stage.choices)
+    )
+    return StageBound(stage.name, stage.output_type, requests, contexts, None, generated, single)
 
 
 def _declared_prompts(stage: Any) -> int | None:
@@ -387,13 +389,20 @@ def _token_totals(plan: TaskPlan, lengths: dict[str, int]) -> dict[str, int]:
             totals["request_tokens"] += tally.request_tokens
             totals["distinct_context_tokens"] += tally.distinct_tokens
     if plan.later_stages and plan.documents:
-        # per later prompt: the mean earlier-stage prompt plus every earlier answer of its document
-        # at its generation bound (what a later prompt quotes); an estimate, labelled as such
-        earlier = [c for tally in plan.building.values() for c in tally.contexts]
-        mean_prompt = sum(lengths[c] for c in earlier) / len(earlier) if earlier else 0.0
-        answers = sum(t.generated_tokens for t in plan.building.values()) / plan.documents
-        for bound in plan.later_stages:
-            if bound.contexts is not None:
-                bound.context_tokens_estimate = round(bound.contexts * (mean_prompt + answers))
-                totals["later_stage_tokens_estimate"] += bound.context_tokens_estimate
+        totals["later_stage_tokens_estimate"] = _later_stage_estimate(plan, lengths)
     return totals
+
+
+def _later_stage_estimate(plan: TaskPlan, lengths: dict[str, int]) -> int:
+    """The later stages' prompt tokens, estimated (and set on each bound): per later prompt, the mean
+    earlier-stage prompt plus every earlier answer of its document at its generation bound (what a later
+    prompt quotes); an estimate, labelled as such."""
+    earlier = [c for tally in plan.building.values() for c in tally.contexts]
+    mean_prompt = sum(lengths[c] for c in earlier) / len(earlier) if earlier else 0.0
+    answers = sum(t.generated_tokens for t in plan.building.values()) / plan.documents
+    total = 0
+    for bound in plan.later_stages:
+        if bound.contexts is not None:
+            bound.context_tokens_estimate = round(bound.contexts * (mean_prompt + answers))
+            total += bound.context_tokens_estimate
+    return total

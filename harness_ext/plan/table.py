@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # the CLI parser imports this module: lm-eval loads only when
 __all__ = ["api_costs", "counts", "dollars", "render", "render_shards", "repeated_costs", "shard_totals"]
 
 LL, GEN = "loglikelihood", "generate_until"
+#: Why a plan with log-likelihood requests cannot run on a chat backend other than ``lc-chat``.
+_NO_LOGLIKELIHOOD = "log-likelihood requests: chat backends have none (run the _generate twin)"
 
 
 def _parts(plan: TaskPlan) -> list[Any]:
@@ -42,23 +44,7 @@ def api_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, dict[str,
     multi = 0
     for part in (plan.building, plan.final):
         for kind, tally in part.items():
-            if kind == GEN:
-                for row in (lc, chat):
-                    row["calls"] += tally.requests
-                    row["prompt_tokens"] += tally.request_tokens
-                    row["generated_tokens_bound"] += tally.generated_tokens
-            elif kind == LL:
-                multi += len(tally.multi_token_contexts)
-                lc["calls"] += len(tally.contexts)
-                lc["prompt_tokens"] += tally.distinct_tokens
-                lc["generated_tokens_bound"] += len(tally.contexts) * lc_chat_max_tokens
-                chat["runnable"], chat["reason"] = (
-                    False,
-                    "log-likelihood requests: chat backends have none (run the _generate twin)",
-                )
-            else:
-                for row in (lc, chat):
-                    row["runnable"], row["reason"] = False, f"{kind} requests are not supported on chat backends"
+            multi += _add_tally(kind, tally, lc, chat, lc_chat_max_tokens)
     for bound in plan.later_stages:
         _add_bound(bound, lc, chat, lc_chat_max_tokens)
         if bound.request_type == LL and not bound.single_choice:
@@ -67,6 +53,26 @@ def api_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, dict[str,
         lc["runnable"] = False
         lc["reason"] = f"{multi} log-likelihood contexts with free (multi-token) continuations are refused by lc-chat"
     return {"lc-chat": lc, "local-chat-completions": chat}
+
+
+def _add_tally(kind: str, tally: Any, lc: dict[str, Any], chat: dict[str, Any], lc_chat_max_tokens: int) -> int:
+    """Add one request type's exact counts to both backends' rows; returns its multi-token contexts (lc-chat
+    refuses them)."""
+    if kind == GEN:
+        for row in (lc, chat):
+            row["calls"] += tally.requests
+            row["prompt_tokens"] += tally.request_tokens
+            row["generated_tokens_bound"] += tally.generated_tokens
+        return 0
+    if kind != LL:
+        for row in (lc, chat):
+            row["runnable"], row["reason"] = False, f"{kind} requests are not supported on chat backends"
+        return 0
+    lc["calls"] += len(tally.contexts)
+    lc["prompt_tokens"] += tally.distinct_tokens
+    lc["generated_tokens_bound"] += len(tally.contexts) * lc_chat_max_tokens
+    chat["runnable"], chat["reason"] = False, _NO_LOGLIKELIHOOD
+    return len(tally.multi_token_contexts)
 
 
 def _add_bound(bound: StageBound, lc: dict[str, Any], chat: dict[str, Any], lc_chat_max_tokens: int) -> None:
@@ -84,10 +90,7 @@ def _add_bound(bound: StageBound, lc: dict[str, Any], chat: dict[str, Any], lc_c
         lc["calls"] += bound.contexts
         lc["prompt_tokens"] += tokens
         lc["generated_tokens_bound"] += bound.contexts * lc_chat_max_tokens
-        chat["runnable"], chat["reason"] = (
-            False,
-            "log-likelihood requests: chat backends have none (run the _generate twin)",
-        )
+        chat["runnable"], chat["reason"] = False, _NO_LOGLIKELIHOOD
 
 
 def repeated_costs(plan: TaskPlan, *, lc_chat_max_tokens: int) -> dict[str, int]:

@@ -122,20 +122,33 @@ def public_url(url: str) -> str:
     return public_url_parts(url)[0]
 
 
+def _without_user_info(url: str) -> tuple[str, bool]:
+    """``url`` with the user info of its authority cut out, and whether it had one. Cut before parsing:
+    a redacted one (``[redacted X]``) is no IPv6 host."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep:
+        return url, False
+    end = min([index for index in (rest.find(char) for char in "/?#") if index >= 0] or [len(rest)])
+    return f"{scheme}://{rest[:end].rpartition('@')[2]}{rest[end:]}", "@" in rest[:end]
+
+
+def _netloc(parts: urllib.parse.SplitResult) -> str:
+    """Host and port of a split URL (an IPv6 host in brackets); ``ValueError`` for a port that is no number."""
+    host, port = parts.hostname or "", parts.port
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}" if port is not None else host
+
+
 def public_url_parts(url: str) -> tuple[str, list[str]]:
     """``url`` as scheme, host and port, plus its path if it is in :data:`PUBLIC_API_PATHS`; and the
     parts left out (``"path"``, ``"query"``, ``"fragment"``, ``"user info"``), never their values."""
-    scheme, sep, rest = url.strip().partition("://")
-    end = min([index for index in (rest.find(char) for char in "/?#") if index >= 0] or [len(rest)])
-    userinfo = bool(sep) and "@" in rest[:end]  # cut first: a redacted one ([redacted X]) is no IPv6 host
+    without_user_info, userinfo = _without_user_info(url)
     try:
-        parts = urllib.parse.urlsplit(f"{scheme}://{rest[:end].rpartition('@')[2]}{rest[end:]}" if sep else url)
-        host, port = parts.hostname or "", parts.port
+        parts = urllib.parse.urlsplit(without_user_info)
+        netloc = _netloc(parts)
     except ValueError:  # a port that is not a number, a broken IPv6 host: nothing of it is written
         return "", ["URL"]
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{port}" if port is not None else host
     path = parts.path if parts.path.rstrip("/") in PUBLIC_API_PATHS else ""
     left = [name for name, part in (("path", parts.path != path), ("query", parts.query),
             ("fragment", parts.fragment), ("user info", userinfo)) if part]  # fmt: skip

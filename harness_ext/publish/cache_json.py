@@ -50,14 +50,19 @@ def pickled_answer_error(path: str, key: str | None) -> RequestCacheError:
 
 
 def _encode(value: Any, key: str) -> Any:
-    from logic_consistency.harness_ext.chat.choice_reading import ChoiceAnswer  # a plain-Python module
-
     if value is None or isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
         return float(value)
+    return _encode_container(value, key)
+
+
+def _encode_container(value: Any, key: str) -> Any:
+    """lc-chat's reading, a tuple (both tagged) or a list, item by item; any other type is refused."""
+    from logic_consistency.harness_ext.chat.choice_reading import ChoiceAnswer  # a plain-Python module
+
     if type(value) is ChoiceAnswer:  # lc-chat's reading (module docstring)
         details = {name: getattr(value, name) for name in ("missing", "position", "tied")}
         return {"choice_answer": [_encode(item, key) for item in value], **details}

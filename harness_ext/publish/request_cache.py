@@ -52,30 +52,38 @@ def check_request_cache(path: str | os.PathLike[str], *, timeout: float = BUSY_T
         _check_writable_folder(path)
         return
 
-    def fail(problem: str) -> RequestCacheError:
-        return RequestCacheError(
-            f"--use_cache: {path} {problem}; delete it (its answers are lost and asked again) or pass another --use_cache"
-        )
-
     if not os.path.isfile(path):
-        raise fail("is not a file")
+        raise _unusable(path, "is not a file")
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
     except sqlite3.Error as error:
-        raise _busy(path, error) if _is_busy(error) else fail(f"cannot be opened ({error})") from None
+        raise _busy(path, error) if _is_busy(error) else _unusable(path, f"cannot be opened ({error})") from None
     try:
-        tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in tables:
-            connection.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
-        pickled = first_pickled_key(connection, ANSWER_TABLE) if ANSWER_TABLE in tables else None
+        pickled = _first_pickled_answer(connection)
     except sqlite3.Error as error:
         raise (
-            _busy(path, error) if _is_busy(error) else fail(f"is not a readable SQLite request cache ({error})")
+            _busy(path, error)
+            if _is_busy(error)
+            else _unusable(path, f"is not a readable SQLite request cache ({error})")
         ) from None
     finally:
         connection.close()
     if pickled is not None:
         raise pickled_answer_error(path, pickled)
+
+
+def _first_pickled_answer(connection: sqlite3.Connection) -> str | None:
+    """Read the schema and one row of each table (no full scan); the key of the first pickled answer, if any."""
+    tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        connection.execute(f'SELECT * FROM "{table}" LIMIT 1').fetchall()
+    return first_pickled_key(connection, ANSWER_TABLE) if ANSWER_TABLE in tables else None
+
+
+def _unusable(path: str, problem: str) -> RequestCacheError:
+    return RequestCacheError(
+        f"--use_cache: {path} {problem}; delete it (its answers are lost and asked again) or pass another --use_cache"
+    )
 
 
 def _is_busy(error: sqlite3.Error) -> bool:

@@ -55,6 +55,34 @@ def _names(model_args: Any) -> set[str]:
     return {name for name, _ in split_model_args(str(model_args or ""))}
 
 
+def _public_arg_value(name: str, value: Any) -> Any:
+    """A URL or path argument's value as it may be written (:func:`public_url`, :func:`public_path`); others as
+    they are."""
+    if name in URL_ARGS and isinstance(value, str):
+        return public_url(value)
+    if name in PATH_ARGS and isinstance(value, str):
+        return public_path(value)
+    return value
+
+
+def _declared_task_key(name: str) -> bool:
+    """A key a task's metadata may hold without a run giving it: a task file's declared key or the suite's own."""
+    return name in TASK_METADATA or name in SUITE_OPTIONS | SUITE_RECORDED
+
+
+def _relative_config_source(metadata: dict[str, Any]) -> None:
+    """lm-eval records the task YAML's absolute path: relative to the package, or left out."""
+    source = metadata.get("config_source")
+    if not isinstance(source, str):
+        return
+    package = Path(__file__).resolve().parents[2]
+    path = Path(source).resolve()
+    if path.is_relative_to(package):
+        metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
+    else:
+        del metadata["config_source"]
+
+
 def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[str]) -> list[str]:
     """lm-eval copies ``model_args | --metadata`` into each task's metadata: the same rule there; and a
     task file's own ``metadata:`` (``--include_path``) keeps only declared keys (:data:`TASK_METADATA`,
@@ -63,22 +91,46 @@ def _clean_task_metadata(metadata: dict[str, Any], given: set[str], kept: set[st
     for name in list(metadata):
         if name in given and name not in kept:
             del metadata[name]
-        elif name not in kept and name not in TASK_METADATA and name not in SUITE_OPTIONS | SUITE_RECORDED:
+        elif name not in kept and not _declared_task_key(name):
             del metadata[name]
             left.append(f"task metadata {name!r}")
-        elif name in URL_ARGS and isinstance(metadata[name], str):
-            metadata[name] = public_url(metadata[name])
-        elif name in PATH_ARGS and isinstance(metadata[name], str):
-            metadata[name] = public_path(metadata[name])
-    source = metadata.get("config_source")
-    if isinstance(source, str):  # lm-eval records the task YAML's absolute path: relative to the package, or left out
-        package = Path(__file__).resolve().parents[2]
-        path = Path(source).resolve()
-        if path.is_relative_to(package):
-            metadata["config_source"] = str(Path("logic_consistency") / path.relative_to(package))
         else:
-            del metadata["config_source"]
+            metadata[name] = _public_arg_value(name, metadata[name])
+    _relative_config_source(metadata)
     return left
+
+
+def _publish_config(config: Any, model_args: Any, device: str | None) -> None:
+    """lm-eval's run ``config``, in place: the public model arguments, the cache as a public path, the device
+    measured."""
+    if not isinstance(config, dict):
+        return
+    if isinstance(config.get("use_cache"), str):  # a folder of the machine (issue 46)
+        config["use_cache"] = public_path(config["use_cache"])
+    if "model_args" in config:
+        config["model_args"] = model_args
+    if "device" in config:
+        config["device"] = device  # measured from the loaded model (None: an API model)
+
+
+def _clean_tasks_metadata(results: dict[str, Any], given: set[str], kept: set[str]) -> list[str]:
+    """Every task config's metadata cleaned (:func:`_clean_task_metadata`); the task files' keys left out."""
+    from_tasks: list[str] = []
+    for task_config in (results.get("configs") or {}).values():
+        if isinstance(task_config, dict) and isinstance(task_config.get("metadata"), dict):
+            from_tasks += _clean_task_metadata(task_config["metadata"], given, kept)
+    return from_tasks
+
+
+def _redact_results(results: dict[str, Any]) -> None:
+    """Redact every string of ``results`` in place: arguments and configuration with the pattern rules too;
+    the samples (what a model wrote, byte for byte) only of the credentials sent, in their forms."""
+    samples = results.pop("samples", None)
+    redacted = Redactor.from_environment().json(results)
+    if samples is not None:
+        redacted["samples"] = Redactor.from_environment(patterns=False).json(samples)
+    results.clear()
+    results.update(redacted)
 
 
 def publish_results(
@@ -95,25 +147,11 @@ def publish_results(
     """
     args = public_model_args(backend, model_args)
     options = public_metadata(metadata)
-    config = results.get("config")
-    if isinstance(config, dict) and isinstance(config.get("use_cache"), str):  # a folder of the machine (issue 46)
-        config["use_cache"] = public_path(config["use_cache"])
-    if isinstance(config, dict) and "model_args" in config:
-        config["model_args"] = args.value
-    if isinstance(config, dict) and "device" in config:
-        config["device"] = device  # measured from the loaded model (None: an API model)
+    _publish_config(results.get("config"), args.value, device)
     given = _names(model_args) | set(metadata or {})
     kept = _names(args.value) | set(options.value or {})
-    from_tasks: list[str] = []
-    for task_config in (results.get("configs") or {}).values():
-        if isinstance(task_config, dict) and isinstance(task_config.get("metadata"), dict):
-            from_tasks += _clean_task_metadata(task_config["metadata"], given, kept)
-    samples = results.pop("samples", None)
-    redacted = Redactor.from_environment().json(results)  # arguments and configuration: pattern rules too
-    if samples is not None:  # what a model wrote, byte for byte: only the credentials sent, in their forms
-        redacted["samples"] = Redactor.from_environment(patterns=False).json(samples)
-    results.clear()
-    results.update(redacted)
+    from_tasks = _clean_tasks_metadata(results, given, kept)
+    _redact_results(results)
     return args.left_out + options.left_out + sorted(set(from_tasks))
 
 

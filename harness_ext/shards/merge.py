@@ -159,7 +159,14 @@ def _check_cover(shards: Sequence[_Shard]) -> None:
     model was prompted (system instruction, chat template and its SHA, ``fewshot_as_multiturn``), the
     versions of lm-eval, transformers and the suite, and each task's version, options and config.
     """
-    first = shards[0]
+    _check_split(shards)
+    for shard in shards[1:]:
+        _check_identity(shards[0], shard)
+        _check_recorded(shards[0], shard)
+
+
+def _check_split(shards: Sequence[_Shard]) -> None:
+    """The shards are of one split, and hold each of its indices exactly once."""
     counts = {shard.shard.count for shard in shards}
     if len(counts) != 1:
         raise ValueError(f"shards of different splits: counts {sorted(counts)}")
@@ -168,21 +175,23 @@ def _check_cover(shards: Sequence[_Shard]) -> None:
         if shard.index in seen:
             raise ValueError(f"shard {shard.shard} given twice: {seen[shard.index]} and {shard.path}")
         seen[shard.index] = shard.path
-    missing = [f"{index}/{first.shard.count}" for index in range(first.shard.count) if index not in seen]
+    count = shards[0].shard.count
+    missing = [f"{index}/{count}" for index in range(count) if index not in seen]
     if missing:
         raise ValueError(f"shard(s) {', '.join(missing)} missing: a merge needs every shard of the split")
-    reference = _identity(first)
-    for shard in shards[1:]:
-        other = _identity(shard)
-        for field in sorted(set(reference) | set(other), key=lambda key: (key != "build_id", key)):
-            if reference.get(field) != other.get(field):
-                what = "come from different builds" if field == "build_id" else "differ"
-                raise ValueError(
-                    f"shards {first.shard} and {shard.shard} {what}: field {field!r} is "
-                    f"{reference.get(field)!r:.100} in {first.path} but {other.get(field)!r:.100} in {shard.path}; "
-                    "a merge takes the shards of one run only"
-                )
-        _check_recorded(first, shard)
+
+
+def _check_identity(first: _Shard, shard: _Shard) -> None:
+    """Both shards have the same identity (:func:`_identity`); a different build is named first."""
+    reference, other = _identity(first), _identity(shard)
+    for field in sorted(set(reference) | set(other), key=lambda key: (key != "build_id", key)):
+        if reference.get(field) != other.get(field):
+            what = "come from different builds" if field == "build_id" else "differ"
+            raise ValueError(
+                f"shards {first.shard} and {shard.shard} {what}: field {field!r} is "
+                f"{reference.get(field)!r:.100} in {first.path} but {other.get(field)!r:.100} in {shard.path}; "
+                "a merge takes the shards of one run only"
+            )
 
 
 def _raw_metrics(shards: Sequence[_Shard], task: str) -> dict[tuple[str, str], list[Any]]:
@@ -270,7 +279,7 @@ def merge_shards(
         ValueError: A shard output is unreadable or not a shard's, or the shards do not cover the
             split exactly once (file or shard named).
     """
-    from lm_eval.utils import handle_non_serializable, hash_string
+    from lm_eval.utils import handle_non_serializable
 
     shards = sorted((_load(output) for output in outputs), key=lambda shard: shard.index)
     if not shards:
@@ -279,19 +288,33 @@ def merge_shards(
     merged = _recompute(shards, tasks=tasks, model_args=model_args, metadata=metadata or {})
     stamp = datetime.now().isoformat().replace(":", "-")
     folder = Path(out_dir) / shards[0].path.parent.name
-    hashes: dict[str, str] = {}
-    for task in merged["n-samples"]:
-        lines = _samples_lines(shards, task)
-        hashes[task] = hash_string("".join(s["doc_hash"] + s["prompt_hash"] + s["target_hash"] for _, s in lines))
-        atomic_write(folder / f"samples_{task}_{stamp}.jsonl", [(text + "\n").encode() for text, _ in lines])
+    hashes = {
+        task: _write_samples(shards, task, folder / f"samples_{task}_{stamp}.jsonl") for task in merged["n-samples"]
+    }
+    text = json.dumps(
+        _results_document(shards, merged, hashes), indent=2, default=handle_non_serializable, ensure_ascii=False
+    )
+    return atomic_write(folder / f"results_{stamp}.json", [text.encode("utf-8")])
+
+
+def _write_samples(shards: Sequence[_Shard], task: str, path: Path) -> str:
+    """Write the merged samples file of ``task`` at ``path``; returns its hash as lm-eval's ``task_hashes``."""
+    from lm_eval.utils import hash_string
+
+    lines = _samples_lines(shards, task)
+    atomic_write(path, [(text + "\n").encode() for text, _ in lines])
+    return str(hash_string("".join(s["doc_hash"] + s["prompt_hash"] + s["target_hash"] for _, s in lines)))
+
+
+def _results_document(shards: Sequence[_Shard], merged: dict[str, Any], hashes: dict[str, str]) -> dict[str, Any]:
+    """The merged results: lm-eval's sections recomputed, the rest of shard 0's, the summed evaluation time."""
     document = {key: merged[key] for key in CORE_KEYS if key in merged}
     document.update({key: value for key, value in shards[0].results.items() if key not in (*CORE_KEYS, SHARD_KEY)})
     document["task_hashes"] = hashes
     seconds = [float(shard.results.get("total_evaluation_time_seconds") or 0.0) for shard in shards]
     document["total_evaluation_time_seconds"] = str(sum(seconds))
     document[MERGED_KEY] = {"count": len(shards)}
-    text = json.dumps(document, indent=2, default=handle_non_serializable, ensure_ascii=False)
-    return atomic_write(folder / f"results_{stamp}.json", [text.encode("utf-8")])
+    return document
 
 
 def main(argv: Sequence[str] | None = None) -> int:

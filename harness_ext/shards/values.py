@@ -82,10 +82,15 @@ def _encode_container(value: Any, where: str) -> Any:
     if isinstance(value, list):
         return [encode(item, where) for item in value]
     if isinstance(value, dict):
-        if all(isinstance(key, str) and not key.startswith("$") for key in value):
-            return {key: encode(item, f"{where}[{key!r}]") for key, item in value.items()}
-        return {"$dict": [[encode(key, where), encode(item, where)] for key, item in value.items()]}
+        return _encode_dict(value, where)
     return _OTHER
+
+
+def _encode_dict(value: dict[Any, Any], where: str) -> Any:
+    """A dict as a JSON object when its keys are plain strings (no ``$`` tag), else tagged ``$dict`` pairs."""
+    if all(isinstance(key, str) and not key.startswith("$") for key in value):
+        return {key: encode(item, f"{where}[{key!r}]") for key, item in value.items()}
+    return {"$dict": [[encode(key, where), encode(item, where)] for key, item in value.items()]}
 
 
 def _float(text: Any, where: str) -> float:

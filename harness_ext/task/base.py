@@ -57,6 +57,36 @@ def loader_name(loader: Callable[..., Any]) -> str:
     return f"{module}.{name}" if module and name else repr(loader)
 
 
+def _refuse_fixed_options(task: Any, dataset_kwargs: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
+    """A loader option the task's ``dataset_kwargs`` fixes cannot also be set through ``metadata``."""
+    fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))
+    if fixed:
+        raise OptionError(
+            f"task {task!r}: {fixed} fixed by the task's dataset_kwargs "
+            f"({ {key: dataset_kwargs[key] for key in fixed} }); it cannot be set through "
+            "metadata or --metadata (run the task that has the value you want)"
+        )
+
+
+def _refuse_empty(task: Any, dataset: Any, loader: Callable[..., Any], kwargs: Mapping[str, Any]) -> None:
+    """A loader that returned splits without a document (lm-eval would stop with an ``IndexError``)."""
+    if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
+        options = {key: value for key, value in kwargs.items() if key in loader_parameter_names(loader)}
+        raise ValueError(
+            f"task {task!r}: no documents with these options {options}; relax them (e.g. a smaller min_events)"
+        )
+
+
+def _rows_in_half(part: Any, task: Any, split: str) -> list[int]:
+    """The rows of one dataset split whose instance lies in ``split``'s half (a row's own half column wins)."""
+    ids = [row.get("instance_id", row.get("id")) for row in part]
+    if any(instance is None for instance in ids):
+        raise ValueError(f"task {task!r}: metadata.instance_split={split!r} needs an instance_id or id per document")
+    halves = part[INSTANCE_HALF] if INSTANCE_HALF in part.column_names else [None] * len(ids)
+    return [i for i, (instance, half) in enumerate(zip(ids, halves, strict=True))
+            if (half == split if half else in_split(str(instance), split))]  # fmt: skip
+
+
 class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no type information
     """A ``ConfigurableTask`` that formats many prompts per document and owns extra YAML keys.
 
@@ -129,13 +159,7 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
             what="parameter",
         )
         reject_near_misses(metadata, (*task_options, *named), where=f"task {task!r}: metadata")
-        fixed = sorted(key for key in dataset_kwargs if key in metadata and key not in ("version",))
-        if fixed:
-            raise OptionError(
-                f"task {task!r}: {fixed} fixed by the task's dataset_kwargs "
-                f"({ {key: dataset_kwargs[key] for key in fixed} }); it cannot be set through "
-                "metadata or --metadata (run the task that has the value you want)"
-            )
+        _refuse_fixed_options(task, dataset_kwargs, metadata)
         return [key for key in named if key not in task_options]
 
     def call_loader(self, loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -153,12 +177,7 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
             if not message.startswith("task "):
                 message = f"task {self.config.task!r}: {message}"
             raise type(error)(message) from error
-        if isinstance(dataset, Mapping) and dataset and all(len(split) == 0 for split in dataset.values()):
-            options = {key: value for key, value in kwargs.items() if key in loader_parameter_names(loader)}
-            raise ValueError(
-                f"task {self.config.task!r}: no documents with these options {options}; "
-                "relax them (e.g. a smaller min_events)"
-            )
+        _refuse_empty(self.config.task, dataset, loader, kwargs)
         digest = data_files.files_sha256(files.items())
         if digest is not None:  # the data folder's identity reaches the results file's configs (data_files)
             self.config.metadata = {**(self.config.metadata or {}), data_files.DATA_HASH_KEY: digest}
@@ -192,17 +211,7 @@ class PromptedTask(ConfigurableTask):  # type: ignore[misc]  # lm-eval ships no 
         if self.instance_split == "all" or self.dataset is None:
             return
         task, split = self.config.task, self.instance_split
-        selected = {}
-        for name, part in self.dataset.items():
-            ids = [row.get("instance_id", row.get("id")) for row in part]
-            if any(instance is None for instance in ids):
-                raise ValueError(
-                    f"task {task!r}: metadata.instance_split={split!r} needs an instance_id or id per document"
-                )
-            halves = part[INSTANCE_HALF] if INSTANCE_HALF in part.column_names else [None] * len(ids)
-            kept = [i for i, (instance, half) in enumerate(zip(ids, halves, strict=True))
-                    if (half == split if half else in_split(str(instance), split))]  # fmt: skip
-            selected[name] = part.select(kept)
+        selected = {name: part.select(_rows_in_half(part, task, split)) for name, part in self.dataset.items()}
         if all(len(part) == 0 for part in selected.values()):
             raise ValueError(f"task {task!r}: metadata.instance_split={split!r} leaves no document; use more documents")
         self.dataset = type(self.dataset)(selected)

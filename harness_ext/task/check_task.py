@@ -80,22 +80,27 @@ def _read_one(path: Path, *, resolve: bool = False) -> dict[str, Any]:
 
     try:
         return dict(load_yaml(path, resolve_func=resolve, recursive=False))
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        what = " ".join(part for part in (error.context, error.problem) if part)
-        raise TaskFileError(f"{path}{line}: malformed YAML: {what}") from None
-    except yaml.YAMLError as error:
-        raise TaskFileError(f"{path}: malformed YAML: {error}") from None
-    except UnicodeDecodeError as error:
-        raise TaskFileError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise TaskFileError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as error:  # UnicodeDecodeError before ValueError
+        raise _unreadable(path, error) from None
     except ValueError as error:  # lm-eval: "Expected YAML dict from ..., got list"
         if "Expected YAML dict" not in str(error):
             raise
         got = str(error).rpartition(", got ")[2] or str(error)
         raise TaskFileError(f"{path}: a task file is a mapping of keys (task: ...), this one holds a {got}") from None
+
+
+def _unreadable(path: Path, error: yaml.YAMLError | UnicodeDecodeError | OSError) -> TaskFileError:
+    """Why ``path`` cannot be read as YAML: malformed (at its line and column), not UTF-8, or unreadable."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        line = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        what = " ".join(part for part in (error.context, error.problem) if part)
+        return TaskFileError(f"{path}{line}: malformed YAML: {what}")
+    if isinstance(error, yaml.YAMLError):
+        return TaskFileError(f"{path}: malformed YAML: {error}")
+    if isinstance(error, UnicodeDecodeError):
+        return TaskFileError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})")
+    return TaskFileError(f"{path}: cannot be read ({error.strerror or error})")
 
 
 def _chain(path: Path, seen: tuple[Path, ...] = ()) -> list[Path]:
@@ -198,8 +203,9 @@ def _task_name(config: dict[str, Any], path: Path) -> str:
     return name
 
 
-def _build(path: Path, name: str, files: list[Path]) -> Any:
-    """Build task ``name`` with lm-eval's ``TaskManager`` (the file's folder and the suite's tasks)."""
+def _task_manager(path: Path) -> Any:
+    """lm-eval's ``TaskManager`` over the file's folder and the suite's tasks (the suite's alone if they hold
+    the file)."""
     from lm_eval.tasks import TaskManager
 
     suite = SUITE_TASKS
@@ -209,9 +215,13 @@ def _build(path: Path, name: str, files: list[Path]) -> Any:
     level = index_log.level
     index_log.setLevel(logging.ERROR)  # the user's folder re-registers the suite's tags: not the user's problem
     try:
-        manager = TaskManager(include_path=paths, include_defaults=False)
+        return TaskManager(include_path=paths, include_defaults=False)
     finally:
         index_log.setLevel(level)
+
+
+def _check_indexed(manager: Any, name: str, path: Path) -> None:
+    """Task ``name`` must be indexed from ``path``, not from another file defining the same name."""
     entry = manager.task_index.get(name)
     if entry is None or entry.yaml_path is None or Path(entry.yaml_path).resolve() != path:
         other = (
@@ -220,23 +230,34 @@ def _build(path: Path, name: str, files: list[Path]) -> Any:
         raise TaskFileError(
             f"{_where(path, _key_line(path, 'task'), 'task')}: task {name!r} is not indexed from this file{other}"
         )
+
+
+def _build_error(error: Exception, path: Path, name: str, files: list[Path]) -> TaskFileError:
+    """lm-eval's own error while building the task, whatever its type, in one line; an unknown task key
+    (``TypeError: ... unexpected keyword argument``) named at its file and line, with the closest key."""
+    message = " ".join(str(error).split()) or repr(error)
+    if not (isinstance(error, TypeError) and "unexpected keyword argument" in message):
+        return TaskFileError(f"{path}: task {name!r} cannot be built: {type(error).__name__}: {message}")
+    from lm_eval.config.task import TaskConfig
+
+    unknown = message.rsplit("'", 2)[-2] if message.count("'") >= 2 else ""
+    near = difflib.get_close_matches(unknown, list(TaskConfig.__dataclass_fields__), n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    where = _defining_file(files, unknown)
+    path_line = _where(where, _key_line(where, unknown), unknown)
+    return TaskFileError(f"{path_line}: task {name!r} cannot be built: TypeError: {message}{hint}")
+
+
+def _build(path: Path, name: str, files: list[Path]) -> Any:
+    """Build task ``name`` with lm-eval's ``TaskManager`` (the file's folder and the suite's tasks)."""
+    manager = _task_manager(path)
+    _check_indexed(manager, name, path)
     try:
         return manager.load([name])["tasks"][name]
     except TaskFileError:
         raise
     except Exception as error:  # lm-eval's own error, whatever its type, in one line
-        message = " ".join(str(error).split()) or repr(error)
-        hint = ""
-        if isinstance(error, TypeError) and "unexpected keyword argument" in message:
-            from lm_eval.config.task import TaskConfig
-
-            unknown = message.rsplit("'", 2)[-2] if message.count("'") >= 2 else ""
-            near = difflib.get_close_matches(unknown, list(TaskConfig.__dataclass_fields__), n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            where = _defining_file(files, unknown)
-            path_line = _where(where, _key_line(where, unknown), unknown)
-            raise TaskFileError(f"{path_line}: task {name!r} cannot be built: TypeError: {message}{hint}") from None
-        raise TaskFileError(f"{path}: task {name!r} cannot be built: {type(error).__name__}: {message}") from None
+        raise _build_error(error, path, name, files) from None
 
 
 def check_task(path: str | Path, *, load_data: bool = True) -> TaskCheck:

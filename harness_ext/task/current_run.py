@@ -28,6 +28,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
+from logic_consistency.common import context_value
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.harness_ext.task.option_scope import refuse_unread_options
 from logic_consistency.harness_ext.task.placeholders import answered_here
@@ -82,12 +83,8 @@ _DEVICE: contextvars.ContextVar[DeviceRecord | None] = contextvars.ContextVar("l
 def recording_device() -> Iterator[DeviceRecord]:
     """While the block runs (one ``simple_evaluate``), :func:`record_device` fills the record it yields:
     the run's own, so that nothing of one run is left for the next."""
-    record = DeviceRecord()
-    token = _DEVICE.set(record)
-    try:
+    with context_value(_DEVICE, DeviceRecord()) as record:
         yield record
-    finally:
-        _DEVICE.reset(token)
 
 
 def record_device(lm: Any) -> None:
@@ -108,11 +105,8 @@ def published(
 ) -> Iterator[None]:
     """Make ``lm`` the :func:`current_lm`, with an empty memory of answers, while the block runs
     (``tasks``, ``limit`` and ``samples``: the evaluation's, see :func:`current_run`)."""
-    token = _CURRENT_RUN.set(Evaluation(lm, tasks=dict(tasks or {}), limit=limit, samples=samples))
-    try:
+    with context_value(_CURRENT_RUN, Evaluation(lm, tasks=dict(tasks or {}), limit=limit, samples=samples)):
         yield
-    finally:
-        _CURRENT_RUN.reset(token)
 
 
 def publish_lm(evaluate: Callable[..., Any]) -> Callable[..., Any]:
@@ -247,6 +241,18 @@ def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[A
     run = _CURRENT_RUN.get()
     memory: dict[tuple[str, str], Any] = run.answers if run is not None and run.lm is lm else {}
     keys = [request_key(request) for request in requests]
+    to_send = _not_yet_answered(requests, keys, memory)
+    out = _answers_in_order(keys, memory, iter(_answer_in_chunks(lm, output_type, to_send)))
+    reused = len(requests) - len(to_send)
+    if reused:
+        eval_logger.info("%d of %d %s requests answered from earlier in this run", reused, len(requests), output_type)
+    return out
+
+
+def _not_yet_answered(
+    requests: Sequence[Instance], keys: list[tuple[str, str] | None], memory: Mapping[tuple[str, str], Any]
+) -> list[Instance]:
+    """The requests to send: each sampled one, and the first of each other question not in ``memory``."""
     to_send: list[Instance] = []
     sent_keys: set[tuple[str, str]] = set()
     for request, key in zip(requests, keys, strict=True):
@@ -254,7 +260,13 @@ def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[A
             to_send.append(request)
             if key is not None:
                 sent_keys.add(key)
-    answers = iter(_answer_in_chunks(lm, output_type, to_send))
+    return to_send
+
+
+def _answers_in_order(
+    keys: list[tuple[str, str] | None], memory: dict[tuple[str, str], Any], answers: Iterator[Any]
+) -> list[Any]:
+    """Every request's answer, in order: from ``memory``, or the next one sent (then remembered)."""
     out: list[Any] = []
     for key in keys:
         if key is None:
@@ -264,7 +276,4 @@ def call_once(lm: Any, output_type: str, requests: Sequence[Instance]) -> list[A
         else:
             memory[key] = next(answers)
             out.append(memory[key])
-    reused = len(requests) - len(to_send)
-    if reused:
-        eval_logger.info("%d of %d %s requests answered from earlier in this run", reused, len(requests), output_type)
     return out

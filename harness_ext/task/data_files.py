@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from logic_consistency.common import file_sha256
+from logic_consistency.common import context_value, file_sha256
 
 __all__ = ["DATA_HASH_KEY", "collecting", "files_sha256", "note_read"]
 
@@ -48,12 +48,8 @@ def note_read(root: Path, path: Path) -> None:
 def collecting() -> Iterator[dict[str, Path]]:
     """Within the block, the files :func:`note_read` reports are added to the yielded mapping
     (path relative to the data folder -> path)."""
-    files: dict[str, Path] = {}
-    token = _COLLECTED.set(files)
-    try:
+    with context_value(_COLLECTED, {}) as files:
         yield files
-    finally:
-        _COLLECTED.reset(token)
 
 
 def _file_sha256(path: Path) -> str:

@@ -59,11 +59,7 @@ class Stage:
         output_type = spec.get("output_type", "generate_until")
         if output_type not in OUTPUT_TYPES:
             raise ValueError(f"{where}.output_type must be one of {OUTPUT_TYPES}, got {output_type!r}")
-        prompts = spec.get("prompts")
-        if isinstance(prompts, Mapping):
-            prompts = {name: TEMPLATES.from_string(text) for name, text in prompts.items()}
-        elif not callable(prompts):
-            raise ValueError(f"{where}.prompts must be a mapping of name -> template or a !function")
+        prompts = _read_prompts(spec.get("prompts"), where)
         choices = tuple(spec.get("choices") or ())
         parse = spec.get("parse")
         if parse is not None and not callable(parse):
@@ -88,6 +84,42 @@ class Stage:
         }
 
 
+def _read_prompts(prompts: Any, where: str) -> Mapping[str, Any] | Callable[[dict[str, Any]], Mapping[str, Any]]:
+    """A stage's ``prompts``: its templates compiled, or its ``!function`` as it is."""
+    if isinstance(prompts, Mapping):
+        return {name: TEMPLATES.from_string(text) for name, text in prompts.items()}
+    if not callable(prompts):
+        raise ValueError(f"{where}.prompts must be a mapping of name -> template or a !function")
+    return prompts  # type: ignore[no-any-return]
+
+
+def _with_last_stage_output_type(config: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of the task config whose ``output_type`` defaults to the last stage's (lm-eval's request type)."""
+    config = dict(config or {})
+    stages = config.get("stages")
+    if isinstance(stages, list) and stages and isinstance(stages[-1], Mapping):
+        config.setdefault("output_type", stages[-1].get("output_type", "generate_until"))
+    return config
+
+
+def _read_stages(specs: Any, task: str) -> list[Stage]:
+    """The YAML ``stages`` list validated: non-empty, each stage valid, names unique."""
+    if not isinstance(specs, list) or not specs:
+        raise ValueError(f"task {task!r}: 'stages' must be a non-empty list")
+    stages = [Stage.from_yaml(spec, task=task, index=i) for i, spec in enumerate(specs)]
+    names = [stage.name for stage in stages]
+    if len(set(names)) != len(names):
+        raise ValueError(f"task {task!r}: stage names must be unique, got {names}")
+    return stages
+
+
+def _read_score(score: Any, task: str) -> Callable[[dict[str, Any]], Mapping[str, Any]]:
+    """The YAML ``score`` hook, which must be a ``!function``."""
+    if not callable(score):
+        raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
+    return score  # type: ignore[no-any-return]
+
+
 class MultiStageTask(PromptedTask):
     """A task whose later stages are built from the earlier stages' outputs (see module doc)."""
 
@@ -95,23 +127,10 @@ class MultiStageTask(PromptedTask):
     RECORD_KEY = "stages_config"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        config = dict(config or {})
-        stages = config.get("stages")
-        if isinstance(stages, list) and stages and isinstance(stages[-1], Mapping):
-            # lm-eval's request type for this task is the last stage's
-            config.setdefault("output_type", stages[-1].get("output_type", "generate_until"))
-        super().__init__(config=config, **kwargs)
+        super().__init__(config=_with_last_stage_output_type(config), **kwargs)
         task = self.config.task
-        specs = self.extra_config.get("stages")
-        if not isinstance(specs, list) or not specs:
-            raise ValueError(f"task {task!r}: 'stages' must be a non-empty list")
-        self.stages = [Stage.from_yaml(spec, task=task, index=i) for i, spec in enumerate(specs)]
-        names = [stage.name for stage in self.stages]
-        if len(set(names)) != len(names):
-            raise ValueError(f"task {task!r}: stage names must be unique, got {names}")
-        self.score: Callable[[dict[str, Any]], Mapping[str, Any]] = self.extra_config.get("score")  # type: ignore[assignment]
-        if not callable(self.score):
-            raise ValueError(f"task {task!r}: 'score' must be a !function (doc) -> {{metric: value}}")
+        self.stages = _read_stages(self.extra_config.get("stages"), task)
+        self.score = _read_score(self.extra_config.get("score"), task)
         self.OUTPUT_TYPE = self.stages[-1].output_type
         specs = self._metric_specs(self.extra_config.get("metrics"), task)
         if any(stage.output_type == "loglikelihood" for stage in self.stages):

@@ -53,6 +53,20 @@ def refuse_unread_options(tasks: Iterable[Any]) -> None:
     Raises:
         OptionError: Naming the key, the family whose tasks read it (its folder and group) and the run's tasks.
     """
+    suite, given = _suite_tasks(tasks)
+    if not suite:
+        return
+    for key, folder in sorted(_family_folders().items()):
+        if key in given and not any(folder in file.parents for files in suite.values() for file in files):
+            raise OptionError(
+                f"metadata {key!r}: no task of this run reads it ({sorted(suite)}); it is an option of the "
+                f"tasks of {folder.relative_to(_ROOT).as_posix()} (group logic_consistency_{folder.name}): "
+                "leave it out, or run those tasks"
+            )
+
+
+def _suite_tasks(tasks: Iterable[Any]) -> tuple[dict[str, list[Path]], set[str]]:
+    """The run's tasks defined in the suite (name -> the files that define it), and their metadata keys."""
     suite: dict[str, list[Path]] = {}
     given: set[str] = set()
     for task in tasks:
@@ -63,12 +77,4 @@ def refuse_unread_options(tasks: Iterable[Any]) -> None:
         if found:
             suite[str(getattr(config, "task", None) or type(task).__name__)] = found
             given |= set(metadata)
-    if not suite:
-        return
-    for key, folder in sorted(_family_folders().items()):
-        if key in given and not any(folder in file.parents for files in suite.values() for file in files):
-            raise OptionError(
-                f"metadata {key!r}: no task of this run reads it ({sorted(suite)}); it is an option of the "
-                f"tasks of {folder.relative_to(_ROOT).as_posix()} (group logic_consistency_{folder.name}): "
-                "leave it out, or run those tasks"
-            )
+    return suite, given

@@ -70,22 +70,35 @@ class PairwiseConsistency(evaluate.Metric):  # type: ignore[misc]  # evaluate sh
             )
         values: dict[str, list[float]] = {}
         for index, (prefs, human) in enumerate(zip(predictions, references, strict=True)):
-            matrix = np.asarray(prefs, dtype=float)
-            negated = None if neg_predictions is None else np.asarray(neg_predictions[index], dtype=float)
-            instance_ks = tuple(k for k in ks if k <= matrix.shape[0])
-            scores = pairwise_consistency(
-                matrix,
-                negated,
-                np.asarray(human, dtype=float),
-                ks=instance_ks,
-                calibrated=calibrated,
-                samples=samples,
-                seed=seed,
-                nan_policy="omit",
-            )
+            negated = None if neg_predictions is None else neg_predictions[index]
+            scores = _defined_scores(prefs, negated, human, ks, calibrated=calibrated, samples=samples, seed=seed)
             for name, value in scores.items():
-                if name != "n_items" and value is not None:
-                    values.setdefault(name, []).append(float(value))
+                values.setdefault(name, []).append(value)
         out: dict[str, Any] = {name: float(np.mean(found)) for name, found in values.items()}
         out.update({f"n_{name}": len(found) for name, found in values.items()})
         return out
+
+
+def _defined_scores(
+    prefs: Sequence[Sequence[float]],
+    negated: Sequence[Sequence[float]] | None,
+    human: Sequence[float],
+    ks: Sequence[int],
+    *,
+    calibrated: bool,
+    samples: int | None,
+    seed: int,
+) -> dict[str, float]:
+    """The metrics of one instance that are defined for it (``nan_policy="omit"``), K larger than it left out."""
+    matrix = np.asarray(prefs, dtype=float)
+    scores = pairwise_consistency(
+        matrix,
+        None if negated is None else np.asarray(negated, dtype=float),
+        np.asarray(human, dtype=float),
+        ks=tuple(k for k in ks if k <= matrix.shape[0]),
+        calibrated=calibrated,
+        samples=samples,
+        seed=seed,
+        nan_policy="omit",
+    )
+    return {name: float(value) for name, value in scores.items() if name != "n_items" and value is not None}
