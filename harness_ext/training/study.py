@@ -14,7 +14,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from logic_consistency.common import find_files, read_samples
+from logic_consistency.harness_ext.jobs.executor import executor_for
 from logic_consistency.harness_ext.jobs.processes import default_lm_eval, run_logged
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
@@ -94,15 +94,11 @@ class StudyUnitError(RuntimeError):
 
 
 def run_locally(units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
-    """The default :class:`StudyExecutor`: each unit here, one after another, in order."""
-    results = []
-    ran_on = {"executor": "local", "host": socket.gethostname(), "pid": os.getpid()}
-    for unit in units:
-        try:
-            results.append(unit.work(ran_on))
-        except Exception as error:  # a stop (KeyboardInterrupt) is no unit's failure: it passes
-            raise StudyUnitError(unit.name, f"{type(error).__name__}: {error}") from error
-    return results
+    """The default :class:`StudyExecutor`: each unit here, one after another, in order (the local peer of
+    the one executor protocol, :func:`.study_executor.run_study_units`)."""
+    from .study_executor import run_study_units  # it imports this module's units
+
+    return run_study_units(executor_for("local"), units)
 
 
 class StudyFolderError(ValueError):
