@@ -1,32 +1,31 @@
-"""How a study's units run: on the suite's one executor protocol (:mod:`..jobs.executor`, chosen by its
-``executor_for``), here (:func:`run_study_units` on the local peer: :func:`.study.run_locally`) or, under
-``logic-consistency improve --executor ray``, each unit as one Ray task (:class:`RayStudyExecutor`).
+"""``logic-consistency improve --executor ray``: each unit of an improve study is one Ray task, on the
+suite's one executor protocol (:mod:`..jobs.executor`, chosen by its ``executor_for``; the local peer
+runs them under :func:`.study.run_locally`).
 
-A unit is a REPAIR row, GV's round 0, one GV chain, or a kept row's merged weights (:mod:`.study`). On
-Ray the task asks for ``num_gpus`` (``--gpus-per-row``; default 1 where the cluster has a GPU, else 0)
-and one CPU, and runs the unit's own function on its node: it trains (or merges), runs ``lm_eval``
-(which dies with the task's process) and writes only its rows' folders under ``--out``, so ``--out``
-and the base model must be paths every node sees. The task's arguments are the study's options and its
-training examples: no environment value. A task is retried on worker death (not on an error of its
-own: a failing unit fails the study, naming its row and error). Ctrl-C or a failing unit cancels every
-other task (``ray.cancel(force=True)``); a Ray this command started is shut down. The session
-(connecting, the checks of the address, the head watch, waiting, the translation of a lost head into
-one error line) is the one the board's build uses too (:mod:`logic_consistency.harness_ext.jobs.ray_session`).
+A unit is a REPAIR row, GV's round 0, one GV chain, or a kept row's merged weights (:mod:`.study`). The
+task asks for ``num_gpus`` (``--gpus-per-row``; default 1 where the cluster has a GPU, else 0) and one
+CPU, and runs the unit's own function on its node: it trains (or merges), runs ``lm_eval`` (which dies
+with the task's process) and writes only its rows' folders under ``--out``, so ``--out`` and the base
+model must be paths every node sees. The task's arguments are the study's options and its training
+examples: no environment value. A task is retried on worker death (not on an error of its own: a
+failing unit fails the study, naming its row and error). Ctrl-C or a failing unit cancels every other
+task (``ray.cancel(force=True)``); a Ray this command started is shut down. The session (connecting,
+the checks of the address, the head watch, waiting, the translation of a lost head into one error line)
+is the one the board's build uses too (:mod:`logic_consistency.harness_ext.jobs.ray_session`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from types import ModuleType
 from typing import Any, NoReturn
 
-from ..jobs.executor import Executor, Unit, UnitError, executor_for
+from ..jobs.executor import Unit, UnitError, executor_for
 from ..jobs.ray_session import DEFAULT_RETRIES, RayClusterError, alive_nodes, require_ray
 from .study import StudyUnit, StudyUnitError
 
-__all__ = ["RayStudyExecutor", "cluster_gpus", "run_study_units"]
+__all__ = ["RayStudyExecutor", "cluster_gpus"]
 
 #: What a lost head means for a study (the end of its error line).
 LOST_HEAD_ENDING = "the study stopped; its finished rows are kept (run the same command to resume)"
@@ -35,30 +34,14 @@ LOST_HEAD_ENDING = "the study stopped; its finished rows are kept (run the same 
 Rows = list[dict[str, Any]]
 
 
-def _unit_failed(remote: bool, index: int, error: UnitError) -> NoReturn:
-    """A failed unit fails the study, naming the unit and its error (on Ray, the end of the error's text)."""
+def _unit_failed(index: int, error: UnitError) -> NoReturn:
+    """A failed unit fails the study, naming the unit and the end of its error's text (or of Ray's, where
+    its worker was lost)."""
     cause = error.cause
     if error.lost:
         why = f"Ray task failed: {type(cause).__name__}: {str(cause).strip()[-300:]}"
         raise StudyUnitError(error.label, why) from None
-    if remote:
-        raise StudyUnitError(error.label, f"{type(cause).__name__}: {str(cause).strip()[-600:]}") from None
-    raise StudyUnitError(error.label, f"{type(cause).__name__}: {cause}") from cause
-
-
-def run_study_units(
-    executor: Executor, units: Sequence[StudyUnit], resources: Mapping[str, float] | None = None
-) -> list[Rows]:
-    """One list of rows per unit, in order, each unit run by ``executor`` asking for ``resources``.
-
-    Raises:
-        StudyUnitError: A unit failed (naming it and its error; the others are stopped).
-        KeyboardInterrupt, Stopped: A stop; every unit is stopped first.
-    """
-    asked = dict(resources or {})
-    return executor.run(
-        [Unit(unit.name, unit.work, asked) for unit in units], failed=partial(_unit_failed, executor.remote)
-    )
+    raise StudyUnitError(error.label, f"{type(cause).__name__}: {str(cause).strip()[-600:]}") from None
 
 
 def cluster_gpus(ray: ModuleType) -> float:
@@ -105,7 +88,8 @@ class RayStudyExecutor:
             importer=_ray,
         )
         with executor.session() as session:
-            return run_study_units(executor, units, {"CPU": 1.0, "GPU": self._gpus(session.ray)})
+            asked = {"CPU": 1.0, "GPU": self._gpus(session.ray)}
+            return executor.run([Unit(unit.name, unit.work, asked) for unit in units], failed=_unit_failed)
 
     def _gpus(self, ray: ModuleType) -> float:
         most = cluster_gpus(ray)

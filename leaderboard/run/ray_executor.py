@@ -1,21 +1,17 @@
-"""``leaderboard build --executor ray``: every unit of the nightly build is one Ray task.
+"""``leaderboard build --executor ray``: every unit of the nightly build (a model's whole run, or one
+shard, :mod:`.units`) is one Ray task of the suite's one Ray peer (``harness_ext/jobs/executor.py``,
+chosen by its ``executor_for``); the board's side is :class:`~.executor.BuildExecutor`'s.
 
-The build on the suite's one Ray peer (:class:`logic_consistency.harness_ext.jobs.executor.RayExecutor`,
-chosen by its ``executor_for``), the board's side being :class:`~.executor.BuildExecutor`'s. A unit is
-a model's whole run, or one of its shards (:mod:`.units`). Each Ray task asks for the model's
-``resources`` (:func:`~.placement.unit_resources`; a model no alive node can ever hold is refused
-before any unit runs, :func:`~.placement.check_feasible`), runs ``lm_eval`` in a temporary folder on
-its node and returns every file it wrote (only the driver writes the runs folder, the board, the
-history and the page, under the build lock); it keeps its own request cache, is retried ``--retries``
-times (default 2) when its worker dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of its
-endpoint's ``api_limits`` budget through one named actor per endpoint
-(:class:`~.endpoint_budget.EndpointBudget`) granting time-limited leases, so a killed worker's slots
-come back.
-
-Ctrl-C or SIGTERM on the driver cancels every task (their ``lm_eval`` dies with its parent) and shuts
-down a Ray it started itself: the session (connect, address checks, head watch, waiting, error
-translation) is the one :mod:`logic_consistency.harness_ext.jobs.ray_session`, shared with ``improve
---executor ray``. Ray is imported only when ``--executor ray`` is chosen. See docs/cluster.md.
+Each task asks for the model's ``resources`` (a model no alive node can ever hold is refused before any
+unit runs: :func:`~.placement.check_feasible`), runs ``lm_eval`` in a temporary folder on its node and
+returns every file it wrote (only the driver writes the runs folder, the board, the history and the
+page, under the build lock); it keeps its own request cache, is retried ``--retries`` times (default 2)
+when its worker dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of its endpoint's
+``api_limits`` budget (:class:`~.endpoint_budget.EndpointBudget`, one named actor per endpoint, granting
+time-limited leases, so a killed worker's slots come back). Ctrl-C or SIGTERM on the driver cancels
+every task (their ``lm_eval`` dies with its parent) and shuts down a Ray it started itself, through the
+one session (:mod:`logic_consistency.harness_ext.jobs.ray_session`), shared with ``improve --executor
+ray``. Ray is imported only when ``--executor ray`` is chosen. See docs/cluster.md.
 """
 
 from __future__ import annotations
