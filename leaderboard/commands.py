@@ -26,7 +26,7 @@ from .board.nights import check_backfill, check_timestamp
 from .board.results import recorded_date
 from .board.schema import load_document
 from .page.render import render_file
-from .run.executor import Executor
+from .run.executor import BuildExecutor
 from .run.nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildResult, build, check_night, ingest_into, today
 
 __all__ = [
@@ -106,7 +106,7 @@ def summary(document: dict[str, Any], path: Path) -> str:
     )
 
 
-def _executor(options: BuildOptions) -> Executor | None:
+def _executor(options: BuildOptions) -> BuildExecutor | None:
     """``--executor``: ``None`` for the local one; Ray's is imported only when chosen."""
     if options.executor == "local":
         if options.ray_address is not None:

@@ -33,6 +33,7 @@ __all__ = [
     "RayClusterError",
     "RayMissingError",
     "RaySession",
+    "alive_nodes",
     "check_address",
     "check_reachable",
     "ray_session",
@@ -124,6 +125,11 @@ def require_ray() -> ModuleType:
     except ImportError as error:
         raise RayMissingError(f"--executor ray needs Ray, which is not installed ({error}): {INSTALL_HINT}") from None
     return ray
+
+
+def alive_nodes(ray: ModuleType) -> list[dict[str, float]]:
+    """The resources (Ray's names: ``CPU``, ``GPU``, ``memory``, custom) of every alive node of the cluster."""
+    return [dict(node.get("Resources", {})) for node in ray.nodes() if node.get("Alive")]
 
 
 def stop_behind(error: BaseException) -> BaseException | None:

@@ -14,15 +14,15 @@ import json
 import math
 import os
 import shutil
-import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from logic_consistency.common import find_files, read_samples
+from logic_consistency.harness_ext.jobs.executor import Unit, UnitError, executor_for
 from logic_consistency.harness_ext.jobs.processes import default_lm_eval, run_logged
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
@@ -93,16 +93,14 @@ class StudyUnitError(RuntimeError):
         self.unit = unit
 
 
+def _failed_here(index: int, error: UnitError) -> NoReturn:
+    raise StudyUnitError(error.label, f"{type(error.cause).__name__}: {error.cause}") from error.cause
+
+
 def run_locally(units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
-    """The default :class:`StudyExecutor`: each unit here, one after another, in order."""
-    results = []
-    ran_on = {"executor": "local", "host": socket.gethostname(), "pid": os.getpid()}
-    for unit in units:
-        try:
-            results.append(unit.work(ran_on))
-        except Exception as error:  # a stop (KeyboardInterrupt) is no unit's failure: it passes
-            raise StudyUnitError(unit.name, f"{type(error).__name__}: {error}") from error
-    return results
+    """The default :class:`StudyExecutor`: each unit here, one after another, in order, on the local peer
+    of the one executor protocol (:mod:`..jobs.executor`); a failing unit stops the rest."""
+    return executor_for("local").run([Unit(unit.name, unit.work) for unit in units], failed=_failed_here)
 
 
 class StudyFolderError(ValueError):

@@ -49,7 +49,7 @@ from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from ..board.merge import make_document, merge_documents
 from ..board.migrate import needs_upgrade
 from ..board.schema import load_document, validate
-from .executor import Executor, LocalExecutor
+from .executor import BuildExecutor, LocalExecutor
 from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
@@ -212,7 +212,7 @@ def build(
     progress: bool | None = None,
     embedded_sha: Callable[[str], str] = embedded_sha_subprocess,
     log: Callable[[str], None] = lambda message: print(message, file=sys.stderr),
-    executor: Executor | None = None,
+    executor: BuildExecutor | None = None,
 ) -> BuildResult:
     """Run the nightly build (see the module docstring).
 
@@ -228,7 +228,7 @@ def build(
         progress: tqdm bar over models (``None``: only on a terminal).
         embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
         log: Receives one status line per model.
-        executor: Runs the models (:class:`~.executor.Executor`), e.g. a
+        executor: Runs the models (:class:`~.executor.BuildExecutor`), e.g. a
             :class:`~.ray_executor.RayExecutor`. ``None``: :class:`~.executor.LocalExecutor`, one
             model after another in this machine.
 

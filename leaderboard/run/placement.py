@@ -12,22 +12,26 @@ the whole cluster, a model holding
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from logic_consistency.harness_ext.jobs.ray_session import RayClusterError
 from logic_consistency.options import check_flag, reject_unknown
 
 __all__ = [
     "RESOURCE_KEYS",
     "capped_shards",
     "check_api_limits",
+    "check_feasible",
     "check_resources",
     "check_shards",
+    "demand",
     "endpoint_of",
     "normalise_endpoint",
     "optional_mapping",
     "slots_of",
+    "unit_resources",
     "unmatched_limits",
 ]
 
@@ -205,3 +209,51 @@ def unmatched_limits(limits: Mapping[str, int], endpoints: set[str | None], wher
             f"{where}: api_limits: {', '.join(unmatched)} matches no model's base_url endpoint "
             f"(the models' endpoints: {known or 'none'}); a limit that applies to nothing is a typo"
         )
+
+
+def demand(resources: Mapping[str, Any]) -> dict[str, float]:
+    """What one unit with the model list's ``resources`` asks a node for, in Ray's names (``CPU``,
+    default 1; ``GPU``, ``memory``, custom), the amounts it asks none of left out."""
+    asked = {
+        "CPU": resources.get("num_cpus", 1.0),
+        "GPU": resources.get("num_gpus", 0.0),
+        "memory": resources.get("memory", 0.0),
+        **resources.get("custom", {}),
+    }
+    return {name: float(amount) for name, amount in asked.items() if amount}
+
+
+def unit_resources(resources: Mapping[str, Any]) -> dict[str, float]:
+    """The resources of one unit as the executor asks Ray for them: ``CPU`` always (``num_cpus: 0`` too),
+    the others where the model list names them."""
+    names = {"num_gpus": "GPU", "memory": "memory"}
+    asked = {"CPU": float(resources.get("num_cpus", 1.0))}
+    asked |= {names[key]: float(resources[key]) for key in names if key in resources}
+    return asked | {name: float(amount) for name, amount in resources.get("custom", {}).items()}
+
+
+def check_feasible(nodes: Sequence[Mapping[str, float]], specs: Sequence[Any]) -> None:
+    """Refuse, before any unit runs, a model whose unit no node (``nodes``: the alive ones' resources) can
+    ever hold.
+
+    Ray would keep such a task pending forever (it cannot know whether a node will join). The check
+    is against the nodes alive now: on an autoscaling cluster, start the node type first.
+
+    Raises:
+        RayClusterError: Naming the model and the resources no node has enough of.
+    """
+    for spec in specs:
+        asked = demand(spec.resources)
+        if not any(all(node.get(name, 0.0) >= amount for name, amount in asked.items()) for node in nodes):
+            raise RayClusterError(
+                f"{spec.name}: no node of the Ray cluster ({len(nodes)} alive) can ever run its units, "
+                f"which ask for {_shortfall(asked, nodes)}; lower the model's resources or add such a node"
+            )
+
+
+def _shortfall(asked: Mapping[str, float], nodes: Sequence[Mapping[str, float]]) -> str:
+    """The resources no node has enough of, each with the largest node's amount (all of them when each
+    is somewhere, but never together)."""
+    largest = {name: max((node.get(name, 0.0) for node in nodes), default=0.0) for name in asked}
+    short = [name for name, amount in asked.items() if largest[name] < amount] or sorted(asked)
+    return ", ".join(f"{name} {asked[name]:g} (largest node: {largest[name]:g})" for name in short)

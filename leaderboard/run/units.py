@@ -151,13 +151,18 @@ class UnitResult:
         if self.timed_out:
             return "timeout", {"shard": shard, "field": "timeout"}
         if self.returncode != 0:
-            error_class, status = classify(self.stderr_tail)
-            code = "request_cache" if known_error(self.stderr_tail) else "lm_eval_failed"
-            if code == "lm_eval_failed" and status is not None:
-                code = "endpoint_http_error"
-            extra = {"returncode": self.returncode, "http_status": status, "error_class": error_class}
+            code, extra = self._exit_failure()
             return code, {"shard": shard, **extra}
         return "no_results", {"shard": shard, "returncode": self.returncode}
+
+    def _exit_failure(self) -> tuple[str, dict[str, Any]]:
+        """What ``lm_eval``'s non-zero exit was, read from its stderr: a corrupt request cache, an endpoint's
+        HTTP error, or another failure."""
+        error_class, status = classify(self.stderr_tail)
+        code = "request_cache" if known_error(self.stderr_tail) else "lm_eval_failed"
+        if code == "lm_eval_failed" and status is not None:
+            code = "endpoint_http_error"
+        return code, {"returncode": self.returncode, "http_status": status, "error_class": error_class}
 
 
 def _results_written(folder: Path, before: dict[Path, float]) -> str | None:
@@ -387,6 +392,15 @@ def _merge(model: ModelRun, folder: Path) -> Path:
     return max(written, key=lambda path: path.stat().st_mtime)
 
 
+def _first_failure(model: ModelRun) -> tuple[str, str, dict[str, Any]] | None:
+    """The first failed unit's code, message (naming its shard) and closed-vocabulary fields, or ``None``."""
+    for result in model.results:
+        if (why := result.failure()) is not None:
+            prefix = "" if result.job.shard is None else f"{result.job.label}: "
+            return why[0], f"{prefix}{result.error}", why[1]
+    return None
+
+
 def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
     """A model's outcome once its units have ended, on the driver: the one place a run becomes a row.
 
@@ -408,10 +422,8 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
     for result in model.results:
         _store(result, folder / result.job.folder)
     scrub_outputs(folder, redactor, since=model.since)
-    for result in model.results:
-        if (why := result.failure()) is not None:
-            prefix = "" if result.job.shard is None else f"{result.job.label}: "
-            return failed(why[0], f"{prefix}{result.error}", **why[1])
+    if (first := _first_failure(model)) is not None:
+        return failed(first[0], first[1], **first[2])
     try:
         if spec.shards == 1:
             newest = folder / str(model.results[0].results_file)
@@ -428,21 +440,3 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
         detail = f"no metric is defined in any task of {newest.name} (every reading undefined): nothing to rank"
         return failed("no_metric", detail)
     return RunOutcome(spec, row, None, time.monotonic() - model.started, log_file)
-
-
-def run_locally(
-    model: ModelRun, settings: RunSettings, *, on_output: Callable[[str], None] | None = None
-) -> RunOutcome:
-    """Run a planned model's units one after another in this process's machine, then finish it."""
-    for job in model.jobs:
-        try:
-            model.results.append(execute(job, on_output=on_output))
-        except OSError as error:
-            message = f"{job.label + ': ' if job.shard else ''}cannot start {job.lm_eval}: {error}"
-            log_file = Path(str(job.output_dir)) / LOG_FILE
-            failure = failure_record(
-                model.spec, settings.night, "start_failed", board=settings.out, detail=message, log_file=log_file,
-                error_class=type(error).__name__, shard=None if job.shard is None else str(job.shard),
-            )  # fmt: skip
-            return RunOutcome(model.spec, None, failure, time.monotonic() - model.started, log_file)
-    return finish_model(model, settings)
