@@ -20,6 +20,18 @@ mkdir -p .typecheck && ln -sfn .. .typecheck/logic_consistency
 .venv/bin/python -m mypy --python-executable .venv/bin/python .typecheck/logic_consistency
 .venv/bin/python -m mypy --strict --python-executable .venv/bin/python \
   .typecheck/logic_consistency/metrics .typecheck/logic_consistency/harness_ext
+# Shells that set PYTHONDONTWRITEBYTECODE (this project's build machines do) make every process compile
+# every module it imports from source: about 4.7 CPU-s of each lm_eval start. The test run lets Python
+# write its bytecode caches (into .venv and the tree's __pycache__, both ignored by git), so a module is
+# compiled once per run, not once per process.
+unset PYTHONDONTWRITEBYTECODE
+# With more than one worker, every worker and every model run a test starts gets one OpenMP (torch)
+# thread unless OMP_NUM_THREADS says otherwise: two workers' models at two threads each put four
+# spinning OpenMP teams on two cores, and a small model's many small operations then wait out a
+# scheduler slice at every barrier (docs/benchmarks.md, "Test suite time").
+if [ "${LC_TEST_WORKERS:-2}" -gt 1 ]; then
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+fi
 # Two tiers, one command each (CONTRIBUTING.md, "Tests"): this script alone runs everything (CI); with
 # `-m "not slow"` it is the fast tier. Both run on LC_TEST_WORKERS pytest-xdist workers (default 2, the
 # cores of the machines the suite is built on; 0 runs in this process); --dist loadfile runs each
