@@ -1,20 +1,17 @@
 """The one driver of every ``improve`` study, and the recipe a family declares to it.
 
-The driver (:func:`run_study`) knows no task family. Under the study folder's lock (:mod:`.study_lock`)
-it resolves and checks the base once (:func:`~.adapter.check_base`), takes the options' training
-settings (checked once, where they are declared: :attr:`.study_options.StudyOptions.settings`), checks
-the devices, asks the recipe for its plan (:meth:`StudyRecipe.plan`: the checks that come before the
-folder, and the study's identity), opens the study (:class:`~.study.Study`), and then, stage by stage
-(:meth:`StudyPlan.stages`: GV's round 0, then its chains; REPAIR's rows in one), checks each unit's kept
-rows against the identity the recipe expects, hands the kept rows' merged weights (``--merge-weights``)
-and then the unfinished units to the executor (:data:`~.study.StudyExecutor`), and lastly has the
-recipe write its report (:meth:`StudyPlan.report`) over the rows in order.
+:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it resolves and
+checks the base once, takes the options' training settings (checked once, where declared:
+:attr:`.study_options.StudyOptions.settings`), checks the devices, asks the recipe for its plan (the
+checks before the folder, the identity), opens the study (:class:`~.study.Study`), and then, stage by
+stage (:meth:`StudyPlan.stages`: GV's round 0, then its chains; REPAIR's rows in one), checks each
+unit's kept rows, hands the kept rows' merged weights and then the unfinished units to the executor,
+and lastly has the plan write its report over the rows in order.
 
-A recipe (a family's ``improve`` module's ``RECIPE``, found by ``tasks/improve_recipes.py``) declares
-its name, its help line and its options dataclass (which gives the subcommand's flags, defaults and
-help: :mod:`.study_flags`), and builds its plan: its rows, its training examples, its units and its
-tables. It calls down into ``harness_ext``'s services (the study folder, ``lm_eval`` runs, the
-trainer), never back into the driver, so a third recipe needs no edit here nor in the command line.
+A recipe (:class:`StudyRecipe`, a family's ``improve`` module's ``RECIPE``, found by
+``tasks/improve_recipes.py``) is its name, help line, options dataclass (the subcommand's flags,
+defaults, help: :mod:`.study_flags`) and plan. Its code calls down into ``harness_ext``'s services,
+never back into the driver, so a third recipe needs no edit here nor in the command line.
 """
 
 from __future__ import annotations
