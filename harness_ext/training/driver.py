@@ -31,7 +31,7 @@ from .study_identity import base_identity
 from .study_lock import study_lock
 from .study_options import StudyOptions
 
-__all__ = ["PlannedUnit", "StudyBase", "StudyPlan", "StudyRecipe", "run_study"]
+__all__ = ["PlannedUnit", "StudyBase", "StudyExecutor", "StudyPlan", "StudyRecipe", "run_locally", "run_study"]
 
 #: A row's summary, as its unit returns it and its ``row.json`` keeps it.
 Row = dict[str, Any]

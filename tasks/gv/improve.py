@@ -24,18 +24,16 @@ from typing import Any
 
 from logic_consistency.common import find_files, read_samples, task_of_samples_file
 from logic_consistency.harness_ext.training.devices import evaluation_dtype
-from logic_consistency.harness_ext.training.driver import PlannedUnit, StudyBase, StudyRecipe, run_study
-from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.study import (
-    LmEvalRun,
-    RanOn,
-    Study,
+from logic_consistency.harness_ext.training.driver import (
+    PlannedUnit,
+    StudyBase,
     StudyExecutor,
-    StudyUnit,
-    check_disjoint,
-    run_lm_eval,
+    StudyRecipe,
     run_locally,
+    run_study,
 )
+from logic_consistency.harness_ext.training.prompts import format_examples
+from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, check_disjoint, run_lm_eval
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
