@@ -17,16 +17,14 @@ the ``train`` extra. ``--executor ray`` runs each row (GV: round 0, then each ch
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from typing import Any
 
 from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_raise
-from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
+from logic_consistency.harness_ext.training.driver import StudyRecipe, run_study
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
 from logic_consistency.harness_ext.training.study_flags import add_options, flag_names, options_from_args, refuse_flags
-from logic_consistency.harness_ext.training.study_options import StudyOptions, StudyRecipe
 from logic_consistency.harness_ext.training.trainer import TrainingError
 from logic_consistency.options import check_flag
 from logic_consistency.tasks.improve_recipes import recipes
@@ -34,15 +32,6 @@ from logic_consistency.tasks.improve_recipes import recipes
 from .subcommand import add_subcommand
 
 __all__ = ["add_cli"]
-
-
-def _base(options: StudyOptions) -> StudyOptions:
-    """An embedded model's name (converted once to safetensors) or a transformers folder; the name as given
-    is the study's ``base_label``."""
-    name = str(options.base)
-    if name in EMBEDDED_MODELS:
-        return dataclasses.replace(options, base=resolve(name), base_label=name)
-    return dataclasses.replace(options, base_label=name)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -83,8 +72,7 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
 def _study(args: argparse.Namespace) -> int:
     recipe: StudyRecipe = args.recipe
     options = options_from_args(recipe.options, args)  # every value typed and checked once, before any work
-    executor = _executor(args)
-    rows = recipe.run(_base(options), executor)
+    rows = run_study(recipe, options, _executor(args))
     print((options.out / "table.md").read_text(encoding="utf-8"), end="")
     print(f"{len(rows)} rows; wrote {options.out / 'README.md'}")
     return 0

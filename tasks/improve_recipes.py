@@ -1,6 +1,6 @@
 """The ``improve`` recipes of the task families, found, not listed: a family's ``improve`` module that
-defines ``RECIPE`` (a :class:`~logic_consistency.harness_ext.training.study_options.StudyRecipe`) is
-one, so that a third recipe needs no edit here, in the study driver or in the command line."""
+defines ``RECIPE`` (a :class:`~logic_consistency.harness_ext.training.driver.StudyRecipe`) is one, so
+that a third recipe needs no edit here, in the study driver or in the command line."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import importlib.util
 import pkgutil
 from pathlib import Path
 
-from logic_consistency.harness_ext.training.study_options import StudyRecipe
+from logic_consistency.harness_ext.training.driver import StudyRecipe
 
 __all__ = ["recipes"]
 

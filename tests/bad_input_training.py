@@ -37,8 +37,10 @@ def _job(base: Path, out: Path, examples: list[Example] = EXAMPLES, **overrides:
 
 
 def _gguf_only(tmp: Path) -> None:
-    (tmp / "model.gguf").write_bytes(b"GGUF")
-    trainer.train_adapter(_job(tmp / "model.gguf", tmp / "out"))
+    from logic_consistency.tasks.pairwise import improve as repair_improve
+
+    (tmp / "model.gguf").write_bytes(b"GGUF")  # the study's driver checks the base once, before any unit
+    repair_improve.run_repair_study(repair_improve.RepairStudyOptions(base=tmp / "model.gguf", out=tmp / "s"))
 
 
 def _unknown_architecture(tmp: Path) -> None:

@@ -253,17 +253,20 @@ def test_each_task_trains_its_own_chains_with_app_f_epochs(gv_study: Any) -> Non
 
 
 def test_the_chain_plan_follows_app_f_and_pooled_is_the_labelled_variant() -> None:
+    from logic_consistency.harness_ext.training.recipes import settings_for
     from logic_consistency.tasks.gv.improve_chains import chain_plan
 
+    settings = settings_for("gv", {})
     tasks = ["logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic"]
-    plan = chain_plan(tasks, {})
+    plan = chain_plan(tasks, settings, {})
     assert [(c.kind, c.task, c.settings.epochs) for c in plan] == [
         ("gv", tasks[0], 3.0), ("gv", tasks[1], 6.0), ("selftrain", tasks[0], 3.0), ("selftrain", tasks[1], 6.0)
     ]  # fmt: skip
     assert [c.row(2) for c in plan[:2]] == ["gv_round_2_arithmetic_cot", "gv_round_2_plan_arithmetic"]
-    pooled = chain_plan(tasks, {}, pooled=True)
+    pooled = chain_plan(tasks, settings, {}, pooled=True)
     assert [(c.kind, c.task, c.tasks, c.settings.epochs) for c in pooled] == [
         ("gv", None, ",".join(tasks), 6.0), ("selftrain", None, ",".join(tasks), 6.0)
     ]  # fmt: skip
     assert [c.row(1) for c in pooled] == ["gv_round_1", "selftrain_round_1"]
-    assert chain_plan(tasks, {"epochs": "2"})[1].settings.epochs == 2.0  # --train-args still wins
+    given = {"epochs": "2"}  # --train-args still wins
+    assert chain_plan(tasks, settings_for("gv", given), given)[1].settings.epochs == 2.0

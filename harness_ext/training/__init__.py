@@ -4,8 +4,10 @@ The generic half of ``logic-consistency improve``: the hyperparameters of the tw
 declared defaults (:mod:`.recipes`), the trainer (TRL's ``SFTTrainer``) with its checkpoints, manifest
 and atomic adapter folder (:mod:`.trainer`, :mod:`.adapter`), its callbacks and loss history
 (:mod:`.callbacks`), and the device it runs on (:mod:`.devices`: one device, the training dtype the
-evaluation uses, QLoRA). It knows no task family: the studies that build training
-data from the suite's own prompts live in their families (``tasks/pairwise/improve.py``,
-``tasks/gv/improve.py``). peft, TRL, transformers' Trainer and accelerate are imported only when a
-training runs (:func:`.libraries.training_libraries`); without the extra everything else works.
+evaluation uses, QLoRA), and the one driver of every study (:mod:`.driver`: the folder, the kept
+rows, the executor, the report). It knows no task family: the recipes that build training data from
+the suite's own prompts live in their families (``tasks/pairwise/improve.py``,
+``tasks/gv/improve.py``) and declare themselves to the driver. peft, TRL, transformers' Trainer and
+accelerate are imported only when a training runs (:func:`.libraries.training_libraries`); without
+the extra everything else works.
 """

@@ -42,20 +42,25 @@ def check_devices(settings: TrainSettings) -> str:
             "several GPUs), and fit a larger model with --train-args quantize=4bit,gradient_checkpointing=yes"
         )
     if settings.quantize == "4bit":
-        missing = [
-            what
-            for what, present in (
-                ("a CUDA GPU", gpus == 1),
-                ("the bitsandbytes package (pip install bitsandbytes)", importlib.util.find_spec("bitsandbytes")),
-            )
-            if not present
-        ]
-        if missing:
-            raise TrainingError(
-                f"--train-args quantize=4bit (QLoRA) needs {' and '.join(missing)}; it is missing here: "
-                "drop quantize=4bit to train the base in its own dtype"
-            )
+        _check_qlora(gpus)
     return "cuda" if gpus else "cpu"
+
+
+def _check_qlora(gpus: int) -> None:
+    """Refuse ``quantize=4bit`` without the one GPU and ``bitsandbytes`` it needs (naming what is missing)."""
+    missing = [
+        what
+        for what, present in (
+            ("a CUDA GPU", gpus == 1),
+            ("the bitsandbytes package (pip install bitsandbytes)", importlib.util.find_spec("bitsandbytes")),
+        )
+        if not present
+    ]
+    if missing:
+        raise TrainingError(
+            f"--train-args quantize=4bit (QLoRA) needs {' and '.join(missing)}; it is missing here: "
+            "drop quantize=4bit to train the base in its own dtype"
+        )
 
 
 def uses_bf16(settings: TrainSettings, device: str) -> bool:

@@ -73,15 +73,20 @@ def _embedded_folder(name: str) -> str | None:
         return None
 
 
+def _same_folder(row_base: str, trained_on: str) -> bool:
+    """The same name or resolved folder, or an embedded model's name and its converted folder."""
+    if row_base == trained_on or (Path(row_base).exists() and Path(row_base).resolve() == Path(trained_on).resolve()):
+        return True
+    return Path(trained_on).name == _embedded_folder(row_base)  # model=smollm2-135m-instruct -> its converted folder
+
+
 def _same_base(row_base: str, trained_on: str, manifest: Mapping[str, Any] | None, revision: Any = None) -> bool:
     """Exactly the same base, never by prefix: the same hub id (and revision, where the adapter records one)
     or resolved folder; an embedded model's name and its converted folder; the same weights' hash."""
     recorded = (manifest or {}).get("revision")
     if recorded and revision and str(recorded) != str(revision):
         return False
-    if row_base == trained_on or (Path(row_base).exists() and Path(row_base).resolve() == Path(trained_on).resolve()):
-        return True
-    if Path(trained_on).name == _embedded_folder(row_base):  # model=smollm2-135m-instruct -> its converted folder
+    if _same_folder(row_base, trained_on):
         return True
     folder = Path(row_base)
     if manifest and manifest.get("base_sha256") and (folder / "config.json").is_file():

@@ -14,7 +14,7 @@ a backend's ``--model_args``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, NamedTuple
 
 from logic_consistency.harness_ext.models.args import Declaration, check_declared
@@ -27,6 +27,7 @@ __all__ = [
     "PaperValues",
     "Stated",
     "TrainSettings",
+    "long_task_settings",
     "parse_train_args",
     "settings_for",
 ]
@@ -215,11 +216,16 @@ def settings_for(recipe: str, overrides: Mapping[str, Any], *, long_task: bool =
     """
     declaration = RECIPES[recipe]
     defaults: dict[str, Any] = {arg.name: arg.default for arg in declaration.declared}
-    if recipe == "gv" and long_task:
-        defaults["epochs"] = GV_OTHER_TASK_EPOCHS
     checked = check_declared(dict(overrides), declaration, text=True)
     if checked.get("max_steps") == 0:  # the declared bound is -1 (as many as the epochs make): 0 trains nothing
         raise OptionError(
             f"{declaration.where}: max_steps must be -1 (as many as the epochs make) or at least 1, got 0"
         )
-    return TrainSettings(**{**defaults, **checked})
+    settings = TrainSettings(**{**defaults, **checked})
+    return long_task_settings(settings, checked) if recipe == "gv" and long_task else settings
+
+
+def long_task_settings(settings: TrainSettings, overrides: Mapping[str, Any]) -> TrainSettings:
+    """GV's ``settings`` (checked: :func:`settings_for`) for a task other than arithmetic: 6 epochs (Li et
+    al. App. F), unless ``overrides`` (``--train-args``) set the epochs."""
+    return settings if "epochs" in overrides else replace(settings, epochs=GV_OTHER_TASK_EPOCHS)

@@ -128,19 +128,7 @@ class Study:
         """
         marker = self.out / STUDY_FILE
         if marker.is_file():
-            found = json.loads(marker.read_text(encoding="utf-8"))
-            if found == dict(self.identity):
-                return
-            differ = sorted(k for k in {*found, *self.identity} if found.get(k) != self.identity.get(k))
-            listed = "; ".join(f"{k}: kept {found.get(k)!r}, now {self.identity.get(k)!r}" for k in differ)
-            other_recipe = found.get("study") != self.identity.get("study")  # never rebuilt over
-            if other_recipe or not self.rebuild_mismatched:
-                hint = "" if other_recipe else ", or rerun with --rebuild-mismatched"
-                raise StudyFolderError(f"--out {self.out}: holds another study ({listed}); choose another --out{hint}")
-            print(
-                f"logic-consistency improve: {marker}: rebuilding the rows made otherwise ({listed})", file=sys.stderr
-            )
-            atomic_write_json(marker, dict(self.identity), indent=2)
+            self._reopen(marker)
             return
         check_out(self.out)
         if self.out.exists() and any(path.name != LOCK_NAME for path in self.out.iterdir()):
@@ -148,6 +136,20 @@ class Study:
                 f"--out {self.out}: exists and is not an improve study's folder; choose another --out"
             )
         self.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(marker, dict(self.identity), indent=2)
+
+    def _reopen(self, marker: Path) -> None:
+        """The folder holds a study: this same one, or (``rebuild_mismatched``, same recipe) one it takes over."""
+        found = json.loads(marker.read_text(encoding="utf-8"))
+        if found == dict(self.identity):
+            return
+        differ = sorted(k for k in {*found, *self.identity} if found.get(k) != self.identity.get(k))
+        listed = "; ".join(f"{k}: kept {found.get(k)!r}, now {self.identity.get(k)!r}" for k in differ)
+        other_recipe = found.get("study") != self.identity.get("study")  # never rebuilt over
+        if other_recipe or not self.rebuild_mismatched:
+            hint = "" if other_recipe else ", or rerun with --rebuild-mismatched"
+            raise StudyFolderError(f"--out {self.out}: holds another study ({listed}); choose another --out{hint}")
+        print(f"logic-consistency improve: {marker}: rebuilding the rows made otherwise ({listed})", file=sys.stderr)
         atomic_write_json(marker, dict(self.identity), indent=2)
 
     def row_dir(self, row: str) -> Path:
@@ -230,6 +232,24 @@ class LmEvalRun:
     row_identity: Mapping[str, Any] = field(default_factory=dict)
     backend: str = DEFAULT_EVAL_BACKEND
 
+    @classmethod
+    def of_study(
+        cls,
+        options: StudyOptions,
+        base: Path,
+        tasks: str,
+        metadata: Mapping[str, Any],
+        out: Path,
+        *,
+        adapter: Path | None,
+        dtype: str,
+        identity: Mapping[str, Any],
+    ) -> LmEvalRun:
+        """A run of a study's row: the study's ``--limit``, chat template and backend, as its every row is scored."""
+        return cls(base=base, tasks=tasks, metadata=metadata, limit=options.limit, out=out, adapter=adapter,
+                   apply_chat_template=options.chat_template, dtype=dtype, row_identity=identity,
+                   backend=options.eval_backend)  # fmt: skip
+
     def command(self) -> list[str]:
         """The command line (:func:`.eval_backend.model_arguments`: the adapter loads as a user's ``peft=`` does)."""
         command = [default_lm_eval(), *model_arguments(self.backend, self.base, self.dtype, self.adapter)]
@@ -298,11 +318,8 @@ def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> 
     return find_files(run.out, "samples_*.jsonl")
 
 
-def metric_summary(samples: Sequence[Path], metrics: Sequence[str], *, seed: int = 0) -> dict[str, Any]:
-    """Each metric's mean over documents with the suite's 95% bootstrap interval (``None``: undefined).
-
-    A document where a metric is undefined (missing or NaN) is left out of it, never counted as 0.
-    """
+def _defined_values(samples: Sequence[Path], metrics: Sequence[str]) -> dict[str, list[float]]:
+    """Each metric's finite values over the documents of ``samples`` (a missing or NaN one left out)."""
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for path in samples:
         for _, sample in read_samples(path):
@@ -310,8 +327,16 @@ def metric_summary(samples: Sequence[Path], metrics: Sequence[str], *, seed: int
                 value = sample.get(name)
                 if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                     values[name].append(float(value))
+    return values
+
+
+def metric_summary(samples: Sequence[Path], metrics: Sequence[str], *, seed: int = 0) -> dict[str, Any]:
+    """Each metric's mean over documents with the suite's 95% bootstrap interval (``None``: undefined).
+
+    A document where a metric is undefined (missing or NaN) is left out of it, never counted as 0.
+    """
     summary: dict[str, Any] = {}
-    for name, found in values.items():
+    for name, found in _defined_values(samples, metrics).items():
         if not found:
             summary[name] = {"mean": None, "ci95": None, "n": 0}
             continue

@@ -7,8 +7,9 @@ and the task-option folders its ``--metadata`` may set: :attr:`StudyOptions.opti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,10 +22,10 @@ from logic_consistency.options import (
 )
 
 from .eval_backend import DEFAULT_EVAL_BACKEND
-from .recipes import parse_train_args, settings_for
+from .recipes import TrainSettings, parse_train_args, settings_for
 from .study_flags import check_declared_fields, option
 
-__all__ = ["StudyOptions", "StudyRecipe", "check_study_metadata"]
+__all__ = ["StudyOptions", "check_study_metadata"]
 
 
 def _metadata(text: str) -> dict[str, Any]:
@@ -116,7 +117,18 @@ class StudyOptions:
             raise OptionError("--max-steps and --train-args max_steps both set max_steps; give one")
         check_study_metadata(self.metadata, self.option_folders, self.recipe)
         if self.recipe:  # --train-args against the recipe's declarations, before any work
-            settings_for(self.recipe, self.train_overrides)
+            _ = self.settings
+
+    @cached_property
+    def settings(self) -> TrainSettings:
+        """The recipe's training settings with ``--train-args`` and ``--max-steps`` applied, checked once
+        (:func:`.recipes.settings_for`, when the options are made) and kept."""
+        return settings_for(self.recipe, self.train_overrides)
+
+    @property
+    def trains(self) -> bool:
+        """Whether the study trains an adapter (the driver then checks the devices before any work)."""
+        return True
 
     @property
     def train_overrides(self) -> dict[str, Any]:
@@ -125,15 +137,3 @@ class StudyOptions:
         if self.max_steps is not None:
             given["max_steps"] = self.max_steps
         return given
-
-
-@dataclass(frozen=True)
-class StudyRecipe:
-    """A family's ``improve`` recipe, as it registers itself (its module's ``RECIPE``): the subcommand's
-    name and help line, its options dataclass (which gives the flags, :mod:`.study_flags`) and the
-    function that runs the study on an executor."""
-
-    name: str
-    help: str
-    options: type[StudyOptions]
-    run: Callable[..., list[dict[str, Any]]]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .adapter import BaseModelError, check_base, data_sha256, folder_sha256, is_complete, read_manifest, write_manifest
+from .adapter import BaseModelError, data_sha256, folder_sha256, is_complete, read_manifest, write_manifest
 from .callbacks import CHECKPOINT_DONE, callbacks, history_folder, keep_history_until
 from .devices import TrainingError, check_devices, quantization_config, uses_bf16
 from .libraries import library_versions, training_libraries
@@ -43,7 +43,8 @@ class TrainJob:
     """One adapter to train.
 
     Attributes:
-        base: The base model's transformers folder.
+        base: The base model's transformers folder, checked (:func:`.adapter.check_base`: a study's
+            driver checks it once, before any unit).
         examples: The training data (built from ``split: train`` documents only).
         out: The adapter folder to write (its loss history goes to ``<out>-history`` beside it).
         settings: The hyperparameters.
@@ -102,13 +103,13 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     goes to ``<out>-history`` (:func:`.callbacks.history_folder`) and outlives the checkpoints.
 
     Raises:
-        BaseModelError: The base cannot be trained (GGUF only, no weights, unknown architecture).
+        BaseModelError: transformers cannot load the base (an unknown architecture).
         TrainingError: Too few examples (naming the round), a NaN loss (naming the step), out of
             memory (naming the settings to lower), a full disk (the last good checkpoint is kept),
             several GPUs, or QLoRA without a GPU or bitsandbytes (:func:`.devices.check_devices`).
         TrainingUnavailable: The ``train`` extra is missing (with the install line).
     """
-    base = check_base(job.base)
+    base = job.base
     _check_job(job)
     if is_complete(job.out):
         return _merged(job, read_manifest(job.out))
@@ -322,12 +323,18 @@ def _targets(model: Any, text: str) -> str | list[str]:
     wanted = [name for name in text.split("+") if name]
     unknown = [name for name in wanted if name not in names]
     if unknown or not wanted:
-        linear = sorted({n.rpartition(".")[2] for n, m in model.named_modules() if type(m).__name__ == "Linear"})
         raise TrainingError(
             f"--train-args lora_target_modules={text}: the model has no module {', '.join(unknown) or '(none named)'}; "
-            f"its linear modules: {'+'.join(linear)} (or all-linear)"
+            f"its linear modules: {'+'.join(_linear_modules(model))} (or all-linear)"
         )
     return wanted
+
+
+def _linear_modules(model: Any) -> list[str]:
+    """The names of the model's linear modules (what ``lora_target_modules`` may name), sorted."""
+    return sorted(
+        {name.rpartition(".")[2] for name, module in model.named_modules() if type(module).__name__ == "Linear"}
+    )
 
 
 def _run(trainer: Any, folder: Path, resume: Path | None, job: TrainJob) -> Any:

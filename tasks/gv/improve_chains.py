@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from logic_consistency.harness_ext.training.recipes import TrainSettings, settings_for
+from logic_consistency.harness_ext.training.recipes import TrainSettings, long_task_settings
 
 __all__ = ["ARITHMETIC_TASKS", "CHAINS", "POOLED", "Chain", "chain_plan", "short"]
 
@@ -61,19 +61,21 @@ class Chain:
         return f"{CHAINS[self.kind]} round {round_}{task} (data from {self.row(round_ - 1)})"
 
 
-def chain_plan(tasks: Sequence[str], train_args: Mapping[str, Any], *, pooled: bool = False) -> list[Chain]:
+def chain_plan(
+    tasks: Sequence[str], settings: TrainSettings, train_args: Mapping[str, Any], *, pooled: bool = False
+) -> list[Chain]:
     """The study's chains in order (each kind, then each task): one per kind and task, each with its
     task's App. F epochs, or with ``pooled`` (or one task) one per kind over every task.
 
-    ``train_args`` (``--train-args``) override every chain's settings, ``epochs`` included.
+    ``settings`` are the study's (checked once: :attr:`~...study_options.StudyOptions.settings`), which
+    ``train_args`` (``--train-args``) made: they override every chain's, ``epochs`` included.
     """
-    joined = ",".join(tasks)
     if pooled or len(tasks) == 1:
-        long_task = any(task not in ARITHMETIC_TASKS for task in tasks)
-        settings = settings_for("gv", train_args, long_task=long_task)
-        return [Chain(kind, None, joined, settings) for kind in CHAINS]
-    return [
-        Chain(kind, task, task, settings_for("gv", train_args, long_task=task not in ARITHMETIC_TASKS))
-        for kind in CHAINS
-        for task in tasks
-    ]
+        return [Chain(kind, None, ",".join(tasks), _settings(tasks, settings, train_args)) for kind in CHAINS]
+    return [Chain(kind, task, task, _settings([task], settings, train_args)) for kind in CHAINS for task in tasks]
+
+
+def _settings(trained: Sequence[str], settings: TrainSettings, train_args: Mapping[str, Any]) -> TrainSettings:
+    """The settings of a chain that trains on ``trained``: 6 epochs where one is not arithmetic (App. F)."""
+    long_task = any(task not in ARITHMETIC_TASKS for task in trained)
+    return long_task_settings(settings, train_args) if long_task else settings

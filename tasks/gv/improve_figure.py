@@ -37,6 +37,11 @@ def _point(row: Row, task: str) -> tuple[float, float, list[float], list[float]]
     return x["mean"], y["mean"], error(x), error(y)
 
 
+def _sides(errors: Sequence[Sequence[float]]) -> list[list[float]]:
+    """Error bars as matplotlib takes them: the lower sides, then the upper sides."""
+    return [[error[0] for error in errors], [error[1] for error in errors]]
+
+
 def _draw(
     axes: Any, rows: Sequence[Row], task: str, label: Callable[[Row], str], style: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
@@ -44,13 +49,12 @@ def _draw(
     points = [(p, r) for r in rows if (p := _point(r, task)) is not None]
     if not points:
         return []
-    xs, ys = [p[0] for p, _ in points], [p[1] for p, _ in points]
-    x_err = [[p[2][0] for p, _ in points], [p[2][1] for p, _ in points]]
-    y_err = [[p[3][0] for p, _ in points], [p[3][1] for p, _ in points]]
+    xs, ys, x_err, y_err = (list(column) for column in zip(*(p for p, _ in points), strict=True))
     name = style.get("name") or label(points[0][1])
     axes.errorbar(
-        xs, ys, xerr=x_err, yerr=y_err, capsize=3, label=name, **{k: v for k, v in style.items() if k != "name"}
-    )
+        xs, ys, xerr=_sides(x_err), yerr=_sides(y_err), capsize=3, label=name,
+        **{k: v for k, v in style.items() if k != "name"},
+    )  # fmt: skip
     return [
         {"series": name, "row": r["row"], "x": p[0], "y": p[1], "x_ci95": [p[0] - p[2][0], p[0] + p[2][1]],
          "y_ci95": [p[1] - p[3][0], p[1] + p[3][1]]}
@@ -61,6 +65,48 @@ def _draw(
 #: The axes of every panel, as written on the plot and in ``figure5.json``.
 X_AXIS = "correctness: mean of generator and validator accuracy (test split)"
 Y_AXIS = "GV-consistency (test split)"
+
+
+#: Figure 5's series in the order they are drawn, each with its style (:func:`_series_of`).
+SERIES: Mapping[str, Mapping[str, Any]] = {
+    "base": {"fmt": "o", "color": "black"},
+    "consistency": {"fmt": "-o", "name": "consistency FT (rounds in order)"},
+    "selftrain": {"fmt": "s", "color": "tab:red"},
+    "iterated": {"fmt": "s", "mfc": "none", "color": "grey", "name": "SelfTrain rounds 2+ (suite's variant: iterated)"},
+}
+
+
+def _series_of(row: Row) -> str | None:
+    """The series a row is a point of (``None``: none, as a round that was not trained)."""
+    if row["round"] == 0:
+        return "base"
+    if row.get("not_trained"):
+        return None
+    if row["row"].startswith("gv_"):
+        return "consistency"
+    if row["row"] == "selftrain_round_1":
+        return "selftrain"
+    return "iterated" if row["row"].startswith("selftrain_") and row["round"] > 1 else None
+
+
+def _series(rows: Sequence[Row]) -> list[tuple[list[Row], Mapping[str, Any]]]:
+    """Figure 5's series, each with its rows and its style."""
+    return [([r for r in rows if _series_of(r) == name], style) for name, style in SERIES.items()]
+
+
+def _panel(
+    axes: Any, task: str, series: Sequence[tuple[list[Row], Mapping[str, Any]]], label: Callable[[Row], str]
+) -> list[dict[str, Any]]:
+    """One task's panel: every series, its axes and title, a legend (or the words that nothing was defined)."""
+    points = [point for rows, style in series for point in _draw(axes, rows, task, label, style)]
+    axes.set_xlabel(X_AXIS)
+    axes.set_ylabel(Y_AXIS)
+    axes.set_title(f"{task.removeprefix('logic_consistency_gv_')} (Li et al. Fig. 5)")
+    if points:
+        axes.legend(fontsize=7)
+    else:
+        axes.text(0.5, 0.5, "no row has both values", ha="center", transform=axes.transAxes)
+    return points
 
 
 def pareto_png(path: Path, rows: Sequence[Row], tasks: Sequence[str], label: Callable[[Row], str]) -> dict[str, Any]:
@@ -76,26 +122,9 @@ def pareto_png(path: Path, rows: Sequence[Row], tasks: Sequence[str], label: Cal
 
     shown = list(tasks) or ["(no task)"]
     figure, panels = plt.subplots(1, len(shown), figsize=(6.5 * len(shown), 4.5), squeeze=False)
-    base = [r for r in rows if r["round"] == 0]
-    consistency = [r for r in rows if r["row"].startswith("gv_") and not r.get("not_trained")]
-    selftrain = [r for r in rows if r["row"] == "selftrain_round_1" and not r.get("not_trained")]
-    iterated = [r for r in rows if r["row"].startswith("selftrain_") and r["round"] > 1 and not r.get("not_trained")]
     drawn: dict[str, Any] = {"x": X_AXIS, "y": Y_AXIS, "panels": {}}
     for axes, task in zip(panels[0], shown, strict=True):
-        drawn["panels"][task] = [
-            *_draw(axes, base, task, label, {"fmt": "o", "color": "black"}),
-            *_draw(axes, consistency, task, label, {"fmt": "-o", "name": "consistency FT (rounds in order)"}),
-            *_draw(axes, selftrain, task, label, {"fmt": "s", "color": "tab:red"}),
-            *_draw(axes, iterated, task, label, {"fmt": "s", "mfc": "none", "color": "grey",
-                                                 "name": "SelfTrain rounds 2+ (suite's variant: iterated)"}),
-        ]  # fmt: skip
-        axes.set_xlabel(X_AXIS)
-        axes.set_ylabel(Y_AXIS)
-        axes.set_title(f"{task.removeprefix('logic_consistency_gv_')} (Li et al. Fig. 5)")
-        if drawn["panels"][task]:
-            axes.legend(fontsize=7)
-        else:
-            axes.text(0.5, 0.5, "no row has both values", ha="center", transform=axes.transAxes)
+        drawn["panels"][task] = _panel(axes, task, _series(rows), label)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
     plt.close(figure)

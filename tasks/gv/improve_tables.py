@@ -54,16 +54,28 @@ def _average(per_task: Mapping[str, Sequence[float]]) -> dict[str, Any]:
     if missing:
         return {"mean": None, "ci95": None, "n": 0, "undefined": f"no value in {', '.join(missing)}"}
     import numpy as np
-    from scipy import stats
 
     samples = [np.asarray(values, dtype=np.float64) for values in per_task.values()]
     mean = float(np.mean([sample.mean() for sample in samples]))
-    n = sum(len(sample) for sample in samples)
-    varied = [sample for sample in samples if np.ptp(sample) > 0]
-    if not varied or min(len(sample) for sample in samples) < 2:
-        # a task of one document (scipy needs two) or every task constant: no resampling varies it
-        point = mean if not varied else None
-        return {"mean": mean, "ci95": None if point is None else [point, point], "n": n}
+    return {"mean": mean, "ci95": _interval(samples, mean), "n": sum(len(sample) for sample in samples)}
+
+
+def _interval(samples: Sequence[Any], mean: float) -> list[float] | None:
+    """The average's interval: the point where every task is constant; none where a task has one document
+    (scipy needs two) and another varies; else the stratified bootstrap's."""
+    import numpy as np
+
+    if not any(np.ptp(sample) > 0 for sample in samples):  # no resampling varies it
+        return [mean, mean]
+    if min(len(sample) for sample in samples) < 2:
+        return None
+    return _stratified_ci(samples)
+
+
+def _stratified_ci(samples: Sequence[Any]) -> list[float]:
+    """The 95% percentile interval of the mean of the task means, one bootstrap sample per task (see the module)."""
+    import numpy as np
+    from scipy import stats
 
     def statistic(*resampled: Any, axis: int = -1) -> Any:
         return np.mean([np.mean(sample, axis=axis) for sample in resampled], axis=0)
@@ -79,7 +91,7 @@ def _average(per_task: Mapping[str, Sequence[float]]) -> dict[str, Any]:
         rng=np.random.default_rng(0),
     )
     low, high = result.confidence_interval
-    return {"mean": mean, "ci95": [float(low), float(high)], "n": n}
+    return [float(low), float(high)]
 
 
 def _doc_key(sample: Mapping[str, Any], line: int) -> str:
@@ -90,16 +102,10 @@ def _doc_key(sample: Mapping[str, Any], line: int) -> str:
     return f"line {line}" if key is None else str(key)
 
 
-def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
-    """A row's metrics: ``per_task`` (task -> metric -> mean, 95% interval, n) and ``average`` over tasks.
-
-    A document where a metric is undefined (missing or NaN) is left out of that metric, never counted as 0.
-    ``tasks`` are in the row whether or not a file holds them (a task without a value leaves the average
-    undefined, naming it). An App. H task's samples (:mod:`.validator_sets`) give their GV task's
-    ``validator_accuracy_app_h``; correctness then takes the validator from there (joined by document id).
-    """
-    values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
-    by_doc: dict[str, dict[str, dict[str, float]]] = {}  # task -> metric -> document id -> value
+def _read(samples: Sequence[Path], values: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Add each samples file's defined values to ``values`` (task -> metric -> values; an App. H task's to
+    its GV task's); return them per document too (task -> metric -> document id -> value)."""
+    by_doc: dict[str, dict[str, dict[str, float]]] = {}
     for path in samples:
         file_task = task_of_samples_file(path) or path.stem
         task = APP_H.get(file_task, file_task)
@@ -111,7 +117,19 @@ def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[
                 if number is not None:
                     found[name].append(number)
                     per_doc[name][_doc_key(sample, line)] = number
-    for task, per_doc in by_doc.items():
+    return by_doc
+
+
+def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
+    """A row's metrics: ``per_task`` (task -> metric -> mean, 95% interval, n) and ``average`` over tasks.
+
+    A document where a metric is undefined (missing or NaN) is left out of that metric, never counted as 0.
+    ``tasks`` are in the row whether or not a file holds them (a task without a value leaves the average
+    undefined, naming it). An App. H task's samples (:mod:`.validator_sets`) give their GV task's
+    ``validator_accuracy_app_h``; correctness then takes the validator from there (joined by document id).
+    """
+    values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
+    for task, per_doc in _read(samples, values).items():
         # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
         validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]
         generator = per_doc["generator_accuracy"]

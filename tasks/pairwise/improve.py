@@ -16,16 +16,16 @@ rankings (Table 5's data); evaluation stays on the task's test split. ``--method
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.training.adapter import check_base
-from logic_consistency.harness_ext.training.devices import check_devices, evaluation_dtype
+from logic_consistency.harness_ext.training.devices import evaluation_dtype
+from logic_consistency.harness_ext.training.driver import PlannedUnit, StudyBase, StudyRecipe, run_study
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.recipes import TrainSettings, settings_for
+from logic_consistency.harness_ext.training.recipes import TrainSettings
 from logic_consistency.harness_ext.training.study import (
     LmEvalRun,
     RanOn,
@@ -37,54 +37,30 @@ from logic_consistency.harness_ext.training.study import (
     metric_summary,
     run_lm_eval,
     run_locally,
-    table_markdown,
 )
-from logic_consistency.harness_ext.training.study_identity import base_identity, row_identity
-from logic_consistency.harness_ext.training.study_lock import study_lock
-from logic_consistency.harness_ext.training.study_options import StudyRecipe
+from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
-from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
-from logic_consistency.outputs import atomic_write, atomic_write_json
+from logic_consistency.harness_ext.training.transfer import evaluate_transfer
 from logic_consistency.tasks.transfer import transfer_families
 
 from .improve_data import (
-    MSMARCO,
     FeedbackData,
     check_contexts_disjoint,
     check_prompt_shows_context,
     load_external,
     load_test_split,
-    parse_train_data,
     write_training_data,
 )
 from .improve_options import RepairStudyOptions
-from .improve_rows import BASE_ROWS, ESTIMATORS, WIN_LOSS, RowSpec, downsample, layout_names, row_specs
+from .improve_report import FAMILY, PAIRS_METRICS, columns, pairs_task, write_report
+from .improve_rows import BASE_ROWS, ESTIMATORS, WIN_LOSS, RowSpec, downsample, row_specs
 from .preferences import PreferenceSet, from_loader
 from .repair import flip_labels, repair
 
-__all__ = ["ROWS", "columns", "RepairStudyOptions", "run_repair_study"]
+__all__ = ["RECIPE", "ROWS", "RepairStudyOptions", "columns", "run_repair_study"]
 
-#: The family this study improves (its column of the transfer table is the rows' own evaluation).
-FAMILY = "pairwise"
-#: Where Liu et al. evaluate Table 5: the 200 test queries of their MS MARCO sample (App. B).
-MSMARCO_TASK = "logic_consistency_msmarco"
-#: Table 5's PairS columns (:mod:`.pairs_task`).
-PAIRS_METRICS = ("pairs_spearman", "pairs_spearman_calibrated")
 #: Table 3's rows: (row folder, label); ``--method`` and ``--downsample-to`` derive the others (:mod:`.improve_rows`).
 ROWS = BASE_ROWS
-
-
-def columns(metadata: Mapping[str, Any], *, pairs: bool = False) -> tuple[tuple[str, str], ...]:
-    """Table 3's columns: H, s_tran(K) for the largest K of the run's ``ks`` (the paper's 5), s_comm, s_neg;
-    with ``pairs`` Table 5's PairS and PairS calibrated (mean Spearman, :mod:`.pairs_task`)."""
-    k = max(metadata.get("ks") or (5,))
-    base = (("H", "human_agreement"), (f"s_tran({k})", f"s_tran_{k}"), ("s_comm", "s_comm"), ("s_neg", "s_neg"))
-    return base + ((("PairS", "pairs_spearman"), ("PairS calibrated", "pairs_spearman_calibrated")) if pairs else ())
-
-
-def pairs_task(task: str) -> str:
-    """The PairS variant of a pairwise task (``logic_consistency_caters`` -> ``logic_consistency_caters_pairs``)."""
-    return f"{task}_pairs"
 
 
 def check_pairs_task(task: str) -> None:
@@ -156,23 +132,9 @@ def _training_set(
     return task, feedback.docs, feedback.prefs, feedback.source
 
 
-def _identity(
-    options: RepairStudyOptions, base: Path, hyperparameters: dict[str, Any], feedback: FeedbackData | None
-) -> dict[str, Any]:
+def _identity(options: RepairStudyOptions, base: StudyBase, feedback: FeedbackData | None) -> dict[str, Any]:
     """What makes the study's rows comparable (``study.json``)."""
-    identity: dict[str, Any] = {
-        "study": "repair",
-        "base": options.base_label or str(base),
-        "tasks": options.tasks,
-        "limit": options.limit,
-        "flip": options.flip,
-        "metadata": dict(options.metadata),
-        "hyperparameters": hyperparameters,
-        "chat_template": options.chat_template,  # the identity of everything that changes a row's numbers
-        "eval_backend": options.eval_backend,  # lc-hf and hf agree within a tolerance, not bit for bit
-        "base_path": str(base.resolve()),
-        **base_identity(base, chat_template=options.chat_template),
-    }
+    identity = base.identity(options, {"flip": options.flip}, base.settings.as_dict())
     # each only where set, so that study folders written before these options still resume
     if feedback is not None:
         identity["train_data"] = feedback.source
@@ -184,81 +146,79 @@ def _identity(
     return identity
 
 
-def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
-    """Run (or resume) the study under its folder's lock (:func:`~...study_lock.study_lock`); write
-    Table 3 and the README; return the rows in order.
+@dataclass(frozen=True)
+class _TrainingData:
+    """The study's training documents and preferences: human, perturbed (``flipped`` labels) and REPAIR-ed
+    per method; each trained row's examples are drawn from them (:meth:`examples`)."""
 
-    The training data is built here; each unfinished row is one unit of ``executor`` (default: here,
-    in order); the table and README are written once every unit has ended.
+    task: Any
+    docs: list[dict[str, Any]]
+    perturbed: PreferenceSet
+    flipped: Any
+    repaired: Mapping[str, PreferenceSet]
+    source: Mapping[str, Any]
 
-    Raises:
-        StudyFolderError: ``out`` holds another study.
-        TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
-        StudyUnitError: A row failed (naming the row and its error).
-    """
-    with study_lock(options.out):
-        return _run_repair_study(options, executor)
+    def examples(self, spec: RowSpec, options: RepairStudyOptions, base: StudyBase) -> tuple[list[Example], Any]:
+        """A trained row's examples, and how they were down-sampled (``None``: they were not)."""
+        prefs = self.perturbed if spec.method is None else self.repaired[spec.method]
+        pairs = _pairs(self.task, self.docs, prefs, negated=spec.kind == "repaired_neg")
+        sampled = None
+        if options.downsample_to is not None and spec.method is not None:
+            size = len(_pairs(self.task, self.docs, self.perturbed, negated=False))
+            pairs, sampled = downsample(pairs, size, seed=base.settings.seed)
+        return format_examples(base.path, pairs, chat_template=options.chat_template), sampled
 
 
-def _run_repair_study(options: RepairStudyOptions, executor: StudyExecutor) -> list[dict[str, Any]]:
-    base = check_base(options.base)
-    specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
-    settings = settings_for("repair", options.train_overrides)
-    if executor is run_locally and any(spec.kind != "zero_shot" for spec in specs):
-        check_devices(settings)  # QLoRA without a GPU, several GPUs: refused before the zero-shot evaluation
-    train_data = parse_train_data(options.train_data)
-    feedback = load_external(train_data, options.limit)
-    if options.pairs:
-        check_pairs_task(options.tasks)
-    identity = _identity(options, base, settings.as_dict(), feedback)
-    study = Study(options.out, identity, options.rebuild_mismatched)
-    study.open()
-    task, docs, human, source = _training_set(options, feedback)
-    perturbed, flipped = flip_labels(human, options.flip, seed=settings.seed)
-    perturbed_size = len(_pairs(task, docs, perturbed, negated=False))
-    repaired = {m: repair(perturbed, method=ESTIMATORS[m]) for m in options.methods}
-    # the training data is built here, in the driver; each row is checked against it (study_identity), each
-    # row not kept is then one unit (train + evaluate)
-    units = []
-    for spec in specs:
-        record: dict[str, Any] = {
-            "flipped_labels": flipped if spec.kind != "zero_shot" else None,
-            "method": spec.method,
-        }
-        examples = None
+class _RepairPlan:
+    """One ``improve repair`` run (a :class:`~...driver.StudyPlan`): its rows, their training data, its report."""
+
+    def __init__(self, options: RepairStudyOptions, base: StudyBase) -> None:
+        self.options = options
+        self.base = base
+        self.specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
+        self.feedback = load_external(options.train_source, options.limit)
+        if options.pairs:
+            check_pairs_task(options.tasks)
+        self.identity = _identity(options, base, self.feedback)
+
+    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
+        """One stage: a unit per row (its data built here, each row checked against it by the driver)."""
+        task, docs, human, source = _training_set(self.options, self.feedback)
+        perturbed, flipped = flip_labels(human, self.options.flip, seed=self.base.settings.seed)
+        repaired = {m: repair(perturbed, method=ESTIMATORS[m]) for m in self.options.methods}
+        data = _TrainingData(task, docs, perturbed, flipped, repaired, source)
+        yield [self._planned(study, spec, data) for spec in self.specs]
+
+    def _planned(self, study: Study, spec: RowSpec, data: _TrainingData) -> PlannedUnit:
+        record: dict[str, Any] = {"flipped_labels": None, "method": spec.method}
+        examples: list[Example] | None = None
+        job: TrainJob | None = None
         if spec.kind != "zero_shot":
-            prefs = perturbed if spec.method is None else repaired[spec.method]
-            pairs = _pairs(task, docs, prefs, negated=spec.kind == "repaired_neg")
-            if options.downsample_to is not None and spec.method is not None:
-                pairs, record["downsampled"] = downsample(pairs, perturbed_size, seed=settings.seed)
-            examples = format_examples(base, pairs, chat_template=options.chat_template)
-        expected = row_identity(identity, spec.name, label=spec.label, recipe="repair", examples=examples)
-        if study.kept(spec.name, expected) is not None:
-            merge = study.merge_unit(spec.name) if options.merge_weights else None
-            units += [merge] if merge is not None else []  # a kept row's merged weights: made in a unit
-            continue
-        job = _job(study, options, base, settings, spec, examples, source) if examples is not None else None
-        work = partial(_run_row, study, options, base, settings, spec, expected, job, record)
-        units.append(StudyUnit(spec.name, (spec.name,), work))
-    ran = {unit.name: result[0] for unit, result in zip(units, executor(units), strict=True)}
-    rows = [ran.get(spec.name) or study.finished(spec.name) for spec in specs]
-    _write_report(study, [row for row in rows if row is not None])
-    return [row for row in rows if row is not None]
+            examples, sampled = data.examples(spec, self.options, self.base)
+            record["flipped_labels"] = data.flipped
+            if sampled is not None:
+                record["downsampled"] = sampled
+            job = TrainJob(self.base.path, examples, study.row_dir(spec.name) / "adapter", self.base.settings, "repair",
+                           spec.label, "train", self.options.min_examples, self.options.merge_weights,
+                           data_source=dict(data.source))  # fmt: skip
+        expected = row_identity(study.identity, spec.name, label=spec.label, recipe="repair", examples=examples)
+        work = partial(_run_row, study, self.options, self.base.path, self.base.settings, spec, expected, job, record)
+        return PlannedUnit(StudyUnit(spec.name, (spec.name,), work), kept=((spec.name, expected),))
+
+    def report(self, study: Study, rows: list[dict[str, Any]]) -> None:
+        """Table 3 (and its layout's other tables), its README and, with ``--transfer``, the transfer table."""
+        write_report(study, rows)
 
 
-def _job(
-    study: Study,
-    options: RepairStudyOptions,
-    base: Path,
-    settings: Any,
-    spec: RowSpec,
-    examples: list[Example],
-    source: Mapping[str, Any],
-) -> TrainJob:
-    """A trained row's job: its examples (written to ``train.jsonl``) and adapter folder."""
-    write_training_data(study.row_dir(spec.name) / "train.jsonl", examples)
-    return TrainJob(base, examples, study.row_dir(spec.name) / "adapter", settings, "repair", spec.label, "train",
-                    options.min_examples, options.merge_weights, data_source=dict(source))  # fmt: skip
+def _evaluate(run: LmEvalRun, options: RepairStudyOptions, spec: RowSpec, pairs_out: Path) -> dict[str, Any]:
+    """The row's metrics on the test split, with PairS's where asked."""
+    metrics = metric_summary(
+        run_lm_eval(run, label=f"{spec.label} (test split)"), [k for _, k in columns(options.metadata)]
+    )
+    if options.pairs:
+        pairs_run = replace(run, tasks=pairs_task(options.tasks), out=pairs_out)
+        metrics.update(metric_summary(run_lm_eval(pairs_run, label=f"{spec.label} (PairS)"), PAIRS_METRICS))
+    return metrics
 
 
 def _run_row(
@@ -272,29 +232,18 @@ def _run_row(
     record: Mapping[str, Any],
     ran_on: RanOn,
 ) -> list[dict[str, Any]]:
-    """One row's unit, wherever its executor runs it: train its adapter (none for zero-shot), evaluate it
-    on the test split (with PairS, and on the other families, where asked), write its ``row.json``
-    (with its ``identity``) last."""
+    """One row's unit, wherever its executor runs it: train its adapter (none for zero-shot; its examples
+    written to ``train.jsonl`` beside it), evaluate it on the test split (with PairS, and on the other
+    families, where asked), write its ``row.json`` (with its ``identity``) last."""
+    if job is not None:
+        write_training_data(study.row_dir(spec.name) / "train.jsonl", job.examples)
     manifest = train_adapter(job) if job is not None else None
     adapter = job.out if job is not None else None
-    run = LmEvalRun(
-        base=base,
-        tasks=options.tasks,
-        metadata={**options.metadata, "instance_split": "test"},
-        limit=options.limit,
-        out=study.row_dir(spec.name) / "test_eval",
-        adapter=adapter,
-        apply_chat_template=options.chat_template,
-        dtype=evaluation_dtype(settings, manifest),  # the training dtype
-        row_identity=identity,
-        backend=options.eval_backend,
-    )
-    samples = run_lm_eval(run, label=f"{spec.label} (test split)")
-    keys = [key for _, key in columns(options.metadata)]
-    metrics = metric_summary(samples, keys)
-    if options.pairs:
-        pairs_run = replace(run, tasks=pairs_task(options.tasks), out=study.row_dir(spec.name) / "pairs_eval")
-        metrics.update(metric_summary(run_lm_eval(pairs_run, label=f"{spec.label} (PairS)"), PAIRS_METRICS))
+    test = {**options.metadata, "instance_split": "test"}
+    dtype = evaluation_dtype(settings, manifest)  # the training dtype
+    run = LmEvalRun.of_study(options, base, options.tasks, test, study.row_dir(spec.name) / "test_eval",
+                             adapter=adapter, dtype=dtype, identity=identity)  # fmt: skip
+    metrics = _evaluate(run, options, spec, study.row_dir(spec.name) / "pairs_eval")
     done = {
         "row": spec.name,
         "label": spec.label,
@@ -307,87 +256,24 @@ def _run_row(
     }
     if options.transfer:  # the study's own family is its test evaluation above; the others run here
         others = [f for f in transfer_families(FAMILY, options.tasks, options.metadata) if f.family != FAMILY]
-        own = {"task": options.tasks, "metrics": {key: metrics.get(key) for key in keys}}
+        own = {"task": options.tasks, "metrics": {key: metrics.get(key) for _, key in columns(options.metadata)}}
         done["transfer"] = {FAMILY: own, **evaluate_transfer(run, others, study.row_dir(spec.name) / "transfer",
                                                              label=spec.label)}  # fmt: skip
     study.finish(spec.name, done)
     return [done]
 
 
-def _origin(source: Mapping[str, Any] | None) -> str:
-    """Where the training preferences came from, in words."""
-    if not source:
-        return "`instance_split: train`"
-    where = f"`{source.get('file') or source.get('hub') or source.get('url')}`"
-    if source["name"] == MSMARCO:
-        drawn = source.get("sample") or {}
-        of = (
-            f" of the {drawn['train_queries']} training queries of a seeded {drawn['sampled']}-query sample"
-            if drawn
-            else ""
-        )
-        return (f"MS MARCO ({source['queries']} queries{of}, {source['comparisons']} comparisons from the GPT-3.5 "
-                f"rankings of {where}, Sun et al. 2023)")  # fmt: skip
-    split = ", train split" if source.get("split") else ""
-    return f"Summarize from Feedback ({source['posts']} posts, {source['comparisons']} comparisons of {where}{split})"
+#: ``improve repair`` as it declares itself to the study driver (:func:`logic_consistency.tasks.improve_recipes.recipes`
+#: finds it): its plan reads the training source, checks ``--pairs``'s task and makes the identity.
+RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, _RepairPlan)
 
 
-def _variants(identity: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[str]:
-    """What the layout adds to Table 3, and where it is the suite's variant rather than the paper's."""
-    notes = []
-    if identity.get("methods"):
-        notes.append("Table 7: one REPAIR-ed row per rank estimation method (W-L win-loss rate, ELO Elo rating, "
-                     "B-T Bradley-Terry; `metrics/ranking.py`).")  # fmt: skip
-    sampled = [
-        f"{r['label']} {r['downsampled']['from']} -> {r['downsampled']['to']}" for r in rows if r.get("downsampled")
-    ]
-    if identity.get("downsample_to"):
-        notes.append("Table 6: each REPAIR-ed row's training examples down-sampled at random (seeded) to the "
-                     f"perturbed row's count: {'; '.join(sampled) or 'no trained row yet'}.")  # fmt: skip
-    if identity.get("pairs"):
-        where = ("the 200 test queries of the paper's MS MARCO sample, as the paper" if identity["tasks"] == MSMARCO_TASK
-                 else "the task's own test split, not the paper's MS MARCO test queries: the suite's variant")  # fmt: skip
-        notes.append(f"Table 5: PairS columns from `{pairs_task(identity['tasks'])}` (mean Spearman over "
-                     f"`pairs_runs` runs), evaluated on {where}.")  # fmt: skip
-    return notes
+def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:
+    """Run (or resume) the study (:func:`~...driver.run_study`): Table 3 and the README; the rows in order.
 
-
-def _write_report(study: Study, rows: list[dict[str, Any]]) -> None:
-    identity = study.identity
-    methods = identity.get("methods") or [WIN_LOSS]
-    names = layout_names(methods=methods, downsampled=bool(identity.get("downsample_to")),
-                         pairs=bool(identity.get("pairs")), train_data=(identity.get("train_data") or {}).get("name", ""))  # fmt: skip
-    table = table_markdown(
-        [(r["label"], r["metrics"]) for r in rows], columns(identity["metadata"], pairs=bool(identity.get("pairs")))
-    )
-    atomic_write(study.out / "table.md", [table.encode()])
-    atomic_write_json(study.out / "table.json", {"study": dict(identity), "rows": rows, "layout": names}, indent=2)
-    lines = [
-        f"# REPAIR fine-tuning study (Liu et al. {', '.join(names)} layout)",
-        "",
-        f"Base `{identity['base']}`, task `{identity['tasks']}`, `--limit {identity['limit']}` documents per split, "
-        f"{identity['flip']:.0%} of the training labels flipped in the perturbed data. Training data from "
-        f"{_origin(identity.get('train_data'))}, every row evaluated on `instance_split: test`. Cells: mean in "
-        "percent [95% bootstrap interval] (instances).",
-        "",
-        *[f"- {note}" for note in _variants(identity, rows)],
-        "",
-        table,
-        "| row | training examples | steps | train loss | tokens/s | wall s | device |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        t = r.get("training")
-        if t:
-            lines.append(
-                f"| {r['label']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
-                f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
-            )
-    if identity.get("transfer"):
-        families = transfer_families(FAMILY, identity["tasks"], identity["metadata"])
-        lines += ["", write_transfer_table(study.out, [(r["label"], r.get("transfer") or {}) for r in rows], families)]
-    atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
-
-
-#: ``improve repair`` (:func:`logic_consistency.tasks.improve_recipes.recipes` finds it).
-RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, run_repair_study)
+    Raises:
+        StudyFolderError: ``out`` holds another study.
+        TrainingError: Train and test instances overlap, too few examples, a NaN loss, out of memory, ...
+        StudyUnitError: A row failed (naming the row and its error).
+    """
+    return run_study(RECIPE, options, executor)

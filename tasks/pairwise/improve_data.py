@@ -215,6 +215,20 @@ def _ngrams(words: Sequence[str]) -> Iterable[str]:
     return (" ".join(words[start : start + NGRAM]) for start in range(len(words) - NGRAM + 1))
 
 
+def _test_passages(test_docs: Iterable[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str], int]:
+    """Every 13-word passage of a test context, and each whole test context of fewer words (-> its document),
+    and the test documents with a context."""
+    grams: dict[str, str] = {}
+    short: dict[str, str] = {}
+    compared = 0
+    for d in test_docs:
+        words = _words(d["context"]) if isinstance(d.get("context"), str) else []
+        compared += bool(words)
+        for gram in _ngrams(words) if len(words) >= NGRAM else [" ".join(words)] if words else []:
+            (grams if len(words) >= NGRAM else short).setdefault(gram, str(d.get("instance_id")))
+    return grams, short, compared
+
+
 def check_contexts_disjoint(
     docs: Sequence[dict[str, Any]], task: str, test_docs: Iterable[dict[str, Any]], source: str = FEEDBACK
 ) -> int:
@@ -224,14 +238,7 @@ def check_contexts_disjoint(
     Raises:
         TrainingError: A shared text (naming the post and the test document), or no test context to compare.
     """
-    grams: dict[str, str] = {}  # every 13-word passage of a test context -> its document
-    short: dict[str, str] = {}  # a whole test context of fewer words
-    compared = 0
-    for d in test_docs:
-        words = _words(d["context"]) if isinstance(d.get("context"), str) else []
-        compared += bool(words)
-        for gram in _ngrams(words) if len(words) >= NGRAM else [" ".join(words)] if words else []:
-            (grams if len(words) >= NGRAM else short).setdefault(gram, str(d.get("instance_id")))
+    grams, short, compared = _test_passages(test_docs)
     if not compared:
         raise TrainingError(f"--train-data {source}: the test documents of {task} have no context to compare")
     for doc in docs:

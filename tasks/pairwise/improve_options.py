@@ -5,15 +5,16 @@ value once, before any work."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from logic_consistency.harness_ext.training.study_flags import option
 from logic_consistency.harness_ext.training.study_options import StudyOptions
 from logic_consistency.harness_ext.training.trainer import TrainingError
-from logic_consistency.options import check_flag
+from logic_consistency.options import OptionError, check_flag
 
-from .improve_data import check_train_data_fits, parse_train_data
-from .improve_rows import BASE_ROWS, WIN_LOSS
+from .improve_data import TrainData, check_train_data_fits, parse_train_data
+from .improve_rows import BASE_ROWS, METHOD_LABELS, WIN_LOSS
 
 __all__ = ["RepairStudyOptions"]
 
@@ -23,6 +24,11 @@ ROWS = BASE_ROWS
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(","))
+
+
+def _downsample_to(text: str) -> str | None:
+    """``none`` is no down-sampling (the value is checked with the others, in ``__post_init__``)."""
+    return None if text == "none" else text
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,7 @@ class RepairStudyOptions(StudyOptions):
         None,
         help="none or perturbed: down-sample each REPAIR-ed row's training examples to the perturbed row's count "
         "(seeded; the paper's Table 6)",
-        parse=lambda text: None if check_flag("downsample_to", text) == "none" else text,
+        parse=_downsample_to,
     )
     pairs: bool = option(
         False,
@@ -77,14 +83,31 @@ class RepairStudyOptions(StudyOptions):
             raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
         for method in self.methods:
             check_flag("method", method)
+        if not self.methods or len(set(self.methods)) != len(self.methods):
+            raise OptionError(
+                f"--method: {','.join(self.methods)!r} is not a list of distinct methods of {list(METHOD_LABELS)}"
+            )
         if self.downsample_to is not None:
             check_flag("downsample_to", self.downsample_to)
-        repaired = [name for name in self.rows if name.startswith("repaired")]
+        self._check_repaired_rows()
+        check_train_data_fits(self.train_source, self.tasks)
+
+    def _check_repaired_rows(self) -> None:
+        """Refuse ``--method`` and ``--downsample-to`` where ``--rows`` has no REPAIR-ed row for them."""
         given = [flag for flag, set_ in (("--method", tuple(self.methods) != (WIN_LOSS,)),
                                          ("--downsample-to", self.downsample_to is not None)) if set_]  # fmt: skip
-        if given and not repaired:
+        if given and not any(name.startswith("repaired") for name in self.rows):
             raise TrainingError(
                 f"{', '.join(given)}: applies to the REPAIR-ed rows, and --rows {','.join(self.rows)} has none; "
                 "add repaired or repaired_neg to --rows"
             )
-        check_train_data_fits(parse_train_data(self.train_data), self.tasks)
+
+    @cached_property
+    def train_source(self) -> TrainData:
+        """``--train-data`` parsed (once, here: the study reads it from this)."""
+        return parse_train_data(self.train_data)
+
+    @property
+    def trains(self) -> bool:
+        """Whether a row trains an adapter (not when ``--rows`` is zero-shot alone)."""
+        return any(name != "zero_shot" for name in self.rows)

@@ -53,14 +53,9 @@ class RowSpec:
 
 def row_specs(methods: Sequence[str], rows: Sequence[str], *, sampled: bool) -> list[RowSpec]:
     """The study's rows in table order: zero-shot, perturbed, then per method its REPAIR-ed and + Neg. rows
-    (each only where ``rows`` names its kind).
-
-    Raises:
-        ValueError: An unknown method (naming ``--method`` and the methods).
+    (each only where ``rows`` names its kind). ``methods`` are checked where they are declared
+    (:class:`.improve_options.RepairStudyOptions`).
     """
-    unknown = [m for m in methods if m not in METHOD_LABELS]
-    if unknown or not methods or len(set(methods)) != len(methods):
-        raise ValueError(f"--method: {','.join(methods)!r} is not a list of distinct methods of {list(METHOD_LABELS)}")
     specs = [RowSpec(name, label, name) for name, label in BASE_ROWS[:2] if name in rows]
     plain = tuple(methods) == (WIN_LOSS,)
     suffix = " (sampled)" if sampled else ""

@@ -1,7 +1,8 @@
 """The executor seam of an improve study (harness_ext/training/study.py) with the local executor: units
 run here in order, a finished row is not run again, a failing unit names its row and stops the rest,
-Ctrl-C passes through. The REPAIR driver builds its real training data (CaTeRS ``instance_split:
-train``, a tiny tokenizer); training and ``lm_eval`` are replaced by recorders, so no model runs."""
+Ctrl-C passes through; the study driver runs a recipe declared in the test alone. The REPAIR recipe
+builds its real training data (CaTeRS ``instance_split: train``, a tiny tokenizer); training and
+``lm_eval`` are replaced by recorders, so no model runs."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import json
 import pickle
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -22,13 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest  # noqa: E402
+from logic_consistency.harness_ext.training.driver import PlannedUnit, StudyBase, StudyRecipe, run_study  # noqa: E402
 from logic_consistency.harness_ext.training.study import (  # noqa: E402
     LmEvalRun,
+    Study,
     StudyUnit,
     StudyUnitError,
     run_locally,
 )
-from logic_consistency.harness_ext.training.study_identity import RowMismatch  # noqa: E402
+from logic_consistency.harness_ext.training.study_identity import RowMismatch, row_identity  # noqa: E402
+from logic_consistency.harness_ext.training.study_options import StudyOptions  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
 from logic_consistency.tasks.gv import improve as gv_improve  # noqa: E402
 from logic_consistency.tasks.pairwise import improve as repair_improve  # noqa: E402
@@ -137,7 +141,7 @@ def test_the_repair_rows_are_units_in_order_resumed_and_a_failure_names_its_row(
     assert "| REPAIR-ed + Neg. |" in (options.out / "table.md").read_text()
 
     assert [r["row"] for r in repair_improve.run_repair_study(options, recorder)] == [r["row"] for r in rows]
-    assert recorder.calls[2] == []  # a finished study runs nothing and writes its table again
+    assert len(recorder.calls) == 2  # a finished study runs nothing and writes its table again
 
 
 def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains(
@@ -169,7 +173,7 @@ def test_gv_runs_round_0_first_then_one_unit_per_chain_and_skips_finished_chains
     assert [r["row"] for r in rows] == ["round_0", "gv_round_1", "gv_round_2", "selftrain_round_1", "selftrain_round_2"]
     assert rows[0]["ran_on"]["executor"] == "local"
 
-    study = gv_improve._GVStudy(options).study
+    study = Study(options.out, {})
     for row in rows[3:]:  # SelfTrain finished: only the consistency FT chain (not trained: no pairs) runs again
         study.finish(row["row"], {**row, "not_trained": None})
     gv_improve.run_gv_study(options, recorder)
@@ -194,3 +198,54 @@ def test_a_repair_row_records_its_identity_and_another_rows_adapter_is_refused_o
     repair_improve.run_repair_study(dataclasses.replace(options, rebuild_mismatched=True), recorder)
     assert recorder.calls[-1] == ["repaired"]
     assert json.loads((folder / "repaired" / "row.json").read_text())["training"]["round"] == "REPAIR-ed"
+
+
+@dataclasses.dataclass(frozen=True)
+class _EchoOptions(StudyOptions):
+    """A third recipe's options: the REPAIR hyperparameters, nothing trained."""
+
+    recipe: ClassVar[str] = "repair"
+
+    @property
+    def trains(self) -> bool:
+        return False
+
+
+def _echo(study: Study, rows: tuple[str, ...], ran_on: Any) -> list[dict[str, Any]]:
+    summaries = []
+    for row in rows:
+        study.row_dir(row).mkdir(parents=True, exist_ok=True)
+        summaries.append({"row": row, "identity": row_identity(study.identity, row), "ran_on": dict(ran_on)})
+        study.finish(row, summaries[-1])
+    return summaries
+
+
+class _EchoPlan:
+    """Two stages (one row, then a unit of two rows), a report of the rows' names: no model, no lm_eval."""
+
+    def __init__(self, options: _EchoOptions, base: StudyBase) -> None:
+        self.identity = {"study": "echo", "base": base.label}
+
+    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
+        first = StudyUnit("a", ("a",), functools.partial(_echo, study, ("a",)))
+        yield [PlannedUnit(first, [("a", row_identity(study.identity, "a"))])]
+        yield [PlannedUnit(StudyUnit("bc", ("b", "c"), functools.partial(_echo, study, ("b", "c"))))]
+
+    def report(self, study: Study, rows: list[dict[str, Any]]) -> None:
+        (study.out / "rows.json").write_text(json.dumps([row["row"] for row in rows]), encoding="utf-8")
+
+
+def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_nothing(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}", encoding="utf-8")
+    (base / "model.safetensors").write_bytes(b"")
+    recipe = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _EchoPlan)
+    options = _EchoOptions(base=base, out=tmp_path / "s")
+    recorder = Recorder()
+    rows = run_study(recipe, options, recorder)
+    assert recorder.calls == [["a"], ["bc"]] and [r["row"] for r in rows] == ["a", "b", "c"]
+    assert json.loads((options.out / "rows.json").read_text(encoding="utf-8")) == ["a", "b", "c"]
+    assert json.loads((options.out / "study.json").read_text(encoding="utf-8")) == {"study": "echo", "base": str(base)}
+    assert [r["row"] for r in run_study(recipe, options, recorder)] == ["a", "b", "c"]
+    assert len(recorder.calls) == 2  # every row kept: nothing runs, the report is written again

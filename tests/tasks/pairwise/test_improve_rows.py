@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from logic_consistency.harness_ext.training.transfer import TransferFamily, transfer_markdown
+from logic_consistency.options import OptionError
 from logic_consistency.tasks.data import DatasetFormatError
 from logic_consistency.tasks.data.msmarco import (
     SAMPLE,
@@ -21,6 +22,7 @@ from logic_consistency.tasks.data.msmarco import (
     paper_split,
     parse_permutation,
 )
+from logic_consistency.tasks.pairwise.improve_options import RepairStudyOptions
 from logic_consistency.tasks.pairwise.improve_rows import downsample, layout_names, row_specs
 from logic_consistency.tasks.pairwise.preferences import from_loader
 from logic_consistency.tasks.transfer import transfer_families
@@ -38,8 +40,8 @@ def test_win_loss_alone_keeps_table_3s_rows_and_each_method_gets_its_repaired_ro
         ("repaired_elo", "REPAIR-ed ELO (sampled)", "elo"),
         ("repaired_bt", "REPAIR-ed B-T (sampled)", "bt"),
     ]
-    with pytest.raises(ValueError, match="--method"):
-        row_specs(["elo", "elo"], ALL_ROWS, sampled=False)
+    with pytest.raises(OptionError, match="--method: 'elo,elo' is not a list of distinct methods"):
+        RepairStudyOptions(base=Path("base"), out=Path("out"), methods=("elo", "elo"))
 
 
 def test_downsampling_is_seeded_keeps_order_and_records_what_it_did() -> None:

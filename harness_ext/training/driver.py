@@ -1,0 +1,197 @@
+"""The one driver of every ``improve`` study, and the recipe a family declares to it.
+
+:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it resolves and
+checks the base once, takes the options' training settings (checked once, where declared:
+:attr:`.study_options.StudyOptions.settings`), checks the devices, asks the recipe for its plan (the
+checks before the folder, the identity), opens the study (:class:`~.study.Study`), and then, stage by
+stage (:meth:`StudyPlan.stages`: GV's round 0, then its chains; REPAIR's rows in one), checks each
+unit's kept rows, hands the kept rows' merged weights and then the unfinished units to the executor,
+and lastly has the plan write its report over the rows in order.
+
+A recipe (:class:`StudyRecipe`, a family's ``improve`` module's ``RECIPE``, found by
+``tasks/improve_recipes.py``) is its name, help line, options dataclass (the subcommand's flags,
+defaults, help: :mod:`.study_flags`) and plan. Its code calls down into ``harness_ext``'s services,
+never back into the driver, so a third recipe needs no edit here nor in the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
+
+from .adapter import check_base
+from .devices import check_devices
+from .recipes import TrainSettings
+from .study import Study, StudyExecutor, StudyUnit, run_locally
+from .study_identity import base_identity
+from .study_lock import study_lock
+from .study_options import StudyOptions
+
+__all__ = ["PlannedUnit", "StudyBase", "StudyExecutor", "StudyPlan", "StudyRecipe", "run_locally", "run_study"]
+
+#: A row's summary, as its unit returns it and its ``row.json`` keeps it.
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StudyBase:
+    """What the driver checked once and every hook of the recipe takes: the base model's checked folder,
+    its name as the user gave it (the study's ``base``) and the training settings of the options."""
+
+    path: Path
+    label: str
+    settings: TrainSettings
+
+    def identity(self, options: StudyOptions, own: Mapping[str, Any], hyperparameters: Any) -> dict[str, Any]:
+        """What makes a study's rows comparable (its ``study.json``): the recipe, the base as named, as
+        resolved and its fingerprint (:func:`~.study_identity.base_identity`), the tasks, the limit, the
+        recipe's ``own`` settings, the task options, the ``hyperparameters``, the chat template and the
+        backend: everything that changes a row's numbers."""
+        return {
+            "study": options.recipe,
+            "base": self.label,
+            "tasks": options.tasks,
+            "limit": options.limit,
+            **own,
+            "metadata": dict(options.metadata),
+            "hyperparameters": hyperparameters,
+            "chat_template": options.chat_template,
+            "eval_backend": options.eval_backend,  # lc-hf and hf agree within a tolerance, not bit for bit
+            "base_path": str(self.path.resolve()),
+            **base_identity(self.path, chat_template=options.chat_template),
+        }
+
+
+@dataclass(frozen=True)
+class PlannedUnit:
+    """One unit of a stage, with what the driver checks before it runs.
+
+    Attributes:
+        unit: The unit (its name, its rows, its work).
+        kept: Each row to check now, with the identity it would be made with (:mod:`.study_identity`):
+            a kept row made otherwise is refused or rebuilt, a kept row's merged weights are made.
+            Read lazily, in order: an identity may depend on the check of the row before it (GV's round k
+            trains on round k-1's kept evaluation). A row left out is checked by its unit, once its data
+            is known.
+        needs: Files besides its rows' ``row.json`` that a finished unit leaves (GV's round 0: the
+            train-split evaluation every chain trains from); the unit runs while one is missing.
+    """
+
+    unit: StudyUnit
+    kept: Iterable[tuple[str, Mapping[str, Any]]] = ()
+    needs: Sequence[Path] = ()
+
+
+class StudyPlan(Protocol):
+    """One run of a recipe, from its plan: the study's identity, its stages of units and its report."""
+
+    @property
+    def identity(self) -> Mapping[str, Any]:
+        """What makes the study's rows comparable (its ``study.json``)."""
+        ...
+
+    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
+        """The units, stage by stage: the next stage is asked for once the previous one has run."""
+        ...
+
+    def report(self, study: Study, rows: list[Row]) -> None:
+        """Write the tables and the README from the rows, in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class StudyRecipe:
+    """A family's ``improve`` recipe as it declares itself (its ``improve`` module's ``RECIPE``).
+
+    Attributes:
+        name: The subcommand (``improve <name>``), and the ``study`` of its folders.
+        help: The subcommand's help line.
+        options: Its options dataclass, a :class:`~.study_options.StudyOptions`: its flags, defaults,
+            help and checks.
+        plan: Its options (an instance of ``options``) and the checked base -> its plan: the checks that
+            come before the study's folder is opened, then the identity, the stages and the report.
+    """
+
+    name: str
+    help: str
+    options: type[StudyOptions]
+    plan: Callable[[Any, StudyBase], StudyPlan]
+
+
+def _base(options: StudyOptions) -> tuple[Path, str]:
+    """An embedded model's name (converted once to safetensors) or a transformers folder, and its name
+    as given (the study's ``base``)."""
+    name = str(options.base)
+    if name in EMBEDDED_MODELS:
+        return resolve(name), name
+    return Path(options.base), options.base_label or name
+
+
+def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecutor = run_locally) -> list[Row]:
+    """Run (or resume) ``recipe``'s study under its folder's lock; write its report; return its rows in order.
+
+    Raises:
+        StudyLockedError: Another ``improve`` holds the folder.
+        StudyFolderError: ``out`` holds another study.
+        RowMismatch: A kept row was made otherwise (without ``--rebuild-mismatched``).
+        TrainingError: Several GPUs, QLoRA without one, too few examples, a NaN loss, ...
+        StudyUnitError: A unit failed (naming it and its error).
+    """
+    path, label = _base(options)
+    with study_lock(options.out):
+        base = StudyBase(check_base(path), label, options.settings)
+        if executor is run_locally and options.trains:
+            check_devices(base.settings)  # QLoRA without a GPU, several GPUs: refused before any evaluation
+        plan = recipe.plan(options, base)
+        study = Study(options.out, plan.identity, options.rebuild_mismatched)
+        study.open()
+        planned: list[PlannedUnit] = []
+        ran: dict[str, list[Row]] = {}
+        for stage in plan.stages(study):
+            ran.update(_run_stage(study, stage, executor, merge_weights=options.merge_weights))
+            planned += stage
+        rows = _rows(study, planned, ran)
+        plan.report(study, rows)
+        return rows
+
+
+def _kept(study: Study, planned: PlannedUnit, *, merge_weights: bool) -> list[StudyUnit]:
+    """Check the unit's kept rows; with ``--merge-weights``, the units that merge the kept rows' adapters."""
+    merges = []
+    for row, identity in planned.kept:
+        merge = study.merge_unit(row) if study.kept(row, identity) is not None and merge_weights else None
+        merges += [merge] if merge is not None else []
+    return merges
+
+
+def _finished(study: Study, planned: PlannedUnit) -> bool:
+    return all(study.finished(row) is not None for row in planned.unit.rows) and all(
+        path.is_file() for path in planned.needs
+    )
+
+
+def _run_stage(
+    study: Study, stage: Sequence[PlannedUnit], executor: StudyExecutor, *, merge_weights: bool
+) -> dict[str, list[Row]]:
+    """Check a stage's kept rows, merge their weights (before any unit that might read them), then run its
+    unfinished units; the rows each returned, by unit. An executor is never handed an empty list."""
+    merges = [merge for planned in stage for merge in _kept(study, planned, merge_weights=merge_weights)]
+    if merges:
+        executor(merges)
+    pending = [planned.unit for planned in stage if not _finished(study, planned)]
+    if not pending:
+        return {}
+    return {unit.name: rows for unit, rows in zip(pending, executor(pending), strict=True)}
+
+
+def _rows(study: Study, planned: Sequence[PlannedUnit], ran: Mapping[str, list[Row]]) -> list[Row]:
+    """Every unit's rows in order: what it returned where it ran, else its finished rows as kept."""
+    rows: list[Row | None] = []
+    for each in planned:
+        done = ran.get(each.unit.name)
+        rows += done if done is not None else [study.finished(row) for row in each.unit.rows]
+    return [row for row in rows if row is not None]

@@ -1,0 +1,44 @@
+"""The ``improve gv`` recipe's declaration: its options dataclass, which gives the subcommand's flags,
+defaults and help (:mod:`logic_consistency.harness_ext.training.study_flags`) and checks each value
+once, before any work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from logic_consistency.harness_ext.training.study_flags import option
+from logic_consistency.harness_ext.training.study_options import StudyOptions
+
+from .improve_report import PAPER_TASK
+
+__all__ = ["GVStudyOptions"]
+
+
+@dataclass(frozen=True)
+class GVStudyOptions(StudyOptions):
+    """The ``improve gv`` settings (each field's ``help`` is its meaning): the common ones and the rounds
+    of each chain, checked once, here."""
+
+    option_folders: ClassVar[tuple[str, ...]] = ("gv", "data")
+    recipe: ClassVar[str] = "gv"
+
+    tasks: str = option(
+        PAPER_TASK, help="the task(s), comma-separated (the default is the paper's fine-tuning setting)"
+    )
+    rounds: int = option(3, help="rounds of consistency fine-tuning (the paper's Table 3: 3)", declared="rounds")
+    selftrain_rounds: int = option(
+        1,
+        help="rounds of SelfTrain (1: the paper's baseline; more: the suite's iterated variant)",
+        declared="selftrain_rounds",
+    )
+    pooled: bool = option(
+        False,
+        help="several --tasks: one adapter per round trained on every task's pairs together (the suite's "
+        "variant; by default each task has its own chains with Li et al. App. F's epochs: arithmetic 3, others 6)",
+        switch=True,
+    )
+
+    def rounds_of(self, chain: str) -> int:
+        """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""
+        return self.rounds if chain == "gv" else self.selftrain_rounds
