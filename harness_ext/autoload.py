@@ -11,7 +11,9 @@ shards, request-cache checks, credential refusal, one-line option errors).
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0``; ``--include_path`` pointing at the folder printed by
 ``logic-consistency tasks-dir`` then still works. The patch is pinned to the lm-eval release it was
 written against: on another release it warns once and still applies while ``TaskManager.__init__``
-keeps its ``include_path`` parameter. See docs/backends.md and docs/architecture.md.
+keeps its ``include_path`` parameter. ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``, which the suite's own
+launchers set for runs of its own tasks, leaves lm-eval's built-in tasks out of the index (several
+seconds of every ``lm_eval`` start). See docs/backends.md and docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 PINNED_LM_EVAL_VERSION = "0.4.13"
 #: Environment variable that disables the hook when set to ``0``.
 ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
+#: Environment variable the suite's own launchers set to ``1`` (a study's ``lm_eval`` runs): every
+#: ``TaskManager`` that is not told otherwise indexes the suite's folder (and ``--include_path``) without
+#: lm-eval's ~13,000 built-in task files. Unset or ``0``: lm-eval's own index, as for any user.
+ENV_SUITE_TASKS_ONLY = "LOGIC_CONSISTENCY_SUITE_TASKS_ONLY"
 #: Model name registered with lm-eval for the embedded default models.
 EMBEDDED_MODEL_NAME = "lc-embedded"
 #: Model name registered with lm-eval for any Hugging Face causal LM with prefix-sharing scoring.
@@ -50,6 +56,21 @@ TASK_ENTRY_POINT_GROUP = "lm_eval.tasks"
 def enabled() -> bool:
     """Whether the autoload hook is switched on (``LOGIC_CONSISTENCY_AUTOLOAD`` is not ``0``)."""
     return os.environ.get(ENV_SWITCH, "1").strip() != "0"
+
+
+def suite_tasks_only() -> bool:
+    """Whether :data:`ENV_SUITE_TASKS_ONLY` is ``1`` (a launcher's declaration, never inferred from task names).
+
+    Raises:
+        OptionError: Its value is neither ``0`` nor ``1`` (a mistyped switch is an error, not ignored).
+    """
+    value = os.environ.get(ENV_SUITE_TASKS_ONLY, "0").strip()
+    if value not in ("0", "1"):
+        # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+        from logic_consistency.options import OptionError
+
+        raise OptionError(f"{ENV_SUITE_TASKS_ONLY}={value!r}: must be 1 (index only the suite's tasks) or 0")
+    return value == "1"
 
 
 class _LoaderWithCallback(importlib.abc.Loader):
@@ -130,11 +151,11 @@ def _patch_task_manager(module: ModuleType) -> None:
 
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if lm_eval_discovers_suite(task_manager, original):
-            original(self, *args, **kwargs)  # lm-eval's entry-point discovery adds the folder itself
-            return
         bound = signature.bind(self, *args, **kwargs)
-        bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
+        if not lm_eval_discovers_suite(task_manager, original):  # else lm-eval's discovery adds the folder itself
+            bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
+        if suite_tasks_only() and "include_defaults" in signature.parameters:
+            bound.arguments.setdefault("include_defaults", False)  # a caller's explicit choice stands
         original(*bound.args, **bound.kwargs)
 
     __init__._logic_consistency = True  # type: ignore[attr-defined]
@@ -333,7 +354,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
             print(f"lm_eval: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
         except ValueError as error:
-            explained = _unreadable_task_files(error, sys.argv[1:])
+            explained = _suite_tasks_only_not_found(error) or _unreadable_task_files(error, sys.argv[1:])
             if explained is None:
                 raise
             print(f"lm_eval: error: {explained}", file=sys.stderr)
@@ -341,6 +362,13 @@ def _one_line_option_errors(module: ModuleType) -> None:
 
     cli_evaluate._logic_consistency = True  # type: ignore[attr-defined]
     module.cli_evaluate = cli_evaluate  # type: ignore[attr-defined]  # lm_eval.__main__.cli_evaluate
+
+
+def _suite_tasks_only_not_found(error: ValueError) -> str | None:
+    """lm-eval's "Tasks not found: NAME" under :data:`ENV_SUITE_TASKS_ONLY`: say that it left lm-eval's tasks out."""
+    if not str(error).startswith("Tasks not found") or not suite_tasks_only():
+        return None
+    return f"{error}; {ENV_SUITE_TASKS_ONLY}=1 indexes only this suite's tasks (and --include_path): unset it"
 
 
 def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
