@@ -8,12 +8,10 @@ include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entr
 patches listed in ``lm_eval_hooks.LM_EVAL_HOOKS`` (the running model for multi-stage tasks, placeholders,
 shards, request-cache checks, credential refusal, one-line option errors).
 
-Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0``; ``--include_path`` pointing at the folder printed by
-``logic-consistency tasks-dir`` then still works. The patch is pinned to the lm-eval release it was
-written against: on another release it warns once and still applies while ``TaskManager.__init__``
-keeps its ``include_path`` parameter. ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``, which the suite's own
-launchers set for runs of its own tasks, leaves lm-eval's built-in tasks out of the index (several
-seconds of every ``lm_eval`` start). See docs/backends.md and docs/architecture.md.
+Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` (``--include_path "$(logic-consistency tasks-dir)"`` still
+works). Pinned to the lm-eval release it was written against: on another it warns once and applies while
+``TaskManager.__init__`` keeps ``include_path``. ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``, set by the suite's
+launchers for runs of its own tasks, leaves lm-eval's built-in tasks out of the index. See docs/backends.md.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY as ENV_SUITE_TASKS_ONLY  # public name
 from logic_consistency.harness_ext.task.loading import TASKS_DIR
 from logic_consistency.harness_ext.task.loading import tasks_dir as tasks_dir  # the public name (cli, preflight)
 
@@ -39,10 +38,6 @@ if TYPE_CHECKING:
 PINNED_LM_EVAL_VERSION = "0.4.13"
 #: Environment variable that disables the hook when set to ``0``.
 ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
-#: Environment variable the suite's own launchers set to ``1`` (a study's ``lm_eval`` runs): every
-#: ``TaskManager`` that is not told otherwise indexes the suite's folder (and ``--include_path``) without
-#: lm-eval's ~13,000 built-in task files. Unset or ``0``: lm-eval's own index, as for any user.
-ENV_SUITE_TASKS_ONLY = "LOGIC_CONSISTENCY_SUITE_TASKS_ONLY"
 #: Model name registered with lm-eval for the embedded default models.
 EMBEDDED_MODEL_NAME = "lc-embedded"
 #: Model name registered with lm-eval for any Hugging Face causal LM with prefix-sharing scoring.

@@ -7,13 +7,10 @@ Here greedy requests whose generation settings differ only in ``until`` and ``ma
 batches, sorted as ``HFLM`` sorts a group (longest context first). A batch decodes up to its largest
 ``max_gen_toks`` and ends once every row has met one of its own stop strings (or the end-of-text
 token) or its own length; each row is then cut to its own ``max_gen_toks`` tokens and at its own stop
-strings, exactly as ``HFLM`` cuts a row (``postprocess_generated_text``). Greedy decoding picks each
-row's tokens from its own context, so a row's text does not depend on its batch mates beyond the
-float rounding any change of batch composition brings (lm-eval's own ``--batch_size`` included).
-
-Kept on ``HFLM``'s own path: sampling, a ``max_length`` setting, ``batch_size=auto``, a thinking-token
-model, a non-causal model, and a context ``HFLM`` would truncate (longer than the model's length minus
-the largest ``max_gen_toks`` of its batch group), so no context is cut differently.
+strings, as ``HFLM`` cuts a row. Greedy decoding picks a row's tokens from its own context: its text
+depends on its batch mates only through the float rounding any other batch brings (``--batch_size`` too).
+On ``HFLM``'s own path: sampling, ``max_length``, ``batch_size=auto``, a thinking-token or non-causal model,
+and a context ``HFLM`` would truncate (longer than the model's length minus its group's largest ``max_gen_toks``).
 """
 
 from __future__ import annotations

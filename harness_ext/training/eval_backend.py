@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from logic_consistency.harness_ext.autoload import ENV_SUITE_TASKS_ONLY
+from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY
 
 __all__ = ["DEFAULT_EVAL_BACKEND", "EVAL_BACKENDS", "lm_eval_environment", "model_arguments"]
 
@@ -47,7 +47,7 @@ def lm_eval_environment(environment: Mapping[str, str]) -> dict[str, str]:
     """The environment of a study's ``lm_eval`` run: ``environment`` with ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``.
 
     The study declares that its run asks for the suite's tasks only, so lm-eval's built-in tasks are not
-    indexed (:func:`~logic_consistency.harness_ext.autoload.suite_tasks_only`); the tasks, their
+    indexed (the autoload hook's ``suite_tasks_only``); the tasks, their
     configurations and the results are the same.
     """
     return {**environment, ENV_SUITE_TASKS_ONLY: "1"}
