@@ -24,7 +24,7 @@ from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM  # noq
 
 BATCH = 4
 #: Four tasks' settings: each its own stop strings and length (as the GV tasks' first stages differ).
-SETTINGS = [
+SETTINGS: list[dict[str, Any]] = [
     {"until": ["\n"], "max_gen_toks": 6, "do_sample": False},
     {"until": ["e", "||"], "max_gen_toks": 10, "do_sample": False},
     {"until": [" ", "A"], "max_gen_toks": 16, "do_sample": False},
@@ -34,7 +34,7 @@ SETTINGS = [
 
 def requests(settings: list[dict[str, Any]], per_setting: int = 3) -> list[Instance]:
     contexts = [text[: 20 + 13 * i] for i, text in enumerate(CORPUS * 3)]
-    made = []
+    made: list[Instance] = []
     for n in range(per_setting):
         for k, kwargs in enumerate(settings):
             context = contexts[(n * len(settings) + k) % len(contexts)]
