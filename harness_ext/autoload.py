@@ -8,10 +8,10 @@ include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entr
 patches listed in ``lm_eval_hooks.LM_EVAL_HOOKS`` (the running model for multi-stage tasks, placeholders,
 shards, request-cache checks, credential refusal, one-line option errors).
 
-Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0``; ``--include_path`` pointing at the folder printed by
-``logic-consistency tasks-dir`` then still works. The patch is pinned to the lm-eval release it was
-written against: on another release it warns once and still applies while ``TaskManager.__init__``
-keeps its ``include_path`` parameter. See docs/backends.md and docs/architecture.md.
+Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` (``--include_path "$(logic-consistency tasks-dir)"`` still
+works). Pinned to the lm-eval release it was written against: on another it warns once and applies while
+``TaskManager.__init__`` keeps ``include_path``. ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``, set by the suite's
+launchers for runs of its own tasks, leaves lm-eval's built-in tasks out of the index. See docs/backends.md.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY as ENV_SUITE_TASKS_ONLY  # public name
 from logic_consistency.harness_ext.task.loading import TASKS_DIR
 from logic_consistency.harness_ext.task.loading import tasks_dir as tasks_dir  # the public name (cli, preflight)
 
@@ -50,6 +51,21 @@ TASK_ENTRY_POINT_GROUP = "lm_eval.tasks"
 def enabled() -> bool:
     """Whether the autoload hook is switched on (``LOGIC_CONSISTENCY_AUTOLOAD`` is not ``0``)."""
     return os.environ.get(ENV_SWITCH, "1").strip() != "0"
+
+
+def suite_tasks_only() -> bool:
+    """Whether :data:`ENV_SUITE_TASKS_ONLY` is ``1`` (a launcher's declaration, never inferred from task names).
+
+    Raises:
+        OptionError: Its value is neither ``0`` nor ``1`` (a mistyped switch is an error, not ignored).
+    """
+    value = os.environ.get(ENV_SUITE_TASKS_ONLY, "0").strip()
+    if value not in ("0", "1"):
+        # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+        from logic_consistency.options import OptionError
+
+        raise OptionError(f"{ENV_SUITE_TASKS_ONLY}={value!r}: must be 1 (index only the suite's tasks) or 0")
+    return value == "1"
 
 
 class _LoaderWithCallback(importlib.abc.Loader):
@@ -130,11 +146,11 @@ def _patch_task_manager(module: ModuleType) -> None:
 
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if lm_eval_discovers_suite(task_manager, original):
-            original(self, *args, **kwargs)  # lm-eval's entry-point discovery adds the folder itself
-            return
         bound = signature.bind(self, *args, **kwargs)
-        bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
+        if not lm_eval_discovers_suite(task_manager, original):  # else lm-eval's discovery adds the folder itself
+            bound.arguments["include_path"] = _suite_include_path(bound.arguments.get("include_path"))
+        if suite_tasks_only() and "include_defaults" in signature.parameters:
+            bound.arguments.setdefault("include_defaults", False)  # a caller's explicit choice stands
         original(*bound.args, **bound.kwargs)
 
     __init__._logic_consistency = True  # type: ignore[attr-defined]
@@ -333,7 +349,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
             print(f"lm_eval: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
         except ValueError as error:
-            explained = _unreadable_task_files(error, sys.argv[1:])
+            explained = _suite_tasks_only_not_found(error) or _unreadable_task_files(error, sys.argv[1:])
             if explained is None:
                 raise
             print(f"lm_eval: error: {explained}", file=sys.stderr)
@@ -341,6 +357,13 @@ def _one_line_option_errors(module: ModuleType) -> None:
 
     cli_evaluate._logic_consistency = True  # type: ignore[attr-defined]
     module.cli_evaluate = cli_evaluate  # type: ignore[attr-defined]  # lm_eval.__main__.cli_evaluate
+
+
+def _suite_tasks_only_not_found(error: ValueError) -> str | None:
+    """lm-eval's "Tasks not found: NAME" under :data:`ENV_SUITE_TASKS_ONLY`: say that it left lm-eval's tasks out."""
+    if not str(error).startswith("Tasks not found") or not suite_tasks_only():
+        return None
+    return f"{error}; {ENV_SUITE_TASKS_ONLY}=1 indexes only this suite's tasks (and --include_path): unset it"
 
 
 def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:

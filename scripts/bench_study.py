@@ -4,7 +4,7 @@ Each case runs a study's own ``lm_eval`` runs (``LmEvalRun``, ``run_lm_eval``; o
 differs) on the embedded SmolLM2-135M-Instruct, chat template, float32 (the study's CPU dtype):
 
 * ``repair``: the test-split evaluation of one REPAIR row on CaTeRS (``improve repair``'s zero-shot row:
-  ``--limit`` stories, ``max_items`` events each);
+  ``--repair-limit`` stories, ``--max-items`` events each, ``0``: every event, as a study scores them);
 * ``gv``: one GV round on arithmetic: its data generation (the round's model answering the train
   documents) and its test-split evaluation (``improve gv``'s round 0, ``logic_consistency_gv_arithmetic``).
 
@@ -35,13 +35,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="smollm2-135m-instruct", help="embedded model name")
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--repair-limit", type=int, default=1, help="CaTeRS test stories of the REPAIR row")
-    parser.add_argument("--max-items", type=int, default=6, help="events per CaTeRS story")
+    parser.add_argument(
+        "--max-items", type=int, default=6, help="events per CaTeRS story (0: all, the study's default)"
+    )
     parser.add_argument("--gv-limit", type=int, default=6, help="arithmetic documents per split of the GV round")
     parser.add_argument("--batch-size", default="4", help="lm_eval --batch_size (the study's)")
     args = parser.parse_args(argv)
-    for name in ("repair_limit", "max_items", "gv_limit"):
+    for name in ("repair_limit", "gv_limit"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.max_items < 0:
+        parser.error("--max-items must be >= 0 (0: every event)")
     return args
 
 
@@ -59,7 +63,7 @@ def _runs(case: str, args: argparse.Namespace, base: Path, out: Path, backend: s
         return [
             LmEvalRun(
                 tasks="logic_consistency_caters",
-                metadata={"instance_split": "test", "max_items": args.max_items},
+                metadata={"instance_split": "test", **({"max_items": args.max_items} if args.max_items else {})},
                 limit=args.repair_limit,
                 out=out / "test_eval",
                 **common,

@@ -314,3 +314,20 @@ CASES.add(
     "--apply_chat_template",
     error=ValueError,
 )
+
+
+@CASES.case(
+    "a suite-tasks-only switch that is not 0 or 1",
+    "LOGIC_CONSISTENCY_SUITE_TASKS_ONLY='yes'",
+    "must be 1",
+)
+def _(tmp: Path) -> Any:
+    import os
+
+    from lm_eval.tasks import TaskManager
+
+    os.environ["LOGIC_CONSISTENCY_SUITE_TASKS_ONLY"] = "yes"
+    try:
+        return TaskManager(include_path=str(tmp))
+    finally:
+        del os.environ["LOGIC_CONSISTENCY_SUITE_TASKS_ONLY"]

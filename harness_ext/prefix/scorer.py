@@ -7,8 +7,9 @@ prefixes worth caching, each prefix's key/value cache is computed once and the r
 scored on their own suffixes (``prefix_batches.py``). Results equal ``HFLM``'s up to float rounding
 (float32: within 1e-4). A model whose cache layers may mutate stored tensors (static, quantised,
 hybrid, encoder-decoder) falls back to the ordinary path with one log line: never a silent
-approximation. Model arguments: ``prefix_sharing`` (default true), ``min_shared_tokens`` (256) and
-``max_cached_prefixes`` (8, bounds memory).
+approximation. Model arguments: ``prefix_sharing`` (default true), ``min_shared_tokens`` (256),
+``max_cached_prefixes`` (8, bounds memory) and ``mixed_generation`` (false; true: greedy generations
+whose stop strings and lengths differ share batches, ``generation.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from logic_consistency.harness_ext.prefix.batches import (
     right_padded,
     select_rows,
 )
+from logic_consistency.harness_ext.prefix.generation import generate_mixed
 from logic_consistency.harness_ext.prefix.trie import PrefixGroup, plan_prefix_groups
 
 eval_logger = logging.getLogger(__name__)
@@ -53,6 +55,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         self.prefix_sharing: bool = kwargs.pop("prefix_sharing", defaults["prefix_sharing"])
         self.min_shared_tokens: int = kwargs.pop("min_shared_tokens", defaults["min_shared_tokens"])
         self.max_cached_prefixes: int = kwargs.pop("max_cached_prefixes", defaults["max_cached_prefixes"])
+        self.mixed_generation: bool = kwargs.pop("mixed_generation", defaults["mixed_generation"])
         super().__init__(*args, **kwargs)
         self._fallback_reason: str | None = None
         if self.backend != "causal":
@@ -97,6 +100,17 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         self._score_unshared(unshared, requests, results, override_bs, pbar)
         pbar.close()
         return _complete(results)
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        """``HFLM``'s generations; with ``mixed_generation`` greedy requests whose stop strings and lengths
+        differ share batches (:mod:`.generation`)."""
+
+        def stock(chosen: list[Any], quiet: bool) -> list[str]:
+            return cast(list[str], HFLM.generate_until(self, chosen, disable_tqdm=quiet))
+
+        if not self.mixed_generation:
+            return stock(requests, disable_tqdm)
+        return generate_mixed(self, requests, disable_tqdm, stock)
 
     def _shares_prefixes(self, requests: list[Request]) -> bool:
         """Whether these requests take the prefix-sharing path (said once when the model cannot)."""

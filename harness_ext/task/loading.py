@@ -10,10 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TASKS_DIR", "load_tasks", "tasks_dir"]
+__all__ = ["ENV_SUITE_TASKS_ONLY", "TASKS_DIR", "load_tasks", "tasks_dir"]
 
 #: The folder holding this suite's task YAML (what ``--include_path`` would name).
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+#: Environment variable the suite's own launchers set to ``1`` (a study's ``lm_eval`` runs): the autoload
+#: hook then builds every ``TaskManager`` that does not choose ``include_defaults`` itself without lm-eval's
+#: ~13,000 built-in task files (:func:`logic_consistency.harness_ext.autoload.suite_tasks_only`).
+ENV_SUITE_TASKS_ONLY = "LOGIC_CONSISTENCY_SUITE_TASKS_ONLY"
 
 
 def tasks_dir() -> Path:

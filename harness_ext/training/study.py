@@ -28,7 +28,7 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
-from .eval_backend import DEFAULT_EVAL_BACKEND, model_arguments
+from .eval_backend import DEFAULT_EVAL_BACKEND, lm_eval_environment, model_arguments
 from .merge import merged_folder
 from .study_identity import check_row, row_hashes
 from .study_lock import LOCK_NAME, check_out
@@ -306,7 +306,8 @@ def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> 
         for stale in [*find_files(work, "samples_*.jsonl"), *find_files(work, "results_*.json")]:
             stale.unlink()
         log = work / "lm_eval.log"
-        ended = run_logged(replace(run, out=work).command(), log_file=log, timeout=timeout)
+        command, env = replace(run, out=work).command(), lm_eval_environment(os.environ)  # the suite's tasks only
+        ended = run_logged(command, log_file=log, env=env, timeout=timeout)
         if ended.returncode != 0:
             why = f"timed out after {timeout:g} s" if ended.timed_out else f"exit {ended.returncode}"
             tail = ended.stderr_tail.splitlines()[-8:]

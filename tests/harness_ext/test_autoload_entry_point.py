@@ -147,6 +147,63 @@ def test_discovery_without_our_entry_point_keeps_the_patch() -> None:
     assert SUITE_TASK in manager.all_subtasks
 
 
+def recording_manager_module(built: list[bool]) -> ModuleType:
+    """A module whose ``TaskManager`` records the ``include_defaults`` it is built with."""
+
+    class TaskManager:
+        def __init__(self, include_path: Any = None, include_defaults: bool = True) -> None:
+            built.append(include_defaults)
+
+    module = ModuleType("recording_lm_eval_tasks_manager")
+    module.TaskManager = TaskManager  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.mark.parametrize(("value", "caller", "indexed"), [(None, {}, True), ("0", {}, True), ("1", {}, False),
+                                                          ("1", {"include_defaults": True}, True)])  # fmt: skip
+def test_suite_tasks_only_leaves_lm_evals_tasks_out_where_the_caller_does_not_choose(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, caller: dict[str, bool], indexed: bool
+) -> None:
+    built: list[bool] = []
+    module = recording_manager_module(built)
+    autoload._patch_task_manager(module)
+    if value is None:
+        monkeypatch.delenv(autoload.ENV_SUITE_TASKS_ONLY, raising=False)
+    else:
+        monkeypatch.setenv(autoload.ENV_SUITE_TASKS_ONLY, value)
+    module.TaskManager(**caller)
+    assert built[-1] is indexed  # built[0] may be the hook's one probe of the class
+
+
+def test_suite_tasks_only_indexes_the_suites_folder_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real ``TaskManager`` as ``lm_eval`` builds it (no ``include_defaults``): the suite's tasks, none of lm-eval's."""
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv(autoload.ENV_SUITE_TASKS_ONLY, "1")
+    manager = TaskManager(metadata={})
+    ours = tasks_dir().resolve()
+    assert SUITE_TASK in manager.all_subtasks and "logic_consistency" in manager.all_groups
+    files = [Path(entry.yaml_path).resolve() for entry in manager._index.values() if entry.yaml_path is not None]
+    assert files and all(path.is_relative_to(ours) for path in files)
+
+
+def test_a_mistyped_suite_tasks_only_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logic_consistency.options import OptionError
+
+    monkeypatch.setenv(autoload.ENV_SUITE_TASKS_ONLY, "yes")
+    with pytest.raises(OptionError, match=f"{autoload.ENV_SUITE_TASKS_ONLY}='yes': must be 1"):
+        autoload.suite_tasks_only()
+
+
+def test_a_task_not_found_under_suite_tasks_only_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    error = ValueError("Tasks not found: ['hellaswag']")
+    monkeypatch.delenv(autoload.ENV_SUITE_TASKS_ONLY, raising=False)
+    assert autoload._suite_tasks_only_not_found(error) is None
+    monkeypatch.setenv(autoload.ENV_SUITE_TASKS_ONLY, "1")
+    explained = autoload._suite_tasks_only_not_found(error)
+    assert explained is not None and explained.startswith(str(error)) and autoload.ENV_SUITE_TASKS_ONLY in explained
+
+
 @pytest.mark.slow
 def test_python_dash_m_lm_eval_runs_with_the_hook_on() -> None:
     """``python -m lm_eval`` asks the wrapped loader of ``lm_eval.__main__`` for ``get_code``: the hook's

@@ -103,3 +103,23 @@ def test_a_rerun_of_an_unfinished_lm_eval_reads_only_its_own_samples(tmp_path: P
     assert [path.name for path in found] == ["samples_task_2026-01-02.jsonl"]
     assert found[0].parent == out / "model" and not work.exists()
     assert (out / "done").is_file()
+
+
+def test_a_studys_lm_eval_runs_declare_the_suites_tasks_only(tmp_path: Path, monkeypatch: Any) -> None:
+    """Every row's (and GV data generation's) ``lm_eval`` is started with ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1``:
+    its tasks are the suite's, so lm-eval's built-in task files are not indexed (docs/benchmarks.md)."""
+    from logic_consistency.harness_ext.autoload import ENV_SUITE_TASKS_ONLY
+    from logic_consistency.harness_ext.jobs.processes import ProcessResult
+    from logic_consistency.harness_ext.training import study
+
+    seen: list[dict[str, str]] = []
+
+    def run_logged(command: list[str], *, env: dict[str, str], **options: Any) -> ProcessResult:
+        seen.append(env)
+        return ProcessResult(0, "", False, 0.0)
+
+    monkeypatch.setattr(study, "run_logged", run_logged)
+    monkeypatch.setenv("LC_SOME_SETTING", "kept")
+    study.run_lm_eval(LmEvalRun(base=Path("/m"), tasks="t", metadata={}, limit=None, out=tmp_path / "e"), label="row")
+    (env,) = seen
+    assert env[ENV_SUITE_TASKS_ONLY] == "1" and env["LC_SOME_SETTING"] == "kept"
