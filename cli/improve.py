@@ -29,7 +29,7 @@ from logic_consistency.harness_ext.training.trainer import TrainingError
 from logic_consistency.options import check_flag
 from logic_consistency.tasks.improve_recipes import recipes
 
-from .subcommand import add_subcommand
+from .subcommand import add_executor_flags, add_subcommand
 
 __all__ = ["add_cli"]
 
@@ -79,16 +79,10 @@ def _study(args: argparse.Namespace) -> int:
 
 
 def _add_cluster(parser: argparse.ArgumentParser) -> None:
-    cluster = parser.add_argument_group("cluster")
-    cluster.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="local: the rows one after another here (default); ray: each unit of the study (a row; gv: round 0, "
-        "then each chain) is a Ray task (needs Ray: from a clone, pip install -e '.[ray]')",
-    )
-    cluster.add_argument(
-        "--ray-address", help="Ray cluster to join: auto or ray://host:port (default: start a local Ray)"
+    cluster = add_executor_flags(
+        parser,
+        local="the rows one after another here",
+        ray="each unit of the study (a row; gv: round 0, then each chain)",
     )
     cluster.add_argument(
         "--gpus-per-row",
