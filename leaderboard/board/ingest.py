@@ -19,7 +19,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -46,9 +46,13 @@ from .provenance import (
 )
 from .results import RunOutput, metric_keys, metric_values, read_run
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack is 3.11+; the suite supports 3.10
+
 __all__ = [
     "DEFAULT_BOOTSTRAP",
     "BootstrapSettings",
+    "RowOptions",
     "build_row",
     "config_hash",
     "group_statistic",
@@ -255,6 +259,15 @@ def _progress_total(run: RunOutput) -> int:
     return sum(len(metric_keys(run.results["results"][name])) for name in run.results["results"])
 
 
+class RowOptions(TypedDict, total=False):
+    """The options of a row that :func:`ingest_results` passes on to :func:`build_row` (declared once)."""
+
+    night: str | None
+    bootstrap: BootstrapSettings
+    suite_version: str
+    progress: bool
+
+
 def build_row(
     run: RunOutput,
     identity: ModelIdentity,
@@ -405,10 +418,7 @@ def ingest_results(
     name: str | None = None,
     revision: str | None = None,
     precision: str | None = None,
-    night: str | None = None,
-    bootstrap: BootstrapSettings = DEFAULT_BOOTSTRAP,
-    suite_version: str = SUITE_VERSION,
-    progress: bool = False,
+    **row: Unpack[RowOptions],
 ) -> dict[str, Any]:
     """Read one results file (and its samples) into a leaderboard row.
 
@@ -419,7 +429,7 @@ def ingest_results(
         name: Display name override.
         revision: Revision override.
         precision: Precision override.
-        night, bootstrap, suite_version, progress: As :func:`build_row`.
+        row: ``night``, ``bootstrap``, ``suite_version``, ``progress``, as :func:`build_row` takes them.
 
     Raises:
         FileNotFoundError: The results file does not exist.
@@ -430,4 +440,4 @@ def ingest_results(
     refuse_predict_only(run)
     if identity is None:
         identity = identity_from_results(run, name=name, revision=revision, precision=precision)
-    return build_row(run, identity, night=night, bootstrap=bootstrap, suite_version=suite_version, progress=progress)
+    return build_row(run, identity, **row)
