@@ -69,7 +69,9 @@ class _Seen(argparse.Action):
     """Records every occurrence of an option, in order, with the values argparse gave it."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
-        given = [] if values is None else [values] if isinstance(values, str) else [str(value) for value in values]
+        # A string or a list as written; anything else is the option's const, set by the option alone
+        # (``--apply_chat_template`` gives True), which has no value of its own.
+        given = [values] if isinstance(values, str) else [str(v) for v in values] if isinstance(values, list) else []
         namespace.seen.append(_Occurrence(self.dest, option_string or self.dest, given))
 
 

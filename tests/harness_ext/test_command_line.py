@@ -59,3 +59,14 @@ def test_what_lm_eval_accepts_passes() -> None:
             "delete",
         ]
     )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--apply_chat_template"], ["--apply_chat_template", "chatml"], ["--log_samples", "--fewshot_as_multiturn"]],
+    ids=["chat template alone", "chat template named", "switches"],
+)
+def test_an_option_given_alone_passes(flags: list[str]) -> None:
+    """An option that takes no value, or whose value is optional and left out (argparse hands the recorder
+    the option's const, ``True``), is read as given without a value: the chat-judge and study commands."""
+    check_lm_eval_argv(["--model", "lc-chat", *flags, "--model_args", "base_url=http://127.0.0.1:1", "--tasks", "t"])
