@@ -32,34 +32,30 @@ class Command:
 
     name: str
     help: str
-    module: str
+    registered_by: str | None = None
+
+    @property
+    def module(self) -> str:
+        """The ``cli`` module that registers the command: ``registered_by``, else the name with ``_`` for ``-``."""
+        return self.registered_by or self.name.replace("-", "_")
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("tasks-dir", "print the suite's task folder", "tasks_dir"),
-    Command("models", "list the embedded models", "models"),
-    Command("model-path", "print (and build) an embedded model's folder", "models"),
-    Command("export-gv", "write consistency fine-tuning pairs from GV --log_samples files", "export_gv"),
-    Command(
-        "causal-confusion",
-        "confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs",
-        "causal_confusion",
-    ),
-    Command("repair", "REPAIR: consistent fine-tuning data from noisy pairwise preferences", "repair"),
-    Command("improve", "measure, improve, re-measure: LoRA consistency fine-tuning studies", "improve"),
+    Command("tasks-dir", "print the suite's task folder"),
+    Command("models", "list the embedded models"),
+    Command("model-path", "print (and build) an embedded model's folder", registered_by="models"),
+    Command("export-gv", "write consistency fine-tuning pairs from GV --log_samples files"),
+    Command("causal-confusion", "confusion matrix (JSON + PNG) of the causal tasks' rankings from lm-eval sample logs"),
+    Command("repair", "REPAIR: consistent fine-tuning data from noisy pairwise preferences"),
+    Command("improve", "measure, improve, re-measure: LoRA consistency fine-tuning studies"),
     Command(
         "correlate",
         "per-model correlations of consistency with H (Figure 5) and self-agreement, spread over paraphrases",
-        "correlate",
     ),
-    Command("leaderboard", "build, render and validate the leaderboard", "leaderboard"),
-    Command("plan", "count the requests, tokens and API calls of a run, without a model", "plan"),
-    Command("check-task", "load a task YAML as lm-eval does and name what is wrong", "check_task"),
-    Command(
-        "options",
-        "list every declared option, flag and backend argument (type, bounds, default)",
-        "options",
-    ),
+    Command("leaderboard", "build, render and validate the leaderboard"),
+    Command("plan", "count the requests, tokens and API calls of a run, without a model"),
+    Command("check-task", "load a task YAML as lm-eval does and name what is wrong"),
+    Command("options", "list every declared option, flag and backend argument (type, bounds, default)"),
 )
 
 _HELP = {command.name: command.help for command in COMMANDS}

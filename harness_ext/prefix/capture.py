@@ -10,27 +10,37 @@ scores. The placeholder answers the recorder returns are discarded with the run'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from lm_eval.api.instance import Instance
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack is 3.11+; the suite supports 3.10
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """The ``lm_eval.simple_evaluate`` arguments a capture passes on (lm-eval's defaults where absent).
+
+    Attributes:
+        limit: lm-eval's ``--limit``.
+        metadata: lm-eval's ``--metadata`` (task options such as ``max_items``).
+        apply_chat_template: lm-eval's ``--apply_chat_template``.
+    """
+
+    limit: int | None
+    metadata: dict[str, Any] | None
+    apply_chat_template: bool
+
 
 def capture_loglikelihood_requests(
-    lm: Any,
-    *,
-    tasks: list[str],
-    limit: int | None = None,
-    metadata: dict[str, Any] | None = None,
-    apply_chat_template: bool = False,
+    lm: Any, *, tasks: list[str], **options: Unpack[EvaluateOptions]
 ) -> list[tuple[str, str]]:
     """Return the ``(context, continuation)`` pairs ``tasks`` would score on ``lm``, in request order.
 
     Args:
         lm: An lm-eval model object (its ``generate_until`` serves earlier stages).
         tasks: Task or group names.
-        limit: lm-eval's ``--limit``.
-        metadata: lm-eval's ``--metadata`` (task options such as ``max_items``).
-        apply_chat_template: lm-eval's ``--apply_chat_template``.
+        options: lm-eval's options of the run (:class:`EvaluateOptions`).
     """
     from lm_eval import evaluator
 
@@ -42,15 +52,7 @@ def capture_loglikelihood_requests(
 
     lm.loglikelihood = record
     try:
-        evaluator.simple_evaluate(
-            model=lm,
-            tasks=tasks,
-            limit=limit,
-            metadata=metadata,
-            apply_chat_template=apply_chat_template,
-            log_samples=False,
-            bootstrap_iters=0,
-        )
+        evaluator.simple_evaluate(model=lm, tasks=tasks, log_samples=False, bootstrap_iters=0, **options)
     finally:
         del lm.loglikelihood
     return captured

@@ -177,19 +177,14 @@ def identify(
     """
     args = parse_model_args(model_args)
     clean = Redactor.from_environment()  # credentials never enter a row, its identity or a cache name
-    # a row records only the backend's public arguments (harness_ext.publish): the allowlist decides
-    args_text = clean.text(format_model_args(public_model_args(backend, model_args).value))
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
-    if name is None:
-        name = clean.text(_default_name(backend, args, embedded_name))
     found, source = _revision(args, revision, embedded_name, embedded_sha)
-    if not precision:
-        precision = args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto")
     return ModelIdentity(
-        name=name,
+        name=clean.text(_default_name(backend, args, embedded_name)) if name is None else name,
         backend=backend,
-        model_args=args_text,
+        # a row records only the backend's public arguments (harness_ext.publish): the allowlist decides
+        model_args=clean.text(format_model_args(public_model_args(backend, model_args).value)),
         revision=found,
         revision_source=source,
-        precision=precision,
+        precision=precision or args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto"),
     )

@@ -258,7 +258,15 @@ def build(
     specs = [cap_shards(spec, log, counts) for spec in specs]
     # the key environment variables of the build and of every model's ``env`` (model list)
     redactor = Redactor.from_environment({**os.environ, **{k: v for spec in specs for k, v in spec.env.items()}})
-    settings = _run_settings(root, night, caches, lm_eval or default_lm_eval(), bootstrap, embedded_sha)
+    settings = RunSettings(
+        night=night,
+        out=root,
+        cache_dir=caches,
+        lm_eval=lm_eval or default_lm_eval(),
+        bootstrap=bootstrap,
+        embedded_sha=embedded_sha,
+        credentials=_key_credentials(),
+    )
     _warn_shard_environment(log)
     with (
         stop_signals_raise(),
@@ -289,24 +297,9 @@ def _check_build_outputs(root: Path, night: str, model_list: str | os.PathLike[s
         check_writable(folder, folder=True)
 
 
-def _run_settings(
-    root: Path,
-    night: str,
-    caches: Path,
-    executable: str,
-    bootstrap: BootstrapSettings,
-    embedded_sha: Callable[[str], str],
-) -> RunSettings:
-    """What every model's run shares, with the build's credentials from the key environment variables that are set."""
-    return RunSettings(
-        night=night,
-        out=root,
-        cache_dir=caches,
-        lm_eval=executable,
-        bootstrap=bootstrap,
-        embedded_sha=embedded_sha,
-        credentials={name: os.environ[name] for name in sorted(set(KEY_VARIABLES.values())) if os.environ.get(name)},
-    )
+def _key_credentials() -> dict[str, str]:
+    """The build's credentials: the key environment variables that are set (handed to every unit)."""
+    return {name: os.environ[name] for name in sorted(set(KEY_VARIABLES.values())) if os.environ.get(name)}
 
 
 def _warn_shard_environment(log: Callable[[str], None]) -> None:
