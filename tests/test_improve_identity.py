@@ -63,7 +63,7 @@ class Fakes:
         staging.mkdir(parents=True)
         (staging / "adapter_model.safetensors").write_bytes(b"")
         manifest = {"base_model": str(job.base), "recipe": job.recipe, "round": job.label,
-                    "data_sha256": data_sha256(trainer._records(job.examples)),
+                    "data_sha256": examples_sha256(job.examples),
                     "hyperparameters": job.settings.as_dict(), "seed": job.settings.seed,
                     "data_examples": len(job.examples), "steps": 1, "train_loss": 1.0, "train_tokens_per_s": None,
                     "wall_time_s": 0.1, "device": "cpu"}  # fmt: skip
@@ -103,9 +103,11 @@ def _options(base: Path, out: Path, **changes: Any) -> improve.GVStudyOptions:
     return dataclasses.replace(options, **changes)
 
 
-def test_the_manifest_hash_is_the_trainers() -> None:
-    examples = [trainer.Example("a prompt", " A"), trainer.Example("another", "B")]
-    assert examples_sha256(examples) == data_sha256(trainer._records(examples))
+def test_the_manifest_hash_is_of_the_chat_records() -> None:
+    """One user turn and one assistant turn each: another record would disown every kept adapter."""
+    pairs = [("a prompt", " A"), ("another", "B")]
+    records = [{"messages": [{"role": "user", "content": p}, {"role": "assistant", "content": a}]} for p, a in pairs]
+    assert examples_sha256([trainer.Example(p, a) for p, a in pairs]) == data_sha256(records)
 
 
 def test_each_row_records_its_identity_and_a_rerun_keeps_it(fakes: Fakes, base: Path, tmp_path: Path) -> None:

@@ -88,15 +88,10 @@ def data_sha256(records: Iterable[Any]) -> str:
 
 
 def examples_sha256(examples: Iterable[Any]) -> str:
-    """The manifest's ``data_sha256`` of training examples (objects with ``prompt`` and ``answer``).
-
-    The records are the trainer's (a user turn and an assistant turn each), so a study can check, before
-    anything trains, that a kept adapter was trained on the data this row builds now.
-    """
-    return data_sha256(
-        {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
-        for e in examples
-    )
+    """The manifest's ``data_sha256`` of training examples: :func:`data_sha256` of their records
+    (:meth:`.trainer.Example.record`), so a study can check, before anything trains, that a kept adapter
+    was trained on the data this row builds now."""
+    return data_sha256(example.record() for example in examples)
 
 
 def is_complete(folder: Path) -> bool:

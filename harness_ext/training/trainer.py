@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .adapter import BaseModelError, data_sha256, folder_sha256, is_complete, read_manifest, write_manifest
+from .adapter import BaseModelError, examples_sha256, folder_sha256, is_complete, read_manifest, write_manifest
 from .callbacks import CHECKPOINT_DONE, callbacks, history_folder, keep_history_until
 from .devices import TrainingError, check_devices, quantization_config, uses_bf16
 from .libraries import library_versions, training_libraries
@@ -36,6 +36,11 @@ class Example:
 
     prompt: str
     answer: str
+
+    def record(self) -> dict[str, Any]:
+        """The example as a chat record (a user turn, an assistant turn): what a manifest's ``data_sha256``
+        hashes (:func:`.adapter.examples_sha256`) and a row's training-data file holds."""
+        return {"messages": [{"role": "user", "content": self.prompt}, {"role": "assistant", "content": self.answer}]}
 
 
 @dataclass(frozen=True)
@@ -77,13 +82,6 @@ def good_checkpoint(folder: Path) -> Path | None:
         else:
             shutil.rmtree(path, ignore_errors=True)
     return max(found)[1] if found else None
-
-
-def _records(examples: Sequence[Example]) -> list[dict[str, Any]]:
-    return [
-        {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
-        for e in examples
-    ]
 
 
 def _check_job(job: TrainJob) -> None:
@@ -146,7 +144,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
         "recipe": job.recipe,
         "round": job.label,
         "split": job.split,
-        "data_sha256": data_sha256(_records(job.examples)),
+        "data_sha256": examples_sha256(job.examples),
         "data_examples": len(job.examples),
         "data_examples_trained": trained,
         "data_examples_held_out": len(trainer.eval_dataset) if trainer.eval_dataset is not None else 0,

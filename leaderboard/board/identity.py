@@ -1,7 +1,9 @@
-"""Stable hashes that identify rows, boards (settings) and prompt-template sets.
+"""Stable hashes that identify rows, boards (settings) and prompt-template sets, and the rule that a
+name on the board is printable.
 
 All hashes are SHA-256 over a canonical JSON encoding (sorted keys, no whitespace, UTF-8), so the
-same content gives the same id on every machine and Python version.
+same content gives the same id on every machine and Python version. A name the board shows holds no
+character of :data:`UNPRINTABLE_CATEGORIES` (:func:`check_name`).
 """
 
 from __future__ import annotations
