@@ -35,10 +35,11 @@ from logic_consistency.harness_ext.training.driver import (
     run_study,
 )
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, check_disjoint, run_lm_eval
+from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, run_lm_eval
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
+from logic_consistency.tasks.improve_splits import check_disjoint
 from logic_consistency.tasks.transfer import transfer_families
 
 from .export import pairs_of_sample

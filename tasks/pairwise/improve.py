@@ -39,8 +39,6 @@ from logic_consistency.harness_ext.training.study import (
     Study,
     StudyExecutor,
     StudyUnit,
-    check_disjoint,
-    load_split,
     metric_summary,
     run_lm_eval,
     run_locally,
@@ -48,6 +46,7 @@ from logic_consistency.harness_ext.training.study import (
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer
+from logic_consistency.tasks.improve_splits import check_disjoint, load_split
 from logic_consistency.tasks.transfer import transfer_families
 
 from .improve_data import (

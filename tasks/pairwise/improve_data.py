@@ -25,9 +25,9 @@ from typing import Any
 
 import jinja2
 
-from logic_consistency.harness_ext.training.study import load_split
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
+from logic_consistency.tasks.improve_splits import load_split
 
 from .preferences import PreferenceSet, from_loader, from_summarize_feedback
 
