@@ -1,23 +1,17 @@
 """The one driver of every ``improve`` study, and the recipe a family declares to it.
 
-:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it resolves and
-checks the base once, takes the options' training settings (checked once, where declared:
-:attr:`.study_options.StudyOptions.settings`), asks the recipe for its plan (the checks before the
-folder; then data: the identity, whether it trains, its stages), checks the devices, opens the study
-(:class:`~.study.Study`), and then, stage by stage (:data:`Stages`: GV's round 0, then its chains;
-REPAIR's rows in one), checks each unit's kept rows, hands the kept rows' merged weights and then the
-unfinished units to the executor, and sends the stage's rows back to the plan, whose stages end by
-writing the report. It returns the rows in order.
+:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it checks the
+base once, takes the options' training settings (:attr:`.study_options.StudyOptions.settings`), asks
+the recipe for its plan (its checks first; then data: the identity, whether it trains, its stages),
+checks the devices, opens the study (:class:`~.study.Study`) and, stage by stage (:data:`Stages`),
+checks each unit's kept rows, hands their merged weights and then the unfinished units to the
+executor, and sends the stage's rows back; the stages end by writing the report. Returns the rows.
 
 A recipe (:class:`StudyRecipe`, a family's ``improve`` module's ``RECIPE``, found by
-``tasks/improve_recipes.py``) is its name, help line, options dataclass (the subcommand's flags,
-defaults, help: :mod:`.study_flags`) and plan. Its code calls down into ``harness_ext``'s services,
-never back into the driver, so a third recipe needs no edit here nor in the command line. The plan
-hands the driver data rather than callbacks, so a walk from the driver enters the recipe's code at
-three points only: ``plan``, the resumptions of its stages, and the units' work (where the executor
-runs them); ``scripts/walk_climbs.py`` measures it, ``tests/harness_ext/test_study_units.py`` holds
-REPAIR to it. (GV's kept rows are read lazily, a fourth: round k's identity needs round k-1's check.)
-"""
+``tasks/improve_recipes.py``) is its name, help, options dataclass (:mod:`.study_flags`) and plan. It
+calls down, never back into the driver, so a third recipe needs no edit here nor in the command line;
+it hands the driver data, not callbacks: a walk from the driver enters its code at ``plan``, its
+stages' resumptions and its units' work (``scripts/walk_climbs.py``; GV's lazy kept rows a fourth)."""
 
 from __future__ import annotations
 
