@@ -78,7 +78,8 @@ def _profiler(climbs: Climbs) -> Callable[[FrameType, str, Any], None]:
             return
         caller_rank = _rank(caller.f_code.co_filename)
         if caller_rank is not None and caller_rank < callee_rank:
-            callee = f"{frame.f_code.co_filename[len(_ROOT_PREFIX) :]} {frame.f_code.co_qualname}"
+            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # co_qualname: Python 3.11+
+            callee = f"{frame.f_code.co_filename[len(_ROOT_PREFIX) :]} {name}"
             climbs.events[(_site(caller), callee)] += 1
 
     return profile
