@@ -255,16 +255,17 @@ def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_
 def test_a_repair_walk_from_the_driver_enters_the_recipes_code_at_three_points_at_most(
     tmp_path: Path, recorder: Recorder
 ) -> None:
-    """A study and its rerun (every row kept) as ``improve repair`` runs them (the local executor): the
-    driver enters the recipe's code at its plan, its stages and its units' work only (tests/climbs.py;
+    """A study and its rerun (every row kept) as ``improve repair`` runs them (the local executor, behind
+    the recorder: run_locally itself would refuse a machine with several GPUs): the driver enters the
+    recipe's code at its plan, its stages and its units' work only (tests/climbs.py;
     scripts/walk_climbs.py measures the walk with the task loading inside it too)."""
     options = repair_improve.RepairStudyOptions(
         base=tiny_base(tmp_path / "base"), out=tmp_path / "s", tasks=TASK, limit=2, min_examples=1, metadata=METADATA
     )
     repair_improve._train_task(TASK, METADATA, 2)  # lm_eval's task index, loaded once outside the walk
     with counting_climbs() as climbs:
-        rows = run_study(repair_improve.RECIPE, options, run_locally)
-        kept = run_study(repair_improve.RECIPE, options, run_locally)
+        rows = run_study(repair_improve.RECIPE, options, recorder)
+        kept = run_study(repair_improve.RECIPE, options, recorder)
     names = ["zero_shot", "perturbed", "repaired", "repaired_neg"]
     assert [r["row"] for r in kept] == [r["row"] for r in rows] == names and (options.out / "table.md").is_file()
     assert climbs.callees == {
