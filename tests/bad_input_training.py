@@ -24,6 +24,7 @@ from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
 from logic_consistency.options import OptionError
+from logic_consistency.tasks import improve_splits
 from logic_consistency.tasks.data import DatasetFormatError
 from logic_consistency.tasks.pairwise import improve_data
 
@@ -123,8 +124,8 @@ def _mismatched_row(tmp: Path) -> None:
 
 def _overlap(tmp: Path) -> None:
     doc = {"id": "arithmetic-00003", "question": "What is 1 + 2?"}
-    with mock.patch.object(study, "split_docs", lambda *args, **kwargs: [doc]):
-        study.check_disjoint(["logic_consistency_gv_arithmetic"], {}, 5)
+    with mock.patch.object(improve_splits, "split_docs", lambda *args, **kwargs: [doc]):
+        improve_splits.check_disjoint(["logic_consistency_gv_arithmetic"], {}, 5)
 
 
 def _missing_extra(tmp: Path) -> None:

@@ -1,25 +1,24 @@
 """The one driver of every ``improve`` study, and the recipe a family declares to it.
 
-:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it resolves and
-checks the base once, takes the options' training settings (checked once, where declared:
-:attr:`.study_options.StudyOptions.settings`), checks the devices, asks the recipe for its plan (the
-checks before the folder, the identity), opens the study (:class:`~.study.Study`), and then, stage by
-stage (:meth:`StudyPlan.stages`: GV's round 0, then its chains; REPAIR's rows in one), checks each
-unit's kept rows, hands the kept rows' merged weights and then the unfinished units to the executor,
-and lastly has the plan write its report over the rows in order.
+:func:`run_study` knows no task family. Under the folder's lock (:mod:`.study_lock`) it checks the
+base once, takes the options' training settings (:attr:`.study_options.StudyOptions.settings`), asks
+the recipe for its plan (its checks first; then data: the identity, whether it trains, its stages),
+checks the devices, opens the study (:class:`~.study.Study`) and, stage by stage (:data:`Stages`),
+checks each unit's kept rows, hands their merged weights and then the unfinished units to the
+executor, and sends the stage's rows back; the stages end by writing the report. Returns the rows.
 
 A recipe (:class:`StudyRecipe`, a family's ``improve`` module's ``RECIPE``, found by
-``tasks/improve_recipes.py``) is its name, help line, options dataclass (the subcommand's flags,
-defaults, help: :mod:`.study_flags`) and plan. Its code calls down into ``harness_ext``'s services,
-never back into the driver, so a third recipe needs no edit here nor in the command line.
-"""
+``tasks/improve_recipes.py``) is its name, help, options dataclass (:mod:`.study_flags`) and plan. It
+calls down, never back into the driver, so a third recipe needs no edit here nor in the command line;
+it hands the driver data, not callbacks: a walk from the driver enters its code at ``plan``, its
+stages' resumptions and its units' work (``scripts/walk_climbs.py``; GV's lazy kept rows a fourth)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 
@@ -74,9 +73,9 @@ class PlannedUnit:
         unit: The unit (its name, its rows, its work).
         kept: Each row to check now, with the identity it would be made with (:mod:`.study_identity`):
             a kept row made otherwise is refused or rebuilt, a kept row's merged weights are made.
-            Read lazily, in order: an identity may depend on the check of the row before it (GV's round k
-            trains on round k-1's kept evaluation). A row left out is checked by its unit, once its data
-            is known.
+            Plain data where the recipe can give it (REPAIR's, a list); read in order, and lazily where
+            an identity depends on the check of the row before it (GV's round k trains on round k-1's
+            kept evaluation). A row left out is checked by its unit, once its data is known.
         needs: Files besides its rows' ``row.json`` that a finished unit leaves (GV's round 0: the
             train-split evaluation every chain trains from); the unit runs while one is missing.
     """
@@ -86,21 +85,26 @@ class PlannedUnit:
     needs: Sequence[Path] = ()
 
 
-class StudyPlan(Protocol):
-    """One run of a recipe, from its plan: the study's identity, its stages of units and its report."""
+#: A run's stages: a generator that yields each stage's units, is sent back that stage's rows (in its
+#: units' order, kept rows included) and, after its last stage, writes the study's report from them.
+Stages = Generator[Sequence[PlannedUnit], list[Row], None]
 
-    @property
-    def identity(self) -> Mapping[str, Any]:
-        """What makes the study's rows comparable (its ``study.json``)."""
-        ...
 
-    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
-        """The units, stage by stage: the next stage is asked for once the previous one has run."""
-        ...
+@dataclass(frozen=True)
+class StudyPlan:
+    """One run of a recipe, as its plan hands it to the driver: data, and one generator of stages.
 
-    def report(self, study: Study, rows: list[Row]) -> None:
-        """Write the tables and the README from the rows, in order."""
-        ...
+    Attributes:
+        identity: What makes the study's rows comparable (its ``study.json``), made once by the plan.
+        stages: The opened study -> its :data:`Stages`. Nothing of it runs until the driver asks for
+            the first stage; the next stage is asked for once the previous one has run, and the report
+            is its tail, so the driver enters the recipe's code only here, in ``plan`` and in the units.
+        trains: Whether a unit trains an adapter (the driver then checks the devices before any work).
+    """
+
+    identity: Mapping[str, Any]
+    stages: Callable[[Study], Stages]
+    trains: bool = True
 
 
 @dataclass(frozen=True)
@@ -112,8 +116,8 @@ class StudyRecipe:
         help: The subcommand's help line.
         options: Its options dataclass, a :class:`~.study_options.StudyOptions`: its flags, defaults,
             help and checks.
-        plan: Its options (an instance of ``options``) and the checked base -> its plan: the checks that
-            come before the study's folder is opened, then the identity, the stages and the report.
+        plan: Its options (an instance of ``options``) and the checked base -> its :class:`StudyPlan`,
+            once the checks that come before the study's folder is opened have passed.
     """
 
     name: str
@@ -132,7 +136,7 @@ def _base(options: StudyOptions) -> tuple[Path, str]:
 
 
 def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecutor = run_locally) -> list[Row]:
-    """Run (or resume) ``recipe``'s study under its folder's lock; write its report; return its rows in order.
+    """Run (or resume) ``recipe``'s study under its folder's lock; its report written; its rows in order.
 
     Raises:
         StudyLockedError: Another ``improve`` holds the folder.
@@ -144,19 +148,27 @@ def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecuto
     path, label = _base(options)
     with study_lock(options.out):
         base = StudyBase(check_base(path), label, options.settings)
-        if executor is run_locally and options.trains:
-            check_devices(base.settings)  # QLoRA without a GPU, several GPUs: refused before any evaluation
         plan = recipe.plan(options, base)
+        if executor is run_locally and plan.trains:
+            check_devices(base.settings)  # QLoRA without a GPU, several GPUs: refused before any evaluation
         study = Study(options.out, plan.identity, options.rebuild_mismatched)
         study.open()
-        planned: list[PlannedUnit] = []
-        ran: dict[str, list[Row]] = {}
-        for stage in plan.stages(study):
-            ran.update(_run_stage(study, stage, executor, merge_weights=options.merge_weights))
-            planned += stage
-        rows = _rows(study, planned, ran)
-        plan.report(study, rows)
+        stages = plan.stages(study)  # a generator: none of its code runs before the first stage is asked for
+        rows: list[Row] = []
+        done: list[Row] | None = None
+        while (stage := _next_stage(stages, done)) is not None:
+            done = _run_stage(study, stage, executor, merge_weights=options.merge_weights)
+            rows += done
         return rows
+
+
+def _next_stage(stages: Stages, done: list[Row] | None) -> Sequence[PlannedUnit] | None:
+    """The first stage (``done`` ``None``), or the next once the plan is sent the rows of the one before;
+    ``None``: the plan has run its last stage and written its report."""
+    try:
+        return next(stages) if done is None else stages.send(done)
+    except StopIteration:
+        return None
 
 
 def _kept(study: Study, planned: PlannedUnit, *, merge_weights: bool) -> list[StudyUnit]:
@@ -176,22 +188,17 @@ def _finished(study: Study, planned: PlannedUnit) -> bool:
 
 def _run_stage(
     study: Study, stage: Sequence[PlannedUnit], executor: StudyExecutor, *, merge_weights: bool
-) -> dict[str, list[Row]]:
+) -> list[Row]:
     """Check a stage's kept rows, merge their weights (before any unit that might read them), then run its
-    unfinished units; the rows each returned, by unit. An executor is never handed an empty list."""
+    unfinished units; the stage's rows in order: what a unit returned where it ran, else its finished rows
+    as kept. An executor is never handed an empty list."""
     merges = [merge for planned in stage for merge in _kept(study, planned, merge_weights=merge_weights)]
     if merges:
         executor(merges)
     pending = [planned.unit for planned in stage if not _finished(study, planned)]
-    if not pending:
-        return {}
-    return {unit.name: rows for unit, rows in zip(pending, executor(pending), strict=True)}
-
-
-def _rows(study: Study, planned: Sequence[PlannedUnit], ran: Mapping[str, list[Row]]) -> list[Row]:
-    """Every unit's rows in order: what it returned where it ran, else its finished rows as kept."""
+    ran = {unit.name: rows for unit, rows in zip(pending, executor(pending) if pending else [], strict=True)}
     rows: list[Row | None] = []
-    for each in planned:
-        done = ran.get(each.unit.name)
-        rows += done if done is not None else [study.finished(row) for row in each.unit.rows]
+    for planned in stage:
+        done = ran.get(planned.unit.name)
+        rows += done if done is not None else [study.finished(row) for row in planned.unit.rows]
     return [row for row in rows if row is not None]

@@ -126,11 +126,6 @@ class StudyOptions:
         return settings_for(self.recipe, self.train_overrides)
 
     @property
-    def trains(self) -> bool:
-        """Whether the study trains an adapter (the driver then checks the devices before any work)."""
-        return True
-
-    @property
     def train_overrides(self) -> dict[str, Any]:
         """``--train-args`` with ``--max-steps`` (what :func:`.recipes.settings_for` takes)."""
         given = dict(self.train_args)

@@ -26,17 +26,20 @@ from logic_consistency.common import find_files, read_samples, task_of_samples_f
 from logic_consistency.harness_ext.training.devices import evaluation_dtype
 from logic_consistency.harness_ext.training.driver import (
     PlannedUnit,
+    Stages,
     StudyBase,
     StudyExecutor,
+    StudyPlan,
     StudyRecipe,
     run_locally,
     run_study,
 )
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, check_disjoint, run_lm_eval
+from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, run_lm_eval
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
+from logic_consistency.tasks.improve_splits import check_disjoint
 from logic_consistency.tasks.transfer import transfer_families
 
 from .export import pairs_of_sample
@@ -74,7 +77,7 @@ def _identity(options: GVStudyOptions, base: StudyBase, chains: Sequence[Chain])
 
 
 class _GVStudy:
-    """One ``improve gv`` run (a :class:`~...driver.StudyPlan`): round 0, then one unit per chain, its report.
+    """One ``improve gv`` run: round 0, then one unit per chain, its report (its plan: :func:`_plan`).
 
     Its units run its methods wherever the executor puts them (it is pickled with them): ``study`` is
     the study's folder, given by the driver once it is open (:meth:`stages`).
@@ -92,30 +95,28 @@ class _GVStudy:
         #: Each row's identity once its unit has built it (what its evaluations are stamped with).
         self.identities: dict[str, Mapping[str, Any]] = {}
 
-    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
+    def stages(self, study: Study) -> Stages:
         """Round 0 first (with the train-split evaluation every chain's round 1 trains from); then the
         chains, independent of each other, each one unit: its rounds are strictly sequential (round k
-        trains on data round k-1's model generates), so a unit per round would run no faster."""
+        trains on data round k-1's model generates), so a unit per round would run no faster. Last, from
+        the rows sent back: Table 3, Table 5, Figure 5 and the README; with ``--transfer``,
+        ``transfer.md`` beside them (a row not trained has no cell: undefined)."""
         self.study = study
         check_disjoint(self.tasks, self.options.metadata, self.options.limit)
         first = StudyUnit("round_0", ("round_0",), partial(_round_zero, self))
-        yield [PlannedUnit(first, verify_kept(self), (study.row_dir("round_0") / "train_eval" / "done",))]
+        rows = yield [PlannedUnit(first, verify_kept(self), (study.row_dir("round_0") / "train_eval" / "done",))]
         # each chain's kept rows are checked once round 0's train-split evaluation, their data, is there
-        yield [PlannedUnit(self.chain_unit(chain), verify_kept(self, chain)) for chain in self.chains]
+        rows += yield [PlannedUnit(self.chain_unit(chain), verify_kept(self, chain)) for chain in self.chains]
+        write_report(study, rows, identity=dict(study.identity), table_rows=method_rows(self, rows))
+        if self.options.transfer:
+            families = transfer_families("gv", self.options.tasks, self.options.metadata)
+            write_transfer_table(study.out, [(_row_name(r), r.get("transfer") or {}) for r in rows], families)
 
     def chain_unit(self, chain: Chain) -> StudyUnit:
         """One chain's unit: its rounds 1..R (:func:`_chain`)."""
         return StudyUnit(
             chain.name, tuple(chain.row(k) for k in _rounds(self.options, chain)), partial(_chain, self, chain)
         )
-
-    def report(self, study: Study, rows: list[dict[str, Any]]) -> None:
-        """Table 3, Table 5, Figure 5 and the README; with ``--transfer``, ``transfer.md`` beside them (a row
-        not trained has no cell: undefined)."""
-        write_report(study, rows, identity=dict(study.identity), table_rows=method_rows(self, rows))
-        if self.options.transfer:
-            families = transfer_families("gv", self.options.tasks, self.options.metadata)
-            write_transfer_table(study.out, [(_row_name(r), r.get("transfer") or {}) for r in rows], families)
 
     def identity_of(self, chain: Chain) -> dict[str, Any]:
         """The study's identity with the chain's own hyperparameters (what its adapters' manifests hold)."""
@@ -333,9 +334,15 @@ def verify_kept(study: _GVStudy, chain: Chain | None = None) -> Iterator[Check]:
             yield chain.row(k), study.kept_identity(chain, k)
 
 
+def _plan(options: GVStudyOptions, base: StudyBase) -> StudyPlan:
+    """One ``improve gv`` run's plan: the chains laid out (per task, App. F's epochs), the identity made."""
+    study = _GVStudy(options, base)
+    return StudyPlan(study.identity, study.stages)
+
+
 #: ``improve gv`` as it declares itself to the study driver (:func:`logic_consistency.tasks.improve_recipes.recipes`
 #: finds it): its plan lays out the chains (per task, App. F's epochs) and makes the identity.
-RECIPE = StudyRecipe("gv", "the GV paper's consistency fine-tuning study (Li et al.)", GVStudyOptions, _GVStudy)
+RECIPE = StudyRecipe("gv", "the GV paper's consistency fine-tuning study (Li et al.)", GVStudyOptions, _plan)
 
 
 def run_gv_study(options: GVStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:

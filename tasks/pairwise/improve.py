@@ -16,14 +16,21 @@ rankings (Table 5's data); evaluation stays on the task's test split. ``--method
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.training.devices import evaluation_dtype
-from logic_consistency.harness_ext.training.driver import PlannedUnit, StudyBase, StudyRecipe, run_study
+from logic_consistency.harness_ext.training.driver import (
+    PlannedUnit,
+    Stages,
+    StudyBase,
+    StudyPlan,
+    StudyRecipe,
+    run_study,
+)
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import TrainSettings
 from logic_consistency.harness_ext.training.study import (
@@ -32,8 +39,6 @@ from logic_consistency.harness_ext.training.study import (
     Study,
     StudyExecutor,
     StudyUnit,
-    check_disjoint,
-    load_split,
     metric_summary,
     run_lm_eval,
     run_locally,
@@ -41,6 +46,7 @@ from logic_consistency.harness_ext.training.study import (
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer
+from logic_consistency.tasks.improve_splits import check_disjoint, load_split
 from logic_consistency.tasks.transfer import transfer_families
 
 from .improve_data import (
@@ -169,45 +175,49 @@ class _TrainingData:
         return format_examples(base.path, pairs, chat_template=options.chat_template), sampled
 
 
-class _RepairPlan:
-    """One ``improve repair`` run (a :class:`~...driver.StudyPlan`): its rows, their training data, its report."""
+def _plan(options: RepairStudyOptions, base: StudyBase) -> StudyPlan:
+    """One ``improve repair`` run's plan: the training source read, ``--pairs``'s task checked, the identity
+    made (data, once); its rows' data and units built once the study is open (:func:`_stages`)."""
+    specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
+    feedback = load_external(options.train_source, options.limit)
+    if options.pairs:
+        check_pairs_task(options.tasks)
+    identity = _identity(options, base, feedback)
+    return StudyPlan(identity, partial(_stages, options, base, specs, feedback), trains=options.trains)
 
-    def __init__(self, options: RepairStudyOptions, base: StudyBase) -> None:
-        self.options = options
-        self.base = base
-        self.specs = row_specs(options.methods, options.rows, sampled=options.downsample_to is not None)
-        self.feedback = load_external(options.train_source, options.limit)
-        if options.pairs:
-            check_pairs_task(options.tasks)
-        self.identity = _identity(options, base, self.feedback)
 
-    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
-        """One stage: a unit per row (its data built here, each row checked against it by the driver)."""
-        task, docs, human, source = _training_set(self.options, self.feedback)
-        perturbed, flipped = flip_labels(human, self.options.flip, seed=self.base.settings.seed)
-        repaired = {m: repair(perturbed, method=ESTIMATORS[m]) for m in self.options.methods}
-        data = _TrainingData(task, docs, perturbed, flipped, repaired, source)
-        yield [self._planned(study, spec, data) for spec in self.specs]
+def _stages(
+    options: RepairStudyOptions, base: StudyBase, specs: Sequence[RowSpec], feedback: FeedbackData | None, study: Study
+) -> Stages:
+    """One stage: a unit per row (its data built here, each row checked against it by the driver); then,
+    from the rows sent back, Table 3 (and its layout's other tables), its README and, with
+    ``--transfer``, the transfer table."""
+    task, docs, human, source = _training_set(options, feedback)
+    perturbed, flipped = flip_labels(human, options.flip, seed=base.settings.seed)
+    repaired = {m: repair(perturbed, method=ESTIMATORS[m]) for m in options.methods}
+    data = _TrainingData(task, docs, perturbed, flipped, repaired, source)
+    rows = yield [_planned(study, options, base, spec, data) for spec in specs]
+    write_report(study, rows)
 
-    def _planned(self, study: Study, spec: RowSpec, data: _TrainingData) -> PlannedUnit:
-        record: dict[str, Any] = {"flipped_labels": None, "method": spec.method}
-        examples: list[Example] | None = None
-        job: TrainJob | None = None
-        if spec.kind != "zero_shot":
-            examples, sampled = data.examples(spec, self.options, self.base)
-            record["flipped_labels"] = data.flipped
-            if sampled is not None:
-                record["downsampled"] = sampled
-            job = TrainJob(self.base.path, examples, study.row_dir(spec.name) / "adapter", self.base.settings, "repair",
-                           spec.label, "train", self.options.min_examples, self.options.merge_weights,
-                           data_source=dict(data.source))  # fmt: skip
-        expected = row_identity(study.identity, spec.name, label=spec.label, recipe="repair", examples=examples)
-        work = partial(_run_row, study, self.options, self.base.path, self.base.settings, spec, expected, job, record)
-        return PlannedUnit(StudyUnit(spec.name, (spec.name,), work), kept=((spec.name, expected),))
 
-    def report(self, study: Study, rows: list[dict[str, Any]]) -> None:
-        """Table 3 (and its layout's other tables), its README and, with ``--transfer``, the transfer table."""
-        write_report(study, rows)
+def _planned(
+    study: Study, options: RepairStudyOptions, base: StudyBase, spec: RowSpec, data: _TrainingData
+) -> PlannedUnit:
+    """A row's unit, and the row to check with the identity it would be made with (plain data)."""
+    record: dict[str, Any] = {"flipped_labels": None, "method": spec.method}
+    examples: list[Example] | None = None
+    job: TrainJob | None = None
+    if spec.kind != "zero_shot":
+        examples, sampled = data.examples(spec, options, base)
+        record["flipped_labels"] = data.flipped
+        if sampled is not None:
+            record["downsampled"] = sampled
+        job = TrainJob(base.path, examples, study.row_dir(spec.name) / "adapter", base.settings, "repair",
+                       spec.label, "train", options.min_examples, options.merge_weights,
+                       data_source=dict(data.source))  # fmt: skip
+    expected = row_identity(study.identity, spec.name, label=spec.label, recipe="repair", examples=examples)
+    work = partial(_run_row, study, options, base.path, base.settings, spec, expected, job, record)
+    return PlannedUnit(StudyUnit(spec.name, (spec.name,), work), kept=[(spec.name, expected)])
 
 
 def _evaluate(run: LmEvalRun, options: RepairStudyOptions, spec: RowSpec, pairs_out: Path) -> dict[str, Any]:
@@ -265,7 +275,7 @@ def _run_row(
 
 #: ``improve repair`` as it declares itself to the study driver (:func:`logic_consistency.tasks.improve_recipes.recipes`
 #: finds it): its plan reads the training source, checks ``--pairs``'s task and makes the identity.
-RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, _RepairPlan)
+RECIPE = StudyRecipe("repair", "the pairwise paper's REPAIR study (Liu et al.)", RepairStudyOptions, _plan)
 
 
 def run_repair_study(options: RepairStudyOptions, executor: StudyExecutor = run_locally) -> list[dict[str, Any]]:

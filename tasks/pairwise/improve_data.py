@@ -25,9 +25,9 @@ from typing import Any
 
 import jinja2
 
-from logic_consistency.harness_ext.training.study import load_split
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError
 from logic_consistency.outputs import atomic_write
+from logic_consistency.tasks.improve_splits import load_split
 
 from .preferences import PreferenceSet, from_loader, from_summarize_feedback
 
@@ -256,8 +256,9 @@ def check_contexts_disjoint(
 
 def write_training_data(path: Path, examples: Sequence[Example]) -> None:
     """The examples a row trains on, as the chat records whose hash its manifest's ``data_sha256`` is."""
-    records = (
+    records = [
         {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
         for e in examples
-    )
-    atomic_write(path, (json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records))
+    ]
+    # lines made here, not lazily inside the writer: its loop never climbs back into the recipe's code
+    atomic_write(path, [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records])

@@ -12,7 +12,7 @@ import json
 import pickle
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,10 +20,18 @@ import pytest
 
 pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from climbs import counting_climbs  # noqa: E402
 from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest  # noqa: E402
-from logic_consistency.harness_ext.training.driver import PlannedUnit, StudyBase, StudyRecipe, run_study  # noqa: E402
+from logic_consistency.harness_ext.training.driver import (  # noqa: E402
+    PlannedUnit,
+    Stages,
+    StudyBase,
+    StudyPlan,
+    StudyRecipe,
+    run_study,
+)
 from logic_consistency.harness_ext.training.study import (  # noqa: E402
     LmEvalRun,
     Study,
@@ -202,13 +210,9 @@ def test_a_repair_row_records_its_identity_and_another_rows_adapter_is_refused_o
 
 @dataclasses.dataclass(frozen=True)
 class _EchoOptions(StudyOptions):
-    """A third recipe's options: the REPAIR hyperparameters, nothing trained."""
+    """A third recipe's options: the REPAIR hyperparameters."""
 
     recipe: ClassVar[str] = "repair"
-
-    @property
-    def trains(self) -> bool:
-        return False
 
 
 def _echo(study: Study, rows: tuple[str, ...], ran_on: Any) -> list[dict[str, Any]]:
@@ -220,19 +224,16 @@ def _echo(study: Study, rows: tuple[str, ...], ran_on: Any) -> list[dict[str, An
     return summaries
 
 
-class _EchoPlan:
+def _echo_stages(study: Study) -> Stages:
     """Two stages (one row, then a unit of two rows), a report of the rows' names: no model, no lm_eval."""
+    first = StudyUnit("a", ("a",), functools.partial(_echo, study, ("a",)))
+    rows = yield [PlannedUnit(first, [("a", row_identity(study.identity, "a"))])]
+    rows += yield [PlannedUnit(StudyUnit("bc", ("b", "c"), functools.partial(_echo, study, ("b", "c"))))]
+    (study.out / "rows.json").write_text(json.dumps([row["row"] for row in rows]), encoding="utf-8")
 
-    def __init__(self, options: _EchoOptions, base: StudyBase) -> None:
-        self.identity = {"study": "echo", "base": base.label}
 
-    def stages(self, study: Study) -> Iterator[Sequence[PlannedUnit]]:
-        first = StudyUnit("a", ("a",), functools.partial(_echo, study, ("a",)))
-        yield [PlannedUnit(first, [("a", row_identity(study.identity, "a"))])]
-        yield [PlannedUnit(StudyUnit("bc", ("b", "c"), functools.partial(_echo, study, ("b", "c"))))]
-
-    def report(self, study: Study, rows: list[dict[str, Any]]) -> None:
-        (study.out / "rows.json").write_text(json.dumps([row["row"] for row in rows]), encoding="utf-8")
+def _echo_plan(options: _EchoOptions, base: StudyBase) -> StudyPlan:
+    return StudyPlan({"study": "echo", "base": base.label}, _echo_stages, trains=False)
 
 
 def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_nothing(tmp_path: Path) -> None:
@@ -240,7 +241,7 @@ def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_
     base.mkdir()
     (base / "config.json").write_text("{}", encoding="utf-8")
     (base / "model.safetensors").write_bytes(b"")
-    recipe = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _EchoPlan)
+    recipe = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _echo_plan)
     options = _EchoOptions(base=base, out=tmp_path / "s")
     recorder = Recorder()
     rows = run_study(recipe, options, recorder)
@@ -249,3 +250,27 @@ def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_
     assert json.loads((options.out / "study.json").read_text(encoding="utf-8")) == {"study": "echo", "base": str(base)}
     assert [r["row"] for r in run_study(recipe, options, recorder)] == ["a", "b", "c"]
     assert len(recorder.calls) == 2  # every row kept: nothing runs, the report is written again
+
+
+def test_a_repair_walk_from_the_driver_enters_the_recipes_code_at_three_points_at_most(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    """A study and its rerun (every row kept) as ``improve repair`` runs them (the local executor, behind
+    the recorder: run_locally itself would refuse a machine with several GPUs): the driver enters the
+    recipe's code at its plan, its stages and its units' work only (tests/climbs.py;
+    scripts/walk_climbs.py measures the walk with the task loading inside it too)."""
+    options = repair_improve.RepairStudyOptions(
+        base=tiny_base(tmp_path / "base"), out=tmp_path / "s", tasks=TASK, limit=2, min_examples=1, metadata=METADATA
+    )
+    repair_improve._train_task(TASK, METADATA, 2)  # lm_eval's task index, loaded once outside the walk
+    with counting_climbs() as climbs:
+        rows = run_study(repair_improve.RECIPE, options, recorder)
+        kept = run_study(repair_improve.RECIPE, options, recorder)
+    names = ["zero_shot", "perturbed", "repaired", "repaired_neg"]
+    assert [r["row"] for r in kept] == [r["row"] for r in rows] == names and (options.out / "table.md").is_file()
+    assert climbs.callees == {
+        "tasks/pairwise/improve.py _plan",
+        "tasks/pairwise/improve.py _stages",
+        "tasks/pairwise/improve.py _run_row",
+    }, climbs.report()
+    assert len(climbs.entry_points) == 3, climbs.report()
