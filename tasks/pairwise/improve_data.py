@@ -256,9 +256,5 @@ def check_contexts_disjoint(
 
 def write_training_data(path: Path, examples: Sequence[Example]) -> None:
     """The examples a row trains on, as the chat records whose hash its manifest's ``data_sha256`` is."""
-    records = [
-        {"messages": [{"role": "user", "content": e.prompt}, {"role": "assistant", "content": e.answer}]}
-        for e in examples
-    ]
     # lines made here, not lazily inside the writer: its loop never climbs back into the recipe's code
-    atomic_write(path, [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records])
+    atomic_write(path, [json.dumps(e.record(), ensure_ascii=False).encode() + b"\n" for e in examples])
