@@ -42,3 +42,11 @@ def load_average() -> str:
     """The 1/5/15-minute load averages, to state beside every figure measured on a shared machine."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+def bytecode_description() -> str:
+    """Whether the child processes a benchmark starts read and write Python's bytecode cache, as Python does
+    unless ``PYTHONDONTWRITEBYTECODE`` is set (then every process compiles every module it imports)."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return "bytecode cache not written (PYTHONDONTWRITEBYTECODE is set: every child compiles what it imports)"
+    return "bytecode cache written and read (Python's default)"

@@ -60,13 +60,20 @@ class FlopCounter:
             past = int(cache.get_seq_length()) if cache is not None and hasattr(cache, "get_seq_length") else 0
             fresh = torch.ones(rows, width)
             keys = (past + torch.arange(1, width + 1, dtype=torch.float64)).expand(rows, width)
+        elif mask.dim() == 4:  # packed rows (lc-hf): an explicit mask, 0 where a query sees a key
+            seen = mask[:, 0] == 0
+            fresh = seen[:, :, -width:].diagonal(dim1=1, dim2=2).to(torch.float64)  # padding never sees itself
+            keys = seen.sum(dim=2).to(torch.float64)
         else:
             mask = mask.to(torch.float64)
             fresh = mask[:, -width:]
             keys = mask.cumsum(dim=1)[:, -width:]  # the valid keys up to and including each position
         real = float(fresh.sum())
         keep = kwargs.get("logits_to_keep")
-        logits = rows * (min(int(keep), width) if keep else width)
+        if isinstance(keep, torch.Tensor):  # the positions kept, the same in every row
+            logits = rows * int(keep.numel())
+        else:
+            logits = rows * (min(int(keep), width) if keep else width)
         self.flops += real * self.per_token + float((keys * fresh).sum()) * self.per_key + logits * self.per_logit
         self.tokens += int(real)
         self.passes += 1

@@ -9,7 +9,9 @@ differs) on the embedded SmolLM2-135M-Instruct, chat template, float32 (the stud
   documents) and its test-split evaluation (``improve gv``'s round 0, ``logic_consistency_gv_arithmetic``).
 
 Per case hf, then lc-hf, in one process: wall time and ``lm_eval`` CPU-seconds (which other jobs change
-less), the per-document metrics' largest difference, the CPU and the load; closing ``ratio <case>: ...``.
+less), the per-document metrics' largest difference, the CPU, the load and whether the children use
+Python's bytecode cache (with it, one untimed child first compiles what every run imports, so neither
+backend pays for compiling); closing ``ratio <case>: ...``.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_study.py
 """
@@ -18,13 +20,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _bench import cpu_description, load_average, offline_and_quiet  # this folder's helpers (run as files)
+from _bench import (  # this folder's helpers (run as files)
+    bytecode_description,
+    cpu_description,
+    load_average,
+    offline_and_quiet,
+)
 
 CASES = ("repair", "gv")
 BACKENDS = ("hf", "lc-hf")
@@ -34,7 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2-135m-instruct", help="embedded model name")
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
-    parser.add_argument("--repair-limit", type=int, default=1, help="CaTeRS test stories of the REPAIR row")
+    parser.add_argument("--repair-limit", type=int, default=2, help="CaTeRS test stories of the REPAIR row")
     parser.add_argument(
         "--max-items", type=int, default=6, help="events per CaTeRS story (0: all, the study's default)"
     )
@@ -102,6 +110,18 @@ def _agreement(stock: list[dict[str, Any]], shared: list[dict[str, Any]]) -> str
     return f"max |delta| {max(deltas, default=0.0):.1e} over {len(deltas)} values"
 
 
+def _compile_imports() -> None:
+    """One untimed child that imports what every ``lm_eval`` run imports, writing their bytecode once."""
+    import sys
+
+    from logic_consistency.harness_ext.jobs.processes import run_captured
+
+    modules = "lm_eval.__main__, lm_eval.evaluator, transformers.models.llama.modeling_llama, peft"
+    done = run_captured([sys.executable, "-c", f"import {modules}, logic_consistency.harness_ext.prefix.scorer"])
+    if done.returncode != 0:
+        raise SystemExit(f"compiling the imports failed: {done.stderr[-2000:]}")
+
+
 def run_case(case: str, args: argparse.Namespace, base: Path, folder: Path) -> str:
     from logic_consistency.harness_ext.training.study import run_lm_eval
 
@@ -129,8 +149,10 @@ def main(argv: list[str] | None = None) -> None:
     offline_and_quiet()
     from logic_consistency.harness_ext.models.embedded import resolve
 
-    print(f"CPU: {cpu_description()}; {load_average()}")
+    print(f"CPU: {cpu_description()}; {load_average()}; {bytecode_description()}")
     base = resolve(args.model)
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        _compile_imports()
     with tempfile.TemporaryDirectory(prefix="bench_study_") as folder:
         closing = [run_case(case, args, base, Path(folder)) for case in args.cases]
     print(f"CPU: {cpu_description()}; {load_average()}")

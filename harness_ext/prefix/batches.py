@@ -1,11 +1,12 @@
 """How the prefix scorer lays its work out in model passes: cached prefixes as the batch rows of one
 key/value cache, right-padded inputs, and batches bounded by size, cache row and padding.
 
-``prefix_scorer.py`` walks the prefix tree (``prefix_trie.py``) with these: a level of cached
+``scorer.py`` walks the prefix tree (``trie.py``) with these: a level of cached
 prefixes is a :class:`CachedRows` (one model cache whose batch row ``k`` holds prefix ``k``), a
 batch that continues some of those rows reads them through :func:`select_rows` (a view: the stored
 prefix is never written), and :func:`batches` / :func:`padding_bounded` / :func:`chunks` cut the
-requests and the child prefixes into model passes.
+requests and the child prefixes into model passes; :func:`packed_rows` lays the suffixes of one
+prefix side by side in one row (each seeing only its prefix and itself: the scorer's mask).
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ import torch
 
 from logic_consistency.harness_ext.prefix.trie import PrefixGroup
 
-__all__ = ["PADDING_BUDGET", "CachedRows", "batches", "chunks", "padding_bounded", "right_padded", "select_rows"]
+__all__ = [
+    "PADDING_BUDGET",
+    "CachedRows",
+    "PackedRow",
+    "batches",
+    "chunks",
+    "packed_rows",
+    "padding_bounded",
+    "right_padded",
+    "select_rows",
+]
 
 
 @dataclass
@@ -99,6 +110,48 @@ def select_rows(cache: Any, rows: list[int]) -> Any:
                 layer.keys = layer.keys.index_select(0, index.to(layer.keys.device))
                 layer.values = layer.values.index_select(0, index.to(layer.values.device))
     return view
+
+
+@dataclass(frozen=True)
+class PackedRow:
+    """Suffixes that continue one cached prefix side by side in one batch row.
+
+    Each suffix (a segment) sees its cached prefix and its own earlier tokens, never another segment
+    (the scorer's attention mask), so the prefix is attended once per row rather than copied once per
+    suffix, and a pass holds as many suffix tokens as a stock pass holds request tokens.
+
+    Attributes:
+        cache_row: The :class:`CachedRows` row every segment continues.
+        segments: Per segment, its tokens and the requests scored on them.
+    """
+
+    cache_row: int
+    segments: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+
+    @property
+    def width(self) -> int:
+        """Tokens in the row (every segment's, side by side)."""
+        return sum(len(tokens) for tokens, _ in self.segments)
+
+
+def packed_rows(leaves: list[tuple[int, tuple[int, ...], list[int]]], capacity: int) -> list[PackedRow]:
+    """``(cache row, suffix, requests)`` leaves packed into rows of at most ``capacity`` tokens each.
+
+    First fit, longest suffix first, within each cache row (a suffix longer than ``capacity`` gets a row
+    of its own); the rows come out widest first, so a pass of consecutive rows carries little padding.
+    """
+    if capacity < 1:
+        raise ValueError(f"capacity must be >= 1, got {capacity}")
+    open_rows: dict[int, list[list[tuple[tuple[int, ...], tuple[int, ...]]]]] = {}
+    for cache_row, suffix, members in sorted(leaves, key=lambda leaf: (leaf[0], -len(leaf[1]), leaf[1])):
+        rows = open_rows.setdefault(cache_row, [])
+        room = next((row for row in rows if sum(len(t) for t, _ in row) + len(suffix) <= capacity), None)
+        if room is None:
+            room = []
+            rows.append(room)
+        room.append((suffix, tuple(members)))
+    packed = [PackedRow(row, tuple(segments)) for row, rows in open_rows.items() for segments in rows]
+    return sorted(packed, key=lambda row: (-row.width, row.cache_row))
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

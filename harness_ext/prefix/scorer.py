@@ -4,7 +4,8 @@ The pairwise prompts repeat long text (chat header, instructions, article, optio
 runs one full forward pass per context. This backend keeps everything of ``HFLM`` and replaces only
 ``_loglikelihood_tokens``: a radix tree over the requests' inputs (``prefix_trie.py``) picks the
 prefixes worth caching, each prefix's key/value cache is computed once and the requests under it are
-scored on their own suffixes (``prefix_batches.py``). Results equal ``HFLM``'s up to float rounding
+scored on their own suffixes, packed side by side into rows under an explicit attention mask
+(``batches.py``: :class:`~.batches.PackedRow`). Results equal ``HFLM``'s up to float rounding
 (float32: within 1e-4). A model whose cache layers may mutate stored tensors (static, quantised,
 hybrid, encoder-decoder) falls back to the ordinary path with one log line: never a silent
 approximation. Model arguments: ``prefix_sharing`` (default true), ``min_shared_tokens`` (256),
@@ -28,8 +29,10 @@ from tqdm import tqdm
 from logic_consistency.harness_ext.models.args import HF_ARGS, check_declared
 from logic_consistency.harness_ext.prefix.batches import (
     CachedRows,
+    PackedRow,
     batches,
     chunks,
+    packed_rows,
     padding_bounded,
     right_padded,
     select_rows,
@@ -69,6 +72,9 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         # attention mask, positions given explicitly). A sliding-window layer counts slots, not
         # positions, so a model with one extends and scores one prefix per forward pass instead.
         self._holes_ok = "position_ids" in parameters and not _has_sliding_window(self.config)
+        # Packed scoring (several suffixes of one prefix side by side in one row) hands the model its
+        # own 4D attention mask, which the sdpa and eager attention take as given.
+        self._packs = self._holes_ok and getattr(inner.config, "_attn_implementation", None) in ("sdpa", "eager")
         duplicated = duplicated_ranks_warning(self.world_size, os.environ)
         if duplicated:
             eval_logger.warning(duplicated)
@@ -288,12 +294,19 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         for row, group in enumerate(rows.groups):
             for i in group.requests:
                 leaves.setdefault((row, tuple(inputs[i][group.length :])), []).append(i)
-        ordered = sorted(leaves.items(), key=lambda item: (-len(item[0][1]), item[0][0]))
-        if not self._holes_ok:  # a batch continues one cache row only
-            ordered.sort(key=lambda item: item[0][0])
-        for batch in batches(ordered, rows_per_batch, same_row=not self._holes_ok):
-            self._score_rows(rows, batch, requests, results)
-            pbar.update(sum(len(members) for _, members in batch))
+        if self._packs and leaves:
+            # A packed row holds at most as many suffix tokens as the longest input; a pass at most
+            # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
+            capacity = max(len(inputs[i]) for members in leaves.values() for i in members)
+            packed = packed_rows([(row, suffix, members) for (row, suffix), members in leaves.items()], capacity)
+            for chunk in chunks(packed, rows_per_batch):
+                self._score_packed(rows, chunk, requests, results)
+                pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
+        else:  # a batch continues one cache row only
+            ordered = sorted(leaves.items(), key=lambda item: (item[0][0], -len(item[0][1])))
+            for batch in batches(ordered, rows_per_batch, same_row=True):
+                self._score_rows(rows, batch, requests, results)
+                pbar.update(sum(len(members) for _, members in batch))
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
         # Longest edges first, as HFLM sorts its requests: siblings in one pass have similar lengths,
         # so little of the pass is padding.
@@ -306,6 +319,95 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         )
         for chunk in passes:
             self._score_group(self._extend(rows, chunk), requests, inputs, results, rows_per_batch, pbar)
+
+    def _score_packed(
+        self,
+        rows: CachedRows,
+        batch: list[PackedRow],
+        requests: list[Request],
+        results: list[tuple[float, bool] | None],
+    ) -> None:
+        """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""
+        width = max(row.width for row in batch)
+        ids = torch.zeros((len(batch), width), dtype=torch.long)
+        offset = torch.zeros((len(batch), width), dtype=torch.long)  # position within its own segment
+        segment = torch.full((len(batch), width), -1, dtype=torch.long)  # -1: padding
+        scored: list[tuple[int, int, tuple[int, ...]]] = []  # (batch row, segment end, requests)
+        for b, row in enumerate(batch):
+            start = 0
+            for k, (tokens, members) in enumerate(row.segments):
+                end = start + len(tokens)
+                ids[b, start:end] = torch.tensor(tokens, dtype=torch.long)
+                offset[b, start:end] = torch.arange(len(tokens))
+                segment[b, start:end] = k
+                scored.append((b, end, members))
+                start = end
+        cache_rows = [row.cache_row for row in batch]
+        index = torch.tensor(cache_rows, dtype=torch.long)
+        # A token sees its prefix's real slots and its own segment up to itself; padding sees the
+        # prefix only (finite values nobody reads; never a row of nothing, which would be NaN).
+        causal = torch.ones((width, width), dtype=torch.bool).tril()
+        own = (segment.unsqueeze(2) == segment.unsqueeze(1)) & causal & (segment >= 0).unsqueeze(2)
+        seen = torch.cat([rows.valid[index].cpu().unsqueeze(1).expand(-1, width, -1), own], dim=2)
+        keep = sorted({end - p for _, end, members in scored for p in range(1, self._longest(requests, members) + 1)})
+        column = {position: k for k, position in enumerate(keep)}
+        logits = self._forward_packed(
+            ids.to(self.device),
+            select_rows(rows.cache, cache_rows),
+            seen.to(self.device),
+            (rows.next_position[index].cpu().unsqueeze(1) + offset).to(self.device),
+            keep,
+        )
+        for b, end, members in scored:
+            for i in members:
+                length = len(requests[i][2])
+                if logits.shape[1] == len(keep):
+                    positions = [column[p] for p in range(end - length, end)]
+                else:  # the model ignored logits_to_keep: every position's logits
+                    positions = list(range(end - length, end))
+                self._answer(i, logits[b, positions], requests, results)
+
+    @staticmethod
+    def _longest(requests: list[Request], members: tuple[int, ...]) -> int:
+        return max(len(requests[i][2]) for i in members)
+
+    def _forward_packed(
+        self, ids: torch.Tensor, cache: Any, seen: torch.Tensor, position_ids: torch.Tensor, keep: list[int]
+    ) -> torch.Tensor:
+        """One forward pass of packed rows: an explicit ``[rows, 1, width, cache + width]`` attention mask
+        (additive, in the compute dtype, the form every attention implementation takes as given)."""
+        dtype = self.mixed_precision_dtype or self.model.dtype
+        mask = torch.zeros(seen.shape, dtype=dtype, device=self.device).masked_fill(~seen, torch.finfo(dtype).min)
+        kwargs: dict[str, Any] = {
+            "use_cache": True,
+            "past_key_values": cache,
+            "attention_mask": mask.unsqueeze(1),
+            "position_ids": position_ids,
+        }
+        if self._keeps_logits:
+            kwargs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
+        with (
+            torch.no_grad(),
+            torch.autocast(
+                device_type=self.device.type,
+                dtype=self.mixed_precision_dtype,
+                enabled=self.mixed_precision_dtype is not None,
+            ),
+        ):
+            return cast(torch.Tensor, self.model(ids, **kwargs).logits)
+
+    def _answer(
+        self, i: int, scored: torch.Tensor, requests: list[Request], results: list[tuple[float, bool] | None]
+    ) -> None:
+        """Request ``i``'s answer from the logits of the positions that predict its continuation."""
+        request_str, _, continuation = requests[i]
+        logprobs = F.log_softmax(scored, dim=-1, dtype=self.softmax_dtype)
+        target = torch.tensor(continuation, dtype=torch.long, device=logprobs.device)
+        greedy = bool((logprobs.argmax(dim=-1) == target).all())
+        answer = (float(logprobs.gather(1, target.unsqueeze(1)).sum()), greedy)
+        results[i] = answer
+        if request_str is not None:
+            self.cache_hook.add_partial("loglikelihood", request_str, answer)
 
     def _score_rows(
         self,
@@ -331,16 +433,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         offset = width - logits.shape[1]
         for row, ((_, suffix), members) in enumerate(batch):
             for i in members:
-                request_str, _, continuation = requests[i]
                 end = len(suffix) - offset
-                scored = logits[row, end - len(continuation) : end]
-                logprobs = F.log_softmax(scored, dim=-1, dtype=self.softmax_dtype)
-                target = torch.tensor(continuation, dtype=torch.long, device=logprobs.device)
-                greedy = bool((logprobs.argmax(dim=-1) == target).all())
-                answer = (float(logprobs.gather(1, target.unsqueeze(1)).sum()), greedy)
-                results[i] = answer
-                if request_str is not None:
-                    self.cache_hook.add_partial("loglikelihood", request_str, answer)
+                self._answer(i, logits[row, end - len(requests[i][2]) : end], requests, results)
 
 
 def _complete(results: list[tuple[float, bool] | None]) -> list[tuple[float, bool]]:

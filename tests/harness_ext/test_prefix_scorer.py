@@ -116,6 +116,35 @@ def test_sibling_prefixes_of_different_lengths_share_batches_only_without_slidin
     assert (not mixed) if gemma else mixed, widths
 
 
+def test_suffixes_of_one_prefix_share_packed_rows_only_without_sliding_windows(lm: PrefixSharingHFLM) -> None:
+    gemma = lm.config.model_type.startswith("gemma3")
+    assert lm._packs is not gemma
+    segments: list[list[int]] = []
+    original = lm._score_packed
+
+    def spy(rows: Any, batch: Any, *args: Any) -> None:
+        segments.append([len(row.segments) for row in batch])
+        original(rows, batch, *args)
+
+    lm._score_packed = spy  # type: ignore[method-assign]
+    try:
+        lm.prefix_sharing = True
+        lm._loglikelihood_tokens(_requests(), disable_tqdm=True)
+    finally:
+        del lm._score_packed
+    # Without sliding windows each prefix's nine suffixes sit side by side in few rows.
+    assert (not segments) if gemma else max(max(row) for row in segments) > 1, segments
+
+
+def test_packed_rows_under_eager_attention_equal_stock(lm: PrefixSharingHFLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not lm._packs:
+        pytest.skip("no packed rows with sliding windows")
+    monkeypatch.setattr(lm.model.config, "_attn_implementation", "eager")  # the additive-mask path
+    stock, shared = _both(lm, _requests())
+    for (logprob, greedy), (expected, expected_greedy) in zip(shared, stock, strict=True):
+        assert abs(logprob - expected) <= 1e-4 and greedy == expected_greedy
+
+
 def test_cache_hook_receives_every_answer(lm: PrefixSharingHFLM) -> None:
     seen: list[tuple[Any, Any]] = []
 

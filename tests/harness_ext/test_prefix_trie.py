@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from logic_consistency.harness_ext.prefix.batches import packed_rows
 from logic_consistency.harness_ext.prefix.trie import distinct_prefix_tokens, plan_prefix_groups
 
 ARTICLE = tuple(range(100, 400))  # 300 shared tokens
@@ -77,3 +78,23 @@ def test_distinct_prefix_tokens_is_the_trie_size() -> None:
 def test_bad_options_name_themselves(option: str, value: object) -> None:
     with pytest.raises(ValueError, match=option):
         plan_prefix_groups([(1,)], **{option: value})  # type: ignore[arg-type]
+
+
+def test_packed_rows_fill_each_cache_row_first_fit_and_come_out_widest_first() -> None:
+    leaves = [(0, (1,) * 5, [0]), (0, (2,) * 4, [1, 2]), (0, (3,) * 3, [3]), (1, (4,) * 6, [4]), (0, (5,) * 9, [5])]
+    rows = packed_rows(leaves, capacity=9)
+    assert [(row.cache_row, [len(t) for t, _ in row.segments]) for row in rows] == [
+        (0, [9]),
+        (0, [5, 4]),
+        (1, [6]),
+        (0, [3]),
+    ]
+    assert sorted(i for row in rows for _, members in row.segments for i in members) == [0, 1, 2, 3, 4, 5]
+    assert all(row.width <= 9 for row in rows)
+
+
+def test_a_suffix_longer_than_the_capacity_gets_a_row_of_its_own() -> None:
+    rows = packed_rows([(0, (1,) * 12, [0]), (0, (2,), [1])], capacity=10)
+    assert [row.width for row in rows] == [12, 1]
+    with pytest.raises(ValueError, match="capacity"):
+        packed_rows([], capacity=0)
