@@ -2,7 +2,7 @@
 
 The pairwise prompts repeat long text (chat header, instructions, article, option A), and ``HFLM``
 runs one full forward pass per context. This backend keeps everything of ``HFLM`` and replaces only
-``_loglikelihood_tokens``: a radix tree over the requests' inputs (``prefix_trie.py``) picks the
+``_loglikelihood_tokens``: a radix tree over the requests' inputs (``trie.py``) picks the
 prefixes worth caching, each prefix's key/value cache is computed once and the requests under it are
 scored on their own suffixes, packed side by side into rows under an explicit attention mask
 (``batches.py``: :class:`~.batches.PackedRow`). Results equal ``HFLM``'s up to float rounding
@@ -15,10 +15,12 @@ whose stop strings and lengths differ share batches, ``generation.py``).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
@@ -44,6 +46,18 @@ eval_logger = logging.getLogger(__name__)
 
 #: One ``HFLM`` log-likelihood request: ((context, continuation) or None, context ids, continuation ids).
 Request = tuple[Any, list[int], list[int]]
+
+
+@dataclass
+class _Scoring:
+    """One scoring call's requests, their model inputs, the answers so far, the rows a pass may hold and
+    its progress bar: what every step of the walk down the prefix tree reads or fills in."""
+
+    requests: list[Request]
+    inputs: list[list[int]]
+    results: list[tuple[float, bool] | None]
+    rows_per_batch: int
+    pbar: tqdm
 
 
 class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type information
@@ -95,17 +109,17 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         roots, unshared = plan_prefix_groups(
             keys, min_shared_tokens=self._threshold(rows_per_batch), max_cached_prefixes=self.max_cached_prefixes
         )
-        results: list[tuple[float, bool] | None] = [None] * len(requests)
         pbar = tqdm(
             total=len(requests),
             disable=(disable_tqdm or (self.rank != 0)),
             desc="Running loglikelihood requests (shared prefixes)",
         )
-        if not self._score_shared(roots, requests, inputs, results, rows_per_batch, pbar):
-            unshared = [i for i, value in enumerate(results) if value is None]  # the cache turned out not reusable
-        self._score_unshared(unshared, requests, results, override_bs, pbar)
+        work = _Scoring(requests, inputs, [None] * len(requests), rows_per_batch, pbar)
+        if not self._score_shared(roots, work):
+            unshared = [i for i, value in enumerate(work.results) if value is None]  # the cache proved not reusable
+        self._score_unshared(unshared, work, override_bs)
         pbar.close()
-        return _complete(results)
+        return _complete(work.results)
 
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
         """``HFLM``'s generations; with ``mixed_generation`` greedy requests whose stop strings and lengths
@@ -133,41 +147,26 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             super()._loglikelihood_tokens(requests, disable_tqdm=disable_tqdm, override_bs=override_bs),
         )
 
-    def _score_shared(
-        self,
-        roots: list[PrefixGroup],
-        requests: list[Request],
-        inputs: list[list[int]],
-        results: list[tuple[float, bool] | None],
-        rows_per_batch: int,
-        pbar: tqdm,
-    ) -> bool:
+    def _score_shared(self, roots: list[PrefixGroup], work: _Scoring) -> bool:
         """Score every request under the planned prefix groups; ``False`` when the model's cache proved
         not reusable (then prefix sharing is off for this model, and what is left is scored the stock way)."""
         try:
-            for chunk in chunks([(0, root) for root in roots], rows_per_batch if self._holes_ok else 1):
-                self._score_group(self._extend(None, chunk), requests, inputs, results, rows_per_batch, pbar)
+            for chunk in chunks([(0, root) for root in roots], work.rows_per_batch if self._holes_ok else 1):
+                self._score_group(self._extend(None, chunk), work)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
             self._log_fallback_once()
             return False
         return True
 
-    def _score_unshared(
-        self,
-        unshared: list[int],
-        requests: list[Request],
-        results: list[tuple[float, bool] | None],
-        override_bs: int | None,
-        pbar: tqdm,
-    ) -> None:
+    def _score_unshared(self, unshared: list[int], work: _Scoring, override_bs: int | None) -> None:
         """The requests no cached prefix serves, scored the stock way."""
         if not unshared:
             return
-        ordinary = self._stock_scores([requests[i] for i in unshared], True, override_bs)
+        ordinary = self._stock_scores([work.requests[i] for i in unshared], True, override_bs)
         for i, answer in zip(unshared, ordinary, strict=True):
-            results[i] = answer
-        pbar.update(len(unshared))
+            work.results[i] = answer
+        work.pbar.update(len(unshared))
 
     # ------------------------------------------------------------------ helpers
     def _model_input(self, context: list[int], continuation: list[int]) -> list[int]:
@@ -240,6 +239,12 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
                 kwargs["attention_mask"] = torch.cat([attention.valid[index], fresh], dim=1).long()
                 start = attention.next_position[index]
             kwargs["position_ids"] = start.unsqueeze(1) + torch.arange(width, device=self.device).unsqueeze(0)
+        with self._inference():
+            return self.model(input_ids, **kwargs)
+
+    @contextlib.contextmanager
+    def _inference(self) -> Iterator[None]:
+        """No gradients, and ``HFLM``'s autocast where ``mixed_precision_dtype`` is set (as ``_model_call``)."""
         with (
             torch.no_grad(),
             torch.autocast(
@@ -248,7 +253,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
                 enabled=self.mixed_precision_dtype is not None,
             ),
         ):
-            return self.model(input_ids, **kwargs)
+            yield
 
     def _checked(self, cache: Any) -> Any:
         layers = getattr(cache, "layers", None)
@@ -279,54 +284,40 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         lengths = torch.tensor([len(e) for e in edges], dtype=torch.long, device=self.device)
         return CachedRows(out.past_key_values, valid, start + lengths, [group for _, group in items])
 
-    def _score_group(
-        self,
-        rows: CachedRows,
-        requests: list[Request],
-        inputs: list[list[int]],
-        results: list[tuple[float, bool] | None],
-        rows_per_batch: int,
-        pbar: tqdm,
-    ) -> None:
+    def _score_group(self, rows: CachedRows, work: _Scoring) -> None:
         """Score every request under the cached prefixes of ``rows``, then descend to their children."""
         # One model row per (cache row, distinct suffix): the answer letters of one prompt share it.
         leaves: dict[tuple[int, tuple[int, ...]], list[int]] = {}
         for row, group in enumerate(rows.groups):
             for i in group.requests:
-                leaves.setdefault((row, tuple(inputs[i][group.length :])), []).append(i)
+                leaves.setdefault((row, tuple(work.inputs[i][group.length :])), []).append(i)
         if self._packs and leaves:
             # A packed row holds at most as many suffix tokens as the longest input; a pass at most
             # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
-            capacity = max(len(inputs[i]) for members in leaves.values() for i in members)
+            capacity = max(len(work.inputs[i]) for members in leaves.values() for i in members)
             packed = packed_rows([(row, suffix, members) for (row, suffix), members in leaves.items()], capacity)
-            for chunk in chunks(packed, rows_per_batch):
-                self._score_packed(rows, chunk, requests, results)
-                pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
+            for chunk in chunks(packed, work.rows_per_batch):
+                self._score_packed(rows, chunk, work)
+                work.pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
         else:  # a batch continues one cache row only
             ordered = sorted(leaves.items(), key=lambda item: (item[0][0], -len(item[0][1])))
-            for batch in batches(ordered, rows_per_batch, same_row=True):
-                self._score_rows(rows, batch, requests, results)
-                pbar.update(sum(len(members) for _, members in batch))
+            for batch in batches(ordered, work.rows_per_batch, same_row=True):
+                self._score_rows(rows, batch, work)
+                work.pbar.update(sum(len(members) for _, members in batch))
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
         # Longest edges first, as HFLM sorts its requests: siblings in one pass have similar lengths,
         # so little of the pass is padding.
         edge = {id(child): child.length - rows.groups[row].length for row, child in children}
         children.sort(key=lambda item: -edge[id(item[1])])
         passes = (
-            padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
+            padding_bounded(children, work.rows_per_batch, lambda item: edge[id(item[1])])
             if self._holes_ok
             else chunks(children, 1)
         )
         for chunk in passes:
-            self._score_group(self._extend(rows, chunk), requests, inputs, results, rows_per_batch, pbar)
+            self._score_group(self._extend(rows, chunk), work)
 
-    def _score_packed(
-        self,
-        rows: CachedRows,
-        batch: list[PackedRow],
-        requests: list[Request],
-        results: list[tuple[float, bool] | None],
-    ) -> None:
+    def _score_packed(self, rows: CachedRows, batch: list[PackedRow], work: _Scoring) -> None:
         """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""
         width = max(row.width for row in batch)
         ids = torch.zeros((len(batch), width), dtype=torch.long)
@@ -349,7 +340,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         causal = torch.ones((width, width), dtype=torch.bool).tril()
         own = (segment.unsqueeze(2) == segment.unsqueeze(1)) & causal & (segment >= 0).unsqueeze(2)
         seen = torch.cat([rows.valid[index].cpu().unsqueeze(1).expand(-1, width, -1), own], dim=2)
-        keep = sorted({end - p for _, end, members in scored for p in range(1, self._longest(requests, members) + 1)})
+        longest = {members: max(len(work.requests[i][2]) for i in members) for _, _, members in scored}
+        keep = sorted({end - p for _, end, members in scored for p in range(1, longest[members] + 1)})
         column = {position: k for k, position in enumerate(keep)}
         logits = self._forward_packed(
             ids.to(self.device),
@@ -360,16 +352,12 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         )
         for b, end, members in scored:
             for i in members:
-                length = len(requests[i][2])
+                length = len(work.requests[i][2])
                 if logits.shape[1] == len(keep):
                     positions = [column[p] for p in range(end - length, end)]
                 else:  # the model ignored logits_to_keep: every position's logits
                     positions = list(range(end - length, end))
-                self._answer(i, logits[b, positions], requests, results)
-
-    @staticmethod
-    def _longest(requests: list[Request], members: tuple[int, ...]) -> int:
-        return max(len(requests[i][2]) for i in members)
+                self._answer(i, logits[b, positions], work)
 
     def _forward_packed(
         self, ids: torch.Tensor, cache: Any, seen: torch.Tensor, position_ids: torch.Tensor, keep: list[int]
@@ -386,41 +374,31 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         }
         if self._keeps_logits:
             kwargs["logits_to_keep"] = torch.tensor(keep, dtype=torch.long, device=self.device)
-        with (
-            torch.no_grad(),
-            torch.autocast(
-                device_type=self.device.type,
-                dtype=self.mixed_precision_dtype,
-                enabled=self.mixed_precision_dtype is not None,
-            ),
-        ):
+        with self._inference():
             return cast(torch.Tensor, self.model(ids, **kwargs).logits)
 
-    def _answer(
-        self, i: int, scored: torch.Tensor, requests: list[Request], results: list[tuple[float, bool] | None]
-    ) -> None:
+    def _answer(self, i: int, scored: torch.Tensor, work: _Scoring) -> None:
         """Request ``i``'s answer from the logits of the positions that predict its continuation."""
-        request_str, _, continuation = requests[i]
+        request_str, _, continuation = work.requests[i]
         logprobs = F.log_softmax(scored, dim=-1, dtype=self.softmax_dtype)
         target = torch.tensor(continuation, dtype=torch.long, device=logprobs.device)
         greedy = bool((logprobs.argmax(dim=-1) == target).all())
         answer = (float(logprobs.gather(1, target.unsqueeze(1)).sum()), greedy)
-        results[i] = answer
+        work.results[i] = answer
         if request_str is not None:
             self.cache_hook.add_partial("loglikelihood", request_str, answer)
 
     def _score_rows(
-        self,
-        rows: CachedRows,
-        batch: list[tuple[tuple[int, tuple[int, ...]], list[int]]],
-        requests: list[Request],
-        results: list[tuple[float, bool] | None],
+        self, rows: CachedRows, batch: list[tuple[tuple[int, tuple[int, ...]], list[int]]], work: _Scoring
     ) -> None:
+        """Score ``batch`` (one suffix a row, right-padded) on the cache rows it continues."""
         suffixes = [suffix for (_, suffix), _ in batch]
         cache_rows = [row for (row, _), _ in batch]
         width = max(len(suffix) for suffix in suffixes)
         ids = right_padded(suffixes, self.device)
-        first_scored = min(len(suffix) - max(len(requests[i][2]) for i in members) for ((_, suffix), members) in batch)
+        first_scored = min(
+            len(suffix) - max(len(work.requests[i][2]) for i in members) for ((_, suffix), members) in batch
+        )
         logits = self._forward(
             ids,
             select_rows(rows.cache, cache_rows),
@@ -434,7 +412,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         for row, ((_, suffix), members) in enumerate(batch):
             for i in members:
                 end = len(suffix) - offset
-                self._answer(i, logits[row, end - len(requests[i][2]) : end], requests, results)
+                self._answer(i, logits[row, end - len(work.requests[i][2]) : end], work)
 
 
 def _complete(results: list[tuple[float, bool] | None]) -> list[tuple[float, bool]]:

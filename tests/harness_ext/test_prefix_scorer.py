@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,22 @@ def _both(lm: PrefixSharingHFLM, requests: list[Any]) -> tuple[list[Any], list[A
     return stock, lm._loglikelihood_tokens(requests, disable_tqdm=True)
 
 
+def _score_spying(lm: PrefixSharingHFLM, method: str, record: Callable[..., Any]) -> None:
+    """Score ``_requests()`` the prefix-sharing way with ``lm.<method>`` handing its arguments to ``record`` first."""
+    original = getattr(lm, method)
+
+    def spy(*args: Any) -> Any:
+        record(*args)
+        return original(*args)
+
+    setattr(lm, method, spy)
+    try:
+        lm.prefix_sharing = True
+        lm._loglikelihood_tokens(_requests(), disable_tqdm=True)
+    finally:
+        delattr(lm, method)
+
+
 def test_same_logprobs_and_greedy_flags_as_stock_in_request_order(lm: PrefixSharingHFLM) -> None:
     requests = _requests()
     stock, shared = _both(lm, requests)
@@ -100,18 +117,7 @@ def test_sibling_prefixes_of_different_lengths_share_batches_only_without_slidin
     gemma = lm.config.model_type.startswith("gemma3")
     assert lm._holes_ok is not gemma
     widths: list[tuple[int, ...]] = []
-    original = lm._extend
-
-    def spy(parent: Any, items: Any) -> Any:
-        widths.append(tuple(len(group.tokens) for _, group in items))
-        return original(parent, items)
-
-    lm._extend = spy  # type: ignore[method-assign]
-    try:
-        lm.prefix_sharing = True
-        lm._loglikelihood_tokens(_requests(), disable_tqdm=True)
-    finally:
-        del lm._extend
+    _score_spying(lm, "_extend", lambda parent, items: widths.append(tuple(len(g.tokens) for _, g in items)))
     mixed = [w for w in widths if len(set(w)) > 1]
     assert (not mixed) if gemma else mixed, widths
 
@@ -120,18 +126,7 @@ def test_suffixes_of_one_prefix_share_packed_rows_only_without_sliding_windows(l
     gemma = lm.config.model_type.startswith("gemma3")
     assert lm._packs is not gemma
     segments: list[list[int]] = []
-    original = lm._score_packed
-
-    def spy(rows: Any, batch: Any, *args: Any) -> None:
-        segments.append([len(row.segments) for row in batch])
-        original(rows, batch, *args)
-
-    lm._score_packed = spy  # type: ignore[method-assign]
-    try:
-        lm.prefix_sharing = True
-        lm._loglikelihood_tokens(_requests(), disable_tqdm=True)
-    finally:
-        del lm._score_packed
+    _score_spying(lm, "_score_packed", lambda rows, batch, work: segments.append([len(r.segments) for r in batch]))
     # Without sliding windows each prefix's nine suffixes sit side by side in few rows.
     assert (not segments) if gemma else max(max(row) for row in segments) > 1, segments
 
