@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--repair-limit", type=int, default=2, help="CaTeRS test stories of the REPAIR row")
     parser.add_argument(
-        "--max-items", type=int, default=6, help="events per CaTeRS story (0: all, the study's default)"
+        "--max-items", type=int, default=0, help="events per CaTeRS story (0: all, as a study's row scores them)"
     )
     parser.add_argument("--gv-limit", type=int, default=6, help="arithmetic documents per split of the GV round")
     parser.add_argument("--batch-size", default="4", help="lm_eval --batch_size (the study's)")
