@@ -8,9 +8,8 @@ differs) on the embedded SmolLM2-135M-Instruct, chat template, float32 (the stud
 * ``gv``: one GV round on arithmetic: its data generation (the round's model answering the train
   documents) and its test-split evaluation (``improve gv``'s round 0, ``logic_consistency_gv_arithmetic``).
 
-Per case hf, then lc-hf, in one process: wall, ``lm_eval`` CPU-seconds, the metrics' largest difference,
-the CPU, the load, and whether the children keep Python's bytecode cache (if so, one untimed child
-compiles first, so neither backend pays for it); closing ``ratio <case>: ...``.
+Per case hf, then lc-hf, in one process: wall, ``lm_eval`` CPU-s, the metrics' largest difference, the CPU,
+the load, the bytecode cache (kept: an untimed child compiles first); closing ``ratio <case>: ...``.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_study.py
 """

@@ -26,6 +26,7 @@ __all__ = [
     "PackedRow",
     "batches",
     "chunks",
+    "packed_inputs",
     "packed_rows",
     "padding_bounded",
     "right_padded",
@@ -152,6 +153,42 @@ def packed_rows(leaves: list[tuple[int, tuple[int, ...], list[int]]], capacity: 
         room.append((suffix, tuple(members)))
     packed = [PackedRow(row, tuple(segments)) for row, rows in open_rows.items() for segments in rows]
     return sorted(packed, key=lambda row: (-row.width, row.cache_row))
+
+
+def packed_inputs(
+    batch: list[PackedRow], valid: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[tuple[int, int, tuple[int, ...]]]]:
+    """The model inputs of a pass of packed rows, on the CPU.
+
+    Args:
+        batch: The pass's rows.
+        valid: ``[rows, cache length]``: the real (not padding) cache slots of each row's prefix.
+
+    Returns:
+        ``(ids, offset, seen, scored)``: the ``[rows, width]`` token ids (right-padded with 0); each
+        token's position within its own segment (the position ids continue the prefix from there); the
+        ``[rows, width, cache length + width]`` mask of what each token sees (its prefix's real slots and
+        its own segment up to itself; padding sees the prefix only: finite values nobody reads, never a
+        row of nothing, which would be NaN); and per segment ``(row, end, requests)``.
+    """
+    width = max(row.width for row in batch)
+    ids = torch.zeros((len(batch), width), dtype=torch.long)
+    offset = torch.zeros((len(batch), width), dtype=torch.long)
+    segment = torch.full((len(batch), width), -1, dtype=torch.long)  # -1: padding
+    scored: list[tuple[int, int, tuple[int, ...]]] = []
+    for b, row in enumerate(batch):
+        start = 0
+        for k, (tokens, members) in enumerate(row.segments):
+            end = start + len(tokens)
+            ids[b, start:end] = torch.tensor(tokens, dtype=torch.long)
+            offset[b, start:end] = torch.arange(len(tokens))
+            segment[b, start:end] = k
+            scored.append((b, end, members))
+            start = end
+    causal = torch.ones((width, width), dtype=torch.bool).tril()
+    own = (segment.unsqueeze(2) == segment.unsqueeze(1)) & causal & (segment >= 0).unsqueeze(2)
+    seen = torch.cat([valid.unsqueeze(1).expand(-1, width, -1), own], dim=2)
+    return ids, offset, seen, scored
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -34,6 +34,7 @@ from logic_consistency.harness_ext.prefix.batches import (
     PackedRow,
     batches,
     chunks,
+    packed_inputs,
     packed_rows,
     padding_bounded,
     right_padded,
@@ -319,27 +320,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
 
     def _score_packed(self, rows: CachedRows, batch: list[PackedRow], work: _Scoring) -> None:
         """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""
-        width = max(row.width for row in batch)
-        ids = torch.zeros((len(batch), width), dtype=torch.long)
-        offset = torch.zeros((len(batch), width), dtype=torch.long)  # position within its own segment
-        segment = torch.full((len(batch), width), -1, dtype=torch.long)  # -1: padding
-        scored: list[tuple[int, int, tuple[int, ...]]] = []  # (batch row, segment end, requests)
-        for b, row in enumerate(batch):
-            start = 0
-            for k, (tokens, members) in enumerate(row.segments):
-                end = start + len(tokens)
-                ids[b, start:end] = torch.tensor(tokens, dtype=torch.long)
-                offset[b, start:end] = torch.arange(len(tokens))
-                segment[b, start:end] = k
-                scored.append((b, end, members))
-                start = end
         cache_rows = [row.cache_row for row in batch]
-        index = torch.tensor(cache_rows, dtype=torch.long)
-        # A token sees its prefix's real slots and its own segment up to itself; padding sees the
-        # prefix only (finite values nobody reads; never a row of nothing, which would be NaN).
-        causal = torch.ones((width, width), dtype=torch.bool).tril()
-        own = (segment.unsqueeze(2) == segment.unsqueeze(1)) & causal & (segment >= 0).unsqueeze(2)
-        seen = torch.cat([rows.valid[index].cpu().unsqueeze(1).expand(-1, width, -1), own], dim=2)
+        ids, offset, seen, scored = packed_inputs(batch, rows.valid[torch.tensor(cache_rows)].cpu())
         longest = {members: max(len(work.requests[i][2]) for i in members) for _, _, members in scored}
         keep = sorted({end - p for _, end, members in scored for p in range(1, longest[members] + 1)})
         column = {position: k for k, position in enumerate(keep)}
@@ -347,7 +329,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             ids.to(self.device),
             select_rows(rows.cache, cache_rows),
             seen.to(self.device),
-            (rows.next_position[index].cpu().unsqueeze(1) + offset).to(self.device),
+            (rows.next_position[torch.tensor(cache_rows)].cpu().unsqueeze(1) + offset).to(self.device),
             keep,
         )
         for b, end, members in scored:
