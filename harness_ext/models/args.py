@@ -168,7 +168,7 @@ HF_ARGS = Declaration(
         Declared("prefix_sharing", bool, True, "compute each shared prompt prefix once (false = stock hf)"),
         Declared("min_shared_tokens", int, 256, "cache a prefix only when it saves this many token computations", 1),
         Declared("max_cached_prefixes", int, 8, "nested prefix caches alive at once (bounds memory)", 1),
-        Declared("mixed_generation", bool, False, "greedy generations of different stops and lengths share batches"),
+        Declared("mixed_generation", bool, True, "greedy generations of different stops and lengths share batches"),
     ),
     passed=_HF_PASSED,
     unknown="near_miss",

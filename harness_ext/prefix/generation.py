@@ -1,4 +1,4 @@
-"""``lc-hf``'s greedy generations in batches that mix stop strings and lengths (``mixed_generation=true``).
+"""``lc-hf``'s greedy generations in batches that mix stop strings and lengths (``mixed_generation``, default on).
 
 lm-eval's ``HFLM.generate_until`` batches only requests whose ``gen_kwargs`` are equal (its ``Collator``
 groups by them), so a run whose tasks each have their own ``until`` and ``max_gen_toks`` (every GV

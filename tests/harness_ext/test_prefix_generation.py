@@ -1,5 +1,6 @@
-"""``lc-hf``'s ``mixed_generation``: greedy requests whose stop strings and lengths differ share batches,
-and every row's text equals lm-eval's own per-settings batching (``HFLM.generate_until``) on the same object.
+"""``lc-hf``'s ``mixed_generation`` (on by default): greedy requests whose stop strings and lengths differ share
+batches, and every row's text equals lm-eval's own per-settings batching (``HFLM.generate_until``) on the same
+object; ``mixed_generation=false`` is lm-eval's own batching.
 
 The tiny random Llama of ``tests/tiny_model.py`` (a 300-token byte-level vocabulary), in process.
 """
@@ -45,9 +46,7 @@ def requests(settings: list[dict[str, Any]], per_setting: int = 3) -> list[Insta
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory: pytest.TempPathFactory) -> PrefixSharingHFLM:
     base = tiny_base(tmp_path_factory.mktemp("tiny"))
-    return PrefixSharingHFLM(
-        pretrained=str(base), device="cpu", batch_size=BATCH, dtype="float32", mixed_generation=True
-    )
+    return PrefixSharingHFLM(pretrained=str(base), device="cpu", batch_size=BATCH, dtype="float32")  # the default
 
 
 def counted(lm: PrefixSharingHFLM, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -63,9 +62,10 @@ def counted(lm: PrefixSharingHFLM, monkeypatch: pytest.MonkeyPatch) -> list[int]
     return rows
 
 
-def test_mixed_batches_fill_and_give_each_row_the_text_of_per_settings_batches(
+def test_by_default_mixed_batches_fill_and_give_each_row_the_text_of_per_settings_batches(
     lm: PrefixSharingHFLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    assert lm.mixed_generation is True  # the declared default, as lc-hf and lc-embedded are built
     asked = requests(SETTINGS)
     rows = counted(lm, monkeypatch)
     stock = HFLM.generate_until(lm, asked, disable_tqdm=True)  # lm-eval's own: one batch per settings
@@ -80,8 +80,16 @@ def test_mixed_batches_fill_and_give_each_row_the_text_of_per_settings_batches(
     assert len(set(stock)) > 1
 
 
-def test_off_by_default_and_sampling_or_a_long_context_keeps_hflms_path(lm: PrefixSharingHFLM) -> None:
-    assert {arg.name: arg.default for arg in HF_ARGS.declared}["mixed_generation"] is False
+def test_mixed_generation_false_is_hflms_own_batching(lm: PrefixSharingHFLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = requests(SETTINGS)
+    rows = counted(lm, monkeypatch)
+    monkeypatch.setattr(lm, "mixed_generation", False)
+    assert lm.generate_until(asked, disable_tqdm=True) == HFLM.generate_until(lm, asked, disable_tqdm=True)
+    assert rows == [3] * len(SETTINGS) * 2  # one batch per settings, both times
+
+
+def test_on_by_default_and_sampling_or_a_long_context_keeps_hflms_path(lm: PrefixSharingHFLM) -> None:
+    assert {arg.name: arg.default for arg in HF_ARGS.declared}["mixed_generation"] is True
     sampled = {"until": ["\n"], "max_gen_toks": 4, "do_sample": True, "temperature": 0.7}
     long_context = "x " * (lm.max_length - 8)
     asked = [
