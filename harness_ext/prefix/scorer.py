@@ -9,8 +9,8 @@ scored on their own suffixes, packed side by side into rows under an explicit at
 (float32: within 1e-4). A model whose cache layers may mutate stored tensors (static, quantised,
 hybrid, encoder-decoder) falls back to the ordinary path with one log line: never a silent
 approximation. Model arguments: ``prefix_sharing`` (default true), ``min_shared_tokens`` (256),
-``max_cached_prefixes`` (8, bounds memory) and ``mixed_generation`` (false; true: greedy generations
-whose stop strings and lengths differ share batches, ``generation.py``).
+``max_cached_prefixes`` (8, bounds memory) and ``mixed_generation`` (true: greedy generations whose
+stop strings and lengths differ share batches, ``generation.py``; false: ``HFLM``'s own batching).
 """
 
 from __future__ import annotations

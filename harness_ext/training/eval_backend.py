@@ -4,8 +4,8 @@ Every row (and every GV round's data generation) is an ``lm_eval`` run of the ba
 LoRA adapter as ``peft=``, in the dtype the study trains in. The default is the suite's
 prefix-sharing ``lc-hf`` (:mod:`logic_consistency.harness_ext.prefix.scorer`): lm-eval's ``hf`` with
 log-likelihood scoring that computes each shared prompt prefix once, the same scores within the
-tolerance docs/backends.md states, and its generations are ``hf``'s own. ``improve --eval-backend hf``
-keeps lm-eval's stock path.
+tolerance docs/backends.md states, and greedy generations in batches that mix stop strings (the same
+texts as ``hf``'s up to a batch's float rounding). ``improve --eval-backend hf`` keeps lm-eval's stock path.
 
 A study evaluates only the suite's own tasks, so each of its ``lm_eval`` runs is started with
 ``LOGIC_CONSISTENCY_SUITE_TASKS_ONLY=1`` (:func:`lm_eval_environment`): lm-eval then indexes the suite's
