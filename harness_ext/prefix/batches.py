@@ -31,6 +31,7 @@ __all__ = [
     "padding_bounded",
     "right_padded",
     "select_rows",
+    "suffix_leaves",
 ]
 
 
@@ -189,6 +190,16 @@ def packed_inputs(
     own = (segment.unsqueeze(2) == segment.unsqueeze(1)) & causal & (segment >= 0).unsqueeze(2)
     seen = torch.cat([valid.unsqueeze(1).expand(-1, width, -1), own], dim=2)
     return ids, offset, seen, scored
+
+
+def suffix_leaves(groups: list[PrefixGroup], inputs: list[list[int]]) -> dict[tuple[int, tuple[int, ...]], list[int]]:
+    """The requests under the cached prefixes ``groups`` (cache rows, in order), by (cache row, suffix):
+    one model row per distinct suffix, which the answer letters of one prompt share."""
+    leaves: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+    for row, group in enumerate(groups):
+        for i in group.requests:
+            leaves.setdefault((row, tuple(inputs[i][group.length :])), []).append(i)
+    return leaves
 
 
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

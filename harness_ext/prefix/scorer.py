@@ -39,6 +39,7 @@ from logic_consistency.harness_ext.prefix.batches import (
     padding_bounded,
     right_padded,
     select_rows,
+    suffix_leaves,
 )
 from logic_consistency.harness_ext.prefix.generation import generate_mixed
 from logic_consistency.harness_ext.prefix.trie import PrefixGroup, plan_prefix_groups
@@ -287,11 +288,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
 
     def _score_group(self, rows: CachedRows, work: _Scoring) -> None:
         """Score every request under the cached prefixes of ``rows``, then descend to their children."""
-        # One model row per (cache row, distinct suffix): the answer letters of one prompt share it.
-        leaves: dict[tuple[int, tuple[int, ...]], list[int]] = {}
-        for row, group in enumerate(rows.groups):
-            for i in group.requests:
-                leaves.setdefault((row, tuple(work.inputs[i][group.length :])), []).append(i)
+        leaves = suffix_leaves(rows.groups, work.inputs)
         if self._packs and leaves:
             # A packed row holds at most as many suffix tokens as the longest input; a pass at most
             # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
@@ -305,18 +302,21 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             for batch in batches(ordered, work.rows_per_batch, same_row=True):
                 self._score_rows(rows, batch, work)
                 work.pbar.update(sum(len(members) for _, members in batch))
+        for chunk in self._child_passes(rows, work.rows_per_batch):
+            self._score_group(self._extend(rows, chunk), work)
+
+    def _child_passes(self, rows: CachedRows, rows_per_batch: int) -> Iterator[list[tuple[int, PrefixGroup]]]:
+        """The child prefixes of ``rows`` as ``(parent row, group)``, in the passes that extend them.
+
+        Longest edges first, as HFLM sorts its requests: siblings in one pass have similar lengths, so
+        little of the pass is padding; one child a pass where a sliding window forbids holes.
+        """
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
-        # Longest edges first, as HFLM sorts its requests: siblings in one pass have similar lengths,
-        # so little of the pass is padding.
         edge = {id(child): child.length - rows.groups[row].length for row, child in children}
         children.sort(key=lambda item: -edge[id(item[1])])
-        passes = (
-            padding_bounded(children, work.rows_per_batch, lambda item: edge[id(item[1])])
-            if self._holes_ok
-            else chunks(children, 1)
-        )
-        for chunk in passes:
-            self._score_group(self._extend(rows, chunk), work)
+        if self._holes_ok:
+            return padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
+        return chunks(children, 1)
 
     def _score_packed(self, rows: CachedRows, batch: list[PackedRow], work: _Scoring) -> None:
         """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""
