@@ -25,24 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the tracer and the tiny model are the tests' helpers
 
 from climbs import Climbs, counting_climbs  # noqa: E402
+from study_fakes import finished_adapter  # noqa: E402
 from tiny_model import tiny_base  # noqa: E402
 
 #: Callees of loading a task through lm-eval (its task classes, loaders and hooks), not the study's.
 TASK_LOADING = ("harness_ext/task/", "harness_ext/autoload")
-
-
-def _train(job: Any) -> dict[str, Any]:
-    """The trainer's stand-in: a finished adapter with the manifest fields a rerun checks."""
-    from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest
-
-    manifest = {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
-                "wall_time_s": 1, "device": "cpu", "round": job.label, "recipe": job.recipe,
-                "base_model": str(job.base), "data_sha256": examples_sha256(job.examples),
-                "hyperparameters": job.settings.as_dict()}  # fmt: skip
-    staging = job.out.with_name("staging")
-    staging.mkdir(parents=True)
-    write_manifest(staging, job.out, manifest)
-    return manifest
 
 
 def _lm_eval(run: Any, *, label: str) -> list[Path]:
@@ -63,7 +50,7 @@ def _walk(recipe: str, folder: Path, limit: int) -> tuple[Climbs, list[str]]:
     from logic_consistency.tasks.pairwise import improve as repair_improve
 
     module: Any = repair_improve if recipe == "repair" else gv_improve
-    module.train_adapter, module.run_lm_eval = _train, _lm_eval
+    module.train_adapter, module.run_lm_eval = finished_adapter, _lm_eval
     base = tiny_base(folder / "base")
     if recipe == "repair":
         metadata = {"max_items": 4, "ks": [3, 4]}

@@ -21,9 +21,9 @@ import pytest
 pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from climbs import counting_climbs  # noqa: E402
+from study_fakes import finished_adapter  # noqa: E402
 from tiny_model import tiny_base  # noqa: E402
 
-from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest  # noqa: E402
 from logic_consistency.harness_ext.training.driver import (  # noqa: E402
     PlannedUnit,
     Stages,
@@ -96,15 +96,7 @@ class Recorder:
         assert job.examples, job.label
         if job.label == self.failing:
             raise TrainingError(f"{job.label}: loss became nan at step 1")
-        # a finished adapter with the manifest fields a rerun checks against the row (study_identity.py)
-        manifest = {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
-                    "wall_time_s": 1, "device": "cpu", "round": job.label, "recipe": job.recipe,
-                    "base_model": str(job.base), "data_sha256": examples_sha256(job.examples),
-                    "hyperparameters": job.settings.as_dict()}  # fmt: skip
-        staging = job.out.with_name("staging")
-        staging.mkdir(parents=True)
-        write_manifest(staging, job.out, manifest)
-        return manifest
+        return finished_adapter(job)
 
     @staticmethod
     def evaluate(run: LmEvalRun, *, label: str) -> list[Path]:
