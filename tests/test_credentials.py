@@ -170,16 +170,23 @@ def test_the_suite_writer_never_writes_a_key_variable(tmp_path: Path, monkeypatc
     assert json.loads((tmp_path / "x.json").read_text(encoding="utf-8"))["n"] == 2
 
 
-def test_row_identity_and_cache_key_ignore_credentials() -> None:
+def test_row_identity_and_cache_key_ignore_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rotating a key keeps the row's model fields and the request cache (defence: the build refuses them)."""
-    first = identify(
-        "local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1?api-key={SECRET},api_key=A1"
-    )
-    second = identify(
-        "local-chat-completions", "model=judge,base_url=http://u:rotated-key@h/v1?api-key=rotated,api_key=B2"
-    )
+    first_args = f"model=judge,base_url=http://u:{SECRET}@h/v1?api-key={SECRET},api_key=A1"
+    second_args = f"model=judge,base_url=http://u:{SECRET}-rotated@h/v1?api-key={SECRET}-rotated,api_key=B2"
+    first = identify("local-chat-completions", first_args)
+    second = identify("local-chat-completions", second_args)
     assert SECRET not in json.dumps(first.as_json())
-    assert first == second and cache_key(first) == cache_key(second)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    keys = [cache_key(first, first_args)]
+    monkeypatch.setenv("OPENAI_API_KEY", f"{SECRET}-rotated")
+    keys.append(cache_key(second, second_args))
+    assert first == second and keys[0] == keys[1]  # the key's value is replaced by its name, a key argument left out
+    # issue 54: the cache follows the private identity: another path of the same gateway is another cache
+    gateway = [first_args.replace("/v1?", f"/deployment-{name}/v1?") for name in "ab"]
+    public = [identify("local-chat-completions", args) for args in gateway]
+    assert public[0] == public[1]  # the public projection drops the deployment's path
+    assert cache_key(public[0], gateway[0]) != cache_key(public[1], gateway[1])
     # the allowlist: base_url as scheme, host, port and path; api_key is not a public argument
     assert first.model_args == "model=judge,base_url=http://h/v1"
 

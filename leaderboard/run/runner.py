@@ -187,18 +187,22 @@ NEUTRAL_MODEL_ARGS = frozenset(
 )
 
 
-def cache_key(identity: ModelIdentity) -> str:
+def cache_key(identity: ModelIdentity, model_args: str | Mapping[str, Any] | None) -> str:
     """SHA-256 of everything about a model that changes its answers to the same request text.
 
     lm-eval's request cache (``--use_cache``) is keyed by the request alone, so the file must belong
-    to one model: backend, the full revision or checksum, precision and the ``--model_args`` other
-    than :data:`NEUTRAL_MODEL_ARGS` and credentials (never in it: :func:`..board.modelid.identify` redacts
-    them, and a key-like argument is left out, so rotating a key keeps the cache). (The chat template and system instruction need not be in it:
+    to one model. The key is the model's **private** identity: backend, the full revision
+    or checksum, precision and every ``--model_args`` entry as given (``model_args``: the model
+    list's, not the public projection of ``identity``, which drops e.g. a gateway's deployment path),
+    other than :data:`NEUTRAL_MODEL_ARGS` and key-like arguments (a rotated key keeps the cache); a
+    credential of this process in a value is replaced by its name first. Only the hash is written (the
+    file name), never the arguments. (The chat template and system instruction need not be in it:
     they are part of every request's text.)
     """
+    clean = Redactor.from_environment(patterns=False)  # literal only: two gateway tokens stay two
     args = {
-        key: value
-        for key, value in parse_model_args(identity.model_args).items()
+        key: clean.text(str(value))
+        for key, value in parse_model_args(model_args).items()
         if key not in NEUTRAL_MODEL_ARGS and not is_key_name(key)  # a rotated key keeps the cache
     }
     return sha256_hex(
@@ -214,11 +218,12 @@ def cache_key(identity: ModelIdentity) -> str:
 def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
     """``<name slug>-<revision, readable prefix>-<first 16 hex of cache_key>``: the request cache of one model.
 
-    The readable part is only for people; the hash decides, so revisions sharing a prefix
-    (``release-2024-01-a`` / ``-b``) or a change of precision get different caches.
+    The readable part is only for people; the hash of the private identity decides
+    (:func:`cache_key` of ``spec.model_args``), so revisions sharing a prefix (``release-2024-01-a`` /
+    ``-b``), a change of precision or one entry pointed at another gateway path get different caches.
     """
     revision = re.sub(r"[^A-Za-z0-9._-]+", "-", identity.revision).strip("-.")[:24] or "rev"
-    return f"{slug(spec.name)}-{revision}-{cache_key(identity)[:16]}"
+    return f"{slug(spec.name)}-{revision}-{cache_key(identity, spec.model_args)[:16]}"
 
 
 def known_error(stderr_tail: str) -> str | None:
