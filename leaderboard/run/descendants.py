@@ -21,12 +21,16 @@ from pathlib import Path
 
 from logic_consistency.harness_ext.jobs.processes import KILL_GRACE_SECONDS
 
-__all__ = ["MARK_VARIABLE", "end_marked", "marked_processes"]
+__all__ = ["MARKS_READABLE", "MARK_VARIABLE", "end_marked", "marked_processes"]
 
 #: The environment variable that marks every child of a build (``harness_ext.jobs.processes.CHILD_MARKS``):
 #: the random ``mark`` of each build lock held when it started (space-separated). A child inherits it, and so
 #: does what it starts, a process that called ``setsid`` or left the group included.
 MARK_VARIABLE = "LOGIC_CONSISTENCY_BUILD_MARK"
+
+#: Whether this system shows a process's environment (``/proc/PID/environ``): where it does, only the
+#: processes carrying a build's mark are ever ended; elsewhere its recorded process groups are.
+MARKS_READABLE = Path("/proc/self/environ").exists()
 
 
 def marked_processes(mark: str) -> list[int]:
@@ -38,7 +42,7 @@ def marked_processes(mark: str) -> list[int]:
     """
     proc, prefix, user = Path("/proc"), f"{MARK_VARIABLE}=".encode(), os.getuid()
     found = []
-    for entry in proc.iterdir() if (proc / "self" / "environ").exists() else ():
+    for entry in proc.iterdir() if MARKS_READABLE else ():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:  # another user's process: unreadable, or not ours to end (root); a zombie's environment is empty

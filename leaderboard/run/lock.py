@@ -12,6 +12,11 @@ child started under the lock carries its random ``mark`` in its environment (:mo
 passes it on: the build's end, a takeover, and the next build on a lock a killed build left free end every
 process carrying it, one that called ``setsid`` included. A link, pipe or folder in the lock's place is
 refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
+
+A record carries the folder's and the lock file's identity (``folder``, ``lock``: device, inode) and is
+acted on only where both match: a ``cp -a`` copy of a board holds its original's record, and nothing it
+names is ended. A free lock's last holder is acted on only once it is gone, and on Linux only processes
+carrying its mark are ended (a recycled process-group number is never signalled).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import IO, Any
 from logic_consistency.harness_ext.jobs.processes import CHILD_MARKS, end_group
 from logic_consistency.outputs import TEMP_SUFFIX, OutputError, not_regular
 
-from .descendants import MARK_VARIABLE, end_marked, marked_processes
+from .descendants import MARK_VARIABLE, MARKS_READABLE, end_marked, marked_processes
 
 __all__ = ["BuildLockedError", "HeldLock", "LockHolder", "build_lock", "child_group_recorded", "held_lock_fds"]
 
@@ -121,6 +126,9 @@ class LockHolder:
     groups: tuple[int, ...] = ()
     #: The mark every child of the holder carries in its environment (:data:`MARK_VARIABLE`).
     mark: str | None = None
+    #: The guarded folder's and the lock file's (device, inode) when the record was written.
+    folder: tuple[int, int] | None = None
+    lock: tuple[int, int] | None = None
 
     @classmethod
     def read(cls, handle: IO[str]) -> LockHolder:
@@ -137,8 +145,14 @@ class LockHolder:
             record.get("pid") if _is_pid(record.get("pid")) else None,
             groups=_pids(record.get("groups")),
             mark=mark if mark is not None and mark.isalnum() else None,
+            folder=_file_id(record.get("folder")),
+            lock=_file_id(record.get("lock")),
             **strings,
         )
+
+    def belongs(self, root: Path, handle: IO[str]) -> bool:
+        """Whether the record was written for this folder and this lock file (a copy's record is not)."""
+        return self.folder == _identity(os.stat(root)) and self.lock == _identity(os.fstat(handle.fileno()))
 
     def end_groups(self) -> list[int]:
         """End the recorded process groups and every process carrying the holder's mark (on this host only:
@@ -150,7 +164,10 @@ class LockHolder:
         """
         if self.host != socket.gethostname():
             return []
-        stuck = [group for group in self.groups if group > 1 and not end_group(group)]
+        # where /proc shows environments, only the processes carrying the mark are ended (end_marked): a
+        # group number recycled by another program is never signalled; elsewhere the recorded groups are
+        groups = () if MARKS_READABLE else self.groups
+        stuck = [group for group in groups if group > 1 and not end_group(group)]
         found, left = end_marked(self.mark)
         if stuck or left:
             raise BuildLockedError(
@@ -179,6 +196,21 @@ class LockHolder:
         return None
 
 
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+def _file_id(value: Any) -> tuple[int, int] | None:
+    """A recorded ``[device, inode]``, or ``None``."""
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    ):
+        return value[0], value[1]
+    return None
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -201,7 +233,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _write_record(handle: IO[str], deadline_seconds: float | None) -> dict[str, Any]:
+def _write_record(root: Path, handle: IO[str], deadline_seconds: float | None) -> dict[str, Any]:
     now = time.time()
     record: dict[str, Any] = {
         "pid": os.getpid(),
@@ -210,6 +242,8 @@ def _write_record(handle: IO[str], deadline_seconds: float | None) -> dict[str, 
         "deadline": _iso(now + deadline_seconds) if deadline_seconds is not None else None,
         "groups": [],
         "mark": secrets.token_hex(16),
+        "folder": list(_identity(os.stat(root))),  # a copy of the folder holds a record that is not its own
+        "lock": list(_identity(os.fstat(handle.fileno()))),
     }
     _rewrite(handle, record)
     return record
@@ -312,12 +346,19 @@ def _marked_left(holder: LockHolder) -> list[int]:
     return marked_processes(holder.mark) if holder.mark and holder.host == socket.gethostname() else []
 
 
-def _take_stale(root: Path, lock_path: Path, holder: LockHolder, warn: Callable[[str], None]) -> IO[str]:
+def _take_stale(
+    root: Path, lock_path: Path, holder: LockHolder, warn: Callable[[str], None], *, belongs: bool
+) -> IO[str]:
     """The lock of a stale holder, taken over once its runs and their descendants have ended."""
     reason = holder.stale_because(time.time())
     if reason is None:
         raise BuildLockedError(
             f"{lock_path}: another leaderboard build is running on this folder ({holder.describe()})"
+        )
+    if not belongs:
+        raise BuildLockedError(
+            f"{lock_path}: a process holds the lock and its record ({holder.describe()}) is not this folder's "
+            "(a copy of another folder's lock); nothing it names is ended: wait for the holder to end"
         )
     ending = f"; ending its runs' process groups {list(holder.groups)} first" if holder.groups else ""
     marked = _marked_left(holder)
@@ -329,12 +370,20 @@ def _take_stale(root: Path, lock_path: Path, holder: LockHolder, warn: Callable[
     return _take_over(root, lock_path)
 
 
-def _end_leftovers(handle: IO[str], lock_path: Path, warn: Callable[[str], None]) -> None:
+def _end_leftovers(root: Path, handle: IO[str], lock_path: Path, warn: Callable[[str], None]) -> None:
     """A free lock whose last holder was killed: what its runs started outside the lock (a child that called
-    ``setsid`` and closed the lock's descriptor) may still run and write into ``runs/``; it is ended first."""
+    ``setsid`` and closed the lock's descriptor) may still run and write into ``runs/``; it is ended first,
+    only where the record is this folder's and its holder is gone."""
     previous = LockHolder.read(handle)
     marked = _marked_left(previous)
-    if marked:
+    if marked and not previous.belongs(root, handle):
+        warn(
+            f"{lock_path}: the record names the build with {previous.describe()}, but it is not this folder's (a copy "
+            f"of another folder, or written before records named their folder): its processes {marked} are left alone"
+        )
+    elif marked and previous.pid is not None and _alive(previous.pid):
+        warn(f"{lock_path}: the build with {previous.describe()} still runs: its processes {marked} are left alone")
+    elif marked:
         warn(
             f"{lock_path}: ending the processes {marked} left by the build with {previous.describe()} (they carry its mark)"
         )
@@ -347,13 +396,14 @@ def _acquire(
     with _folder_guard(root):
         handle = _open_lock(lock_path)
         if _try_flock(handle):
-            _end_leftovers(handle, lock_path, warn)
+            _end_leftovers(root, handle, lock_path, warn)
         else:
             holder = LockHolder.read(handle)
+            belongs = holder.belongs(root, handle)
             handle.close()
-            handle = _take_stale(root, lock_path, holder, warn)
+            handle = _take_stale(root, lock_path, holder, warn, belongs=belongs)
         try:
-            return handle, _write_record(handle, deadline_seconds)
+            return handle, _write_record(root, handle, deadline_seconds)
         except BaseException:
             handle.close()
             raise

@@ -265,7 +265,12 @@ def test_what_a_killed_build_left_outside_its_lock_is_ended_by_the_next_build(tm
     board = tmp_path / "board"
     board.mkdir()
     record = {"pid": 2**22 + 1, "host": socket.gethostname(), "started": "2026-01-01T00:00:00Z", "mark": mark}
-    (board / ".leaderboard.lock").write_text(json.dumps(record), encoding="utf-8")
+    lock_file = board / ".leaderboard.lock"
+    lock_file.touch()  # the record names this folder and this lock file (device, inode): it is theirs
+    record.update(
+        folder=[board.stat().st_dev, board.stat().st_ino], lock=[lock_file.stat().st_dev, lock_file.stat().st_ino]
+    )
+    lock_file.write_text(json.dumps(record), encoding="utf-8")
     left = children.start(
         [sys.executable, "-c", "import time; time.sleep(120)"], env={**os.environ, MARK_VARIABLE: mark}
     )

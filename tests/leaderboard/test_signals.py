@@ -182,3 +182,30 @@ def test_a_child_of_a_killed_build_keeps_the_lock_held_but_the_next_build_takes_
         os.kill(child, signal.SIGKILL)
     assert len(warnings) == 1 and f"pid {build.pid}" in warnings[0], warnings
     assert _wait(lambda: _lock_free(folder), 15)
+
+
+def test_a_build_on_a_copy_of_a_running_builds_folder_leaves_the_original_build_alone(
+    tmp_path: Path, hand_board: dict[str, Any]
+) -> None:
+    """``cp -a`` of a board folder while its build runs, then a build on the copy: the copied lock record names
+    the original build's mark, but it is not the copy's record (another folder and lock file): nothing is ended."""
+    build, state, board = _start_build(tmp_path, "slow", hand_board)
+    fake = json.loads(state.read_text())
+    copy = tmp_path / "copy"
+    try:
+        children.run(["cp", "-a", str(board.parent), str(copy)], check=True, timeout=60)
+        quick = tmp_path / "quick_lm_eval"
+        quick.write_text(f"#!{sys.executable}\nimport sys\nsys.exit(3)\n", encoding="utf-8")
+        quick.chmod(0o755)
+        command = [str(LOGIC_CONSISTENCY), "leaderboard", "build", "--models", str(tmp_path / "models.yaml")]
+        command += ["--out", str(copy), "--lm-eval", str(quick), "--night", "2026-06-02", "--no-progress"]
+        on_copy = children.run(command, capture_output=True, text=True, timeout=300)
+        assert on_copy.returncode == 1, on_copy.stderr[-3000:]  # its own model failed (exit 3), as it should
+        assert "is not this folder's" in on_copy.stderr and str(fake["pid"]) in on_copy.stderr
+        time.sleep(1)
+        assert _alive(fake["pid"]), "the build on the copy ended the original build's model run"
+        assert build.poll() is None  # the original build still runs, its lock still its own
+    finally:
+        build.send_signal(signal.SIGTERM)
+        build.communicate(timeout=60)
+    assert _wait(lambda: not _alive(fake["pid"]), 15)
