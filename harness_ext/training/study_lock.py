@@ -8,6 +8,12 @@ releases an ``flock`` when its holder dies, and the descriptor is close-on-exec,
 the lock of a study that died, taken over with a warning that says so. A clean exit empties the
 record first, so only a dead holder leaves its name behind.
 
+The lock is bound to the folder it guards: the holder also holds an ``flock`` of the folder itself
+(close-on-exec, like the file's) for as long as it runs, so removing or replacing ``.improve.lock``
+under a running study does not let a second ``improve`` in: it is refused all the same. The record
+carries the folder's and the lock file's identity (``folder``, ``lock``: device and inode); a record
+that does not match (a copy of another study's folder) is not this folder's and names no one here.
+
 Why not the board's lock (``leaderboard/run/lock.py``): ``harness_ext`` may not import the
 leaderboard (the layers of ``docs/architecture.md``), and the board's lock is built for what a study
 has not: deadlines, and model runs that inherit the descriptor on purpose. The file handling is the
@@ -57,8 +63,14 @@ def check_out(folder: Path) -> None:
         raise ValueError(f"--out {folder}: exists and is not a folder; choose another --out")
 
 
-def _record(command: Sequence[str]) -> dict[str, Any]:
+def _identity(status: os.stat_result) -> list[int]:
+    return [status.st_dev, status.st_ino]
+
+
+def _record(command: Sequence[str], folder_fd: int, fd: int) -> dict[str, Any]:
     return {
+        "folder": _identity(os.fstat(folder_fd)),  # a copy of the folder holds a record that is not its own
+        "lock": _identity(os.fstat(fd)),
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -110,6 +122,38 @@ def _warn(message: str) -> None:
     print(f"logic-consistency improve: warning: {message}", file=sys.stderr)
 
 
+def _open_folder(folder: Path) -> int:
+    """The folder itself, opened to be locked (close-on-exec: no child keeps it once its holder has gone)."""
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise OutputError(f"--out {folder}: cannot open the folder: {error.strerror or error}", error.errno) from None
+
+
+def _refuse_held(folder: Path, folder_fd: int) -> None:
+    """Raise :class:`StudyLockedError` if another process holds the folder's own lock (its file removed or not)."""
+    try:
+        fcntl.flock(folder_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = "its lock file was removed or replaced; the holder is not named"
+        with contextlib.suppress(OSError, ValueError):
+            fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                record = _read(fd)
+                if _belongs(record, folder_fd, fd):
+                    holder = _describe(record)
+            finally:
+                os.close(fd)
+        raise StudyLockedError(
+            f"--out {folder}: another improve study is running on this folder ({holder}); "
+            "wait for it to end, or stop it, or choose another --out"
+        ) from None
+
+
+def _belongs(record: dict[str, Any], folder_fd: int, fd: int) -> bool:
+    return record.get("folder") == _identity(os.fstat(folder_fd)) and record.get("lock") == _identity(os.fstat(fd))
+
+
 @contextlib.contextmanager
 def study_lock(
     folder: Path, *, command: Sequence[str] | None = None, warn: Callable[[str], None] = _warn
@@ -122,7 +166,8 @@ def study_lock(
         warn: Receives the warning when the lock of a dead study is taken over.
 
     Raises:
-        StudyLockedError: Another live process holds the lock (naming its PID, host and command).
+        StudyLockedError: Another live process holds the lock (naming its PID, host and command), or the
+            folder's own lock (its lock file removed or replaced).
         ValueError: ``--out`` is a dangling link or not a folder; the lock is a link, pipe or folder.
         OutputError: The folder or the lock cannot be created.
     """
@@ -132,23 +177,37 @@ def study_lock(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(f"--out {folder}: cannot create the folder: {error.strerror or error}", error.errno) from None
-    fd = _open(path)
+    folder_fd = _open_folder(folder)
     try:
+        _refuse_held(folder, folder_fd)  # held for the whole study: the lock file's removal lets no one in
+        fd = _open(path)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StudyLockedError(
-                f"--out {folder}: another improve study is running on this folder ({_describe(_read(fd))}); "
-                "wait for it to end, or stop it, or choose another --out"
-            ) from None
-        previous = _read(fd)
-        if previous.get("pid") not in (None, os.getpid()):
-            warn(f"{path}: taking over the lock of a study that is gone ({_describe(previous)})")
-        _write(fd, _record(sys.argv if command is None else command))
-        try:
-            yield path
+            _hold(folder, fd, folder_fd, warn)
+            _write(fd, _record(sys.argv if command is None else command, folder_fd, fd))
+            try:
+                yield path
+            finally:
+                _write(fd, None)  # a clean exit leaves no holder's name: only a dead study does
+                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
-            _write(fd, None)  # a clean exit leaves no holder's name: only a dead study does
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
     finally:
-        os.close(fd)
+        os.close(folder_fd)  # the folder's lock goes with its descriptor
+
+
+def _hold(folder: Path, fd: int, folder_fd: int, warn: Callable[[str], None]) -> None:
+    """Lock the lock file ``fd``, saying whose lock of a dead study it takes over (if the record is this folder's)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise StudyLockedError(
+            f"--out {folder}: another improve study is running on this folder ({_describe(_read(fd))}); "
+            "wait for it to end, or stop it, or choose another --out"
+        ) from None
+    previous = _read(fd)
+    if previous.get("pid") in (None, os.getpid()):
+        return
+    if _belongs(previous, folder_fd, fd):
+        warn(f"{folder / LOCK_NAME}: taking over the lock of a study that is gone ({_describe(previous)})")
+    else:
+        warn(f"{folder / LOCK_NAME}: its record is not this folder's (copied from another study's folder): ignored")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import children
@@ -47,12 +48,63 @@ def test_a_second_improve_on_one_folder_is_refused_naming_the_first_pid(
 def test_the_lock_of_a_dead_study_is_taken_over_and_said_so(tmp_path: Path) -> None:
     gone = children.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     pid = int(gone.stdout)
-    (tmp_path / "s").mkdir()
-    (tmp_path / "s" / LOCK_NAME).write_text(json.dumps({"pid": pid, "host": "h", "command": "improve gv"}))
+    folder, lock = tmp_path / "s", tmp_path / "s" / LOCK_NAME
+    folder.mkdir()
+    lock.touch()  # the record names this folder and this lock file (device, inode)
+    identity = {
+        "folder": [folder.stat().st_dev, folder.stat().st_ino],
+        "lock": [lock.stat().st_dev, lock.stat().st_ino],
+    }
+    lock.write_text(json.dumps({"pid": pid, "host": "h", "command": "improve gv", **identity}))
     warnings: list[str] = []
-    with study_lock(tmp_path / "s", warn=warnings.append):
+    with study_lock(folder, warn=warnings.append):
         pass
     assert len(warnings) == 1 and f"taking over the lock of a study that is gone (pid {pid}" in warnings[0]
+    # a copy of the folder holds the record too, but it is not the copy's: it names no study of the copy
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / LOCK_NAME).write_text(json.dumps({"pid": pid, "host": "h", "command": "improve gv", **identity}))
+    with study_lock(copy, warn=warnings.append):
+        pass
+    assert len(warnings) == 2 and "its record is not this folder's" in warnings[1] and str(pid) not in warnings[1]
+
+
+#: A running study's holder: ``improve``'s lock of ``--out``, held until the file ``go`` appears.
+HOLDER = """import sys, time
+from pathlib import Path
+from logic_consistency.harness_ext.training.study_lock import study_lock
+out, ready, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+with study_lock(out, command=["logic-consistency", "improve", "repair", "--out", str(out)]):
+    ready.touch()
+    while not go.exists():
+        time.sleep(0.05)
+"""
+
+
+def test_a_second_improve_is_refused_after_the_lock_file_was_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first holder also holds the folder's own lock: removing ``.improve.lock`` lets no second study in."""
+    out, ready, go = tmp_path / "study", tmp_path / "ready", tmp_path / "go"
+    holder = children.start([sys.executable, "-c", HOLDER, str(out), str(ready), str(go)])
+    try:
+        for _ in range(600):
+            if ready.exists() or holder.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), "the first study never took its lock"
+        (out / LOCK_NAME).unlink()
+        status = app.main(["improve", "repair", "--base", str(tmp_path / "no-base"), "--out", str(out)])
+        err = capsys.readouterr().err
+        assert status == 2, err
+        assert "another improve study is running on this folder (its lock file was removed or replaced" in err, err
+        assert not (out / LOCK_NAME).exists() and "Traceback" not in err  # refused before anything was written
+    finally:
+        go.touch()
+        holder.wait(timeout=60)
+    assert holder.returncode == 0
+    with study_lock(out):  # free once the first has gone
+        pass
 
 
 def test_a_dangling_out_link_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
