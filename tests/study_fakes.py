@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest
+from logic_consistency.harness_ext.training.base_hash import base_sha256
 
 
 def finished_adapter(job: Any) -> dict[str, Any]:
@@ -12,7 +14,8 @@ def finished_adapter(job: Any) -> dict[str, Any]:
     (``study_identity.py``); return the manifest, as the trainer does."""
     manifest = {"data_examples": len(job.examples), "steps": 1, "train_loss": 0.5, "train_tokens_per_s": 1,
                 "wall_time_s": 1, "device": "cpu", "round": job.label, "recipe": job.recipe,
-                "base_model": str(job.base), "data_sha256": examples_sha256(job.examples),
+                "base_model": str(job.base), "base_sha256": base_sha256(Path(job.base)),
+                "data_sha256": examples_sha256(job.examples),
                 "hyperparameters": job.settings.as_dict()}  # fmt: skip
     staging = job.out.with_name("staging")
     staging.mkdir(parents=True)

@@ -28,6 +28,7 @@ from logic_consistency.harness_ext.training.adapter import (  # noqa: E402
     read_manifest,
     write_manifest,
 )
+from logic_consistency.harness_ext.training.base_hash import base_sha256  # noqa: E402
 from logic_consistency.harness_ext.training.study import Study, StudyFolderError  # noqa: E402
 from logic_consistency.harness_ext.training.study_identity import RowMismatch  # noqa: E402
 from logic_consistency.tasks.gv import improve  # noqa: E402
@@ -62,7 +63,7 @@ class Fakes:
         staging = job.out.with_name("staging")
         staging.mkdir(parents=True)
         (staging / "adapter_model.safetensors").write_bytes(b"")
-        manifest = {"base_model": str(job.base), "recipe": job.recipe, "round": job.label,
+        manifest = {"base_model": str(job.base), "base_sha256": base_sha256(job.base), "recipe": job.recipe, "round": job.label,
                     "data_sha256": examples_sha256(job.examples),
                     "hyperparameters": job.settings.as_dict(), "seed": job.settings.seed,
                     "data_examples": len(job.examples), "steps": 1, "train_loss": 1.0, "train_tokens_per_s": None,
@@ -115,7 +116,11 @@ def test_each_row_records_its_identity_and_a_rerun_keeps_it(fakes: Fakes, base: 
     assert fakes.trained == ["consistency FT round 1 (data from round_0)", "SelfTrain round 1 (data from round_0)"]
     rows = {row: json.loads((tmp_path / "s" / "rows" / row / "row.json").read_text()) for row in ROWS}
     identity = rows["gv_round_1"]["identity"]
-    assert identity["chat_template"] is True and identity["base_path"] == str(base.resolve())
+    assert (
+        identity["chat_template"] is True
+        and identity["base_sha256"] == base_sha256(base)
+        and "base_path" not in identity
+    )
     assert identity["limit"] == 4 and "seed" in identity["hyperparameters"]
     assert identity["hyperparameters"] == rows["gv_round_1"]["training"]["hyperparameters"]
     assert identity["recipe"] == "gv" and identity["data_examples"] == 4
@@ -197,3 +202,33 @@ def test_a_lost_evaluation_is_made_again_and_the_rows_on_its_data_checked(
     shutil.rmtree(rows / "gv_round_1" / "train_eval")  # round 2's data: only its unit would make it again
     with pytest.raises(RowMismatch, match="row gv_round_2 .*now 'unknown \\(gv_round_1 has no finished train-split"):
         improve.run_gv_study(_options(base, tmp_path / "s", rounds=2))
+
+
+def test_a_study_moved_with_its_model_to_another_home_is_kept(fakes: Fakes, base: Path, tmp_path: Path) -> None:
+    """The base is known by its content, not its path: the same weights in another home are the same base."""
+    improve.run_gv_study(_options(base, tmp_path / "s"))
+    home = tmp_path / "another-home"
+    shutil.copytree(base, home / "models" / base.name)  # new inodes and times: hashed again, the same hash
+    shutil.move(tmp_path / "s", home / "s")
+    fakes.trained.clear()
+    fakes.evaluated.clear()
+    improve.run_gv_study(_options(home / "models" / base.name, home / "s"))
+    assert fakes.trained == [] and fakes.evaluated == []  # every row kept, its adapters too
+    assert str(tmp_path / "s") not in (home / "s" / "study.json").read_text()  # no path of the old home
+
+
+def test_weights_of_the_same_size_replaced_are_another_base(
+    fakes: Fakes, base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Weights replaced by others of the same size are seen (the content is hashed, once per file state)."""
+    monkeypatch.setenv("LOGIC_CONSISTENCY_CACHE", str(tmp_path / "cache"))
+    copy = shutil.copytree(base, tmp_path / "base")
+    improve.run_gv_study(_options(copy, tmp_path / "s"))
+    (weights,) = copy.glob("*.safetensors")
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # one bit of the last tensor: the same size, another model
+    weights.write_bytes(bytes(data))
+    with pytest.raises(StudyFolderError, match=r"base_sha256: kept '[0-9a-f]{64}', now '[0-9a-f]{64}'"):
+        improve.run_gv_study(_options(copy, tmp_path / "s"))
+    cache = json.loads((tmp_path / "cache" / "base_sha256.json").read_text(encoding="utf-8"))
+    assert len(cache) == 2 and str(copy) not in json.dumps(cache)  # one entry per state of the files, no path

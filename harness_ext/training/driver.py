@@ -46,13 +46,16 @@ class StudyBase:
     settings: TrainSettings
 
     def identity(self, options: StudyOptions, own: Mapping[str, Any], hyperparameters: Any) -> dict[str, Any]:
-        """What makes a study's rows comparable (its ``study.json``): the recipe, the base as named, as
-        resolved and its fingerprint (:func:`~.study_identity.base_identity`), the tasks, the limit, the
+        """What makes a study's rows comparable (its ``study.json``): the recipe, the base as named and its
+        fingerprint by content (:func:`~.study_identity.base_identity`; not its path: a study moved to
+        another machine with the same model is kept), the tasks, the limit, the
         recipe's ``own`` settings, the task options, the ``hyperparameters``, the chat template and the
         backend: everything that changes a row's numbers."""
         return {
             "study": options.recipe,
-            "base": self.label,
+            # an embedded model by its name, a folder by its own name: its path (another home, another
+            # machine) is no part of the study; its content is (base_identity)
+            "base": self.label if self.label in EMBEDDED_MODELS else Path(self.label).name,
             "tasks": options.tasks,
             "limit": options.limit,
             **own,
@@ -60,7 +63,6 @@ class StudyBase:
             "hyperparameters": hyperparameters,
             "chat_template": options.chat_template,
             "eval_backend": options.eval_backend,  # lc-hf and hf agree within a tolerance, not bit for bit
-            "base_path": str(self.path.resolve()),
             **base_identity(self.path, chat_template=options.chat_template),
         }
 

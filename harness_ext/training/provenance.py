@@ -15,7 +15,8 @@ from typing import Any
 
 from logic_consistency.harness_ext.models.args import parse_model_args
 
-from .adapter import MANIFEST, check_adapter_weights, folder_sha256
+from .adapter import MANIFEST, check_adapter_weights
+from .base_hash import base_sha256
 
 __all__ = ["adapter_provenance", "check_adapter_base"]
 
@@ -90,7 +91,7 @@ def _same_base(row_base: str, trained_on: str, manifest: Mapping[str, Any] | Non
         return True
     folder = Path(row_base)
     if manifest and manifest.get("base_sha256") and (folder / "config.json").is_file():
-        return bool(folder_sha256(folder) == manifest["base_sha256"])
+        return bool(base_sha256(folder) == manifest["base_sha256"])  # cached by the files' identity
     return False
 
 

@@ -1,7 +1,7 @@
 """What a study's row records of everything that changes its numbers, and the check of a kept row.
 
 A row's ``row.json`` carries its ``identity``: the study's (recipe, base as named, as resolved and its
-fingerprint with the chat template's SHA-256, :func:`base_identity`; tasks, limit, options, chat
+fingerprint by content with the chat template's SHA-256 and its weights', :func:`base_identity`; tasks, limit, options, chat
 template, hyperparameters with the seed, the recipe's own settings) and the row's own (name, label and,
 for a trained row, the hash and count of its examples), and the SHA-256 of its evaluation files, its
 adapter's weights and its measured values (:func:`row_hashes`). A rerun rebuilds the identity from
@@ -24,6 +24,7 @@ from typing import Any
 from logic_consistency.common import file_sha256
 
 from .adapter import check_adapter_rank, examples_sha256, is_complete, read_manifest
+from .base_hash import base_sha256
 
 __all__ = [
     "RowMismatch",
@@ -41,12 +42,12 @@ MANIFEST_FIELDS = {
     "round": "label",
     "data_sha256": "data_sha256",
     "hyperparameters": "hyperparameters",
+    "base_sha256": "base_sha256",  # the base by its weights' content (base_hash), never by its path
 }
 
 
-#: A base's small files hashed whole (what its tokenizer and chat template are made of); its weights
-#: are named with their sizes only (hashing a 60 GB base at every rerun would cost minutes; a trained
-#: row's adapter manifest holds the weights' full hash).
+#: A base's small files hashed whole (what its tokenizer and chat template are made of); its weights are
+#: hashed by :func:`.base_hash.base_sha256` (their bytes, cached by file identity: a rerun reads none).
 _BASE_TEXT_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json",
                     "special_tokens_map.json", "chat_template.jinja", "chat_template.json")  # fmt: skip
 #: The evaluation files a row's ``row.json`` hashes (lm_eval's samples and results, anywhere in its folder).
@@ -75,18 +76,20 @@ def chat_template_text(base: Path) -> str | None:
 
 
 def base_identity(base: Path, *, chat_template: bool) -> dict[str, Any]:
-    """What of the base changes a row's numbers: its chat template's SHA-256 (where the study applies
-    it; ``None``: the base has none), and the SHA-256 of its small files and its weights' names and sizes."""
+    """What of the base changes a row's numbers, by content, never by its path: its chat template's
+    SHA-256 (where the study applies it; ``None``: the base has none), the SHA-256 of its small files,
+    and its weights' (``base_sha256``: :func:`.base_hash.base_sha256`, what an adapter's manifest records).
+    The same model in another folder or on another machine is the same base; other weights of the same
+    size are another."""
     digest = hashlib.sha256()
     for name in _BASE_TEXT_FILES:
         if (base / name).is_file():
             digest.update(f"{name}\0{file_sha256(base / name)}\n".encode())
-    for weights in sorted([*base.glob("*.safetensors"), *base.glob("*.bin")]):
-        digest.update(f"{weights.name}\0{weights.stat().st_size}\n".encode())
     text = chat_template_text(base) if chat_template else None
     return {
         "chat_template_sha256": hashlib.sha256(text.encode()).hexdigest() if text is not None else None,
         "base_files_sha256": digest.hexdigest(),
+        "base_sha256": base_sha256(base),
     }
 
 
@@ -165,18 +168,14 @@ def _differences(kept: Mapping[str, Any], now: Mapping[str, Any], prefix: str) -
 
 
 def adapter_mismatches(adapter: Path, identity: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
-    """How a finished adapter's manifest differs from the row's identity (its base compared resolved)."""
+    """How a finished adapter's manifest differs from the row's identity (its base compared by the content
+    of its weights, ``base_sha256``, never by its path: a study moved to another machine keeps its adapters)."""
     manifest = read_manifest(adapter)
-    found = [
+    return [
         (f"adapter {key}", manifest.get(key), identity.get(field))
         for key, field in MANIFEST_FIELDS.items()
         if manifest.get(key) != identity.get(field)
     ]
-    trained_on = manifest.get("base_model")
-    base = identity.get("base_path")
-    if not isinstance(trained_on, str) or base is None or Path(trained_on).resolve() != Path(str(base)):
-        found.append(("adapter base_model", trained_on, base))
-    return found
 
 
 def mismatches(

@@ -1,23 +1,16 @@
 """One writer per study folder: the ``improve`` lock of ``--out``.
 
-The lock is an ``flock`` on ``--out/.improve.lock``, taken before the folder is read; its file records
-the holder's ``pid``, ``host``, ``started`` (UTC) and ``command`` (credentials redacted). A second
-``improve`` on the same folder is refused, naming the first's PID, host and command. The kernel
-releases an ``flock`` when its holder dies, and the descriptor is close-on-exec, so no child (an
-``lm_eval`` run, a Ray worker) keeps it: a free lock whose record still names another process is
-the lock of a study that died, taken over with a warning that says so. A clean exit empties the
-record first, so only a dead holder leaves its name behind.
+The lock is an ``flock`` on ``--out/.improve.lock`` and one on ``--out`` itself, both held while the study
+runs (close-on-exec: no ``lm_eval`` run or Ray worker keeps them), taken before the folder is read: a
+second ``improve`` is refused, naming the first's PID, host and command from the file's record
+(credentials redacted), even when the file was removed or replaced under the first. The kernel releases
+an ``flock`` when its holder dies: a free lock whose record names another process is a dead study's,
+taken over with a warning where the record carries this folder's and lock file's (device, inode) (a
+record copied with the folder names no one). A clean exit empties the record first.
 
-The lock is bound to the folder it guards: the holder also holds an ``flock`` of the folder itself
-(close-on-exec, like the file's) for as long as it runs, so removing or replacing ``.improve.lock``
-under a running study does not let a second ``improve`` in: it is refused all the same. The record
-carries the folder's and the lock file's identity (``folder``, ``lock``: device and inode); a record
-that does not match (a copy of another study's folder) is not this folder's and names no one here.
-
-Why not the board's lock (``leaderboard/run/lock.py``): ``harness_ext`` may not import the
-leaderboard (the layers of ``docs/architecture.md``), and the board's lock is built for what a study
-has not: deadlines, and model runs that inherit the descriptor on purpose. The file handling is the
-same: no link, pipe or folder in the lock's place (``O_NOFOLLOW``, ``fstat``).
+Why not the board's lock (``leaderboard/run/lock.py``): ``harness_ext`` may not import the leaderboard
+(``docs/architecture.md``), and the board's lock has what a study has not: deadlines, and runs that
+inherit its descriptor. The file handling is the same: no link, pipe or folder in the lock's place.
 """
 
 from __future__ import annotations

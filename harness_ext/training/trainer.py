@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .adapter import BaseModelError, examples_sha256, folder_sha256, is_complete, read_manifest, write_manifest
+from .adapter import BaseModelError, examples_sha256, is_complete, read_manifest, write_manifest
+from .base_hash import base_sha256
 from .callbacks import CHECKPOINT_DONE, callbacks, history_folder, keep_history_until
 from .devices import TrainingError, check_devices, quantization_config, uses_bf16
 from .libraries import library_versions, training_libraries
@@ -140,7 +141,7 @@ def train_adapter(job: TrainJob) -> dict[str, Any]:
     trainer.model.save_pretrained(staging)  # peft writes safetensors (adapter_model.safetensors)
     manifest = {
         "base_model": str(base),
-        "base_sha256": folder_sha256(base),
+        "base_sha256": base_sha256(base),  # folder_sha256, read once per state of the base's files
         "recipe": job.recipe,
         "round": job.label,
         "split": job.split,

@@ -1,22 +1,15 @@
 """The build lock of a leaderboard folder: one build at a time, and a stuck or dead one never blocks the next.
 
-The lock is an ``flock`` on ``.leaderboard.lock``, released by the kernel once every process holding
-its descriptor has gone (the build and the model runs that inherit it, :func:`held_lock_fds`). The
-file records its holder (``pid``, ``host``, ``started``, ``deadline``: UTC, ISO 8601), so that a build
-finding the lock held can tell a live build from a **stale** one: past its deadline, or on this host and
-gone. A stale lock is taken over with a warning naming the old holder: a fresh lock file replaces the old
-one (``os.replace``), so :meth:`HeldLock.check` (before the board is written) refuses an old holder still
-alive; its runs' process groups (``groups``, :func:`child_group_recorded`) are ended first. Taking a lock
-(over) happens under an ``flock`` of the folder, so two builds cannot both take a stale lock over. Every
-child started under the lock carries its random ``mark`` in its environment (:mod:`.descendants`) and
-passes it on: the build's end, a takeover, and the next build on a lock a killed build left free end every
-process carrying it, one that called ``setsid`` included. A link, pipe or folder in the lock's place is
-refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
-
-A record carries the folder's and the lock file's identity (``folder``, ``lock``: device, inode) and is
-acted on only where both match: a ``cp -a`` copy of a board holds its original's record, and nothing it
-names is ended. A free lock's last holder is acted on only once it is gone, and on Linux only processes
-carrying its mark are ended (a recycled process-group number is never signalled).
+The lock is an ``flock`` on ``.leaderboard.lock`` (released once every process holding its descriptor has
+gone: the build and its runs, :func:`held_lock_fds`), taken (over) under an ``flock`` of the folder. Its
+record names the holder (``pid``, ``host``, ``started``, ``deadline``), its runs' process groups, the random
+``mark`` every child carries in its environment (:mod:`.descendants`), and the folder's and lock file's
+(device, inode): a record is acted on only where they match (a ``cp -a`` copy holds its original's
+record, and nothing it names is ended). A **stale** lock (past its deadline, or its holder gone on this
+host) is taken over with a warning: a fresh file replaces it, so :meth:`HeldLock.check` refuses the old
+holder, whose marked processes are ended first (on Linux only those: a recycled process-group number is
+never signalled). A free lock's last holder, once gone, has its marked leftovers ended too. A link, pipe
+or folder in the lock's place is refused naming it (``lstat``, ``O_NOFOLLOW``, ``O_EXCL``).
 """
 
 from __future__ import annotations

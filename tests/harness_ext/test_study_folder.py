@@ -151,6 +151,7 @@ def test_the_chat_template_is_in_every_rows_identity(tmp_path: Path) -> None:
     base = tmp_path / "base"
     base.mkdir()
     (base / "model.safetensors").write_bytes(b"w")
+    (base / "config.json").write_text("{}")  # a base as check_base accepts it
     (base / "tokenizer_config.json").write_text(json.dumps({"chat_template": "<user>{{ m }}"}))
     before = base_identity(base, chat_template=True)
     (base / "tokenizer_config.json").write_text(json.dumps({"chat_template": "<u>{{ m }}"}))
