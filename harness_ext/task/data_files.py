@@ -10,7 +10,8 @@ ranked with runs on the old data. Files fetched from the pinned online sources a
 their commit and are not hashed.
 
 The hash covers each file's path relative to the data folder and its bytes, so the same data in
-another folder or on another machine gives the same hash.
+another folder or on another machine gives the same hash. Each file read is also listed in the file
+:data:`READ_LOG_ENV` names, if set (a study's evaluation, ``harness_ext/training/data_read.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +25,14 @@ from pathlib import Path
 
 from logic_consistency.common import context_value, file_sha256
 
-__all__ = ["DATA_HASH_KEY", "collecting", "files_sha256", "note_read"]
+__all__ = ["DATA_ENV_VAR", "DATA_HASH_KEY", "READ_LOG_ENV", "collecting", "data_root", "files_sha256", "note_read"]
 
 #: The ``metadata`` key of a task that holds the hash of the local data files its loader read.
 DATA_HASH_KEY = "data_sha256"
+#: The environment variable naming the local data folder (``tasks/data/_source.py``).
+DATA_ENV_VAR = "LOGIC_CONSISTENCY_DATA"
+#: The environment variable naming a file to which each local data file read is appended (one per line).
+READ_LOG_ENV = "LOGIC_CONSISTENCY_DATA_READ"
 
 _COLLECTED: contextvars.ContextVar[dict[str, Path] | None] = contextvars.ContextVar(
     "logic_consistency_data_files", default=None
@@ -37,11 +42,23 @@ _COLLECTED: contextvars.ContextVar[dict[str, Path] | None] = contextvars.Context
 _FILE_HASHES: dict[tuple[str, int, int], str] = {}
 
 
+def data_root() -> Path | None:
+    """The local data folder (:data:`DATA_ENV_VAR`; blank counts as unset), or ``None``: online sources."""
+    value = os.environ.get(DATA_ENV_VAR, "")
+    return Path(value).expanduser().absolute() if value.strip() else None
+
+
 def note_read(root: Path, path: Path) -> None:
-    """Record that a loader reads ``path`` (a file under the data folder ``root``), if collecting."""
+    """Record that a loader reads ``path`` (a file under the data folder ``root``), if collecting, and in
+    the file :data:`READ_LOG_ENV` names, if set."""
+    name = Path(os.path.relpath(path, root)).as_posix()
     collected = _COLLECTED.get()
     if collected is not None:
-        collected[Path(os.path.relpath(path, root)).as_posix()] = path
+        collected[name] = path
+    log = os.environ.get(READ_LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:  # one short line per file read: appends do not mix
+            handle.write(name + "\n")
 
 
 @contextlib.contextmanager

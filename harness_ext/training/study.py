@@ -28,6 +28,7 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .adapter import is_complete
+from .data_read import READ_LOG, child_environment, done_marker, is_current
 from .eval_backend import DEFAULT_EVAL_BACKEND, lm_eval_environment, model_arguments
 from .merge import merged_folder
 from .study_identity import check_row, row_hashes
@@ -280,9 +281,10 @@ def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> 
     """Run ``lm_eval`` and return its samples files.
 
     The run writes into ``<out>.partial`` (log appended to its ``lm_eval.log``), which is renamed to
-    ``<out>`` once it has ended well, its ``done`` marker holding :func:`evaluation_stamp`: a stop at any
-    point leaves no finished-looking evaluation. A finished run is kept only for the same stamp (a
-    rerun with other flags, another chat template or other weights evaluates again). The child is started the one
+    ``<out>`` once it has ended well, its ``done`` marker holding :func:`evaluation_stamp` and the hash of
+    the test data it read (:mod:`.data_read`): a stop at any point leaves no finished-looking evaluation.
+    A finished run is kept only for the same stamp and data (a rerun with other flags, another chat
+    template, other weights or another copy of the datasets evaluates again). The child is started the one
     way the suite starts children (:func:`~logic_consistency.harness_ext.jobs.processes.run_logged`):
     its own process group, killed by the kernel when the study dies, stopped past ``timeout`` seconds
     (``None``: no limit) and before a stop (Ctrl-C, SIGTERM) is re-raised, credentials of the
@@ -293,25 +295,26 @@ def run_lm_eval(run: LmEvalRun, *, label: str, timeout: float | None = None) -> 
     """
     stamp = evaluation_stamp(run)
     done = run.out / "done"
-    if done.is_file() and done.read_text(encoding="utf-8").strip() != stamp:
-        print(f"logic-consistency improve: {run.out}: made for another row, command or adapter; evaluating again",
-              file=sys.stderr)  # fmt: skip
+    if done.is_file() and not is_current(done, stamp):
+        print(f"logic-consistency improve: {run.out}: made for another row, command, adapter or test data; "
+              "evaluating again", file=sys.stderr)  # fmt: skip
         shutil.rmtree(run.out)
     if not done.is_file():
         work = run.out.with_name(f"{run.out.name}.partial")
         work.mkdir(parents=True, exist_ok=True)
         # An unfinished earlier try may have written its samples before failing (lm_eval saves them
         # before it prints its table): left there, they would be read twice beside this try's.
-        for stale in [*find_files(work, "samples_*.jsonl"), *find_files(work, "results_*.json")]:
-            stale.unlink()
+        for stale in [*find_files(work, "samples_*.jsonl"), *find_files(work, "results_*.json"), work / READ_LOG]:
+            stale.unlink(missing_ok=True)
         log = work / "lm_eval.log"
         command, env = replace(run, out=work).command(), lm_eval_environment(os.environ)  # the suite's tasks only
+        env = child_environment(env, work)  # the data files its tasks read are listed (data_read)
         ended = run_logged(command, log_file=log, env=env, timeout=timeout)
         if ended.returncode != 0:
             why = f"timed out after {timeout:g} s" if ended.timed_out else f"exit {ended.returncode}"
             tail = ended.stderr_tail.splitlines()[-8:]
             raise RuntimeError(f"{label}: lm_eval failed ({why}); log {log}:\n" + "\n".join(tail))
-        atomic_write(work / "done", [stamp.encode() + b"\n"])
+        atomic_write(work / "done", [done_marker(stamp, work)])  # the stamp and the test data read, by content
         if run.out.exists():
             shutil.rmtree(run.out)
         os.replace(work, run.out)
