@@ -123,11 +123,19 @@ def _open_folder(folder: Path) -> int:
         raise OutputError(f"--out {folder}: cannot open the folder: {error.strerror or error}", error.errno) from None
 
 
-def _refuse_held(folder: Path, folder_fd: int) -> None:
-    """Raise :class:`StudyLockedError` if another process holds the folder's own lock (its file removed or not)."""
+def _refuse_held(folder: Path, folder_fd: int, warn: Callable[[str], None]) -> None:
+    """Raise :class:`StudyLockedError` if another process holds the folder's own lock (its file removed or not).
+
+    A file system that cannot lock a folder (some network mounts emulate ``flock`` with locks that need a
+    file open for writing) is said in a warning: there the lock file alone guards the folder, as before.
+    """
     try:
         fcntl.flock(folder_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except OSError as error:
+        if not isinstance(error, BlockingIOError):
+            warn(f"--out {folder}: the folder itself cannot be locked here ({error.strerror or error}); only "
+                 f"{LOCK_NAME} guards it: do not remove it while a study runs")  # fmt: skip
+            return
         holder = "its lock file was removed or replaced; the holder is not named"
         with contextlib.suppress(OSError, ValueError):
             fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -172,7 +180,7 @@ def study_lock(
         raise OutputError(f"--out {folder}: cannot create the folder: {error.strerror or error}", error.errno) from None
     folder_fd = _open_folder(folder)
     try:
-        _refuse_held(folder, folder_fd)  # held for the whole study: the lock file's removal lets no one in
+        _refuse_held(folder, folder_fd, warn)  # held for the whole study: the lock file's removal lets no one in
         fd = _open(path)
         try:
             _hold(folder, fd, folder_fd, warn)

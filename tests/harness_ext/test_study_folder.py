@@ -7,6 +7,7 @@ verified by a rerun."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -246,3 +247,29 @@ def test_a_kept_rows_merged_weights_are_a_unit_not_the_drivers_work(
         study.finished("perturbed") or {}
     )
     assert study.merge_unit("perturbed") is None  # there now: no unit
+
+
+def test_a_folder_that_cannot_be_locked_is_said_and_the_lock_file_guards_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some network mounts refuse an ``flock`` of a folder: one warning, and the lock file alone guards it."""
+    import errno
+    import fcntl
+
+    from logic_consistency.harness_ext.training import study_lock as module
+
+    real = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):  # the folder's descriptor (the link /proc shows is followed)
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        real(fd, operation)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc/self/fd")
+    monkeypatch.setattr(module.fcntl, "flock", flock)
+    warnings: list[str] = []
+    with study_lock(tmp_path / "s", warn=warnings.append):
+        with pytest.raises(StudyLockedError, match="another improve study is running"), study_lock(tmp_path / "s"):
+            pass
+    assert len(warnings) == 1 and "the folder itself cannot be locked here (Bad file descriptor)" in warnings[0]
