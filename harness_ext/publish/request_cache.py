@@ -11,7 +11,9 @@ with :func:`guard_caching_lm`, which opens the file first and raises :class:`Req
 
 The wrapped ``__init__`` swaps lm-eval's pickling ``SqliteDict`` for :func:`.cache_json.json_store`
 before any answer is read, wrapped in :class:`RedactingStore`, which redacts every answer of this
-process's credentials before it is stored: an echoed key never reaches ``cache/*.db``.
+process's credentials before it is stored: an echoed key never reaches ``cache/*.db``. Each of
+``CachingLM``'s three request methods reads the store expecting its own kind of answer, so JSON of
+another shape is refused naming the file and key (:data:`.cache_json.ANSWER_KINDS`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from typing import Any
 from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_writable
 
-from .cache_json import ANSWER_TABLE, RequestCacheError, first_pickled_key, json_store, pickled_answer_error
+from .cache_json import (
+    ANSWER_KINDS,
+    ANSWER_TABLE,
+    RequestCacheError,
+    first_pickled_key,
+    json_store,
+    pickled_answer_error,
+)
 
 __all__ = ["MARKER", "RedactingStore", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
 
@@ -119,9 +128,21 @@ def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
         self.dbdict.close()  # lm-eval's store pickles; it has read nothing yet
         self.dbdict = RedactingStore(json_store(cache_db))
         lm.set_cache_hook(self.get_cache_hook())  # the hook init made holds the bare database
+        for kind in (kind for kind in ANSWER_KINDS if hasattr(lm, kind)):  # cache_json.decode_answer's kind check
+            self.__dict__[kind] = _expecting(self.dbdict, kind, getattr(self, kind))
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _expecting(store: Any, kind: str, call: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``CachingLM``'s ``kind`` method (its ``__getattr__``'s), reading the store with answers of ``kind`` expected."""
+
+    def checked(requests: Any) -> Any:
+        with store.expecting(kind):
+            return call(requests)
+
+    return checked
 
 
 def _redacted(value: Any, redactor: Redactor) -> Any:
