@@ -11,9 +11,7 @@ strings, as ``HFLM`` cuts a row. Greedy decoding picks a row's tokens from its o
 depends on its batch mates only through the float rounding any other batch brings (``--batch_size`` too).
 On ``HFLM``'s own path: sampling, ``max_length``, ``batch_size=auto``, a thinking-token or non-causal model,
 a context ``HFLM`` would truncate (longer than the model's length minus its group's largest ``max_gen_toks``),
-and an empty stop string, which ``HFLM``'s stopping criterion finds in any text (it ends the generation after
-its first token) and its post-processing skips, so that ``lc-hf`` gives stock ``hf``'s text for it too
-(``--gen_kwargs until=`` itself is refused on every backend: :func:`~..models.args.refuse_empty_stop`).
+and an empty stop string (``HFLM`` ends such a row after one token; ``until=`` is refused: ``models/args.py``).
 """
 
 from __future__ import annotations

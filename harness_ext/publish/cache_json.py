@@ -10,10 +10,8 @@ What lm-eval stores round-trips exactly (same types and bits): the key is ``hash
 ``loglikelihood`` a ``(float, bool)`` tuple (``{"tuple": [...]}``: a JSON array reads back as a list),
 lc-chat's ``ChoiceAnswer`` that tuple with how it was read (``{"choice_answer": [...], ...}``); floats
 by ``repr`` (``-Infinity``, ``NaN`` too). Anything else (a dict, a named tuple) is a :class:`TypeError`
-naming the key: no class is ever chosen by the file. An answer read for a request is of that request's
-kind (:data:`ANSWER_KINDS`) or refused with :class:`RequestCacheError` naming the file and key: JSON of
-another shape (a list where ``loglikelihood`` takes a pair, a number where ``generate_until`` takes text)
-would otherwise fail far from the cache, naming no file.
+naming the key: no class is ever chosen by the file. An answer read for a request not of that request's
+kind (:data:`ANSWER_KINDS`: a list where ``loglikelihood`` takes a pair) is refused, naming file and key.
 """
 
 from __future__ import annotations

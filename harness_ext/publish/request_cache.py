@@ -11,9 +11,7 @@ with :func:`guard_caching_lm`, which opens the file first and raises :class:`Req
 
 The wrapped ``__init__`` swaps lm-eval's pickling ``SqliteDict`` for :func:`.cache_json.json_store`
 before any answer is read, wrapped in :class:`RedactingStore`, which redacts every answer of this
-process's credentials before it is stored: an echoed key never reaches ``cache/*.db``. Each of
-``CachingLM``'s three request methods reads the store expecting its own kind of answer, so JSON of
-another shape is refused naming the file and key (:data:`.cache_json.ANSWER_KINDS`).
+process's credentials before it is stored: an echoed key never reaches ``cache/*.db``.
 """
 
 from __future__ import annotations
@@ -119,7 +117,9 @@ def _check_writable_folder(path: str) -> None:
 
 
 def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt, busy or unwritable ``cache_db`` is named first."""
+    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt, busy or unwritable ``cache_db`` is named
+    first; each of its request methods then reads the store expecting its own kind of answer
+    (:data:`.cache_json.ANSWER_KINDS`: JSON of another shape is refused, naming the file and key)."""
 
     @functools.wraps(init)
     def wrapper(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
