@@ -11,6 +11,8 @@ from typing import Any
 
 from bad_inputs_support import CaseTable, build_task, copy_data
 
+from logic_consistency.harness_ext.publish.cache_json import RequestCacheError
+
 CASES = CaseTable()
 URL = "http://127.0.0.1:9/v1/chat/completions"
 
@@ -153,3 +155,52 @@ for _name, _entry, _which, _expect in [
     ),
 ]:
     CASES.add(f"preflight: {_name}", _preflight(_entry, _which), *_expect, error=ValueError)
+
+
+# ------------------------------------------------------------------------------------ --use_cache of another shape
+# Issue 54 item 7: a stored answer that is JSON, but not of its request's kind, failed far from the cache (a
+# ValueError unpacking it), naming no file. Each is now refused as it is read, naming the file and the key.
+def _cached(kind: str, args: tuple[Any, ...], stored: str) -> Any:
+    def run(tmp: Path) -> Any:
+        import sqlite3
+
+        from lm_eval.api.instance import Instance
+        from lm_eval.api.model import LM, CachingLM, hash_args
+
+        class NoCalls(LM):
+            def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> Any:
+                raise AssertionError("the model was asked: the cached answer was not read")
+
+            generate_until = loglikelihood_rolling = loglikelihood
+
+        path = tmp / "cache_rank0.db"
+        with sqlite3.connect(path) as connection:  # SqliteDict's own table, the answer as JSON text
+            connection.execute('CREATE TABLE "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
+            connection.execute('INSERT INTO "unnamed" VALUES (?, ?)', (hash_args(kind, args), stored))
+        connection.close()
+        caching = CachingLM(NoCalls(), str(path))
+        try:
+            return getattr(caching, kind)([Instance(kind, {}, args, 0)])
+        finally:
+            caching.dbdict.close()
+
+    return run
+
+
+for _kind, _args, _stored, _expect in [
+    ("loglikelihood", ("Q: 2+2?", " 4"), "[-0.5, true, 3]", "a (log-likelihood, is-greedy) pair"),
+    ("loglikelihood", ("Q: 2+2?", " 4"), '"True"', "a (log-likelihood, is-greedy) pair"),
+    ("loglikelihood", ("Q: 2+2?", " 4"), '{"tuple": [-0.5, 1]}', "a (log-likelihood, is-greedy) pair"),
+    ("generate_until", ("Q: 2+2?", {"until": ["\n"]}), "4", "a text"),
+    ("loglikelihood_rolling", ("Some text.",), '"-3.5"', "a number"),
+]:
+    CASES.add(
+        f"--use_cache holding JSON of another shape: {_kind} {_stored}",
+        _cached(_kind, _args, _stored),
+        "--use_cache:",
+        "cache_rank0.db: the stored answer (key ",
+        "JSON of another shape",
+        f"a {_kind} answer is {_expect}",
+        "delete it",
+        error=RequestCacheError,
+    )

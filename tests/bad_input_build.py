@@ -76,6 +76,14 @@ for _label, _entries, _top, _expect in [
         "",
         ("models[0] (m)", "extra_args", "--gen_kwargs: key 'temperature' given twice"),
     ),
+    # issue 54 item 6: refused before any call, naming the flag (it ran the model, then failed as unreadable_results)
+    (
+        "extra_args --predict_only",
+        "  - {name: m, model: dummy, extra_args: [--predict_only]}\n",
+        "",
+        ("models[0] (m)", "--predict_only", "refused in builds", "'bypass'"),
+    ),
+    ("extra_args -x", "  - {name: m, model: dummy, extra_args: [-x]}\n", "", ("--predict_only", "refused in builds")),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "604800")),
     (
         "unknown task",

@@ -191,6 +191,17 @@ for _label, _argv, _expect in [
         ("--metadata", "reads only the JSON object", "seed=1"),
     ),
     ("--cache_requests (dill pickles)", ("--cache_requests",), ("--cache_requests", "dill pickles", "--use_cache")),
+    # issue 54 item 6: inside one JSON object too (Python's json would keep the last)
+    (
+        "a key given twice in one JSON --metadata",
+        ("--metadata", '{"max_items": 5, "seed": 1, "max_items": 7}'),
+        ("lm_eval --metadata: key 'max_items' given twice",),
+    ),
+    (
+        "a key given twice in one JSON --gen_kwargs",
+        ("--gen_kwargs", '{"temperature": 0, "temperature": 1}'),
+        ("lm_eval --gen_kwargs: key 'temperature' given twice",),
+    ),
 ]:
     CASES.add(f"lm_eval {_label}", _lm_eval_argv(*_argv), *_expect, error=OptionError)
 
@@ -253,3 +264,44 @@ for _label, _yaml, _argv, _expect in [
     ),
 ]:
     CASES.add(f"lm_eval --config with {_label}", _lm_eval_config(_yaml, *_argv), *_expect, error=OptionError)
+
+
+# Issue 54 item 6: an empty stop string is refused on every backend (stock hf ends the generation after its first
+# token on it, lc-hf's mixed batches skipped it): lm_eval's --gen_kwargs in each spelling, and a task's stage.
+def _empty_stop(gen_kwargs: Any) -> Callable[[Any], Any]:
+    def run(_: Any) -> Any:
+        from logic_consistency.harness_ext.models.args import check_gen_kwargs
+
+        return check_gen_kwargs(gen_kwargs)
+
+    return run
+
+
+for _label, _given in [
+    ("until= (as lm-eval parses it)", {"until": ""}),
+    ("until among other stops", {"until": ["\n", ""]}),
+    ("until in a JSON --gen_kwargs", '{"until": [""], "max_gen_toks": 8}'),
+    ("until= as text", "until=,max_gen_toks=8"),
+]:
+    CASES.add(
+        f"lm_eval --gen_kwargs with an empty stop string: {_label}",
+        _empty_stop(_given),
+        "--gen_kwargs: until: an empty stop string",
+        "refused on every backend",
+        error=OptionError,
+    )
+
+
+def _empty_stop_in_a_stage(_: Any) -> Any:
+    from logic_consistency.harness_ext.task.multistage import Stage
+
+    spec = {"name": "generator", "prompts": {"main": "Q: {{question}}"}, "generation_kwargs": {"until": ["", "\n"]}}
+    return Stage.from_yaml(spec, task="my_task", index=0)
+
+
+CASES.add(
+    "a task stage with an empty stop string",
+    _empty_stop_in_a_stage,
+    "task 'my_task': stages[0].generation_kwargs.until: an empty stop string",
+    error=OptionError,
+)

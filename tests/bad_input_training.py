@@ -505,6 +505,58 @@ for _recipe, _name, _flags, _expect in [
         ("--selftrain-rounds must be",),
     ),
     ("gv", "--train-args epochs=0", ("--train-args", "epochs=0"), ("epochs must be in (0, 1000)", "got 0")),
+    # issue 54 item 6: every argument checked once, in the recipe's declaration, before any work
+    (
+        "gv",
+        "--pooled with one task (a switch that does not apply)",
+        ("--pooled",),
+        ("--pooled: applies to several --tasks", "this study has one task, logic_consistency_gv_arithmetic_cot"),
+    ),
+    (
+        "gv",
+        "a task given twice",
+        ("--tasks", "logic_consistency_gv_triviaqa,logic_consistency_gv_arithmetic,logic_consistency_gv_triviaqa"),
+        ("--tasks", "logic_consistency_gv_triviaqa given twice", "give each task once"),
+    ),
+    (
+        "gv",
+        "App. H's measurement task",
+        ("--tasks", "logic_consistency_gv_arithmetic_cot_app_h"),
+        (
+            "--tasks logic_consistency_gv_arithmetic_cot_app_h: App. H's measurement task",
+            "not a study's task",
+            "give --tasks logic_consistency_gv_arithmetic_cot",
+        ),
+    ),
+    (
+        "gv",
+        "a trailing comma in --tasks",
+        ("--tasks", "logic_consistency_gv_arithmetic,"),
+        ("--tasks 'logic_consistency_gv_arithmetic,': an empty task name", "trailing"),
+    ),
+    (
+        "gv",
+        "a REPAIR task (issue 57 item 5)",
+        ("--tasks", "logic_consistency_summeval"),
+        (
+            "--tasks logic_consistency_summeval: not a task of the GV family",
+            "improve repair's",
+            "logic_consistency_gv_arithmetic_cot",
+        ),
+    ),
+    ("gv", "a GV group", ("--tasks", "logic_consistency_gv"), ("--tasks logic_consistency_gv: a group",)),
+    (
+        "repair",
+        "a trailing comma in --tasks",
+        ("--tasks", "logic_consistency_caters,"),
+        ("--tasks 'logic_consistency_caters,': an empty task name",),
+    ),
+    (
+        "repair",
+        "--merge-weights with no row that trains (a switch that does not apply)",
+        ("--rows", "zero_shot", "--merge-weights"),
+        ("--merge-weights: applies to the rows that train an adapter", "--rows zero_shot has none"),
+    ),
 ]:
     CASES.add(f"improve {_recipe}: {_name}", lambda tmp, r=_recipe, f=_flags: _improve(tmp, r, *f), *_expect,
               error=Refused)  # fmt: skip

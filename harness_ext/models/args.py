@@ -229,8 +229,29 @@ GEN_KWARGS = Declaration(
 )
 
 
+def refuse_empty_stop(until: Any, *, where: str) -> None:
+    """Refuse an empty stop string (``--gen_kwargs until=``, ``until: ["", ...]``) on every backend.
+
+    lm-eval 0.4.13 gives it two meanings: ``HFLM``'s stopping criterion finds ``""`` in any text, so stock
+    ``hf`` ends the generation after its first token, while its ``postprocess_generated_text`` skips ``""``
+    ("ignore '' separator") and lm-eval's API models send it to the endpoint, whose reading is its own. No
+    backend can mean what every other means by it, so it is refused, before any call.
+
+    Raises:
+        OptionError: Naming ``where`` and the stop strings given.
+    """
+    stops = [until] if isinstance(until, str) else until if isinstance(until, list) else []
+    if "" in stops:
+        raise OptionError(
+            f"{where}: an empty stop string ({until!r}) is refused on every backend: stock hf ends each generation "
+            "after its first token on it, lm-eval's post-processing skips it and the API backends leave it to the "
+            "endpoint; leave until out or give non-empty stop strings"
+        )
+
+
 def check_gen_kwargs(gen_kwargs: str | Mapping[str, Any] | None, *, where: str = "lm_eval --gen_kwargs") -> None:
-    """Refuse, before any call, a ``--gen_kwargs`` key that :data:`GEN_KWARGS` does not declare.
+    """Refuse, before any call, a ``--gen_kwargs`` key that :data:`GEN_KWARGS` does not declare, a key given
+    twice in its JSON object and an empty stop string (:func:`refuse_empty_stop`).
 
     A key is sent to the model (an API request's field) and recorded in every results file, so it is
     declared or refused, never judged by how its name looks.
@@ -244,11 +265,12 @@ def check_gen_kwargs(gen_kwargs: str | Mapping[str, Any] | None, *, where: str =
         given = dict(gen_kwargs)
     elif str(gen_kwargs).lstrip().startswith("{"):
         try:
-            given = json.loads(str(gen_kwargs))
+            given = json.loads(str(gen_kwargs), object_pairs_hook=lambda pairs: unique_keys(pairs, where=where))
         except json.JSONDecodeError as error:
             raise OptionError(f"{where}: not valid JSON ({error.msg})") from None
     else:
         given = parse_model_args(str(gen_kwargs))
+    refuse_empty_stop(given.get("until"), where=f"{where}: until")
     unknown = sorted(str(name) for name in given if name not in GEN_KWARGS.known)
     if unknown:
         raise OptionError(

@@ -10,7 +10,8 @@ token) or its own length; each row is then cut to its own ``max_gen_toks`` token
 strings, as ``HFLM`` cuts a row. Greedy decoding picks a row's tokens from its own context: its text
 depends on its batch mates only through the float rounding any other batch brings (``--batch_size`` too).
 On ``HFLM``'s own path: sampling, ``max_length``, ``batch_size=auto``, a thinking-token or non-causal model,
-and a context ``HFLM`` would truncate (longer than the model's length minus its group's largest ``max_gen_toks``).
+a context ``HFLM`` would truncate (longer than the model's length minus its group's largest ``max_gen_toks``),
+and an empty stop string (``HFLM`` ends such a row after one token; ``until=`` is refused: ``models/args.py``).
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def _greedy_row(lm: Any, index: int, request: Any, eos: str) -> tuple[dict[str, 
     kwargs = normalize_gen_kwargs(gen_kwargs, lm.max_gen_toks)
     until = handle_stop_sequences(kwargs.pop("until", None), eos=eos)
     max_gen_toks = int(kwargs.pop("max_gen_toks"))
-    if kwargs.get("do_sample") or kwargs.get("temperature", 0.0) != 0.0 or "max_length" in kwargs:
-        return None
+    if kwargs.get("do_sample") or kwargs.get("temperature", 0.0) != 0.0 or "max_length" in kwargs or "" in until:
+        return None  # an empty stop string: HFLM's criterion ends the row after one token, so HFLM's own path
     return kwargs, GreedyRow(index, context, gen_kwargs, until, max_gen_toks, len(lm.tok_encode(context)))
 
 

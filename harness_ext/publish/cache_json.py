@@ -10,17 +10,21 @@ What lm-eval stores round-trips exactly (same types and bits): the key is ``hash
 ``loglikelihood`` a ``(float, bool)`` tuple (``{"tuple": [...]}``: a JSON array reads back as a list),
 lc-chat's ``ChoiceAnswer`` that tuple with how it was read (``{"choice_answer": [...], ...}``); floats
 by ``repr`` (``-Infinity``, ``NaN`` too). Anything else (a dict, a named tuple) is a :class:`TypeError`
-naming the key: no class is ever chosen by the file.
+naming the key: no class is ever chosen by the file. An answer read for a request not of that request's
+kind (:data:`ANSWER_KINDS`: a list where ``loglikelihood`` takes a pair) is refused, naming file and key.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = [
+    "ANSWER_KINDS",
     "ANSWER_TABLE",
     "RequestCacheError",
     "decode_answer",
@@ -101,22 +105,46 @@ def _decode(item: Any, where: str) -> Any:
     raise ValueError(f"{where}: an object with keys {sorted(item)} is no stored answer")
 
 
-def decode_answer(text: Any, path: str, key: str | None = None) -> Any:
-    """The answer stored as ``text`` (what :func:`encode_answer` wrote) in the cache file ``path``.
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+#: Each request type ``CachingLM`` caches -> (what its answer is, as said in a refusal; the test of a decoded one).
+ANSWER_KINDS: dict[str, tuple[str, Any]] = {
+    "generate_until": ("a text", lambda value: isinstance(value, str)),
+    "loglikelihood": (
+        "a (log-likelihood, is-greedy) pair",
+        lambda value: isinstance(value, tuple) and len(value) == 2 and _number(value[0]) and type(value[1]) is bool,
+    ),
+    "loglikelihood_rolling": ("a number", _number),
+}
+
+
+def decode_answer(text: Any, path: str, key: str | None = None, *, kind: str | None = None) -> Any:
+    """The answer stored as ``text`` (what :func:`encode_answer` wrote) in the cache file ``path``, checked
+    to be an answer of request type ``kind`` (:data:`ANSWER_KINDS`) when one is given.
 
     Raises:
         RequestCacheError: ``text`` is not JSON text of a stored answer (a pickle BLOB included, never
-            unpickled); the message names ``path`` (and ``key`` when known).
+            unpickled), or not of ``kind``'s shape; the message names ``path`` (and ``key`` when known).
     """
     if not isinstance(text, str):
         raise pickled_answer_error(path, key)
+    at = f" (key {key})" if key else ""
     try:
-        return _decode(json.loads(text), f"--use_cache: {path}")
+        answer = _decode(json.loads(text), f"--use_cache: {path}")
     except (ValueError, TypeError) as error:
         raise RequestCacheError(
-            f"--use_cache: {path}: a stored answer{f' (key {key})' if key else ''} is not one the JSON store "
-            f"wrote ({error}); delete it (its answers are lost and asked again) or pass another --use_cache"
+            f"--use_cache: {path}: a stored answer{at} is not one the JSON store wrote ({error}); delete it "
+            "(its answers are lost and asked again) or pass another --use_cache"
         ) from None
+    if kind in ANSWER_KINDS and not ANSWER_KINDS[kind][1](answer):
+        raise RequestCacheError(
+            f"--use_cache: {path}: the stored answer{at} is JSON of another shape ({text[:80]!r}), where a {kind} "
+            f"answer is {ANSWER_KINDS[kind][0]}: the file is not one this run's lm-eval wrote; delete it (its "
+            "answers are lost and asked again) or pass another --use_cache"
+        )
+    return answer
 
 
 class _JsonStore:
@@ -125,12 +153,22 @@ class _JsonStore:
     def __init__(self, store: Any, path: str) -> None:
         self._store = store
         self._path = path
+        self._kind: str | None = None
+
+    @contextlib.contextmanager
+    def expecting(self, kind: str) -> Iterator[None]:
+        """Within it, every answer read is checked to be of request type ``kind`` (``CachingLM``'s call of it)."""
+        self._kind, before = kind, self._kind
+        try:
+            yield
+        finally:
+            self._kind = before
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._store[key] = encode_answer(key, value)  # encoded here: the codec's errors name the key
 
     def __getitem__(self, key: str) -> Any:
-        return decode_answer(self._store[key], self._path, key)
+        return decode_answer(self._store[key], self._path, key, kind=self._kind)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self._store else default

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import yaml
 
-from logic_consistency.options import OptionError
+from logic_consistency.options import OptionError, unique_keys
 
 __all__ = ["KEYED_OPTIONS", "READ_OPTIONS", "check_lm_eval_argv", "guard_load_from_cache", "refuse_request_pickles"]
 
@@ -115,8 +115,8 @@ def _keys(values: list[str], flag: str) -> list[str]:
     if not values:
         return []
     if values[0].lstrip().startswith("{"):
-        try:
-            parsed = json.loads(values[0])
+        try:  # a key given twice inside the one object: lm-eval's json.loads would keep the last
+            parsed = json.loads(values[0], object_pairs_hook=lambda pairs: unique_keys(pairs, where=f"lm_eval {flag}"))
         except json.JSONDecodeError:  # lm-eval reports malformed JSON itself
             return []
         if isinstance(parsed, dict):

@@ -25,7 +25,14 @@ from typing import Any
 from logic_consistency.credentials import Redactor
 from logic_consistency.outputs import OutputError, check_writable
 
-from .cache_json import ANSWER_TABLE, RequestCacheError, first_pickled_key, json_store, pickled_answer_error
+from .cache_json import (
+    ANSWER_KINDS,
+    ANSWER_TABLE,
+    RequestCacheError,
+    first_pickled_key,
+    json_store,
+    pickled_answer_error,
+)
 
 __all__ = ["MARKER", "RedactingStore", "RequestCacheError", "check_request_cache", "guard_caching_lm"]
 
@@ -110,7 +117,9 @@ def _check_writable_folder(path: str) -> None:
 
 
 def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt, busy or unwritable ``cache_db`` is named first."""
+    """Wrap ``CachingLM.__init__(self, lm, cache_db)`` so that a corrupt, busy or unwritable ``cache_db`` is named
+    first; each of its request methods then reads the store expecting its own kind of answer
+    (:data:`.cache_json.ANSWER_KINDS`: JSON of another shape is refused, naming the file and key)."""
 
     @functools.wraps(init)
     def wrapper(self: Any, lm: Any, cache_db: str, *args: Any, **kwargs: Any) -> None:
@@ -119,9 +128,21 @@ def guard_caching_lm(init: Callable[..., Any]) -> Callable[..., Any]:
         self.dbdict.close()  # lm-eval's store pickles; it has read nothing yet
         self.dbdict = RedactingStore(json_store(cache_db))
         lm.set_cache_hook(self.get_cache_hook())  # the hook init made holds the bare database
+        for kind in (kind for kind in ANSWER_KINDS if hasattr(lm, kind)):  # cache_json.decode_answer's kind check
+            self.__dict__[kind] = _expecting(self.dbdict, kind, getattr(self, kind))
 
     wrapper._logic_consistency = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _expecting(store: Any, kind: str, call: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``CachingLM``'s ``kind`` method (its ``__getattr__``'s), reading the store with answers of ``kind`` expected."""
+
+    def checked(requests: Any) -> Any:
+        with store.expecting(kind):
+            return call(requests)
+
+    return checked
 
 
 def _redacted(value: Any, redactor: Redactor) -> Any:

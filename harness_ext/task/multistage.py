@@ -26,6 +26,7 @@ from lm_eval.api.registry import get_aggregation
 from lm_eval.evaluator_utils import get_sample_size
 
 from logic_consistency.harness_ext.chat.choice_reading import MISSING_METRIC, count_missing
+from logic_consistency.harness_ext.models.args import refuse_empty_stop
 from logic_consistency.harness_ext.task.base import TEMPLATES, PromptedTask, render_prompt, total
 from logic_consistency.harness_ext.task.current_run import call_once, current_run, start_build
 from logic_consistency.harness_ext.task.placeholders import placeholder
@@ -64,6 +65,8 @@ class Stage:
         parse = spec.get("parse")
         if parse is not None and not callable(parse):
             raise ValueError(f"{where}.parse must be a !function")
+        if isinstance(spec.get("generation_kwargs"), Mapping):  # the same refusal as --gen_kwargs until=
+            refuse_empty_stop(spec["generation_kwargs"].get("until"), where=f"{where}.generation_kwargs.until")
         return cls(
             name=spec["name"],
             output_type=output_type,

@@ -44,6 +44,7 @@ __all__ = [
     "StudyUnit",
     "StudyUnitError",
     "metric_summary",
+    "refuse_linked_rows",
     "run_lm_eval",
     "run_locally",
     "table_markdown",
@@ -107,6 +108,30 @@ class StudyFolderError(ValueError):
     """The output folder holds another study, or something else."""
 
 
+def refuse_linked_rows(out: Path) -> None:
+    """Refuse a study folder whose ``rows``, a row or a row's folder (its evaluation, its adapter) is a
+    symbolic link, naming it and its target: a rebuilt row is removed with what it holds, and what a link
+    points to is another folder's, so nothing is rewritten or removed first.
+
+    Raises:
+        StudyFolderError: Naming the link, as a path under ``--out``, and its target.
+    """
+    rows = out / "rows"
+    candidates = [rows]
+    if rows.is_dir() and not rows.is_symlink():
+        candidates += sorted(rows.iterdir())
+        candidates += sorted(
+            p for row in candidates[1:] if row.is_dir() and not row.is_symlink() for p in row.iterdir()
+        )
+    for path in candidates:
+        if path.is_symlink():
+            raise StudyFolderError(
+                f"--out {out}: {path.relative_to(out)} is a symbolic link (to {os.readlink(path)!r}); a study "
+                "keeps its rows in its own folder (a rebuilt row is removed with its contents): replace the link "
+                "by a copy of what it points to, or choose another --out"
+            )
+
+
 @dataclass(frozen=True)
 class Study:
     """One study's folder and identity (recipe, base, tasks, limit, chat template, options: what makes
@@ -123,10 +148,11 @@ class Study:
         (each of its rows then differs from it, and :meth:`kept` rebuilds it).
 
         Raises:
-            StudyFolderError: The folder holds another study (naming each field, kept and now), or files
-                that are not a study's.
+            StudyFolderError: The folder holds another study (naming each field, kept and now), files
+                that are not a study's, or a row that is a symbolic link (:func:`refuse_linked_rows`).
         """
         marker = self.out / STUDY_FILE
+        refuse_linked_rows(self.out)  # before study.json is rewritten or any row removed
         if marker.is_file():
             self._reopen(marker)
             return

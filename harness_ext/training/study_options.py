@@ -25,7 +25,7 @@ from .eval_backend import DEFAULT_EVAL_BACKEND
 from .recipes import TrainSettings, parse_train_args, settings_for
 from .study_flags import check_declared_fields, option
 
-__all__ = ["StudyOptions", "check_study_metadata"]
+__all__ = ["StudyOptions", "check_study_metadata", "check_task_list"]
 
 
 def _metadata(text: str) -> dict[str, Any]:
@@ -53,6 +53,25 @@ def check_study_metadata(metadata: Mapping[str, Any], folders: tuple[str, ...], 
     reject_unknown(metadata, own, where="--metadata", what="option")
     for key, value in metadata.items():
         check_option(key, value, label=key, where="--metadata")
+
+
+def check_task_list(text: str) -> list[str]:
+    """``--tasks`` as a list of names: none empty (a trailing or doubled comma is named, never a ``KeyError``
+    later), none given twice (each task is its own chains and row folders).
+
+    Raises:
+        OptionError: Naming ``--tasks``, what it was given and what is wrong.
+    """
+    names = text.split(",")
+    if any(not name.strip() for name in names):
+        raise OptionError(
+            f"--tasks {text!r}: an empty task name (a trailing, leading or doubled comma); give the tasks "
+            "comma-separated, each named"
+        )
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise OptionError(f"--tasks {text!r}: {', '.join(twice)} given twice; give each task once")
+    return names
 
 
 @dataclass(frozen=True)
@@ -113,11 +132,17 @@ class StudyOptions:
 
     def __post_init__(self) -> None:
         check_declared_fields(self)
+        check_task_list(self.tasks)
         if self.max_steps is not None and "max_steps" in self.train_args:
             raise OptionError("--max-steps and --train-args max_steps both set max_steps; give one")
         check_study_metadata(self.metadata, self.option_folders, self.recipe)
         if self.recipe:  # --train-args against the recipe's declarations, before any work
             _ = self.settings
+
+    @property
+    def task_names(self) -> list[str]:
+        """``--tasks`` as a list (checked once, when the options are made: :func:`check_task_list`)."""
+        return self.tasks.split(",")
 
     @cached_property
     def settings(self) -> TrainSettings:

@@ -39,6 +39,8 @@ BUILD_OWNED: dict[str, str] = {
 REFUSED: dict[str, str] = {
     "cache_requests": "lm-eval stores its request caches as dill pickles, which run code when read; a build "
     "caches answers with --use_cache, as JSON, and never reads a pickle",
+    "predict_only": "lm-eval then swaps every metric for 'bypass' and computes no score, so the run would have "
+    "model outputs and nothing to publish; a build scores every run",
 }
 
 

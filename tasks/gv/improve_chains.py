@@ -23,7 +23,14 @@ __all__ = ["ARITHMETIC_TASKS", "CHAINS", "POOLED", "Chain", "chain_plan", "short
 #: The two kinds of chain, as the paper names them.
 CHAINS = {"gv": "consistency FT", "selftrain": "SelfTrain"}
 #: The tasks Li et al. train 3 epochs (App. F: arithmetic "has an abundance of training data"); 6 for the others.
-ARITHMETIC_TASKS = frozenset({"logic_consistency_gv_arithmetic", "logic_consistency_gv_arithmetic_cot"})
+#: Every arithmetic variant (the tasks of ``_arithmetic_yaml``, ``tests/test_improve_gv_tasks.py`` checks it).
+ARITHMETIC_TASKS = frozenset(
+    {
+        "logic_consistency_gv_arithmetic",
+        "logic_consistency_gv_arithmetic_cot",
+        "logic_consistency_gv_arithmetic_generate",
+    }
+)
 #: How the pooled layout is named wherever it appears.
 POOLED = "suite's variant: one adapter per round trained on every task's pairs pooled"
 

@@ -9,8 +9,10 @@ from typing import ClassVar
 
 from logic_consistency.harness_ext.training.study_flags import option
 from logic_consistency.harness_ext.training.study_options import StudyOptions
+from logic_consistency.options import OptionError
 
 from .improve_report import PAPER_TASK
+from .improve_tasks import check_study_tasks
 
 __all__ = ["GVStudyOptions"]
 
@@ -18,7 +20,8 @@ __all__ = ["GVStudyOptions"]
 @dataclass(frozen=True)
 class GVStudyOptions(StudyOptions):
     """The ``improve gv`` settings (each field's ``help`` is its meaning): the common ones and the rounds
-    of each chain, checked once, here."""
+    of each chain, checked once, here: every task a GV study's task (:mod:`.improve_tasks`), ``--pooled``
+    only where it applies (several tasks)."""
 
     option_folders: ClassVar[tuple[str, ...]] = ("gv", "data")
     recipe: ClassVar[str] = "gv"
@@ -38,6 +41,15 @@ class GVStudyOptions(StudyOptions):
         "variant; by default each task has its own chains with Li et al. App. F's epochs: arithmetic 3, others 6)",
         switch=True,
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_study_tasks(self.task_names)
+        if self.pooled and len(self.task_names) == 1:
+            raise OptionError(
+                f"--pooled: applies to several --tasks (one adapter per round trained on every task's pairs "
+                f"together); this study has one task, {self.tasks}: leave --pooled out"
+            )
 
     def rounds_of(self, chain: str) -> int:
         """How many rounds ``chain`` (``gv`` or ``selftrain``) runs."""

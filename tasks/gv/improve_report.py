@@ -16,7 +16,7 @@ from typing import Any
 from logic_consistency.harness_ext.training.study import Study
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-from .improve_chains import POOLED, short
+from .improve_chains import ARITHMETIC_TASKS, POOLED, short
 from .improve_figure import pareto_png
 from .improve_tables import CORRECTNESS
 from .validator_sets import APP_H_METRIC, NO_SET
@@ -52,7 +52,7 @@ def setting_of(task: str, metadata: Mapping[str, Any]) -> str:
         return "the paper's fine-tuning setting (Li et al. App. G: CoT validator, + - * under 4 digits)"
     if task == "logic_consistency_gv_arithmetic":
         return "suite's variant: Table 13's prompts without App. G's chain-of-thought validator"
-    return "one of Li et al.'s tasks (6 epochs, App. F)"
+    return f"one of Li et al.'s tasks ({3 if task in ARITHMETIC_TASKS else 6} epochs, App. F)"
 
 
 def _cell(entry: Mapping[str, Any] | None) -> str:

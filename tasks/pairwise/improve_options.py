@@ -90,6 +90,11 @@ class RepairStudyOptions(StudyOptions):
         if self.downsample_to is not None:
             check_flag("downsample_to", self.downsample_to)
         self._check_repaired_rows()
+        if self.merge_weights and not self.trains:
+            raise TrainingError(
+                f"--merge-weights: applies to the rows that train an adapter, and --rows {','.join(self.rows)} has "
+                "none; leave --merge-weights out"
+            )
         check_train_data_fits(self.train_source, self.tasks)
 
     def _check_repaired_rows(self) -> None:

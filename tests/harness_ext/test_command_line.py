@@ -1,6 +1,6 @@
 """``lm_eval``'s own command line, as the suite's hook reads it: an abbreviation of an option the suite reads,
-a key given twice across repeated options, and ``--cache_requests`` (dill pickles) end ``lm_eval`` with one
-line and exit status 2, before any model is built (issue 46)."""
+a key given twice across repeated options or inside one JSON object, and ``--cache_requests`` (dill pickles)
+end ``lm_eval`` with one line and exit status 2, before any model is built (issue 46)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,12 @@ from logic_consistency.harness_ext.publish.command_line import check_lm_eval_arg
             "lm_eval: error: lm_eval --metadata: key 'max_items' given twice",
         ),
         (["--cache_requests", "true"], "lm_eval: error: lm_eval --cache_requests true: lm-eval stores"),
+        (
+            ["--metadata", '{"max_items": 5, "max_items": 7}'],
+            "lm_eval: error: lm_eval --metadata: key 'max_items' given twice",
+        ),
     ],
-    ids=["abbreviation", "repeated key", "cache_requests"],
+    ids=["abbreviation", "repeated key", "cache_requests", "repeated key in one JSON object"],
 )
 def test_lm_eval_refuses_in_one_line_before_any_model(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
