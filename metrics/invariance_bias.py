@@ -10,6 +10,7 @@ Robust Multiple Choice Selectors": RStd (section 2.2), PriDe (section 4, and the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,7 +56,7 @@ def displayed_positions(options: ArrayLike, perms: ArrayLike) -> NDArray[np.int6
 
 def _one_hot(positions: NDArray[np.int64], k: int) -> FloatArray:
     """(questions x k) counts of each displayed position over the variants (-1 counts nowhere)."""
-    return (positions[:, :, None] == np.arange(k)).sum(axis=1).astype(np.float64)
+    return np.asarray((positions[:, :, None] == np.arange(k)).sum(axis=1), dtype=np.float64)
 
 
 def _weights(index_rows: FloatArray, n_questions: int) -> FloatArray:
@@ -86,13 +87,15 @@ def _estimate(
 
     confidence, n_resamples, seed = ci
     try:
-        low, high = bootstrap_ci(
-            np.arange(n_questions, dtype=np.float64),
-            statistic=resampled,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # reported as a NaN interval below
+            low, high = bootstrap_ci(
+                np.arange(n_questions, dtype=np.float64),
+                statistic=resampled,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
     except ValueError as error:
         if "NaN" not in str(error):
             raise
