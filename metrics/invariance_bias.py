@@ -40,16 +40,17 @@ class Estimate:
     high: float
 
 
-def displayed_positions(options: ArrayLike, perms: ArrayLike) -> NDArray[np.int64]:
+def displayed_positions(options: ArrayLike, perms: ArrayLike, name: str = "picks") -> NDArray[np.int64]:
     """Displayed position of original option ``options[q, v]`` under variant v (-1 stays -1).
 
     Args:
         options: questions x variants original option indices (``picks``, or ``gold`` broadcast).
         perms: questions x variants x k displayed orders.
+        name: the argument named in an error message.
     """
-    picks = check_picks(options, "options")
+    picks = check_picks(options, name)
     order = check_perms(perms, picks.shape)
-    check_picks(picks, "options", n_options=order.shape[2])
+    check_picks(picks, name, n_options=order.shape[2])
     hits = order == np.where(picks == UNPARSEABLE, 0, picks)[:, :, None]
     return np.where(picks == UNPARSEABLE, UNPARSEABLE, hits.argmax(axis=2))
 
@@ -122,7 +123,7 @@ def _correct_by_gold_position(
     order = check_perms(perms, checked.shape)
     check_picks(checked, n_options=order.shape[2])
     gold_grid = np.broadcast_to(gold_checked[:, None], checked.shape)
-    gold_at = displayed_positions(gold_grid, order)[:, variants]
+    gold_at = displayed_positions(gold_grid, order, "gold")[:, variants]
     right = np.where(checked[:, variants] == gold_grid[:, variants], gold_at, UNPARSEABLE)
     k = order.shape[2]
     return _one_hot(right, k), _one_hot(gold_at, k)
