@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+#: lm-eval's default generation length when a task sets none (``TemplateLM``'s ``max_gen_toks``).
+DEFAULT_MAX_GEN_TOKS = 256
 #: Tries of one render: each ``KeyError`` names one more parsed field the hook asks for.
 MAX_FIELDS = 16
 #: What stands for an earlier stage's answer (plain words, which a free-text parser keeps).
@@ -26,8 +28,6 @@ def _bound_of(stage: Any) -> int | None:
     """An earlier stage's generation bound in tokens (``None``: not a generation stage)."""
     if stage.output_type != "generate_until":
         return None
-    from .counts import DEFAULT_MAX_GEN_TOKS
-
     return int(stage.generation_kwargs.get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
 
 

@@ -5,14 +5,12 @@ for the model that records each request and answers a placeholder (empty text, a
 log-likelihood). First stages and samples are counted exactly; PairS rounds as one simulated run
 with a random judge. A later stage needs real answers, so it is replaced by a *bound* from its
 definition (``len(prompts)`` per document, or a hook's :func:`prompts_per_document`; an undeclared
-hook is unknown, never guessed). Their prompt tokens are an upper bound (``≤``) where the stage can
-be rendered with every earlier answer at its generation bound (:func:`bounded_prompts`: each
-document's later prompt is built by the task's own hook and chat template, each quoted earlier
-answer counted at its stage's ``max_gen_toks``); where it cannot (a hook that reads structured
-earlier answers), an estimate (``≈``, not a bound): per prompt, the task's mean first-stage prompt
-plus its document's earlier answers at their generation bound (mean over documents). Tokens are
-counted with a named tokenizer (the embedded SmolLM2 one by default), each distinct context once. A task's ``cost_plan_notes(docs)`` adds its own lines; this
-module knows no task family.
+hook is unknown, never guessed). Their prompt tokens are an upper bound (``≤``): each document's
+later prompt rendered by the task's own hook and chat template, each quoted earlier answer at its
+stage's ``max_gen_toks`` (:func:`.bounds.bounded_prompts`); where a hook reads structured answers, an
+estimate (``≈``): the mean first-stage prompt plus the earlier answers at their bound. Tokens are
+counted with a named tokenizer (the embedded SmolLM2 one by default), each distinct context once. A
+task's ``cost_plan_notes(docs)`` adds its own lines; this module knows no task family.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from logic_consistency.harness_ext.task import current_run, multistage
 from logic_consistency.harness_ext.task.loading import load_tasks
 from logic_consistency.harness_ext.task.placeholders import is_placeholder
 
-from .bounds import bounded_prompts
+from .bounds import DEFAULT_MAX_GEN_TOKS, bounded_prompts
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -122,10 +120,6 @@ class Tally:
             self.generated_tokens += int((second or {}).get("max_gen_toks", DEFAULT_MAX_GEN_TOKS))
         elif request.request_type == "loglikelihood" and not is_single_choice(str(second)):
             self.multi_token_contexts.add(context)
-
-
-#: lm-eval's default generation length when a task sets none (``TemplateLM``'s ``max_gen_toks``).
-DEFAULT_MAX_GEN_TOKS = 256
 
 
 @dataclass
