@@ -4,11 +4,10 @@ Table 3 is GV-consistency per task plus the average over tasks (the paper's "Ave
 mean of the task scores, never the documents of several tasks pooled); Table 5 is the generator and
 the validator accuracy per task, the validator's on App. H's fixed set where the suite builds one
 (:mod:`.validator_sets`), else on the model's own answers (the suite's measure, labelled so). Figure
-5's correctness is "the mean of the generator/validator performance" (App. I), computed two ways:
-``correctness`` (the suite's choice, plotted) per document, the mean of its generator and validator
-accuracy (App. H's on the same document where there is one), over the documents where both are
-defined; ``correctness_paper`` (App. I read as the mean of Table 5's two columns) the mean of the
-task's two accuracies, its interval the stratified bootstrap below.
+5's correctness, "the mean of the generator/validator performance" (App. I), two ways: ``correctness``
+(the suite's choice, plotted) per document, the mean of its generator and validator accuracy (App.
+H's on that document where there is one), where both are defined; ``correctness_paper`` the mean of
+the task's two accuracies (Table 5's columns), its interval the stratified bootstrap below.
 
 Intervals: the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for one
 task; for the average over tasks, a stratified bootstrap (``scipy.stats.bootstrap``, one sample per
