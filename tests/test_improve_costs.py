@@ -68,3 +68,18 @@ def test_a_longer_template_moves_the_page_figure(monkeypatch: pytest.MonkeyPatch
     after = improve_costs.count(with_summeval=False)
     assert after.gv_generator > before.gv_generator + 20
     assert improve_costs.figures(after)["gv_per_document"] not in _page("improving.md")
+
+
+@pytest.mark.skipif(not WITH_DATA, reason="the GV tasks read TriviaQA and AdvBench")
+def test_the_gv_rows_of_the_cost_plan_page_are_the_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logic_consistency.harness_ext.plan.counts import plan_tasks
+    from logic_consistency.harness_ext.plan.table import render
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    plans = plan_tasks(["logic_consistency_gv"], tokenizer="smollm2-135m-instruct")
+    table = render(plans, lc_chat_max_tokens=1, price_in=0.5, price_out=1.5, tokenizer="smollm2-135m-instruct")
+    rows = [line for line in table.splitlines() if line.startswith("| logic_consistency_gv_")]
+    assert len(rows) == 6 and all(row in (DOCS / "api-judges.md").read_text(encoding="utf-8") for row in rows)
+    total = next(line for line in table.splitlines() if line.startswith("| total"))
+    tokens = sum(int(part.strip("≤≈ ").replace(",", "")) for part in total.split(" | ")[4].split(" + "))
+    assert f"≤{round(tokens / 1000)} k prompt tokens" in _page("reproducing.md")
