@@ -75,6 +75,19 @@ class Inputs:
     #: count the paper trains on; which the split holds is unknown here: the pages give both).
     sff_comparisons_app_b: int = 64_832
 
+    @classmethod
+    def from_recipes(cls) -> Inputs:
+        """The inputs with the batches and epochs the recipes train with (``settings_for``), not copies."""
+        from logic_consistency.harness_ext.training.recipes import settings_for
+
+        gv, repair = settings_for("gv", {}), settings_for("repair", {})
+        return cls(
+            pairwise_batch=(repair.batch_size, repair.grad_accum),
+            gv_batch=(gv.batch_size, gv.grad_accum),
+            gv_epochs=int(gv.epochs),
+            repair_epochs=int(repair.epochs),
+        )
+
 
 @dataclass(frozen=True)
 class Counts:
@@ -233,7 +246,7 @@ def pairwise_figures(c: Counts, i: Inputs) -> dict[str, str]:
 
 def figures(counts: Counts | None = None, inputs: Inputs | None = None) -> dict[str, str]:
     """Every figure, keyed by name, as the pages write it (``counts`` default: :func:`count`)."""
-    c, i = counts or count(), inputs or Inputs()
+    c, i = counts or count(), inputs or Inputs.from_recipes()
     return {**gv_figures(c, i), **pairwise_figures(c, i)}
 
 
