@@ -54,3 +54,22 @@ def test_training_pairs_answer_a_within_a_point_of_half(loader: object, monkeypa
     monkeypatch.setenv(DATA_ENV_VAR, REAL_DATA or str(FIXTURES))
     rows = [row for row in loader.load()["test"] if in_split(str(row["instance_id"]), "train")]  # type: ignore[attr-defined]
     _check(from_loader(rows), within_a_point=bool(REAL_DATA))
+
+
+def test_the_studys_readme_prints_each_rows_answer_letters() -> None:
+    from logic_consistency.harness_ext.training.trainer import Example
+    from logic_consistency.tasks.pairwise.improve import answer_letters
+    from logic_consistency.tasks.pairwise.improve_report import _training_lines
+
+    letters = answer_letters([Example("p", " A"), Example("q", " B"), Example("r", " A")])
+    assert letters == {"A": 2, "B": 1}
+    training = {
+        "data_examples": 3,
+        "steps": 1,
+        "train_loss": 0.5,
+        "train_tokens_per_s": 9.0,
+        "wall_time_s": 1,
+        "device": "cpu",
+    }
+    lines = _training_lines([{"label": "Perturbed", "training": training, "answer_letters": letters}])
+    assert "answers (share of the first letter)" in lines[0] and "| A 2 / B 1 (66.7%) |" in lines[2]
