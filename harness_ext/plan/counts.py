@@ -5,11 +5,12 @@ for the model that records each request and answers a placeholder (empty text, a
 log-likelihood). First stages and samples are counted exactly; PairS rounds as one simulated run
 with a random judge. A later stage needs real answers, so it is replaced by a *bound* from its
 definition (``len(prompts)`` per document, or a hook's :func:`prompts_per_document`; an undeclared
-hook is unknown, never guessed). Their prompt tokens are an estimate (``≈``, not a bound): per
-prompt, the task's mean first-stage prompt plus its document's earlier answers at their generation
-bound (mean over documents). Tokens are counted with a named tokenizer (the embedded SmolLM2 one by
-default), each distinct context once. A task's ``cost_plan_notes(docs)`` adds its own lines; this
-module knows no task family.
+hook is unknown, never guessed). Their prompt tokens are an upper bound (``≤``): each document's
+later prompt rendered by the task's own hook and chat template, each quoted earlier answer at its
+stage's ``max_gen_toks`` (:func:`.bounds.bounded_prompts`); where a hook reads structured answers, an
+estimate (``≈``): the mean first-stage prompt plus the earlier answers at their bound. Tokens are
+counted with a named tokenizer (the embedded SmolLM2 one by default), each distinct context once. A
+task's ``cost_plan_notes(docs)`` adds its own lines; this module knows no task family.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from logic_consistency.harness_ext.shards.shard import ENV_SHARD, Shard, evaluat
 from logic_consistency.harness_ext.task import current_run, multistage
 from logic_consistency.harness_ext.task.loading import load_tasks
 from logic_consistency.harness_ext.task.placeholders import is_placeholder
+
+from .bounds import DEFAULT_MAX_GEN_TOKS, bounded_prompts
 
 #: Attribute a stage hook carries to declare its prompts per document (see :func:`prompts_per_document`).
 PROMPTS_ATTRIBUTE = "logic_consistency_prompts_per_document"
@@ -119,22 +122,22 @@ class Tally:
             self.multi_token_contexts.add(context)
 
 
-#: lm-eval's default generation length when a task sets none (``TemplateLM``'s ``max_gen_toks``).
-DEFAULT_MAX_GEN_TOKS = 256
-
-
 @dataclass
 class StageBound:
-    """A later stage of a multi-stage task: request bound and token estimate (answers unknown)."""
+    """A later stage of a multi-stage task: request bound and token bound or estimate (answers unknown)."""
 
     stage: str
     request_type: str
     requests: int | None  # None: the stage's hook declares no count
     contexts: int | None
+    #: Prompt tokens: an upper bound when ``bounded`` is set (``≤``), else an estimate (``≈``).
     context_tokens_estimate: int | None
     generated_tokens: int
     #: Whether each prompt is scored on single-word choices (one ``lc-chat`` call per prompt).
     single_choice: bool = True
+    #: Each later prompt with its quoted earlier answers taken out, and the tokens those answers add
+    #: at their generation bound (:func:`bounded_prompts`); ``None``: the stage could not be rendered so.
+    bounded: list[tuple[str, int]] | None = None
 
 
 @dataclass
@@ -293,6 +296,8 @@ def _plan_one(name: str, task: Any, recorded: list[Instance]) -> TaskPlan:
     if isinstance(task, multistage.MultiStageTask) and len(task.stages) > 1:
         # the recorded run's last stage is a placeholder per document: replace it by bounds
         plan.later_stages = _later_stage_bounds(task, len(docs))
+        for index, bound in enumerate(plan.later_stages, start=1):
+            bound.bounded = bounded_prompts(task, index, list(docs.values()))
     else:
         # placeholders are answered without a model call (placeholders.py): they cost nothing
         plan.final = _tally((i for i in instances if not is_placeholder(i)), repeats=True)
@@ -371,6 +376,7 @@ def count_tokens(plans: list[TaskPlan], tokenizer: Any, *, batch_size: int = 102
     """Fill each plan's ``tokens``: every distinct context of the whole plan is counted once (:func:`context_lengths`)."""
     texts = sorted(
         {c for plan in plans for part in (plan.building, plan.final) for t in part.values() for c in t.contexts}
+        | {c for plan in plans for b in plan.later_stages for c, _ in b.bounded or ()}
     )
     lengths = context_lengths(tokenizer, texts, batch_size=batch_size)
     for plan in plans:
@@ -394,15 +400,18 @@ def _token_totals(plan: TaskPlan, lengths: dict[str, int]) -> dict[str, int]:
 
 
 def _later_stage_estimate(plan: TaskPlan, lengths: dict[str, int]) -> int:
-    """The later stages' prompt tokens, estimated (and set on each bound): per later prompt, the mean
-    earlier-stage prompt plus every earlier answer of its document at its generation bound (what a later
-    prompt quotes); an estimate, labelled as such."""
+    """The later stages' prompt tokens (set on each bound): the rendered bound where the stage has one
+    (:func:`.bounds.bounded_prompts`), else an estimate, labelled as such: per later prompt, the mean
+    earlier-stage prompt plus every earlier answer of its document at its generation bound."""
     earlier = [c for tally in plan.building.values() for c in tally.contexts]
     mean_prompt = sum(lengths[c] for c in earlier) / len(earlier) if earlier else 0.0
     answers = sum(t.generated_tokens for t in plan.building.values()) / plan.documents
     total = 0
     for bound in plan.later_stages:
-        if bound.contexts is not None:
+        if bound.bounded is not None:
+            bound.context_tokens_estimate = sum(lengths[c] + extra for c, extra in bound.bounded)
+            total += bound.context_tokens_estimate
+        elif bound.contexts is not None:
             bound.context_tokens_estimate = round(bound.contexts * (mean_prompt + answers))
             total += bound.context_tokens_estimate
     return total

@@ -5,8 +5,9 @@ tokenizer), the bound on generated tokens, and API calls on two chat backends: `
 call per distinct context of one-word choices, read from ``top_logprobs``, bounded by
 ``--lc-chat-max-tokens``; a free log-likelihood continuation such as CTP's is refused) and
 ``local-chat-completions`` (generation only). Counts come from
-:func:`~logic_consistency.harness_ext.plan.counts.plan_tasks`: exact for first stages, bounds (``≤``) and
-estimates (``≈``) for later stages, one simulated run for PairS rounds. ``--price-in`` / ``--price-out`` (USD per million tokens) add dollars.
+:func:`~logic_consistency.harness_ext.plan.counts.plan_tasks`: exact for first stages, bounds (``≤``,
+each quoted earlier answer at its generation bound) for later stages, estimates (``≈``) where a later
+stage reads structured answers, one simulated run for PairS rounds. ``--price-in`` / ``--price-out`` (USD per million tokens) add dollars.
 ``--shards N`` also plans each shard of a sharded run (a model list's ``shards``) as that shard builds it.
 """
 

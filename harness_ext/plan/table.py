@@ -167,6 +167,8 @@ class Totals:
     docs: int = 0
     tokens: int = 0
     tokens_estimate: int = 0
+    #: Whether a later stage's tokens in ``tokens_estimate`` are an estimate (``≈``), not a bound (``≤``).
+    estimated: bool = False
     gen: int = 0
     lc: int = 0
     lc_tokens: int = 0
@@ -208,6 +210,14 @@ class TaskCosts:
             again=repeated_costs(plan, lc_chat_max_tokens=lc_chat_max_tokens),
         )
 
+    @property
+    def mark(self) -> str:
+        """``≤`` when every later stage's tokens are a rendered bound, ``≈`` when one is an estimate."""
+        if not self.later:
+            return ""
+        estimated = any(b.bounded is None and b.contexts is not None for b in self.plan.later_stages)
+        return "≈" if estimated else "≤"
+
 
 def _header(prices: Prices) -> list[str]:
     head = [
@@ -239,7 +249,7 @@ def _request_cells(task: TaskCosts) -> tuple[str, str]:
 
 
 def _task_row(task: TaskCosts, prices: Prices) -> list[str]:
-    lc, chat, approx = task.lc, task.chat, "≈" if task.later else ""
+    lc, chat, approx = task.lc, task.chat, task.mark
     row = [
         task.plan.task,
         _n(task.plan.documents),
@@ -264,6 +274,7 @@ def _add_to_totals(totals: Totals, task: TaskCosts, prices: Prices) -> None:
     totals.docs += task.plan.documents
     totals.tokens += task.prompt - task.later - again["request_tokens"]
     totals.tokens_estimate += task.later
+    totals.estimated |= task.mark == "≈"
     totals.gen += task.gen_bound - again["generated_tokens"]
     # the repeated requests, priced alike on both backends
     again_usd = prices.usd({"prompt_tokens": again["call_tokens"], "generated_tokens_bound": again["generated_tokens"]})
@@ -294,8 +305,12 @@ def _task_notes(task: TaskCosts) -> list[str]:
     return notes
 
 
+def _later_cell(totals: Totals) -> str:
+    return f" + {'≈' if totals.estimated else '≤'}{_n(totals.tokens_estimate)}"
+
+
 def _total_row(totals: Totals, prices: Prices) -> list[str]:
-    tokens_cell = _n(totals.tokens) + (f" + ≈{_n(totals.tokens_estimate)}" if totals.tokens_estimate else "")
+    tokens_cell = _n(totals.tokens) + (_later_cell(totals) if totals.tokens_estimate else "")
     row = [
         "total (API columns: runnable tasks)",
         _n(totals.docs),
@@ -317,7 +332,9 @@ def _footer(prices: Prices, *, tokenizer: str, lc_chat_max_tokens: int) -> list[
     lines = [
         "",
         f"Tokens: {tokenizer} tokenizer (an approximation for any other model). ≤: bound on a later "
-        "stage (its prompts need the earlier answers); ≈: estimated later-stage prompt tokens. "
+        "stage (its prompts need the earlier answers; its prompt tokens rendered with each quoted earlier "
+        "answer at its generation bound); ≈: estimated later-stage prompt tokens (a hook that reads "
+        "structured earlier answers). "
         f"lc-chat: one call per distinct single-choice context (max_tokens {lc_chat_max_tokens}) "
         "+ one per generation. Earlier-stage requests shared by several tasks count once in the total.",
     ]
@@ -372,7 +389,7 @@ def render_shards(shard_plans: list[list[TaskPlan]], *, lc_chat_max_tokens: int)
     count = len(shard_plans)
     for index, plans in enumerate(shard_plans):
         t = shard_totals(plans, lc_chat_max_tokens=lc_chat_max_tokens)
-        tokens = _n(t.tokens) + (f" + ≈{_n(t.tokens_estimate)}" if t.tokens_estimate else "")
+        tokens = _n(t.tokens) + (_later_cell(t) if t.tokens_estimate else "")
         cells = [f"{index}/{count}", _n(t.docs), tokens, _n(t.gen), _n(t.lc), _n(t.lc_tokens), _n(t.chat)]
         lines.append("| " + " | ".join(cells) + " |")
     for index, plans in enumerate(shard_plans):

@@ -109,8 +109,7 @@ def _declaration(recipe: str, paper: PaperValues) -> Declaration:
 #: AdamW's usual value in transformers). The GV epochs (3) are the arithmetic setting; settings_for
 #: raises them to 6 for the other GV tasks. GV batch: the paper's 64 is 1 per GPU x accumulation 8 x 8
 #: GPUs; on the one device a study trains on, 8 per batch x accumulation 8 gives the same 64 updates'
-#: worth of examples per step (with N visible GPUs transformers' Trainer multiplies by N: lower
-#: ``batch_size`` to 8 / N to keep 64).
+#: worth of examples per step (a study trains on one visible GPU: ``devices.py`` refuses several).
 PAPER_VALUES: Mapping[str, PaperValues] = {
     "repair": PaperValues(5e-5, 2, 0.01, 16, 64, 4, 2, "linear", 0.0),
     "gv": PaperValues(2e-4, 3, 0.0, 32, 32, 8, 8, "cosine", 0.03),

@@ -37,6 +37,7 @@ __all__ = [
     "require_str",
     "require_str_list",
     "select_item_indices",
+    "shuffle_items",
 ]
 
 
@@ -326,3 +327,13 @@ def apply_cap(
 ) -> list[dict[str, Any]]:
     """:func:`cap_row` on every row (arguments as there)."""
     return [cap_row(row, max_items, seed, context_of) for row in rows]
+
+
+def shuffle_items(row: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """``row`` with its items in a seeded order (CaTeRS's: ``instance_rng(seed, instance_id, "shuffle")``),
+    every per-item list permuted alike, so that no source order (BM25's, the relevance file's) decides
+    which passage a pair shows first."""
+    n = len(row["items"])
+    order = [int(k) for k in instance_rng(seed, str(row["instance_id"]), "shuffle").permutation(n)]
+    return {name: [value[k] for k in order] if isinstance(value, list) and len(value) == n else value
+            for name, value in row.items()}  # fmt: skip

@@ -4,7 +4,8 @@ Table 5 (Liu et al., "Aligning with Logic", Appendices B and L).
 RankGPT's ``marco-train-10k.jsonl`` (``query``, ``positive_passages``, ``retrieved_passages`` in BM25
 order) and ``marco-train-10k-gpt3.5.json`` (one GPT-3.5 answer such as ``"[2] > [1] > [3]"`` per query,
 read as the authors' ``receive_response`` reads it, :func:`parse_permutation`). One instance per query:
-its first ``passages`` (10) retrieved passages scored by their place in GPT-3.5's ranking. The paper
+its first ``passages`` (10) retrieved passages scored by their place in GPT-3.5's ranking, shown in a
+seeded order (not BM25's, which the ranking follows). The paper
 randomly samples 1K queries, 800 for training and 200 for testing (App. B); its draw is unpublished, so
 :func:`paper_split` draws with the suite's seed. :func:`load` is the task ``logic_consistency_msmarco``
 over the 200 (each ``instance_half: test``); ``improve repair --train-data msmarco`` trains on the 800
@@ -36,6 +37,7 @@ from ._common import (
     require_id,
     require_records,
     require_str,
+    shuffle_items,
 )
 
 __all__ = [
@@ -217,10 +219,17 @@ def paper_split(
 
 
 def load_part(
-    folder: Path | None = None, part: str = "test", *, limit: int | None = None, passages: int = PASSAGES
+    folder: Path | None = None,
+    part: str = "test",
+    *,
+    limit: int | None = None,
+    passages: int = PASSAGES,
+    seed: int = DEFAULT_SEED,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The ``train`` (800) or ``test`` (200) queries of :func:`paper_split`, the first ``limit`` of them,
-    and what was read (the files, the draw, the queries kept).
+    their passages in a seeded order (``seed``, :func:`._common.shuffle_items`: not BM25's, which GPT-3.5's
+    ranking follows, so that the first-shown passage does not tend to win), and what was read (the files,
+    the draw, the queries kept).
 
     Raises:
         ValueError: ``part`` is neither ``train`` nor ``test``.
@@ -231,7 +240,8 @@ def load_part(
     rows, source = load_with_source(folder, passages=passages)
     train, test, drawn = paper_split(rows)
     kept = (train if part == "train" else test)[:limit]
-    return [{**row, HALF: part} for row in kept], {**source, "split": part, "sample": drawn, "queries": len(kept)}
+    shown = [{**shuffle_items(row, seed), HALF: part} for row in kept]
+    return shown, {**source, "split": part, "sample": drawn, "queries": len(kept), "item_order_seed": seed}
 
 
 def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.DatasetDict:
@@ -240,8 +250,8 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
 
     Args:
         max_items: Keep at most this many passages per query (a seeded subset); ``None`` keeps all 10.
-        seed: Seed of the ``max_items`` subset (the query sample's is :data:`SAMPLE_SEED`).
+        seed: Seed of the passage order and of the ``max_items`` subset (the query sample's is :data:`SAMPLE_SEED`).
     """
     check_options(max_items, seed)
-    rows, _ = load_part(None, "test")
+    rows, _ = load_part(None, "test", seed=seed)
     return pairwise_dataset(rows, max_items, seed, extra={HALF: datasets.Value("string")})

@@ -1,7 +1,8 @@
 """NovelEval (Sun et al., 2023): which of two passages is more relevant to a query?
 
 One row per query (21 instances): ``context`` is the query (``queries.tsv``); ``items`` the 20
-passages judged for it (``corpus.tsv``) in ``qrels.txt`` order, with ``item_ids`` ``"<qid>-<n>"``;
+passages judged for it (``corpus.tsv``) in a seeded order (:func:`._common.shuffle_items`: ``qrels.txt``
+lists the relevant ones first), with ``item_ids`` ``"<qid>-<n>"``;
 ``human_scores`` the graded relevance from ``qrels.txt`` (0 not relevant, 1 partially, 2 relevant;
 many ties); ``aspect`` is ``"relevance"``.
 
@@ -31,6 +32,7 @@ from ._common import (
     require_int,
     require_records,
     require_str,
+    shuffle_items,
 )
 
 __all__ = ["BASE_URL", "COMMIT", "FILES", "RELEVANCE_LEVELS", "load"]
@@ -131,8 +133,8 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
 
     Args:
         max_items: Keep at most this many passages per query: a random subset drawn from ``seed``
-            and the query id (stable across runs), in the original order. ``None`` keeps all 20.
-        seed: Seed of the ``max_items`` subset.
+            and the query id (stable across runs), in the shuffled order. ``None`` keeps all 20.
+        seed: Seed of the item order and of the ``max_items`` subset.
 
     Returns:
         ``DatasetDict`` with one split ``"test"`` (21 rows for the full data).
@@ -143,5 +145,5 @@ def load(*, max_items: int | None = None, seed: int = DEFAULT_SEED) -> datasets.
     """
     check_options(max_items, seed)
     paths = _source.resolve_files(LOCAL_DIR, FILES, BASE_URL)
-    rows = _build_rows(paths)
+    rows = [shuffle_items(row, seed) for row in _build_rows(paths)]
     return pairwise_dataset(rows, max_items, seed)

@@ -1,7 +1,7 @@
 """Li et al.'s Figure 5: correctness against GV-consistency, one panel per task.
 
-Correctness is "the mean of the generator/validator performance" (App. I, computed per document in
-:mod:`.improve_tables`); each point carries its 95% bootstrap interval on both axes. The base and
+Correctness is "the mean of the generator/validator performance" (App. I), computed per document in
+:mod:`.improve_tables` (the suite's choice; the README gives App. I's reading beside it); each point carries its 95% bootstrap interval on both axes. The base and
 SelfTrain are one point each, as in the paper; the consistency FT rounds are joined in order (the
 paper's frontier); the suite's iterated SelfTrain rounds, where a study has them, are hollow grey
 points labelled as the suite's variant.
@@ -95,9 +95,13 @@ def _series(rows: Sequence[Row]) -> list[tuple[list[Row], Mapping[str, Any]]]:
 
 
 def _panel(
-    axes: Any, task: str, series: Sequence[tuple[list[Row], Mapping[str, Any]]], label: Callable[[Row], str]
+    axes: Any,
+    task: str,
+    series: Sequence[tuple[list[Row], Mapping[str, Any]]],
+    label: Callable[[Row], str],
+    empty: str = "no row has both values",
 ) -> list[dict[str, Any]]:
-    """One task's panel: every series, its axes and title, a legend (or the words that nothing was defined)."""
+    """One task's panel: every series, its axes and title, a legend (or ``empty``: why nothing is drawn)."""
     points = [point for rows, style in series for point in _draw(axes, rows, task, label, style)]
     axes.set_xlabel(X_AXIS)
     axes.set_ylabel(Y_AXIS)
@@ -105,12 +109,19 @@ def _panel(
     if points:
         axes.legend(fontsize=7)
     else:
-        axes.text(0.5, 0.5, "no row has both values", ha="center", transform=axes.transAxes)
+        axes.text(0.5, 0.5, empty, ha="center", wrap=True, transform=axes.transAxes)
     return points
 
 
-def pareto_png(path: Path, rows: Sequence[Row], tasks: Sequence[str], label: Callable[[Row], str]) -> dict[str, Any]:
-    """Write Figure 5 to ``path`` (a panel per task; an empty panel says that nothing was defined).
+def pareto_png(
+    path: Path,
+    rows: Sequence[Row],
+    tasks: Sequence[str],
+    label: Callable[[Row], str],
+    unmeasurable: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Write Figure 5 to ``path`` (a panel per task; an empty panel says that nothing was defined, or, for a
+    task in ``unmeasurable``, why its correctness is not measurable here).
 
     Returns:
         What was drawn: the axes and each panel's points with their intervals (``figure5.json``).
@@ -124,7 +135,10 @@ def pareto_png(path: Path, rows: Sequence[Row], tasks: Sequence[str], label: Cal
     figure, panels = plt.subplots(1, len(shown), figsize=(6.5 * len(shown), 4.5), squeeze=False)
     drawn: dict[str, Any] = {"x": X_AXIS, "y": Y_AXIS, "panels": {}}
     for axes, task in zip(panels[0], shown, strict=True):
-        drawn["panels"][task] = _panel(axes, task, _series(rows), label)
+        why = (unmeasurable or {}).get(task)
+        drawn["panels"][task] = _panel(axes, task, _series(rows), label, *([why] if why else []))
+        if why:
+            drawn.setdefault("not_measurable", {})[task] = why
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
     plt.close(figure)

@@ -4,9 +4,10 @@ Table 3 is GV-consistency per task plus the average over tasks (the paper's "Ave
 mean of the task scores, never the documents of several tasks pooled); Table 5 is the generator and
 the validator accuracy per task, the validator's on App. H's fixed set where the suite builds one
 (:mod:`.validator_sets`), else on the model's own answers (the suite's measure, labelled so). Figure
-5's correctness is "the mean of the generator/validator performance" (App. I): per document, the mean
-of its generator and validator accuracy (App. H's on the same document where there is one), over the
-documents where both are defined.
+5's correctness, "the mean of the generator/validator performance" (App. I), two ways: ``correctness``
+(the suite's choice, plotted) per document, the mean of its generator and validator accuracy (App.
+H's on that document where there is one), where both are defined; ``correctness_paper`` the mean of
+the task's two accuracies (Table 5's columns), its interval the stratified bootstrap below.
 
 Intervals: the suite's 95% percentile bootstrap over documents (``metrics/bootstrap.py``) for one
 task; for the average over tasks, a stratified bootstrap (``scipy.stats.bootstrap``, one sample per
@@ -25,12 +26,14 @@ from logic_consistency.metrics.bootstrap import bootstrap_ci
 
 from .validator_sets import APP_H, APP_H_METRIC
 
-__all__ = ["CORRECTNESS", "GV_METRICS", "TABLE_METRICS", "task_metrics"]
+__all__ = ["CORRECTNESS", "CORRECTNESS_PAPER", "GV_METRICS", "TABLE_METRICS", "task_metrics"]
 
 #: The metrics each document of a GV task logs.
 GV_METRICS = ("gv_consistency", "generator_accuracy", "validator_accuracy")
-#: Figure 5's correctness axis (Li et al. App. I), computed here per document.
+#: Figure 5's correctness axis (Li et al. App. I), computed here per document (the suite's choice).
 CORRECTNESS = "correctness"
+#: The same read as App. I's words: the mean of the task's generator and validator accuracies.
+CORRECTNESS_PAPER = "correctness_paper"
 TABLE_METRICS = (*GV_METRICS, APP_H_METRIC, CORRECTNESS)
 _RESAMPLES = 10_000  # as metrics/bootstrap.py
 
@@ -129,13 +132,18 @@ def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[
     ``validator_accuracy_app_h``; correctness then takes the validator from there (joined by document id).
     """
     values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
+    paper: dict[str, dict[str, Any]] = {}
     for task, per_doc in _read(samples, values).items():
         # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
         validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]
         generator = per_doc["generator_accuracy"]
         values[task][CORRECTNESS] = [(generator[k] + validator[k]) / 2 for k in generator if k in validator]
+        paper[task] = _average({"generator": list(generator.values()), "validator": list(validator.values())})
     ordered = sorted(values)
+    per_task = {task: {name: _summary(values[task][name]) for name in TABLE_METRICS} for task in ordered}
+    for task in ordered:
+        per_task[task][CORRECTNESS_PAPER] = paper.get(task) or _summary([])
     return {
-        "per_task": {task: {name: _summary(values[task][name]) for name in TABLE_METRICS} for task in ordered},
+        "per_task": per_task,
         "average": {name: _average({task: values[task][name] for task in ordered}) for name in TABLE_METRICS},
     }

@@ -28,7 +28,18 @@ from logic_consistency.tasks.data.seed import DEFAULT_SEED
 from . import arithmetic, plan_arithmetic, triviaqa
 from .common import A_OR_B, PROMPT, TRUE_FALSE, TRUE_FALSE_AFTER_CHAIN, ValidatorSpec
 
-__all__ = ["APP_H", "APP_H_METRIC", "APP_H_TASKS", "NO_SET", "score", "with_fixed_sets", "wrong_number"]
+__all__ = [
+    "APP_H",
+    "APP_H_METRIC",
+    "APP_H_TASKS",
+    "GPT4_JUDGED",
+    "NO_SET",
+    "WRONG_ANSWER",
+    "score",
+    "task_kind",
+    "with_fixed_sets",
+    "wrong_number",
+]
 
 #: The metric of the fixed set (Table 5's validator column where App. H has a set).
 APP_H_METRIC = "validator_accuracy_app_h"
@@ -48,6 +59,24 @@ NO_SET = {
     "prompt_prioritization": "App. H's labels are crowd-sourced (three Mechanical Turk workers)",
     "style_transfer": "App. H uses the Yelp set of Li et al. (2018b), not in the suite",
 }
+#: GV tasks whose generator Li et al. score with GPT-4 (§5.3): no judge here, so not measurable.
+GPT4_JUDGED = ("harmful", "prompt_prioritization", "style_transfer")
+#: The wrong answer of each App. H set: the suite's choice, beside the paper's (a validator column says it).
+WRONG_ANSWER = {
+    "arithmetic": "wrong answer: the right result moved by 1 to 10, the suite's choice (App. H: text-davinci-003's)",
+    "plan_arithmetic": "wrong answer: the solution's number changed to miss the target, the suite's choice "
+    "(App. H: text-davinci-003's)",
+    "triviaqa": "wrong answer: another question's gold answer, the suite's choice (App. H: text-davinci-003's, "
+    "more plausible, so this set likely reads higher)",
+}
+
+
+def task_kind(task: str) -> str:
+    """The paper's task a GV task name stands for (``logic_consistency_gv_arithmetic_cot`` -> ``arithmetic``)."""
+    name = task.removeprefix("logic_consistency_gv_")
+    for suffix in ("_generate", "_app_h", "_cot", "_true_false"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def with_fixed_sets(tasks: str) -> str:

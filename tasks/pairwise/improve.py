@@ -16,6 +16,7 @@ rankings (Table 5's data); evaluation stays on the task's test split. ``--method
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -104,6 +105,12 @@ def _pairs(
             if negated and "negated" in task.options.templates:
                 pairs.append((task.render("negated", doc, i, j), second if c.winner == c.first else first, True))
     return pairs
+
+
+def answer_letters(examples: Sequence[Example]) -> dict[str, int]:
+    """How many training examples answer each letter (A / B): a set whose answers follow the position
+    would teach the model the position (the loaders show pairs in a balanced seeded order)."""
+    return dict(sorted(Counter(example.answer.strip() for example in examples).items()))
 
 
 def _check_pairwise(task: Any, name: str) -> None:
@@ -210,6 +217,7 @@ def _planned(
     if spec.kind != "zero_shot":
         examples, sampled = data.examples(spec, options, base)
         record["flipped_labels"] = data.flipped
+        record["answer_letters"] = answer_letters(examples)
         if sampled is not None:
             record["downsampled"] = sampled
         job = TrainJob(base.path, examples, study.row_dir(spec.name) / "adapter", base.settings, "repair",

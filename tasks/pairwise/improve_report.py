@@ -78,17 +78,27 @@ def _variants(identity: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[s
 def _training_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The README's training table: one line per trained row."""
     lines = [
-        "| row | training examples | steps | train loss | tokens/s | wall s | device |",
-        "|---|---|---|---|---|---|---|",
+        "| row | training examples | answers (share of the first letter) | steps | train loss | tokens/s | wall s | device |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         t = r.get("training")
         if t:
             lines.append(
-                f"| {r['label']} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | "
-                f"{'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | {t['wall_time_s']} | {t['device']} |"
+                f"| {r['label']} | {t['data_examples']} | {_letters(r.get('answer_letters'))} | {t['steps']} | "
+                f"{t['train_loss']:.4f} | {'undefined' if t['train_tokens_per_s'] is None else t['train_tokens_per_s']} | "
+                f"{t['wall_time_s']} | {t['device']} |"
             )
     return lines
+
+
+def _letters(counts: Mapping[str, int] | None) -> str:
+    """``A 812 / B 809 (50.1%)``: the training answers per letter (a row written before they were counted: -)."""
+    if not counts:
+        return "-"
+    total = sum(counts.values())
+    first = next(iter(counts.values()))
+    return " / ".join(f"{letter} {n}" for letter, n in counts.items()) + f" ({100 * first / total:.1f}%)"
 
 
 def write_report(study: Study, rows: list[dict[str, Any]]) -> None:

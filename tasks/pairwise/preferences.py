@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.common import read_samples
+from logic_consistency.common import instance_rng, read_samples
 from logic_consistency.tasks.answers import TIE_TOLERANCE, parse_choice
+from logic_consistency.tasks.data.seed import DEFAULT_SEED
 
 __all__ = [
     "Comparison",
     "Instance",
     "PreferenceSet",
+    "balanced_winner_first",
     "from_loader",
     "from_samples",
     "from_summarize_feedback",
@@ -185,22 +187,36 @@ def _first_wins(resps: list[Any], k: int, loglikelihood: bool, choices: Sequence
     return None if picked is None else picked == choices[0]
 
 
-def from_loader(rows: Iterable[dict[str, Any]]) -> PreferenceSet:
-    """Human preferences of a pairwise dataset loader: every pair with distinct human scores
-    (i < j, item i shown first), the higher score winning."""
+def from_loader(rows: Iterable[dict[str, Any]], *, seed: int = DEFAULT_SEED) -> PreferenceSet:
+    """Human preferences of a pairwise dataset loader: every pair with distinct human scores, the higher
+    score winning, each shown in a balanced seeded order (:func:`balanced_winner_first`)."""
     prefs: PreferenceSet = {}
     for row in rows:
-        where = f"instance_id {str(row['instance_id'])!r}"
-        instance = prefs.setdefault(str(row["instance_id"]), Instance())
+        key = str(row["instance_id"])
+        where = f"instance_id {key!r}"
+        instance = prefs.setdefault(key, Instance())
         instance.set_context(row.get("context"), where=where)
-        ids = [str(i) for i in row["item_ids"]]
-        scores = row["human_scores"]
-        for i in range(len(ids)):
-            for j in range(i + 1, len(ids)):
-                if scores[i] != scores[j]:
-                    winner = ids[i] if scores[i] > scores[j] else ids[j]
-                    instance.add(Comparison(ids[i], ids[j], winner), row["items"][i], row["items"][j], where=where)
+        ids, items, scores = [str(i) for i in row["item_ids"]], row["items"], row["human_scores"]
+        pairs = [(i, j) for i in range(len(ids)) for j in range(i + 1, len(ids)) if scores[i] != scores[j]]
+        for (i, j), winner_first in zip(pairs, balanced_winner_first(len(pairs), seed, key), strict=True):
+            win, lose = (i, j) if scores[i] > scores[j] else (j, i)
+            a, b = (win, lose) if winner_first else (lose, win)
+            instance.add(Comparison(ids[a], ids[b], ids[win]), items[a], items[b], where=where)
     return prefs
+
+
+def balanced_winner_first(n: int, seed: int, instance_id: str) -> list[bool]:
+    """Whether each of an instance's ``n`` pairs shows its winner first (as option A): half of them
+    (the odd one's side drawn too), in a seeded order (``instance_rng(seed, instance_id, "pair_order")``).
+
+    A source order that follows the preference (BM25's passages, which GPT-3.5's ranking follows;
+    NovelEval's relevance file, relevant first) would otherwise make the answer letter follow the
+    position: a training set the model could fit by always answering A.
+    """
+    rng = instance_rng(seed, instance_id, "pair_order")
+    first = n // 2 + (int(rng.integers(2)) if n % 2 else 0)
+    flags = [k < first for k in range(n)]
+    return [flags[int(k)] for k in rng.permutation(n)]
 
 
 def from_summarize_feedback(comparisons: Iterable[Any]) -> PreferenceSet:

@@ -188,6 +188,7 @@ def test_later_stages_are_bounded_from_the_stage_definitions(runs: Any) -> None:
         LIMIT,
     )
     assert validator.context_tokens_estimate and validator.context_tokens_estimate > 0
+    assert validator.bounded is not None and len(validator.bounded) == LIMIT  # rendered: a bound, not an estimate
     (ranking,) = plans["logic_consistency_causal_ranking"].later_stages
     assert (ranking.requests, ranking.generated_tokens) == (LIMIT, LIMIT * 160)
     # the dummy's "lol" is unparseable: each document's validator is skipped, and its placeholder

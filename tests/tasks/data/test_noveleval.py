@@ -34,18 +34,22 @@ def test_rows_follow_the_common_schema() -> None:
     assert test["instance_id"] == ["10", "11", "12"]
     first = test[0]
     assert first["context"] == "Which city hosted the 2031 robot football final?"
-    assert first["item_ids"] == ["10-0", "10-1", "10-2", "10-3", "10-4"]
-    assert first["human_scores"] == [2.0, 0.0, 1.0, 0.0, 2.0]
+    # the passages in a seeded order (not qrels.txt's), every per-item list permuted alike
+    assert sorted(first["item_ids"]) == ["10-0", "10-1", "10-2", "10-3", "10-4"]
+    assert first["item_ids"] != sorted(first["item_ids"])
+    score = dict(zip(first["item_ids"], first["human_scores"], strict=True))
+    assert score == {"10-0": 2.0, "10-1": 0.0, "10-2": 1.0, "10-3": 0.0, "10-4": 2.0}
     assert first["aspect"] == "relevance"
     # CSV quoting: doubled quotes inside a quoted field, and a tab inside quotes.
-    assert first["items"][2] == '"The final in Lisbon was the best yet," said the league\'s president.'
-    assert first["items"][4] == "Lisbon hosted the final\tafter Madrid withdrew its bid."
+    text = dict(zip(first["item_ids"], first["items"], strict=True))
+    assert text["10-2"] == '"The final in Lisbon was the best yet," said the league\'s president.'
+    assert text["10-4"] == "Lisbon hosted the final\tafter Madrid withdrew its bid."
     assert [len(items) for items in test["items"]] == [5, 4, 6]
 
 
 @pytest.mark.usefixtures("local_fixtures")
 def test_max_items_keeps_aligned_seeded_subsets() -> None:
-    full = {row["instance_id"]: row for row in noveleval.load()["test"]}
+    full = {row["instance_id"]: row for row in noveleval.load(seed=3)["test"]}  # the seed's item order
     capped = noveleval.load(max_items=4, seed=3)["test"]
     assert capped.to_list() == noveleval.load(max_items=4, seed=3)["test"].to_list()
     for row in capped:
