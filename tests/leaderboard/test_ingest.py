@@ -290,7 +290,7 @@ def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cl
     assert board["nights"] == [
         {"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}
     ]
-    assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency"]["metrics"]["s_comm"]["score"])
+    assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency_pairwise"]["metrics"]["s_comm"]["score"])
 
 
 def test_model_arguments_copied_into_task_metadata_do_not_change_the_board(
