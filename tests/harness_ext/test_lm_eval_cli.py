@@ -74,7 +74,7 @@ def test_dummy_model_runs_the_whole_suite(dummy_run: Path) -> None:
         assert 0.0 <= metrics["p_first_mean,none"] <= 1.0
     assert 0.0 <= results["results"]["logic_consistency_pairwise"]["s_comm,none"] <= 1.0
     # the suite's group aggregates no metric: its families share none (docs/adding-a-task.md)
-    assert set(results["results"]["logic_consistency"]) == {"alias", "name", "sample_len"}
+    assert set(results["results"]["logic_consistency"]) == {"alias", "name"}
     # the two-stage families ran in the same command: every GV and causal task reports its
     # unparseable counts (dummy answers "lol": generations that need a number cannot be parsed)
     gv_tasks = [t for t in results["configs"] if t.startswith("logic_consistency_gv_")]
