@@ -6,8 +6,7 @@ program imports lm-eval, the hook adds this suite's ``tasks/`` folder to every `
 include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entry point:
 :func:`lm_eval_discovers_suite`), registers ``lc-hf`` and ``lc-embedded``, and applies the other
 patches listed in ``lm_eval_hooks.LM_EVAL_HOOKS`` (the running model for multi-stage tasks, placeholders,
-shards, request-cache checks, credential refusal, one-line option errors, metrics undefined on some
-documents).
+shards, request-cache checks, credential refusal, one-line errors, metrics undefined on some documents).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` (``--include_path "$(logic-consistency tasks-dir)"`` still
 works). Pinned to the lm-eval release it was written against: on another it warns once and applies while

@@ -1,9 +1,8 @@
 """A metric that is undefined on some documents says so on each of them, and is aggregated over the others.
 
-A suite task reports every metric it declares on every document; where a metric has no value (the
-causal consistency scores of a document whose generation or ranking could not be parsed) the value is
-``None``, and the task's own counts (``unparseable_generation``, ``unparseable_ranking``) say how many
-documents that is. lm-eval 0.4.13 aggregates each metric over the values it is given, with the task's
+A suite task reports every metric it declares on every document; where one has no value (the causal
+scores of an unparseable generation) it is ``None``, and the task's counts (``unparseable_generation``)
+say how many documents that is. lm-eval 0.4.13 aggregates each metric over the values it is given, with the task's
 aggregation (``mean``) and standard error, and warns "Metrics were not scored on the same number of
 documents" when the metrics' value lists differ in length; a ``None`` would reach ``mean``. So
 :func:`over_defined_documents` wraps ``lm_eval.evaluator_utils._compute_task_aggregations`` (the
