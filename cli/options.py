@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 from logic_consistency.harness_ext.models.args import BACKEND_ARGS, GEN_KWARGS
-from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.options import Declared, declared_flags, declared_options
+from logic_consistency.tasks.improve_recipes import recipes
 
 from .subcommand import add_subcommand
 
@@ -23,12 +23,13 @@ __all__ = ["add_cli", "declarations", "markdown_table"]
 
 def declarations() -> list[tuple[str, Declared]]:
     """Every declaration with where it applies: ``metadata``, ``command line``, ``<backend> --model_args``,
-    ``improve <recipe> --train-args`` (the papers' hyperparameters, each recipe's defaults)."""
+    ``improve <recipe> --train-args`` (each recipe's paper's hyperparameters, its defaults)."""
     rows = [("metadata", arg) for arg in declared_options().values()]
     rows += [("command line", arg) for arg in declared_flags().values()]
     rows += [(f"{backend} --model_args", arg) for backend, spec in BACKEND_ARGS.items() for arg in spec.declared]
     rows += [("lm_eval --gen_kwargs", arg) for arg in GEN_KWARGS.declared]
-    rows += [(recipe.where, arg) for recipe in RECIPES.values() for arg in recipe.declared]
+    trainings = [recipe.training.declaration for recipe in recipes().values()]
+    rows += [(training.where, arg) for training in trainings for arg in training.declared]
     return rows
 
 

@@ -6,7 +6,7 @@ program imports lm-eval, the hook adds this suite's ``tasks/`` folder to every `
 include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entry point:
 :func:`lm_eval_discovers_suite`), registers ``lc-hf`` and ``lc-embedded``, and applies the other
 patches listed in ``lm_eval_hooks.LM_EVAL_HOOKS`` (the running model for multi-stage tasks, placeholders,
-shards, request-cache checks, credential refusal, one-line option errors).
+shards, request-cache checks, credential refusal, one-line errors, metrics undefined on some documents).
 
 Turn it off with ``LOGIC_CONSISTENCY_AUTOLOAD=0`` (``--include_path "$(logic-consistency tasks-dir)"`` still
 works). Pinned to the lm-eval release it was written against: on another it warns once and applies while
@@ -280,6 +280,16 @@ def _shard_documents(module: ModuleType) -> None:
     task.doc_iterator = shard_doc_iterator(task.doc_iterator)
 
 
+def _aggregate_over_defined(module: ModuleType) -> None:
+    """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``)."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from logic_consistency.harness_ext.task.undefined import over_defined_documents
+
+    compute = getattr(module, "_compute_task_aggregations", None)
+    if compute is not None and not getattr(compute, "_logic_consistency", False):
+        module._compute_task_aggregations = over_defined_documents(compute)  # type: ignore[attr-defined]
+
+
 def _never_read_request_pickles(module: ModuleType) -> None:
     """``lm_eval.api.task.load_from_cache`` (``--cache_requests``, dill pickles) refuses instead of reading."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
@@ -391,6 +401,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.api.model": _guard_request_cache,
     "lm_eval.__main__": _one_line_option_errors,
     "lm_eval.api.task": _shard_documents,
+    "lm_eval.evaluator_utils": _aggregate_over_defined,
 }
 
 

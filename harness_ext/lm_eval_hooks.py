@@ -164,6 +164,14 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "a public function that aggregates per-document values into results",
     ),
     LmEvalHook(
+        "lm_eval.evaluator_utils:_compute_task_aggregations",
+        "wraps",
+        "autoload._aggregate_over_defined (task.undefined.over_defined_documents)",
+        "a metric undefined on some documents is None there (counted by the task) and aggregated by lm-eval over "
+        "the others, with no warning about metrics scored on different numbers of documents",
+        "per-metric document counts in lm-eval's task aggregation (its TODO in _compute_task_aggregations)",
+    ),
+    LmEvalHook(
         "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
         "calls",
         "shards.merge",

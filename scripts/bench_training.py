@@ -47,13 +47,13 @@ def _prompt(tokenizer: Any, tokens: int) -> str:
 
 
 def train(base: Path, args: argparse.Namespace, tokenizer: Any) -> dict[str, Any]:
-    from logic_consistency.harness_ext.training.recipes import settings_for
-    from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
+    from logic_consistency.harness_ext.training.recipe_api import Example, TrainJob, train_adapter
+    from logic_consistency.tasks.pairwise.improve_options import TRAINING
 
     prompt = _prompt(tokenizer, args.prompt_tokens)
     examples = [Example(prompt, " A" if n % 2 else " B") for n in range(args.batch * args.accum * args.steps)]
     overrides = {"max_steps": args.steps, "batch_size": args.batch, "grad_accum": args.accum, "save_steps": 10_000}
-    settings = settings_for("repair", {**overrides, "gradient_checkpointing": args.gradient_checkpointing})
+    settings = TRAINING.settings({**overrides, "gradient_checkpointing": args.gradient_checkpointing})
     with tempfile.TemporaryDirectory() as folder:
         cpu = _cpu_seconds()
         manifest = train_adapter(TrainJob(base, examples, Path(folder) / "adapter", settings, "repair", "bench"))

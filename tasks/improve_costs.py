@@ -77,10 +77,11 @@ class Inputs:
 
     @classmethod
     def from_recipes(cls) -> Inputs:
-        """The inputs with the batches and epochs the recipes train with (``settings_for``), not copies."""
-        from logic_consistency.harness_ext.training.recipes import settings_for
+        """The inputs with the batches and epochs the recipes train with (each family's ``TRAINING``), not copies."""
+        from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING
+        from logic_consistency.tasks.pairwise.improve_options import TRAINING as REPAIR_TRAINING
 
-        gv, repair = settings_for("gv", {}), settings_for("repair", {})
+        gv, repair = GV_TRAINING.settings({}), REPAIR_TRAINING.settings({})
         return cls(
             pairwise_batch=(repair.batch_size, repair.grad_accum),
             gv_batch=(gv.batch_size, gv.grad_accum),

@@ -1,6 +1,8 @@
 """The ``improve`` recipes of the task families, found, not listed: a family's ``improve`` module that
-defines ``RECIPE`` (a :class:`~logic_consistency.harness_ext.training.driver.StudyRecipe`) is one, so
-that a third recipe needs no edit here, in the study driver or in the command line."""
+defines ``RECIPE`` (a :class:`~logic_consistency.harness_ext.training.driver.StudyRecipe`), or ``RECIPES``
+(several), declares them, so that a third recipe needs no edit here, in the study driver or in the
+command line. Each recipe carries its own training (its options' ``training``: its paper's values and
+trainer)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import importlib.util
 import pkgutil
 from pathlib import Path
 
-from logic_consistency.harness_ext.training.driver import StudyRecipe
+from logic_consistency.harness_ext.training.recipe_api import StudyRecipe
 
 __all__ = ["recipes"]
 
@@ -21,9 +23,11 @@ def recipes() -> dict[str, StudyRecipe]:
         name = f"{__package__}.{family.name}.improve"
         if not family.ispkg or importlib.util.find_spec(name) is None:
             continue
-        recipe = getattr(importlib.import_module(name), "RECIPE", None)
-        if isinstance(recipe, StudyRecipe):
-            if recipe.name in found:
-                raise ValueError(f"{name}: recipe {recipe.name!r} is already registered")
-            found[recipe.name] = recipe
+        module = importlib.import_module(name)
+        declared = [getattr(module, "RECIPE", None), *getattr(module, "RECIPES", ())]
+        for recipe in declared:
+            if isinstance(recipe, StudyRecipe):
+                if recipe.name in found:
+                    raise ValueError(f"{name}: recipe {recipe.name!r} is already registered")
+                found[recipe.name] = recipe
     return found

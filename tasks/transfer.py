@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from logic_consistency.harness_ext.training.transfer import TransferFamily
+from logic_consistency.harness_ext.training.recipe_api import TransferFamily
 
 __all__ = ["DEFAULT_TASKS", "FAMILIES", "transfer_families"]
 

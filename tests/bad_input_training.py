@@ -21,11 +21,11 @@ from tiny_model import tiny_base
 from logic_consistency.harness_ext.training import study, study_identity, trainer
 from logic_consistency.harness_ext.training.adapter import BaseModelError
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
-from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
 from logic_consistency.options import OptionError
 from logic_consistency.tasks import improve_splits
 from logic_consistency.tasks.data import DatasetFormatError
+from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING
 from logic_consistency.tasks.pairwise import improve_data
 
 CASES = CaseTable()
@@ -33,7 +33,7 @@ EXAMPLES = [Example(f"Q: What is {n} + 1? A:", f" {n + 1}") for n in range(8)]
 
 
 def _job(base: Path, out: Path, examples: list[Example] = EXAMPLES, **overrides: Any) -> TrainJob:
-    settings = settings_for("gv", {"max_steps": 3, "lr": 0.05, "save_steps": 1, **overrides})
+    settings = GV_TRAINING.settings({"max_steps": 3, "lr": 0.05, "save_steps": 1, **overrides})
     return TrainJob(base, examples, out, settings, "gv", "consistency FT round 2", "train", 4)
 
 
@@ -256,7 +256,7 @@ CASES.add(
 )
 CASES.add(
     "improve: a mistyped --train-args key",
-    lambda tmp: settings_for("gv", {"lr_rate": 1}),
+    lambda tmp: GV_TRAINING.settings({"lr_rate": 1}),
     "--train-args",
     "'lr_rate'",
     error=OptionError,

@@ -205,7 +205,8 @@ RUN_ARGS = ("--limit", "2", "--metadata", json.dumps({"max_items": 5}))
 @pytest.fixture(scope="session")
 def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results file of ``lm_eval --model dummy --tasks logic_consistency`` on the fixture data (with
-    samples): one real run per pytest run, shared by every test that reads or copies it."""
+    samples; its log is ``lm_eval.log`` two folders up): one real run per pytest run, shared by every
+    test that reads or copies it."""
     root = Path(__file__).resolve().parents[1]
     lm_eval = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) or "lm_eval"
     env = {
@@ -220,6 +221,7 @@ def dummy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         command += ["--output_path", str(out), "--log_samples"]
         done = children.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=root)
         assert done.returncode == 0, done.stderr[-4000:]
+        (out / "lm_eval.log").write_text(done.stderr, encoding="utf-8")  # its log, read by tests (quiet run)
         files = sorted(out.glob("*/results_*.json"))
         assert len(files) == 1, files
         return files[0]

@@ -232,11 +232,11 @@ def test_the_cot_validator_trains_on_its_chain_of_thought(gv_study: Any) -> None
 
 
 def test_each_task_trains_its_own_chains_with_app_f_epochs(gv_study: Any) -> None:
-    from logic_consistency.harness_ext.training.recipes import GV_OTHER_TASK_EPOCHS, STATED
+    from logic_consistency.tasks.gv.improve_training import GV_OTHER_TASK_EPOCHS, TRAINING
 
     out, rows, jobs = gv_study
     # Li et al. App. F: "epoch size of 3 for arithmetic ... and ... 6 for all other tasks"
-    arithmetic = next(s.value for s in STATED if (s.recipe, s.key) == ("gv", "epochs"))
+    arithmetic = next(s.value for s in TRAINING.stated if s.key == "epochs")
     expected = {"arithmetic_cot": arithmetic, "triviaqa": GV_OTHER_TASK_EPOCHS}
     trained = {(job.label.split(" on ")[1].split(" ")[0], job.label.split(" round ")[0]) for job in jobs}
     assert trained == {(task, kind) for task in expected for kind in ("consistency FT", "SelfTrain")}
@@ -254,10 +254,10 @@ def test_each_task_trains_its_own_chains_with_app_f_epochs(gv_study: Any) -> Non
 
 
 def test_the_chain_plan_follows_app_f_and_pooled_is_the_labelled_variant() -> None:
-    from logic_consistency.harness_ext.training.recipes import settings_for
     from logic_consistency.tasks.gv.improve_chains import chain_plan
+    from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING
 
-    settings = settings_for("gv", {})
+    settings = GV_TRAINING.settings({})
     tasks = ["logic_consistency_gv_arithmetic_cot", "logic_consistency_gv_plan_arithmetic"]
     plan = chain_plan(tasks, settings, {})
     assert [(c.kind, c.task, c.settings.epochs) for c in plan] == [
@@ -270,4 +270,4 @@ def test_the_chain_plan_follows_app_f_and_pooled_is_the_labelled_variant() -> No
     ]  # fmt: skip
     assert [c.row(1) for c in pooled] == ["gv_round_1", "selftrain_round_1"]
     given = {"epochs": "2"}  # --train-args still wins
-    assert chain_plan(tasks, settings_for("gv", given), given)[1].settings.epochs == 2.0
+    assert chain_plan(tasks, GV_TRAINING.settings(given), given)[1].settings.epochs == 2.0

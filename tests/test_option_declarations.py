@@ -20,7 +20,6 @@ import pytest
 from logic_consistency.cli import app
 from logic_consistency.cli.options import declarations, markdown_table
 from logic_consistency.harness_ext.models.args import BACKEND_ARGS, check_declared
-from logic_consistency.harness_ext.training.recipes import RECIPES
 from logic_consistency.leaderboard.run.placement import check_shards
 from logic_consistency.options import (
     Choices,
@@ -36,6 +35,7 @@ from logic_consistency.options import (
     declared_options,
     parse_text,
 )
+from logic_consistency.tasks.improve_recipes import recipes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,11 +97,12 @@ def test_a_backend_argument_refuses_each_invalid_value_naming_it(where: str, arg
 
 
 @pytest.mark.parametrize(
-    ("where", "arg", "bad"), _cases([(name, arg) for name, recipe in RECIPES.items() for arg in recipe.declared])
+    ("where", "arg", "bad"),
+    _cases([(name, arg) for name, recipe in recipes().items() for arg in recipe.training.declaration.declared]),
 )
 def test_a_training_hyperparameter_refuses_each_invalid_value_naming_it(where: str, arg: Declared, bad: Any) -> None:
     with pytest.raises(OptionError) as raised:
-        check_declared({arg.name: bad}, RECIPES[where])
+        check_declared({arg.name: bad}, recipes()[where].training.declaration)
     assert str(raised.value).startswith(f"improve {where} --train-args: {arg.name} must be "), raised.value
 
 

@@ -1,15 +1,17 @@
 """Every training value the two papers state, beside the declared default it must equal.
 
-The table is written here from the papers' text (quotes and sections), independently of
-``recipes.STATED``; the tests check the table against the declarations, and ``STATED`` against the
-table, so a changed default, a dropped or mistyped citation each fail.
+The table is written here from the papers' text (quotes and sections), independently of each recipe's
+``stated`` (its ``TrainingRecipe``, declared in its family); the tests check the table against the
+declarations, and ``stated`` against the table, so a changed default, a dropped or mistyped citation
+each fail.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from logic_consistency.harness_ext.training.recipes import RECIPES, STATED, settings_for
+from logic_consistency.tasks.gv.improve_training import long_task_settings
+from logic_consistency.tasks.improve_recipes import recipes
 
 # (recipe, key, stated value, section): Liu et al. = the pairwise paper (000_...), Li et al. = GV (002_...)
 PAPERS = [
@@ -32,7 +34,7 @@ PAPERS = [
 
 
 def _default(recipe: str, key: str) -> object:
-    settings = settings_for(recipe, {}).as_dict()
+    settings = recipes()[recipe].training.settings({}).as_dict()
     if key == "effective_batch":  # one device: per-device batch x accumulation
         return settings["batch_size"] * settings["grad_accum"]
     return settings[key]
@@ -44,16 +46,18 @@ def test_each_stated_value_is_the_declared_default(recipe: str, key: str, value:
 
 
 def test_the_declarations_cite_the_same_values_and_sections() -> None:
-    assert [(s.recipe, s.key, s.value, s.section) for s in STATED] == PAPERS
-    assert all(s.quote for s in STATED)
+    stated = [(name, s) for name, recipe in recipes().items() for s in recipe.training.stated]
+    cited = [(name, s.key, s.value, s.section) for name, s in stated]
+    assert sorted(cited, key=lambda row: row[:2]) == sorted(PAPERS, key=lambda row: row[:2])
+    assert all(s.quote for _, s in stated)
 
 
 def test_the_other_gv_tasks_train_six_epochs() -> None:
     # Li et al. App. F: "we use epoch size of 6 for all other tasks"
-    assert settings_for("gv", {}, long_task=True).epochs == 6
+    assert long_task_settings(recipes()["gv"].training.settings({}), {}).epochs == 6
 
 
 def test_every_stated_key_is_a_declared_option() -> None:
     for recipe, key, _, _ in PAPERS:
-        names = {arg.name for arg in RECIPES[recipe].declared}
+        names = {arg.name for arg in recipes()[recipe].training.declaration.declared}
         assert key in names or key == "effective_batch", f"{recipe}: {key} is not a --train-args key"

@@ -335,10 +335,15 @@ class MultiStageTask(PromptedTask):
             prompts = last.render(doc)
             outputs = self._collect(last, prompts, results)
             doc["stages"][last.name] = self._record(last, doc, prompts, outputs, results)
-        scores = dict(self.score(doc))
+        scores: dict[str, Any] = dict(self.score(doc))
         missing = [record[MISSING_METRIC] for record in doc["stages"].values() if MISSING_METRIC in record]
         if missing and MISSING_METRIC in self._aggregation_list:
             scores[MISSING_METRIC] = sum(missing)
+        # a declared metric the score hook leaves out is undefined on this document: None, left out of its
+        # average (harness_ext/task/undefined.py); the lc-chat count stays as it was (reported where missing)
+        for name in self._aggregation_list:
+            if name != MISSING_METRIC:
+                scores.setdefault(name, None)
         return scores
 
 

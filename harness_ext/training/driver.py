@@ -24,7 +24,7 @@ from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resol
 
 from .adapter import check_base
 from .devices import check_devices
-from .recipes import TrainSettings
+from .recipes import TrainingRecipe, TrainSettings
 from .study import Study, StudyExecutor, StudyUnit, run_locally
 from .study_identity import base_identity
 from .study_lock import study_lock
@@ -117,15 +117,37 @@ class StudyRecipe:
         name: The subcommand (``improve <name>``), and the ``study`` of its folders.
         help: The subcommand's help line.
         options: Its options dataclass, a :class:`~.study_options.StudyOptions`: its flags, defaults,
-            help and checks.
+            help and checks, and its training (``options.training``: its paper's values and trainer).
         plan: Its options (an instance of ``options``) and the checked base -> its :class:`StudyPlan`,
             once the checks that come before the study's folder is opened have passed.
+
+    Raises:
+        ValueError: Its options declare no training, or one named otherwise than the recipe.
     """
 
     name: str
     help: str
     options: type[StudyOptions]
     plan: Callable[[Any, StudyBase], StudyPlan]
+
+    def __post_init__(self) -> None:
+        _ = self.training
+
+    @property
+    def training(self) -> TrainingRecipe:
+        """Its training: its paper's values as the ``--train-args`` defaults, where it states each, its trainer.
+
+        Raises:
+            ValueError: Its options declare no training, or one named otherwise than the recipe.
+        """
+        training = self.options.training
+        if training is None or {training.name, self.options.recipe} != {self.name}:
+            raise ValueError(
+                f"recipe {self.name!r}: its options ({self.options.__name__}) must set recipe = {self.name!r} and "
+                f"training = a TrainingRecipe named {self.name!r} (got {self.options.recipe!r}, "
+                f"{training.name if training else None!r})"
+            )
+        return training
 
 
 def _base(options: StudyOptions) -> tuple[Path, str]:

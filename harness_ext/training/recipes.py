@@ -1,40 +1,43 @@
-"""The two papers' fine-tuning hyperparameters, declared once as the defaults of every study.
+"""What a fine-tuning recipe declares about its training: its paper's values as defaults, where the
+paper states each, and its trainer (:class:`TrainingRecipe`); and the hyperparameters every recipe
+takes (:class:`TrainSettings`, checked like a backend's ``--model_args``).
 
-Pairwise paper (Liu et al., Appendix F "Instruction-Tuning: Training Details"): lr 5e-5, 2 epochs,
-weight decay 1e-2, LoRA r 16 and alpha 64, batch 4 with gradient accumulation 2. GV paper (Li et al.,
-Appendix F "Hyperparameters", and §5 "Models"): AdamW, cosine schedule, warmup ratio 0.03, lr 2e-4,
-batch 64 "with gradient accumulation steps of 8 and 8 GPU machines" (1 per GPU), LoRA r 32 and alpha
-32, 3 epochs for arithmetic and 6 for the other tasks. :data:`STATED` holds each stated value with
-its section; a value neither paper states (LoRA dropout, the target modules, the maximum length, the
-seed; the GV weight decay; the pairwise schedule and warmup) is the suite's choice, said so in
-``docs/improving.md``. Every value is overridable (``--train-args lr=1e-4,max_steps=5``), checked like
-a backend's ``--model_args``.
+A recipe declares its own (the pairwise paper's REPAIR in ``tasks/pairwise/improve_options.py``, the GV
+paper's in ``tasks/gv/improve_options.py``): nothing here is keyed by a recipe's name, so a third recipe
+with its own paper needs no edit here. A value its paper does not state (LoRA dropout, the target
+modules, the maximum length, the seed, ...) is the suite's choice, the same for every recipe and said
+so in ``docs/improving.md``. Every value is overridable (``--train-args lr=1e-4,max_steps=5``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from logic_consistency.harness_ext.models.args import Declaration, check_declared
 from logic_consistency.options import Declared, OptionError, unique_keys
 
 __all__ = [
-    "PAPER_VALUES",
-    "RECIPES",
-    "STATED",
+    "TRAINERS",
     "PaperValues",
     "Stated",
     "TrainSettings",
-    "long_task_settings",
+    "TrainingRecipe",
     "parse_train_args",
-    "settings_for",
 ]
+
+#: The trainers a recipe may name, each with what it trains. TRL's ``SFTTrainer`` (:mod:`.trainer`) is the
+#: only one today; a recipe names it, so that another (TRL's ``DPOTrainer``, say) is a new entry here and
+#: a branch in :mod:`.trainer`, not a new kind of recipe.
+TRAINERS: Mapping[str, str] = {
+    "sft": "TRL's SFTTrainer: supervised fine-tuning on prompt-completion examples, the loss on the completion",
+}
 
 
 class PaperValues(NamedTuple):
-    """A recipe's defaults: the values its paper states (Appendix F of each) and the suite's choices."""
+    """A recipe's defaults: the values its paper states and, where it states none, the suite's choices."""
 
     lr: float
     epochs: int
@@ -104,59 +107,23 @@ def _declaration(recipe: str, paper: PaperValues) -> Declaration:
     )
 
 
-#: Each recipe's defaults: the paper's values where it states them (:data:`STATED`), else the suite's
-#: choice (repair: linear schedule, no warmup, as transformers' Trainer defaults; gv: no weight decay,
-#: AdamW's usual value in transformers). The GV epochs (3) are the arithmetic setting; settings_for
-#: raises them to 6 for the other GV tasks. GV batch: the paper's 64 is 1 per GPU x accumulation 8 x 8
-#: GPUs; on the one device a study trains on, 8 per batch x accumulation 8 gives the same 64 updates'
-#: worth of examples per step (a study trains on one visible GPU: ``devices.py`` refuses several).
-PAPER_VALUES: Mapping[str, PaperValues] = {
-    "repair": PaperValues(5e-5, 2, 0.01, 16, 64, 4, 2, "linear", 0.0),
-    "gv": PaperValues(2e-4, 3, 0.0, 32, 32, 8, 8, "cosine", 0.03),
-}
-
-
 class Stated(NamedTuple):
-    """One hyperparameter a paper states: the recipe, the ``--train-args`` key, the value and where."""
+    """One hyperparameter a recipe's paper states: the ``--train-args`` key (or ``effective_batch``:
+    ``batch_size * grad_accum`` on one device), the value, the section and the words that state it."""
 
-    recipe: str
     key: str
     value: float | int | str
     section: str
     quote: str
 
 
-#: Every training value the two papers state, with its section and the words that state it
-#: (``tests/test_paper_settings.py`` compares each with the declared default). Effective batch is
-#: ``batch_size * grad_accum``: the GV paper states the product (64) and the accumulation (8).
-STATED: tuple[Stated, ...] = (
-    Stated("repair", "lr", 5e-5, "Liu et al. App. F", "A learning rate of 5x10^-5"),
-    Stated("repair", "epochs", 2, "Liu et al. App. F", "over the course of 2 training epochs"),
-    Stated("repair", "weight_decay", 0.01, "Liu et al. App. F", "A weight decay of 1x10^-2"),
-    Stated("repair", "lora_r", 16, "Liu et al. App. F", "the rank r was set to 16"),
-    Stated("repair", "lora_alpha", 64, "Liu et al. App. F", "the scaling factor alpha was set to 64"),
-    Stated("repair", "batch_size", 4, "Liu et al. App. F", "The batch size during training was 4"),
-    Stated("repair", "grad_accum", 2, "Liu et al. App. F", "with a gradient accumulation step of 2"),
-    Stated("gv", "lr", 2e-4, "Li et al. §5 Models, App. F", "learning rate of 2e-4"),
-    Stated("gv", "epochs", 3, "Li et al. App. F", "epoch size of 3 for arithmetic"),
-    Stated("gv", "scheduler", "cosine", "Li et al. App. F", "a cosine learning rate schedule"),
-    Stated("gv", "warmup_ratio", 0.03, "Li et al. App. F", "a warmup ratio of 0.03"),
-    Stated("gv", "effective_batch", 64, "Li et al. §5 Models, App. F", "batch size of 64"),
-    Stated("gv", "grad_accum", 8, "Li et al. App. F", "with gradient accumulation steps of 8 and 8 GPU machines"),
-    Stated("gv", "lora_r", 32, "Li et al. §5 Models, App. F", "LoRA with low-rank dimension of 32"),
-    Stated("gv", "lora_alpha", 32, "Li et al. App. F", "and alpha of 32"),
-)
-
-#: The GV epochs for every task other than arithmetic (Li et al. App. F: "epoch size of 6 for all other tasks").
-GV_OTHER_TASK_EPOCHS = 6.0
-
-#: Each recipe's declaration: its hyperparameters with the paper's values as defaults.
-RECIPES: Mapping[str, Declaration] = {recipe: _declaration(recipe, paper) for recipe, paper in PAPER_VALUES.items()}
+#: A stated key that is no ``--train-args`` key: the product ``batch_size * grad_accum`` (one device).
+EFFECTIVE_BATCH = "effective_batch"
 
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """One training run's hyperparameters (see :data:`RECIPES` for each one's meaning)."""
+    """One training run's hyperparameters (see :attr:`TrainingRecipe.declaration` for each one's meaning)."""
 
     lr: float
     epochs: float
@@ -185,7 +152,7 @@ class TrainSettings:
 
 
 def parse_train_args(text: str | None) -> dict[str, str]:
-    """``"lr=1e-4,max_steps=5"`` as a mapping (values are checked by :func:`settings_for`).
+    """``"lr=1e-4,max_steps=5"`` as a mapping (values are checked by :meth:`TrainingRecipe.settings`).
 
     Raises:
         ValueError: A part without ``=`` (naming it and ``--train-args``); a key given twice (an
@@ -202,29 +169,53 @@ def parse_train_args(text: str | None) -> dict[str, str]:
     return unique_keys(pairs, where="--train-args")
 
 
-def settings_for(recipe: str, overrides: Mapping[str, Any], *, long_task: bool = False) -> TrainSettings:
-    """The recipe's defaults with ``overrides`` applied, each checked against its declaration.
+@dataclass(frozen=True)
+class TrainingRecipe:
+    """What a recipe trains with, as it declares it in its family's module.
 
-    Args:
-        recipe: ``repair`` or ``gv``.
-        overrides: Values given by the user (strings are converted; a typo names the closest key).
-        long_task: GV only: a task other than arithmetic (6 epochs, the paper's setting).
+    Attributes:
+        name: The recipe (``improve <name>``), in messages.
+        paper: Its defaults: the values its paper states, else the suite's choices.
+        stated: Each value the paper states, with its section and words (``tests/test_paper_settings.py``
+            compares each with the declared default).
+        trainer: A key of :data:`TRAINERS` (``sft``, TRL's ``SFTTrainer``).
 
     Raises:
-        OptionError: An unknown key or a value out of bounds, naming ``--train-args`` and the key.
+        ValueError: An unknown trainer, or a stated key that is not a ``--train-args`` key.
     """
-    declaration = RECIPES[recipe]
-    defaults: dict[str, Any] = {arg.name: arg.default for arg in declaration.declared}
-    checked = check_declared(dict(overrides), declaration, text=True)
-    if checked.get("max_steps") == 0:  # the declared bound is -1 (as many as the epochs make): 0 trains nothing
-        raise OptionError(
-            f"{declaration.where}: max_steps must be -1 (as many as the epochs make) or at least 1, got 0"
-        )
-    settings = TrainSettings(**{**defaults, **checked})
-    return long_task_settings(settings, checked) if recipe == "gv" and long_task else settings
 
+    name: str
+    paper: PaperValues
+    stated: tuple[Stated, ...] = ()
+    trainer: str = "sft"
 
-def long_task_settings(settings: TrainSettings, overrides: Mapping[str, Any]) -> TrainSettings:
-    """GV's ``settings`` (checked: :func:`settings_for`) for a task other than arithmetic: 6 epochs (Li et
-    al. App. F), unless ``overrides`` (``--train-args``) set the epochs."""
-    return settings if "epochs" in overrides else replace(settings, epochs=GV_OTHER_TASK_EPOCHS)
+    def __post_init__(self) -> None:
+        if self.trainer not in TRAINERS:
+            raise ValueError(f"recipe {self.name!r}: trainer {self.trainer!r} is not one of {sorted(TRAINERS)}")
+        keys = {arg.name for arg in self.declaration.declared} | {EFFECTIVE_BATCH}
+        unknown = [s.key for s in self.stated if s.key not in keys]
+        if unknown:
+            raise ValueError(f"recipe {self.name!r}: stated {unknown} are not --train-args keys ({sorted(keys)})")
+
+    @cached_property
+    def declaration(self) -> Declaration:
+        """Its ``--train-args``: every hyperparameter, with its paper's values as the defaults."""
+        return _declaration(self.name, self.paper)
+
+    def settings(self, overrides: Mapping[str, Any]) -> TrainSettings:
+        """The recipe's defaults with ``overrides`` applied, each checked against its declaration.
+
+        Args:
+            overrides: Values given by the user (strings are converted; a typo names the closest key).
+
+        Raises:
+            OptionError: An unknown key or a value out of bounds, naming ``--train-args`` and the key.
+        """
+        declaration = self.declaration
+        defaults: dict[str, Any] = {arg.name: arg.default for arg in declaration.declared}
+        checked = check_declared(dict(overrides), declaration, text=True)
+        if checked.get("max_steps") == 0:  # the declared bound is -1 (as many as the epochs make): 0 trains nothing
+            raise OptionError(
+                f"{declaration.where}: max_steps must be -1 (as many as the epochs make) or at least 1, got 0"
+            )
+        return TrainSettings(**{**defaults, **checked})

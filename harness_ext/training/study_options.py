@@ -2,7 +2,8 @@
 subcommand (:mod:`.study_flags`), its default and its help, and each value is checked here, once.
 
 A recipe's options extend :class:`StudyOptions` with its own fields (and its own ``tasks`` default,
-and the task-option folders its ``--metadata`` may set: :attr:`StudyOptions.option_folders`).
+the task-option folders its ``--metadata`` may set: :attr:`StudyOptions.option_folders`, and its
+training: :attr:`StudyOptions.training`, its paper's values and trainer).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from logic_consistency.options import (
 )
 
 from .eval_backend import DEFAULT_EVAL_BACKEND
-from .recipes import TrainSettings, parse_train_args, settings_for
+from .recipes import TrainingRecipe, TrainSettings, parse_train_args
 from .study_flags import check_declared_fields, option
 
 __all__ = ["StudyOptions", "check_study_metadata", "check_task_list"]
@@ -84,6 +85,9 @@ class StudyOptions:
     option_folders: ClassVar[tuple[str, ...]] = ("data",)
     #: The recipe's name (``improve <recipe>``), in messages.
     recipe: ClassVar[str] = ""
+    #: The recipe's training (its paper's values as the ``--train-args`` defaults, its trainer), declared
+    #: in its family's module; ``None`` only for these common options, which no recipe runs as they are.
+    training: ClassVar[TrainingRecipe | None] = None
 
     base: Path = option(help="the base model: an embedded model (see logic-consistency models) or a transformers folder",
                         parse=Path)  # fmt: skip
@@ -136,7 +140,7 @@ class StudyOptions:
         if self.max_steps is not None and "max_steps" in self.train_args:
             raise OptionError("--max-steps and --train-args max_steps both set max_steps; give one")
         check_study_metadata(self.metadata, self.option_folders, self.recipe)
-        if self.recipe:  # --train-args against the recipe's declarations, before any work
+        if self.training is not None:  # --train-args against the recipe's declarations, before any work
             _ = self.settings
 
     @property
@@ -147,12 +151,18 @@ class StudyOptions:
     @cached_property
     def settings(self) -> TrainSettings:
         """The recipe's training settings with ``--train-args`` and ``--max-steps`` applied, checked once
-        (:func:`.recipes.settings_for`, when the options are made) and kept."""
-        return settings_for(self.recipe, self.train_overrides)
+        (:meth:`.recipes.TrainingRecipe.settings`, when the options are made) and kept.
+
+        Raises:
+            OptionError: The options declare no :attr:`training`, or a ``--train-args`` value is refused.
+        """
+        if self.training is None:
+            raise OptionError(f"improve {self.recipe or '(no recipe)'}: its options declare no training recipe")
+        return self.training.settings(self.train_overrides)
 
     @property
     def train_overrides(self) -> dict[str, Any]:
-        """``--train-args`` with ``--max-steps`` (what :func:`.recipes.settings_for` takes)."""
+        """``--train-args`` with ``--max-steps`` (what :meth:`.recipes.TrainingRecipe.settings` takes)."""
         given = dict(self.train_args)
         if self.max_steps is not None:
             given["max_steps"] = self.max_steps

@@ -106,12 +106,13 @@ var LCPage = (function () {
   }
 
   function entriesOfBoard() {
-    // name -> {kind, size}; groups first, by number of instances
+    // name -> {kind, size}; groups first, by number of instances; an entry with no metric (a group of
+    // families, which share none) last, so the first view shows scores
     var entries = new Map();
     boardRows().forEach(function (row) {
       Object.keys(row.tasks).forEach(function (name) {
         var entry = row.tasks[name];
-        var size = entry.n_instances + (entry.kind === "group" ? 1e9 * entry.subtasks.length : 0);
+        var size = Object.keys(entry.metrics).length ? entry.n_instances + (entry.kind === "group" ? 1e9 * entry.subtasks.length : 0) : -1;
         if (!entries.has(name) || entries.get(name).size < size) entries.set(name, { kind: entry.kind, size: size });
       });
     });

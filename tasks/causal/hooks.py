@@ -169,16 +169,23 @@ def parse_ctp(doc: Mapping[str, Any], outputs: Mapping[str, float]) -> dict[str,
 
 
 # ----------------------------------------------------------------------------- scoring
-def score(doc: Mapping[str, Any]) -> dict[str, float]:
+#: The consistency metrics of one ranking, in :func:`~logic_consistency.metrics.causal_consistency`'s order.
+CONSISTENCY_METRICS: tuple[str, ...] = tuple(causal_consistency(list(CAUSAL_LABELS)))
+
+
+def score(doc: Mapping[str, Any]) -> dict[str, float | None]:
     """Per-document metrics: :func:`~logic_consistency.metrics.causal_consistency` of the ranking.
 
     The counts ``unparseable_generation`` / ``unparseable_ranking`` are always reported (0 or 1,
-    summed over documents); the consistency metrics only for documents with a parsed ranking.
+    summed over documents); the consistency metrics are ``None`` (undefined) on a document without a
+    parsed ranking, which those counts count, and each is aggregated over the others
+    (:mod:`logic_consistency.harness_ext.task.undefined`).
     """
     stages = doc["stages"]
+    undefined = dict.fromkeys(CONSISTENCY_METRICS)
     if "error" in stages[GENERATION_STAGE]["parsed"]:
-        return {"unparseable_generation": 1.0, "unparseable_ranking": 0.0}
+        return {**undefined, "unparseable_generation": 1.0, "unparseable_ranking": 0.0}
     ranking = stages[RANKING_STAGE]["parsed"]
     if "error" in ranking:
-        return {"unparseable_generation": 0.0, "unparseable_ranking": 1.0}
+        return {**undefined, "unparseable_generation": 0.0, "unparseable_ranking": 1.0}
     return {**causal_consistency(ranking["ranked_labels"]), "unparseable_generation": 0.0, "unparseable_ranking": 0.0}

@@ -70,8 +70,8 @@ def pairs_of_sample(sample: dict[str, Any], task: str, *, where: str = "sample")
     stages = doc.get("stages")
     if not isinstance(stages, dict) or GENERATOR not in stages:
         raise ValueError(f"{where}: not a generator-validator sample (no doc.stages.{GENERATOR})")
-    if "gv_consistency" not in sample:
-        return []  # an unparseable answer: no complete (x_G, y_G, x_V, y_V, c)
+    if sample.get("gv_consistency") is None:
+        return []  # an unparseable answer (gv_consistency undefined): no complete (x_G, y_G, x_V, y_V, c)
     validator = stages.get(VALIDATOR)
     if not isinstance(validator, dict) or "label" not in validator.get("parsed", {}):
         raise ValueError(f"{where}: has gv_consistency but no parsed doc.stages.{VALIDATOR}")

@@ -23,22 +23,29 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import find_files, read_samples, task_of_samples_file
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
-from logic_consistency.harness_ext.training.driver import (
+from logic_consistency.harness_ext.training.recipe_api import (
+    Example,
+    LmEvalRun,
     PlannedUnit,
+    RanOn,
     Stages,
+    Study,
     StudyBase,
     StudyExecutor,
     StudyPlan,
     StudyRecipe,
+    StudyUnit,
+    TrainJob,
+    evaluate_transfer,
+    evaluation_dtype,
+    format_examples,
+    row_identity,
+    run_lm_eval,
     run_locally,
     run_study,
+    train_adapter,
+    write_transfer_table,
 )
-from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, run_lm_eval
-from logic_consistency.harness_ext.training.study_identity import row_identity
-from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
-from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table
 from logic_consistency.tasks.improve_splits import check_disjoint
 from logic_consistency.tasks.transfer import transfer_families
 

@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from logic_consistency.harness_ext.training.recipes import TrainSettings, long_task_settings
+from logic_consistency.harness_ext.training.recipe_api import TrainSettings
+
+from .improve_training import long_task_settings
 
 __all__ = ["ARITHMETIC_TASKS", "CHAINS", "POOLED", "Chain", "chain_plan", "short"]
 

@@ -1,18 +1,18 @@
 """The ``improve gv`` recipe's declaration: its options dataclass, which gives the subcommand's flags,
 defaults and help (:mod:`logic_consistency.harness_ext.training.study_flags`) and checks each value
-once, before any work."""
+once, before any work, with its training (:mod:`.improve_training`: the GV paper's values)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from logic_consistency.harness_ext.training.study_flags import option
-from logic_consistency.harness_ext.training.study_options import StudyOptions
+from logic_consistency.harness_ext.training.recipe_api import StudyOptions, TrainingRecipe, option
 from logic_consistency.options import OptionError
 
 from .improve_report import PAPER_TASK
 from .improve_tasks import check_study_tasks
+from .improve_training import TRAINING
 
 __all__ = ["GVStudyOptions"]
 
@@ -25,6 +25,7 @@ class GVStudyOptions(StudyOptions):
 
     option_folders: ClassVar[tuple[str, ...]] = ("gv", "data")
     recipe: ClassVar[str] = "gv"
+    training: ClassVar[TrainingRecipe] = TRAINING
 
     tasks: str = option(
         PAPER_TASK, help="the task(s), comma-separated (the default is the paper's fine-tuning setting)"

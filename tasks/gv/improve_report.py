@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.recipe_api import Study
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
 from .improve_chains import ARITHMETIC_TASKS, POOLED, short

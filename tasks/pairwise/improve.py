@@ -23,30 +23,31 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.training.devices import evaluation_dtype
-from logic_consistency.harness_ext.training.driver import (
+from logic_consistency.harness_ext.training.recipe_api import (
+    Example,
+    LmEvalRun,
     PlannedUnit,
+    RanOn,
     Stages,
+    Study,
     StudyBase,
+    StudyExecutor,
     StudyPlan,
     StudyRecipe,
-    run_study,
-)
-from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.recipes import TrainSettings
-from logic_consistency.harness_ext.training.study import (
-    LmEvalRun,
-    RanOn,
-    Study,
-    StudyExecutor,
     StudyUnit,
+    TrainingError,
+    TrainJob,
+    TrainSettings,
+    evaluate_transfer,
+    evaluation_dtype,
+    format_examples,
     metric_summary,
+    row_identity,
     run_lm_eval,
     run_locally,
+    run_study,
+    train_adapter,
 )
-from logic_consistency.harness_ext.training.study_identity import row_identity
-from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
-from logic_consistency.harness_ext.training.transfer import evaluate_transfer
 from logic_consistency.tasks.improve_splits import check_disjoint, load_split
 from logic_consistency.tasks.transfer import transfer_families
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import jinja2
 
-from logic_consistency.harness_ext.training.trainer import Example, TrainingError
+from logic_consistency.harness_ext.training.recipe_api import Example, TrainingError
 from logic_consistency.outputs import atomic_write
 from logic_consistency.tasks.improve_splits import load_split
 

@@ -1,6 +1,7 @@
-"""The ``improve repair`` recipe's declaration: its options dataclass, which gives the subcommand's
-flags, defaults and help (:mod:`logic_consistency.harness_ext.training.study_flags`) and checks each
-value once, before any work."""
+"""The ``improve repair`` recipe's declaration: its training (the pairwise paper's hyperparameters as
+defaults, where the paper states each, TRL's SFT trainer: :data:`TRAINING`) and its options dataclass,
+which gives the subcommand's flags, defaults and help (:mod:`logic_consistency.harness_ext.training.study_flags`)
+and checks each value once, before any work."""
 
 from __future__ import annotations
 
@@ -8,15 +9,40 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
-from logic_consistency.harness_ext.training.study_flags import option
-from logic_consistency.harness_ext.training.study_options import StudyOptions
-from logic_consistency.harness_ext.training.trainer import TrainingError
+from logic_consistency.harness_ext.training.recipe_api import (
+    PaperValues,
+    Stated,
+    StudyOptions,
+    TrainingError,
+    TrainingRecipe,
+    option,
+)
 from logic_consistency.options import OptionError, check_flag
 
 from .improve_data import TrainData, check_train_data_fits, parse_train_data
 from .improve_rows import BASE_ROWS, METHOD_LABELS, WIN_LOSS
 
-__all__ = ["RepairStudyOptions"]
+__all__ = ["TRAINING", "RepairStudyOptions"]
+
+#: The pairwise paper's fine-tuning (Liu et al., Appendix F "Instruction-Tuning: Training Details"): lr
+#: 5e-5, 2 epochs, weight decay 1e-2, LoRA r 16 and alpha 64, batch 4 with gradient accumulation 2. Not
+#: stated there, the suite's choice: a linear schedule and no warmup (transformers' Trainer defaults).
+TRAINING = TrainingRecipe(
+    "repair",
+    PaperValues(
+        lr=5e-5, epochs=2, weight_decay=0.01, r=16, alpha=64, batch=4, accumulation=2, scheduler="linear", warmup=0.0
+    ),  # fmt: skip
+    stated=(
+        Stated("lr", 5e-5, "Liu et al. App. F", "A learning rate of 5x10^-5"),
+        Stated("epochs", 2, "Liu et al. App. F", "over the course of 2 training epochs"),
+        Stated("weight_decay", 0.01, "Liu et al. App. F", "A weight decay of 1x10^-2"),
+        Stated("lora_r", 16, "Liu et al. App. F", "the rank r was set to 16"),
+        Stated("lora_alpha", 64, "Liu et al. App. F", "the scaling factor alpha was set to 64"),
+        Stated("batch_size", 4, "Liu et al. App. F", "The batch size during training was 4"),
+        Stated("grad_accum", 2, "Liu et al. App. F", "with a gradient accumulation step of 2"),
+    ),
+    trainer="sft",
+)
 
 #: Table 3's rows: (row folder, label).
 ROWS = BASE_ROWS
@@ -40,6 +66,7 @@ class RepairStudyOptions(StudyOptions):
 
     option_folders: ClassVar[tuple[str, ...]] = ("pairwise", "data")
     recipe: ClassVar[str] = "repair"
+    training: ClassVar[TrainingRecipe] = TRAINING
 
     tasks: str = option("logic_consistency_caters", help="the pairwise task (one)")
     flip: float = option(0.1, help="share of labels flipped in the perturbed data (paper: 0.1)", declared="flip")

@@ -306,9 +306,12 @@ class PairwiseConsistencyTask(PromptedTask):
             )
         return out
 
-    def defined_scores(self, doc: dict[str, Any], scores: Mapping[str, Any], names: Iterable[str]) -> dict[str, float]:
-        """The ``scores`` of ``names`` as floats; an undefined (None) one is left out, with a warning."""
-        out: dict[str, float] = {}
+    def defined_scores(
+        self, doc: dict[str, Any], scores: Mapping[str, Any], names: Iterable[str]
+    ) -> dict[str, float | None]:
+        """The ``scores`` of ``names`` as floats; an undefined one is ``None``, with a warning (it is left
+        out of the average: :mod:`logic_consistency.harness_ext.task.undefined`)."""
+        out: dict[str, float | None] = {}
         for name in names:
             if (value := scores.get(name)) is None:
                 eval_logger.warning(
@@ -317,16 +320,15 @@ class PairwiseConsistencyTask(PromptedTask):
                     name,
                     doc.get("instance_id"),
                 )
-            else:
-                out[name] = float(value)
+            out[name] = None if value is None else float(value)
         return out
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        """Score one instance; undefined metrics are omitted (never reported as 0 or 1)."""
+        """Score one instance; an undefined metric is ``None`` (never reported as 0 or 1) and left out of its average."""
         if self.predict_only():
             return {"bypass": None}
         prefs, neg_prefs, unparseable = self.preference_matrices(doc, results)
-        # s_tran(K) needs at least K items; a smaller instance leaves it undefined (omitted below).
+        # s_tran(K) needs at least K items; a smaller instance leaves it undefined (None below).
         ks = tuple(k for k in self.options.ks if k <= len(doc["items"]))
         scores = pairwise_consistency(
             prefs,

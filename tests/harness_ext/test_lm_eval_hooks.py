@@ -65,6 +65,10 @@ PINNED_SIGNATURES = {
         "(path: 'str | Path', *, resolve_func: 'bool' = True, recursive: 'bool' = True, _seen: 'set[Path] | None' = "
         "None) -> 'dict[str, Any]'"
     ),
+    "lm_eval.evaluator_utils:_compute_task_aggregations": (
+        "(task: 'Task', raw_metrics: 'dict[tuple[str, str], list]', bootstrap_iters: 'int | None' = 100000) -> "
+        "'tuple[dict[str, Any], int]'"
+    ),
     "lm_eval.evaluator_utils:_process_results": (
         "(eval_results_acc: 'dict[str, ResultAcc]', groups: 'dict[str, Group] | None' = None, bootstrap_iters: "
         "'int | None' = 100000) -> 'EvalAcc'"

@@ -32,6 +32,7 @@ from logic_consistency.harness_ext.training.driver import (  # noqa: E402
     StudyRecipe,
     run_study,
 )
+from logic_consistency.harness_ext.training.recipe_api import PaperValues, Stated, TrainingRecipe  # noqa: E402
 from logic_consistency.harness_ext.training.study import (  # noqa: E402
     LmEvalRun,
     Study,
@@ -42,6 +43,7 @@ from logic_consistency.harness_ext.training.study import (  # noqa: E402
 from logic_consistency.harness_ext.training.study_identity import RowMismatch, row_identity  # noqa: E402
 from logic_consistency.harness_ext.training.study_options import StudyOptions  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
+from logic_consistency.options import OptionError  # noqa: E402
 from logic_consistency.tasks.gv import improve as gv_improve  # noqa: E402
 from logic_consistency.tasks.pairwise import improve as repair_improve  # noqa: E402
 
@@ -200,11 +202,27 @@ def test_a_repair_row_records_its_identity_and_another_rows_adapter_is_refused_o
     assert json.loads((folder / "repaired" / "row.json").read_text())["training"]["round"] == "REPAIR-ed"
 
 
+#: A third recipe's training, declared here only: its own paper's values (a made-up paper, "Echo et al."),
+#: none of the two papers' (every value differs from REPAIR's and GV's), and its trainer.
+ECHO_TRAINING = TrainingRecipe(
+    "echo",
+    PaperValues(
+        lr=3e-4, epochs=4, weight_decay=0.05, r=8, alpha=24, batch=2, accumulation=3, scheduler="constant", warmup=0.1
+    ),  # fmt: skip
+    stated=(
+        Stated("lr", 3e-4, "Echo et al. §4", "a learning rate of 3e-4"),
+        Stated("epochs", 4, "Echo et al. §4", "4 epochs"),
+    ),
+    trainer="sft",
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class _EchoOptions(StudyOptions):
-    """A third recipe's options: the REPAIR hyperparameters."""
+    """A third recipe's options: its own training (:data:`ECHO_TRAINING`)."""
 
-    recipe: ClassVar[str] = "repair"
+    recipe: ClassVar[str] = "echo"
+    training: ClassVar[TrainingRecipe] = ECHO_TRAINING
 
 
 def _echo(study: Study, rows: tuple[str, ...], ran_on: Any) -> list[dict[str, Any]]:
@@ -222,26 +240,72 @@ def _echo_stages(study: Study) -> Stages:
     rows = yield [PlannedUnit(first, [("a", row_identity(study.identity, "a"))])]
     rows += yield [PlannedUnit(StudyUnit("bc", ("b", "c"), functools.partial(_echo, study, ("b", "c"))))]
     (study.out / "rows.json").write_text(json.dumps([row["row"] for row in rows]), encoding="utf-8")
+    (study.out / "table.md").write_text(" ".join(row["row"] for row in rows) + "\n", encoding="utf-8")
+    (study.out / "README.md").write_text("echo\n", encoding="utf-8")
 
 
 def _echo_plan(options: _EchoOptions, base: StudyBase) -> StudyPlan:
-    return StudyPlan({"study": "echo", "base": base.label}, _echo_stages, trains=False)
+    identity = {"study": "echo", "base": base.label, "hyperparameters": base.settings.as_dict()}
+    return StudyPlan(identity, _echo_stages, trains=False)
+
+
+ECHO = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _echo_plan)
+
+
+def _empty_base(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text("{}", encoding="utf-8")
+    (folder / "model.safetensors").write_bytes(b"")
+    return folder
 
 
 def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_nothing(tmp_path: Path) -> None:
-    base = tmp_path / "base"
-    base.mkdir()
-    (base / "config.json").write_text("{}", encoding="utf-8")
-    (base / "model.safetensors").write_bytes(b"")
-    recipe = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _echo_plan)
+    base = _empty_base(tmp_path / "base")
     options = _EchoOptions(base=base, out=tmp_path / "s")
     recorder = Recorder()
-    rows = run_study(recipe, options, recorder)
+    rows = run_study(ECHO, options, recorder)
     assert recorder.calls == [["a"], ["bc"]] and [r["row"] for r in rows] == ["a", "b", "c"]
     assert json.loads((options.out / "rows.json").read_text(encoding="utf-8")) == ["a", "b", "c"]
-    assert json.loads((options.out / "study.json").read_text(encoding="utf-8")) == {"study": "echo", "base": str(base)}
-    assert [r["row"] for r in run_study(recipe, options, recorder)] == ["a", "b", "c"]
+    study = json.loads((options.out / "study.json").read_text(encoding="utf-8"))
+    assert study == {"study": "echo", "base": str(base), "hyperparameters": ECHO_TRAINING.settings({}).as_dict()}
+    assert [r["row"] for r in run_study(ECHO, options, recorder)] == ["a", "b", "c"]
     assert len(recorder.calls) == 2  # every row kept: nothing runs, the report is written again
+
+
+def test_a_third_recipe_with_its_own_paper_runs_through_improve_with_no_edit_to_training_or_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``logic-consistency improve echo``: found beside the families' recipes (as a family's module would
+    declare it), its flags, its paper's values as the defaults of its ``--train-args`` (one overridden),
+    its trainer, and ``logic-consistency options`` lists its declaration."""
+    from logic_consistency.cli import improve as cli_improve
+    from logic_consistency.cli import options as cli_options
+    from logic_consistency.cli.app import main
+    from logic_consistency.tasks.improve_recipes import recipes
+
+    found = {**recipes(), ECHO.name: ECHO}
+    monkeypatch.setattr(cli_improve, "recipes", lambda: found)
+    monkeypatch.setattr(cli_options, "recipes", lambda: found)
+    base, out = _empty_base(tmp_path / "base"), tmp_path / "s"
+    assert main(["improve", "echo", "--base", str(base), "--out", str(out), "--train-args", "lora_r=4"]) == 0
+    assert capsys.readouterr().out.startswith("a b c\n3 rows")
+    hyperparameters = json.loads((out / "study.json").read_text(encoding="utf-8"))["hyperparameters"]
+    paper = ECHO_TRAINING.paper
+    assert (hyperparameters["lr"], hyperparameters["epochs"], hyperparameters["weight_decay"]) == (3e-4, 4, 0.05)
+    assert (hyperparameters["lora_alpha"], hyperparameters["batch_size"], hyperparameters["grad_accum"]) == (
+        paper.alpha,
+        paper.batch,
+        paper.accumulation,
+    )
+    assert (hyperparameters["scheduler"], hyperparameters["lora_r"]) == ("constant", 4)  # lora_r: --train-args
+    listed = {
+        arg.name: arg.default for where, arg in cli_options.declarations() if where == "improve echo --train-args"
+    }
+    assert (listed["lr"], listed["epochs"], listed["lora_r"]) == (3e-4, 4.0, 8)  # logic-consistency options
+    with pytest.raises(OptionError, match="improve echo --train-args.*'lora_rank'"):
+        ECHO_TRAINING.settings({"lora_rank": 8})
+    with pytest.raises(ValueError, match="trainer 'dpo' is not one of \\['sft'\\]"):
+        dataclasses.replace(ECHO_TRAINING, trainer="dpo")
 
 
 def test_a_repair_walk_from_the_driver_enters_the_recipes_code_at_three_points_at_most(

@@ -19,7 +19,6 @@ from tiny_model import tiny_base  # noqa: E402
 from logic_consistency.harness_ext.training.adapter import is_complete  # noqa: E402
 from logic_consistency.harness_ext.training.callbacks import HISTORY, history_folder  # noqa: E402
 from logic_consistency.harness_ext.training.devices import evaluation_dtype  # noqa: E402
-from logic_consistency.harness_ext.training.recipes import RECIPES, settings_for  # noqa: E402
 from logic_consistency.harness_ext.training.study import LmEvalRun  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import (  # noqa: E402
     CHECKPOINT_DONE,
@@ -28,6 +27,10 @@ from logic_consistency.harness_ext.training.trainer import (  # noqa: E402
     train_adapter,
 )
 from logic_consistency.options import OptionError  # noqa: E402
+from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING  # noqa: E402
+from logic_consistency.tasks.gv.improve_training import long_task_settings  # noqa: E402
+from logic_consistency.tasks.improve_recipes import recipes  # noqa: E402
+from logic_consistency.tasks.pairwise.improve_options import TRAINING as REPAIR_TRAINING  # noqa: E402
 
 EXAMPLES = [Example(f"Q: What is {n} + 1? A:", f" {n + 1}") for n in range(12)]
 
@@ -38,8 +41,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def job(base: Path, out: Path, **overrides: Any) -> TrainJob:
-    settings = settings_for(
-        "gv", {"max_steps": 3, "lr": 0.05, "batch_size": 4, "grad_accum": 1, "save_steps": 1, **overrides}
+    settings = GV_TRAINING.settings(
+        {"max_steps": 3, "lr": 0.05, "batch_size": 4, "grad_accum": 1, "save_steps": 1, **overrides}
     )
     return TrainJob(base, EXAMPLES, out, settings, "gv", "round 1", "train", 4)
 
@@ -152,11 +155,11 @@ def test_an_evaluation_during_training_is_logged(base: Path, tmp_path: Path) -> 
 
 
 def test_rows_are_scored_in_the_dtype_they_trained_in() -> None:
-    settings = settings_for("gv", {"bf16": "no"})
+    settings = GV_TRAINING.settings({"bf16": "no"})
     assert evaluation_dtype(settings, {"bf16": True}) == "bfloat16"
     assert evaluation_dtype(settings, {"bf16": False}) == "float32"
     assert evaluation_dtype(settings, None) == "float32"
-    assert evaluation_dtype(settings_for("gv", {"bf16": "yes"}), None) == "bfloat16"
+    assert evaluation_dtype(GV_TRAINING.settings({"bf16": "yes"}), None) == "bfloat16"
     run = LmEvalRun(
         Path("/m"), "t", {}, 3, Path("/o"), adapter=Path("/a"), dtype=evaluation_dtype(settings, {"bf16": True})
     )
@@ -231,7 +234,7 @@ def test_the_rate_after_a_resume_counts_only_the_steps_run_since() -> None:
 
 
 def test_the_recipes_defaults_are_the_papers() -> None:
-    repair, gv = settings_for("repair", {}), settings_for("gv", {})
+    repair, gv = REPAIR_TRAINING.settings({}), GV_TRAINING.settings({})
     assert (repair.lr, repair.epochs, repair.weight_decay, repair.lora_r, repair.lora_alpha) == (5e-5, 2, 0.01, 16, 64)
     assert (repair.batch_size, repair.grad_accum) == (4, 2)
     assert (gv.lr, gv.scheduler, gv.warmup_ratio, gv.lora_r, gv.lora_alpha, gv.epochs) == (
@@ -242,8 +245,8 @@ def test_the_recipes_defaults_are_the_papers() -> None:
         32,
         3,
     )
-    assert settings_for("gv", {}, long_task=True).epochs == 6
-    assert settings_for("repair", {"lr": "1e-4", "max_steps": "5"}).lr == 1e-4
-    assert set(RECIPES) == {"repair", "gv"}
+    assert long_task_settings(GV_TRAINING.settings({}), {}).epochs == 6
+    assert REPAIR_TRAINING.settings({"lr": "1e-4", "max_steps": "5"}).lr == 1e-4
+    assert set(recipes()) == {"repair", "gv"}
     with pytest.raises(OptionError, match="improve repair --train-args.*'lora_rank'.*did you mean 'lora_r'"):
-        settings_for("repair", {"lora_rank": 8})
+        REPAIR_TRAINING.settings({"lora_rank": 8})

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.harness_ext.training.adapter import is_complete, read_manifest  # noqa: E402
-from logic_consistency.harness_ext.training.recipes import settings_for  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter  # noqa: E402
+from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING  # noqa: E402
 
 EXAMPLES = [Example(f"Q: What is {n} + 1? A:", f" {n + 1}") for n in range(8)]
 
@@ -35,7 +35,7 @@ def test_merged_weights_score_as_the_adapter_does(tmp_path: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     base = tiny_base(tmp_path / "base")
-    settings = settings_for("gv", {"max_steps": 3, "lr": 0.05, "batch_size": 4})
+    settings = GV_TRAINING.settings({"max_steps": 3, "lr": 0.05, "batch_size": 4})
     adapter = tmp_path / "adapter"
     manifest = train_adapter(TrainJob(base, EXAMPLES, adapter, settings, "gv", "round 1", merge_weights=True))
     merged = tmp_path / "adapter-merged"

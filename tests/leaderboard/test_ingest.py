@@ -290,7 +290,7 @@ def test_ingest_command_writes_a_valid_board(dummy_run: Path, tmp_path: Path, cl
     assert board["nights"] == [
         {"night": "2026-01-05", "rows": 1, "failures": 0, "history_file": "history/2026-01-05.json"}
     ]
-    assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency"]["metrics"]["s_comm"]["score"])
+    assert math.isfinite(board["rows"][0]["tasks"]["logic_consistency_pairwise"]["metrics"]["s_comm"]["score"])
 
 
 def test_model_arguments_copied_into_task_metadata_do_not_change_the_board(
@@ -317,7 +317,7 @@ def test_model_arguments_copied_into_task_metadata_do_not_change_the_board(
 
 
 def test_position_bias_reaches_the_board_without_a_direction(row: dict[str, Any]) -> None:
-    for task in ("logic_consistency_summeval", "logic_consistency_pairwise", "logic_consistency"):
+    for task in ("logic_consistency_summeval", "logic_consistency_pairwise"):  # the suite's group: no metric
         metrics = row["tasks"][task]["metrics"]
         for name in ("position_bias", "p_first_mean"):
             assert 0.0 <= metrics[name]["score"] <= 1.0, (task, name)
@@ -325,7 +325,7 @@ def test_position_bias_reaches_the_board_without_a_direction(row: dict[str, Any]
             assert metrics[name]["higher_is_better"] is None, (task, name)
 
 
-def test_gv_strict_consistency_is_carried_for_every_gv_task_and_the_suite(dummy_run: Path, row: dict[str, Any]) -> None:
+def test_gv_strict_consistency_is_carried_for_every_gv_task_and_its_group(dummy_run: Path, row: dict[str, Any]) -> None:
     """``gv_consistency_strict`` is defined on every document (unparseable = inconsistent), so its
     instance count is the task's, while ``gv_consistency`` covers only the parsed documents."""
     results = _results(dummy_run)
@@ -339,5 +339,5 @@ def test_gv_strict_consistency_is_carried_for_every_gv_task_and_the_suite(dummy_
         parsed = entry["metrics"].get("gv_consistency", {"n": 0})["n"]
         assert parsed == entry["n_instances"] - entry["unparseable"], task
         assert entry["metrics"]["gv_left_out"]["score"] == pytest.approx(entry["unparseable"] / entry["n_instances"])
-    for group in ("logic_consistency_gv", "logic_consistency"):
-        assert "gv_consistency_strict" in row["tasks"][group]["metrics"], group
+    assert "gv_consistency_strict" in row["tasks"]["logic_consistency_gv"]["metrics"]
+    assert row["tasks"]["logic_consistency"]["metrics"] == {}  # the families share no metric

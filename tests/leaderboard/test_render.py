@@ -71,7 +71,7 @@ def hostile_document(row: dict[str, Any]) -> dict[str, Any]:
     task = next(name for name, entry in bad["tasks"].items() if entry["kind"] == "task" and entry["metrics"])
     bad["tasks"][HOSTILE["task"]] = bad["tasks"].pop(task)
     bad["settings"]["tasks"][HOSTILE["task"]] = bad["settings"]["tasks"].pop(task)
-    metrics = bad["tasks"]["logic_consistency"]["metrics"]
+    metrics = bad["tasks"]["logic_consistency_pairwise"]["metrics"]
     metrics[HOSTILE["metric"]] = metrics.pop(next(iter(metrics)))
     bad["provenance"]["results_file"] = HOSTILE["results_file"]
     # measured an hour later, so the hostile row's board is the latest one, which the page draws first
@@ -163,7 +163,7 @@ def test_the_page_draws_every_section(row: dict[str, Any], tmp_path: Path, brows
     assert [attrs["data-row-id"] for attrs in table_rows] == [row["row_id"]]
     classes = [attrs.get("class") for _, attrs in dom.tags]
     assert classes.count("radar-card") == 1
-    ks = [m for m in row["tasks"]["logic_consistency"]["metrics"] if m.startswith("s_tran_")]
+    ks = [m for m in row["tasks"]["logic_consistency_pairwise"]["metrics"] if m.startswith("s_tran_")]
     assert len(ks) >= 2  # the suite reports s_tran at several K, so the chart draws a line per model
     assert [tag for tag, _ in dom.tags].count("polyline") == 1
     text = "".join(dom.text)

@@ -257,10 +257,13 @@ def test_score() -> None:
     doc["stages"]["ranking"] = {"parsed": {"ranked_labels": [-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]}}
     assert hooks.score(doc)["tau_all"] == 1.0
     assert hooks.score(doc)["unparseable_ranking"] == 0.0
+    # an undefined document says so: every consistency metric None there (counted), never a made-up value
+    undefined = dict.fromkeys(("tau_supporters", "tau_defeaters", "tau_all", "cgp", "igc", "igc_density"))
+    assert set(hooks.score(doc)) == {*undefined, "unparseable_generation", "unparseable_ranking"}
     doc["stages"]["ranking"] = {"parsed": {"error": "no ranking found"}}
-    assert hooks.score(doc) == {"unparseable_generation": 0.0, "unparseable_ranking": 1.0}
+    assert hooks.score(doc) == {**undefined, "unparseable_generation": 0.0, "unparseable_ranking": 1.0}
     doc["stages"] = {"generation": {"parsed": {"error": "x"}}}
-    assert hooks.score(doc) == {"unparseable_generation": 1.0, "unparseable_ranking": 0.0}
+    assert hooks.score(doc) == {**undefined, "unparseable_generation": 1.0, "unparseable_ranking": 0.0}
 
 
 def test_explanations_after_the_ranking_do_not_compete_with_it() -> None:

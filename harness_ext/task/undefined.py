@@ -1,0 +1,48 @@
+"""A metric that is undefined on some documents says so on each of them, and is aggregated over the others.
+
+A suite task reports every metric it declares on every document; where one has no value (the causal
+scores of an unparseable generation) it is ``None``, and the task's counts (``unparseable_generation``)
+say how many documents that is. lm-eval 0.4.13 aggregates each metric over the values it is given, with the task's
+aggregation (``mean``) and standard error, and warns "Metrics were not scored on the same number of
+documents" when the metrics' value lists differ in length; a ``None`` would reach ``mean``. So
+:func:`over_defined_documents` wraps ``lm_eval.evaluator_utils._compute_task_aggregations`` (the
+autoload hook applies it; ``lm_eval_hooks.py`` lists it): where every metric of a task has one value
+per document and some are ``None``, each metric is aggregated by lm-eval itself over its defined
+values, one metric at a time (the same values, scores and standard errors as a list without the
+``None``; a metric defined on no document is left out of the results, as lm-eval leaves out a metric
+no document produced). A task whose metrics differ in length (a metric left out of some documents
+instead of given as ``None``) goes to lm-eval unchanged, and its warning stays.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["over_defined_documents"]
+
+#: ``lm_eval.evaluator_utils._compute_task_aggregations``: (task, raw metrics, bootstrap_iters) -> (the
+#: aggregated metrics, the evaluated sample count).
+Aggregate = Callable[..., tuple[dict[str, Any], int]]
+
+
+def over_defined_documents(compute: Aggregate) -> Aggregate:
+    """``compute`` (lm-eval's per-task aggregation), each metric's ``None`` values left out (module docstring)."""
+
+    @functools.wraps(compute)
+    def aggregate(
+        task: Any, raw_metrics: Mapping[tuple[str, str], list[Any]], bootstrap_iters: int | None = 100000
+    ) -> tuple[dict[str, Any], int]:
+        lengths = {len(items) for items in raw_metrics.values()}
+        if len(lengths) != 1 or not any(item is None for items in raw_metrics.values() for item in items):
+            return compute(task, raw_metrics, bootstrap_iters)
+        aggregated: dict[str, Any] = {}
+        for key, items in raw_metrics.items():
+            defined = [item for item in items if item is not None]
+            if defined:
+                aggregated.update(compute(task, {key: defined}, bootstrap_iters)[0])
+        return aggregated, lengths.pop()
+
+    aggregate._logic_consistency = True  # type: ignore[attr-defined]  # applied once (autoload's marker)
+    return aggregate
