@@ -1,0 +1,187 @@
+"""A wrapped lm-eval multiple-choice task, posed under option variants: one document per question.
+
+The YAML names the base task and the transform (``_options_yaml``)::
+
+    task: logic_consistency_invariance_mmlu_abstract_algebra
+    class: !function logic_consistency.tasks.invariance.task.InvarianceTask
+    base_task: mmlu_abstract_algebra
+    metadata: {transform: cyclic}
+
+The class takes the base's whole config from lm-eval's task index (:mod:`.wrapping`): its prompt,
+description, few-shot settings, filters and dataset (a declared hub dataset reads its local copy
+under ``LOGIC_CONSISTENCY_DATA``, ``harness_ext/task/hub_copies.py``), under its own name, so the
+base and the wrapped task run in one ``lm_eval`` call. Each document is one original question and
+every variant is one group of its requests (``construct_requests``), so ``--limit`` counts
+questions and lm-eval's stderr of a per-question metric is clustered by question.
+
+The options are re-ordered in the document's fields (:mod:`.fields`: the options field and the
+answer field, detected), and each variant's prompt is the base's prompt with the question's text
+replaced by the text the base renders for the permuted document: the description and few-shot
+examples are the base's, byte for byte, and variant 0's requests are exactly the base's, so the
+original-order accuracy equals the base's ``acc`` on the same backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from logic_consistency.harness_ext.task.base import PromptedTask
+from logic_consistency.options import read_option
+
+from . import scoring
+from .fields import Fields, detect_fields, permuted_doc, relabel_text, replace_question, variant_context
+from .transforms import LABEL_SETS, pinned, referring_positions, variant_orders
+from .wrapping import base_config
+
+__all__ = ["InvarianceTask", "OPTION_NAMES"]
+
+#: The run options the family reads (``_options_yaml``).
+OPTION_NAMES = ("transform", "max_variants", "referring_options", "invariance_mode", "seed")
+#: The document field holding the question's position in the base's documents (seeds ``random``).
+QUESTION_FIELD = "invariance_question"
+
+
+class InvarianceTask(PromptedTask):
+    """The base task's questions, each posed under every variant of the ``transform`` option."""
+
+    EXTRA_KEYS = ("base_task",)
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        own = dict(config or {})
+        own.pop("class", None)
+        name = own.get("task")
+        base_task = own.get("base_task")
+        if not isinstance(base_task, str) or not base_task:
+            raise ValueError(f"task {name!r}: base_task must name the lm-eval task to wrap, got {base_task!r}")
+        merged = base_config(base_task, wrapper=str(name))
+        base_metadata = merged.get("metadata") or {}
+        merged.update({key: value for key, value in own.items() if key != "metadata"})
+        merged["metadata"] = {**base_metadata, **(own.get("metadata") or {})}
+        merged.pop("metric_list", None)  # the family declares its own metrics (declare_metrics)
+        self.fields: Fields | None = None
+        self.excluded: dict[str, int] = {}
+        self._kept: Any = None
+        super().__init__(config=merged, **kwargs)
+        self.task_docs = self.eval_docs
+        self.declare_metrics(scoring.metric_specs(self.transform, self.label_names()))
+
+    def validate_options(self, config: dict[str, Any]) -> None:
+        """Read the family's options (``_options_yaml``); a near miss of one is an error naming it."""
+        self.check_loader_options(config, task_options=OPTION_NAMES)
+        metadata, where = config["metadata"], f"task {config.get('task')!r}"
+        self.transform: str = read_option(metadata, "transform", where=where)
+        self.max_variants: int = read_option(metadata, "max_variants", where=where)
+        self.referring: str = read_option(metadata, "referring_options", where=where)
+        self.mode: str = read_option(metadata, "invariance_mode", where=where)
+        self.seed: int = read_option(metadata, "seed", where=where)
+        if config.get("output_type") != "multiple_choice":
+            raise ValueError(
+                f"task {config.get('task')!r}: base task {self.extra_config['base_task']!r} has output_type "
+                f"{config.get('output_type')!r}; option variants need a multiple_choice task"
+            )
+
+    # ------------------------------------------------------------------ documents
+    def test_docs(self) -> Any:
+        """The evaluated documents when the base has a test split (:meth:`_posed`)."""
+        return self._posed(super().test_docs()) if self.has_test_docs() else None
+
+    def validation_docs(self) -> Any:
+        """The evaluated documents when the base has no test split (:meth:`_posed`); else the base's own."""
+        docs = super().validation_docs()
+        return docs if self.has_test_docs() or docs is None else self._posed(docs)
+
+    def _posed(self, docs: Any) -> Any:
+        """The base's evaluated documents, less the excluded ones (counted in ``excluded``), each with its
+        position among the base's documents (:data:`QUESTION_FIELD`)."""
+        if not hasattr(self, "features"):  # lm-eval's constructor, before it can render a prompt
+            return docs
+        if self._kept is None:
+            self.fields = detect_fields(self, docs, mode=self.mode)
+            kept = self._keep(docs)
+            self._kept = docs.add_column(QUESTION_FIELD, list(range(len(docs)))).select(kept)
+            # recorded with the task's keys (public): the questions left out, by reason
+            record = {**self.config.metadata.get(self.RECORD_KEY, {}), "excluded_questions": dict(self.excluded)}
+            self.config.metadata = {**self.config.metadata, self.RECORD_KEY: record}
+        return self._kept
+
+    def _keep(self, docs: Any) -> list[int]:
+        """The positions of the documents to pose; each excluded one counted by its reason."""
+        fields, kept = self.fields, []
+        assert fields is not None
+        for i, doc in enumerate(docs):
+            options = doc[fields.options]
+            if len(options) != fields.n_options:
+                self.excluded["option_count"] = self.excluded.get("option_count", 0) + 1
+            elif referring_positions(options) and self.referring == "exclude":
+                self.excluded["referring_option"] = self.excluded.get("referring_option", 0) + 1
+            else:
+                kept.append(i)
+        return kept
+
+    def label_names(self) -> list[str]:
+        """The base's labels of the displayed positions (MMLU: A, B, C, D)."""
+        assert self.fields is not None or self._kept is None
+        _ = self.eval_docs
+        assert self.fields is not None
+        return list(self.fields.labels)
+
+    def orders(self, doc: Mapping[str, Any]) -> list[tuple[int, ...]]:
+        """The option orders of one document (variant 0 the original; referring options pinned if asked)."""
+        assert self.fields is not None
+        k, gold = self.fields.n_options, int(doc[self.fields.answer])
+        fixed = referring_positions(doc[self.fields.options]) if self.referring == "pin" else []
+        movable = [p for p in range(k) if p not in fixed]
+        orders = variant_orders(
+            self.transform,
+            len(movable),
+            gold=movable.index(gold) if gold in movable else 0,
+            max_variants=self.max_variants,
+            seed=self.seed,
+            question=int(doc[QUESTION_FIELD]),
+        )
+        return pinned(orders, fixed, k) if fixed else orders
+
+    # ------------------------------------------------------------------ requests and scores
+    def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Any]:
+        """Every variant's requests, in variant order (``idx`` = variant x k + displayed position)."""
+        fields, requests = self.fields, []
+        assert fields is not None
+        identity = tuple(range(fields.n_options))
+        kwargs["metadata"] = self.request_metadata(kwargs)  # lm-eval's generic checks pass none
+        for v, order in enumerate(self.orders(doc)):
+            shown = permuted_doc(doc, order, fields)
+            context = ctx if order == identity else variant_context(self, ctx, doc, shown)
+            labels = LABEL_SETS[v][: fields.n_options] if self.transform == "ids" and v > 0 else fields.labels
+            if labels != fields.labels:
+                where, text = f"task {self.config.task!r}", self.doc_to_text(doc)
+                relabelled = relabel_text(text, shown[fields.options], fields.labels, labels, where=where)
+                context = replace_question(context, text, relabelled, where=where)
+            group = super().construct_requests(doc=shown, ctx=context, **dict(kwargs))
+            for i, instance in enumerate(group):
+                if labels != fields.labels:  # the continuation is the delimiter and the label
+                    prompt, continuation = instance.arguments[:2]
+                    instance.arguments = (prompt, continuation[: -len(fields.labels[i])] + labels[i])
+                instance.doc, instance.idx = doc, v * len(group) + i
+            requests.extend(group)
+        return requests
+
+    def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        """The question's record (picks, gold, orders, scores) and its per-question metrics."""
+        if self.predict_only():
+            return {"bypass": None}
+        assert self.fields is not None
+        orders = self.orders(doc)
+        k = self.fields.n_options
+        lls = np.asarray([float(result[0]) for result in results], dtype=np.float64).reshape(len(orders), -1)[:, :k]
+        picks = [int(order[int(np.argmax(row))]) for order, row in zip(orders, lls, strict=True)]
+        record = {
+            "picks": picks,
+            "gold": int(doc[self.fields.answer]),
+            "perms": [list(order) for order in orders],
+            "scores": lls.tolist(),
+            "label_set": list(range(len(orders))) if self.transform == "ids" else [0] * len(orders),
+        }
+        return scoring.question_values(record, self.transform, self.label_names())
