@@ -45,8 +45,8 @@ _CONTENT: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
     "consistency": (inv.content_consistency, True),
     "pairwise_agreement": (inv.pairwise_agreement, True),
 }
-#: Bootstrap resamples for a corpus statistic's value (its interval is not reported by lm-eval).
-_RESAMPLES = 1
+#: Bootstrap resamples behind a corpus statistic (its value does not depend on them; lm-eval reports no interval).
+_RESAMPLES = 100
 
 
 def records_arrays(records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
