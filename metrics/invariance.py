@@ -54,7 +54,7 @@ def mean_accuracy(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
     ``acc_circular`` (every rotation scored as its own question) when the variants are the k
     rotations. An always-one-letter judge scores 1/k under ``cyclic``. Ideal value 1.
     """
-    return _correct(picks, gold).mean(axis=1)
+    return np.asarray(_correct(picks, gold).mean(axis=1), dtype=np.float64)
 
 
 def circular_accuracy(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
@@ -64,7 +64,7 @@ def circular_accuracy(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
     ``opencompass/datasets/circular.py``, ``CircularEvaluator``). Ideal value 1; a judge that
     ignores the content scores 0 under ``cyclic``.
     """
-    return _correct(picks, gold).all(axis=1).astype(np.float64)
+    return np.asarray(_correct(picks, gold).all(axis=1), dtype=np.float64)
 
 
 def any_correct(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
@@ -73,7 +73,7 @@ def any_correct(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
     OpenCompass's ``more_1_circular``. An upper bound of :func:`circular_accuracy`; the gap
     between the two is the share of :func:`order_sensitive` questions. Ideal value 1.
     """
-    return _correct(picks, gold).any(axis=1).astype(np.float64)
+    return np.asarray(_correct(picks, gold).any(axis=1), dtype=np.float64)
 
 
 def order_sensitive(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
@@ -83,7 +83,7 @@ def order_sensitive(picks: ArrayLike, gold: ArrayLike) -> FloatArray:
     Ideal value 0 (a question is right under every order or wrong under every order).
     """
     correct = _correct(picks, gold)
-    return (correct.any(axis=1) & ~correct.all(axis=1)).astype(np.float64)
+    return np.asarray((correct.any(axis=1) & ~correct.all(axis=1)), dtype=np.float64)
 
 
 def _majority(row: NDArray[np.int64]) -> int | None:

@@ -10,6 +10,7 @@ Robust Multiple Choice Selectors": RStd (section 2.2), PriDe (section 4, and the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,23 +40,24 @@ class Estimate:
     high: float
 
 
-def displayed_positions(options: ArrayLike, perms: ArrayLike) -> NDArray[np.int64]:
+def displayed_positions(options: ArrayLike, perms: ArrayLike, name: str = "picks") -> NDArray[np.int64]:
     """Displayed position of original option ``options[q, v]`` under variant v (-1 stays -1).
 
     Args:
         options: questions x variants original option indices (``picks``, or ``gold`` broadcast).
         perms: questions x variants x k displayed orders.
+        name: the argument named in an error message.
     """
-    picks = check_picks(options, "options")
+    picks = check_picks(options, name)
     order = check_perms(perms, picks.shape)
-    check_picks(picks, "options", n_options=order.shape[2])
+    check_picks(picks, name, n_options=order.shape[2])
     hits = order == np.where(picks == UNPARSEABLE, 0, picks)[:, :, None]
     return np.where(picks == UNPARSEABLE, UNPARSEABLE, hits.argmax(axis=2))
 
 
 def _one_hot(positions: NDArray[np.int64], k: int) -> FloatArray:
     """(questions x k) counts of each displayed position over the variants (-1 counts nowhere)."""
-    return (positions[:, :, None] == np.arange(k)).sum(axis=1).astype(np.float64)
+    return np.asarray((positions[:, :, None] == np.arange(k)).sum(axis=1), dtype=np.float64)
 
 
 def _weights(index_rows: FloatArray, n_questions: int) -> FloatArray:
@@ -86,13 +88,15 @@ def _estimate(
 
     confidence, n_resamples, seed = ci
     try:
-        low, high = bootstrap_ci(
-            np.arange(n_questions, dtype=np.float64),
-            statistic=resampled,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # reported as a NaN interval below
+            low, high = bootstrap_ci(
+                np.arange(n_questions, dtype=np.float64),
+                statistic=resampled,
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
     except ValueError as error:
         if "NaN" not in str(error):
             raise
@@ -119,7 +123,7 @@ def _correct_by_gold_position(
     order = check_perms(perms, checked.shape)
     check_picks(checked, n_options=order.shape[2])
     gold_grid = np.broadcast_to(gold_checked[:, None], checked.shape)
-    gold_at = displayed_positions(gold_grid, order)[:, variants]
+    gold_at = displayed_positions(gold_grid, order, "gold")[:, variants]
     right = np.where(checked[:, variants] == gold_grid[:, variants], gold_at, UNPARSEABLE)
     k = order.shape[2]
     return _one_hot(right, k), _one_hot(gold_at, k)

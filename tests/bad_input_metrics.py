@@ -17,6 +17,8 @@ P = np.array([[0.5, 1.0, 1.0], [0.0, 0.5, 1.0], [0.0, 0.0, 0.5]])
 W = np.triu(np.ones((4, 4), dtype=bool), 1)
 PERFECT = [-5, -4, -3, -2, -1, 1, 2, 3, 4, 5]
 TIES = np.full((3, 3), 0.5)
+PICKS = np.zeros((1, 2), dtype=int)  # one question, two variants, option 0 picked
+PERMS = np.array([[[0, 1, 2, 3], [1, 2, 3, 0]]])
 METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("bootstrap_ci confidence 1.5", lambda: m.bootstrap_ci([1, 2, 3], confidence=1.5), "confidence"),
     ("bootstrap_ci n_resamples 0", lambda: m.bootstrap_ci([1, 2, 3], n_resamples=0), "n_resamples"),
@@ -106,6 +108,32 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
         lambda: m.transitivity_by_cycle_search(np.zeros((3, 2), dtype=bool)),
         "square",
     ),
+    # invariance metrics (issue 55): picks / gold / perms / scores / verdicts named in the message
+    ("mean_accuracy float picks", lambda: m.mean_accuracy(np.zeros((2, 4)), [0, 1]), "picks must be an integer"),
+    ("mean_accuracy 1-D picks", lambda: m.mean_accuracy(np.zeros(4, dtype=int), [0]), "picks must be 2-D"),
+    ("mean_accuracy pick -2", lambda: m.mean_accuracy(np.full((1, 2), -2), [0]), "picks must hold option"),
+    (
+        "circular_accuracy gold length",
+        lambda: m.circular_accuracy(np.zeros((2, 2), dtype=int), [0]),
+        "gold must have one",
+    ),
+    ("rstd perms not permutations", lambda: m.rstd(PICKS, [0], np.zeros((1, 2, 4), dtype=int)), "perms[0, 0]"),
+    ("rstd pick beyond k", lambda: m.rstd(np.full((1, 2), 7), [0], PERMS), "picks must hold option indices 0..3"),
+    ("pick_rates perms shape", lambda: m.pick_rates(PICKS, np.zeros((1, 3, 4), dtype=int)), "perms must have shape"),
+    (
+        "estimated_prior inf score",
+        lambda: m.estimated_prior(np.full(PERMS.shape, -np.inf), PERMS),
+        "scores must be finite",
+    ),
+    ("pride_estimation_set share 0", lambda: m.pride_estimation_set(np.zeros(PERMS.shape), PERMS, share=0), "share"),
+    ("label_set_consistency length", lambda: m.label_set_consistency(PICKS, PERMS, [0]), "label_set must have one"),
+    (
+        "negation_contradiction shape",
+        lambda: m.negation_contradiction(PICKS, np.zeros((2, 2), dtype=int)),
+        "negation_picks",
+    ),
+    ("gv_consistency verdict 2", lambda: m.gv_consistency([2.0]), "own_verdict must hold only"),
+    ("validator_accuracy truth 0/1", lambda: m.validator_accuracy([[1.0]], [[1]]), "truth must be a boolean"),
 ]
 for _name, _call, _message in METRIC_ABUSE:
     CASES.add(f"metric {_name}", lambda tmp, call=_call: call(), _message)

@@ -65,6 +65,8 @@ def test_the_external_folder_example_runs_outside_the_repository(tmp_path: Path)
     results = json.loads(Path(results_file).read_text(encoding="utf-8"))["results"]["logic_consistency_mydata"]
     for metric in ("s_tran_3,none", "s_comm,none", "s_neg,none", "human_agreement,none"):
         assert 0.0 <= results[metric] <= 1.0, metric
+    # one YAML file and the data: no Python loader
+    assert sorted(p.name for p in (tmp_path / "mytasks").iterdir()) == ["mydata.jsonl", "mydata.yaml"]
     # the include was written through tasks-dir as an absolute path to the installed suite
     yaml_text = (tmp_path / "mytasks" / "mydata.yaml").read_text(encoding="utf-8")
     include = yaml_text.splitlines()[0].removeprefix("include: ")

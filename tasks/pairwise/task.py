@@ -1,7 +1,8 @@
 """The lm-eval task class behind every pairwise logical-consistency task (Liu et al.).
 
-A task is YAML only: a dataset loader (``custom_dataset: !function``) returning rows with
-``instance_id``, ``context``, ``items`` and ``human_scores``, the prompt variants (``normal``;
+A task is YAML only: lm-eval's ``dataset_path`` / ``dataset_kwargs`` with ``fields:`` mapping the
+data's columns (or a loader, ``custom_dataset: !function``) giving rows with ``instance_id``,
+``context``, ``items`` and ``human_scores``, the prompt variants (``normal``;
 ``negated``, omitted to skip s_neg; ``prompt_style: cot``) and the run options under ``metadata:``
 (validated before any data loads). One document is one instance; the class asks one request per
 ordered pair and prompt variant (both presentation orders) and turns the answers back into the
@@ -37,6 +38,7 @@ from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
 from logic_consistency.tasks.answers import first_option_probability, parse_choice
 from logic_consistency.tasks.data import cap_row, check_human_scores
+from logic_consistency.tasks.data.fields import PAIRWISE, check_field_map, map_fields
 from logic_consistency.tasks.pairwise.cost import matrix_notes
 from logic_consistency.tasks.pairwise.options import METADATA_KEYS, PROMPT_KEYS, VARIANTS, PairwiseOptions
 from logic_consistency.tasks.pairwise.pairs_search import PAIRS_METRICS, replay_pairs
@@ -57,7 +59,8 @@ TIES_METRIC = "n_ties"
 class PairwiseConsistencyTask(PromptedTask):
     """Pairwise-judge consistency task: s_tran(K), s_comm, s_neg and human agreement per instance."""
 
-    EXTRA_KEYS = PROMPT_KEYS
+    #: ``fields``: the data's columns mapped onto the row schema (:mod:`logic_consistency.tasks.data.fields`).
+    EXTRA_KEYS = (*PROMPT_KEYS, "fields")
     RECORD_KEY = "prompt_config"
 
     options: PairwiseOptions
@@ -89,6 +92,7 @@ class PairwiseConsistencyTask(PromptedTask):
         task = str(config.get("task"))
         metadata = config.get("metadata") or {}
         self._loader_options = self.check_loader_options(config, task_options=METADATA_KEYS)
+        self.field_map = check_field_map(self.extra_config.get("fields"), PAIRWISE, where=f"task {task!r}")
         self.options = PairwiseOptions.from_config(
             self.extra_config, metadata, task=task, loader_options=self._loader_options
         )
@@ -118,7 +122,10 @@ class PairwiseConsistencyTask(PromptedTask):
             source = f"task {self.config.task!r}: loader {loader_name(loader)}"
         else:
             super().download(dataset_kwargs, **kwargs)
-            source = f"task {self.config.task!r}: dataset {self.config.dataset_path}"
+            files = (self.config.dataset_kwargs or {}).get("data_files")
+            source = f"task {self.config.task!r}: dataset {self.config.dataset_path}" + (f" {files}" if files else "")
+        if self.field_map or not callable(loader):  # a loader's rows are in the schema already
+            self.dataset = map_fields(self.dataset, self.field_map, PAIRWISE, where=source)
         self.select_instances()
         for name, split in self.dataset.items():  # bad human scores are refused before any model call
             check_human_scores(split, source=f"{source} split {name!r}")

@@ -19,6 +19,7 @@ import logic_consistency.metrics as m
 prefs = np.full((5, 5), 0.7)
 m.pairwise_consistency(prefs, 1 - prefs, np.arange(5.0), ks=(3, 5), samples=10)
 m.bootstrap_ci([0.1, 0.2, 0.3], n_resamples=10)
+m.rstd(np.zeros((4, 4), dtype=int), np.arange(4), np.array([[np.roll(np.arange(4), -v) for v in range(4)]] * 4), n_resamples=10)
 heavy = {HEAVY!r}
 print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in heavy)))
 """
@@ -78,6 +79,35 @@ def test_public_api() -> None:
         "self_agreement",
         "spread",
         "win_loss_rate",
+        # invariance of multiple-choice answers under option variants (issue 55)
+        "Estimate",
+        "accuracy_by_gold_position",
+        "any_correct",
+        "circular_accuracy",
+        "content_consistency",
+        "count_undefined",
+        "count_unparseable",
+        "displayed_positions",
+        "estimated_prior",
+        "gold_truth",
+        "gv_consistency",
+        "label_set_consistency",
+        "majority_vote_accuracy",
+        "mean_accuracy",
+        "negation_accuracy",
+        "negation_contradiction",
+        "order_sensitive",
+        "original_accuracy",
+        "own_verdicts",
+        "pairwise_agreement",
+        "pick_rate_kl",
+        "pick_rates",
+        "pride_debiased_accuracy",
+        "pride_estimation_set",
+        "question_priors",
+        "rstd",
+        "self_endorsed_wrong",
+        "validator_accuracy",
     }
     assert set(metrics.__all__) == expected
     for name in expected - {"CAUSAL_LABELS", "EXACT_WORK_LIMIT", "UndefinedMetricError", "PairsResult"}:

@@ -9,16 +9,13 @@ and the template's tag makes the task a member of ``logic_consistency_pairwise``
 
 from __future__ import annotations
 
-import math
-import re
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lm_eval import simple_evaluate
-from lm_eval.api.model import LM
 from lm_eval.tasks import TaskManager
+from tiny_pairwise_judge import Judge
 
 from logic_consistency.common import select_item_indices
 from logic_consistency.harness_ext.autoload import tasks_dir
@@ -26,7 +23,6 @@ from logic_consistency.tasks.data import DATA_ENV_VAR
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = ROOT / "tests" / "fixtures" / "data" / "tiny_pairwise" / "instances.jsonl"
-_OPTIONS = re.compile(r"A: item-(\d+)\nB: item-(\d+)\nWhich is (larger|smaller)\?")
 
 LOADER = """
 import json
@@ -61,25 +57,6 @@ def _write_task(folder: Path, dataset_kwargs: str = f"path: {FIXTURE}") -> Path:
         encoding="utf-8",
     )
     return folder
-
-
-class Judge(LM):
-    """Prefers the larger number (the smaller one for the negated question): perfectly consistent."""
-
-    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
-        out = []
-        for request in requests:
-            context, continuation = request.args
-            a, b, relation = _OPTIONS.search(context).groups()
-            preferred = "A" if (int(a) > int(b)) != (relation == "smaller") else "B"
-            out.append((math.log(0.9 if continuation.strip() == preferred else 0.1), False))
-        return out
-
-    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
-        raise NotImplementedError
-
-    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
-        raise NotImplementedError
 
 
 @pytest.fixture(autouse=True)
