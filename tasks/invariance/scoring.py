@@ -42,7 +42,7 @@ _PER_QUESTION: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
 }
 #: Per-question metrics of the picks alone.
 _CONTENT: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
-    "consistency": (inv.content_consistency, True),
+    "content_consistency": (inv.content_consistency, True),
     "pairwise_agreement": (inv.pairwise_agreement, True),
 }
 #: Bootstrap resamples behind a corpus statistic (its value does not depend on them; lm-eval reports no interval).

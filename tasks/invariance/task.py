@@ -1,24 +1,14 @@
 """A wrapped lm-eval multiple-choice task, posed under option variants: one document per question.
 
-The YAML names the base task and the transform (``_options_yaml``)::
-
-    task: logic_consistency_invariance_mmlu_abstract_algebra
-    class: !function logic_consistency.tasks.invariance.task.InvarianceTask
-    base_task: mmlu_abstract_algebra
-    metadata: {transform: cyclic}
-
-The class takes the base's whole config from lm-eval's task index (:mod:`.wrapping`): its prompt,
-description, few-shot settings, filters and dataset (a declared hub dataset reads its local copy
-under ``LOGIC_CONSISTENCY_DATA``, ``harness_ext/task/hub_copies.py``), under its own name, so the
-base and the wrapped task run in one ``lm_eval`` call. Each document is one original question and
-every variant is one group of its requests (``construct_requests``), so ``--limit`` counts
-questions and lm-eval's stderr of a per-question metric is clustered by question.
-
-The options are re-ordered in the document's fields (:mod:`.fields`: the options field and the
-answer field, detected), and each variant's prompt is the base's prompt with the question's text
-replaced by the text the base renders for the permuted document: the description and few-shot
-examples are the base's, byte for byte, and variant 0's requests are exactly the base's, so the
-original-order accuracy equals the base's ``acc`` on the same backend.
+The YAML names the base task (``base_task: mmlu_abstract_algebra``) and sets the ``transform`` option;
+the class takes the base's whole config from lm-eval's task index (:mod:`.wrapping`: prompt,
+description, few-shot settings, filters, dataset; a declared hub dataset reads its local copy under
+``LOGIC_CONSISTENCY_DATA``) under its own name, so the base and the wrapped task run in one ``lm_eval``
+call. Each document is one original question; every variant is one group of its requests, so
+``--limit`` counts questions and lm-eval's stderr of a per-question metric is clustered by question.
+A variant's prompt is the base's prompt with the question's text replaced by the text the base renders
+for the permuted document (:mod:`.fields`): the description and few-shot examples stay the base's,
+and variant 0's requests are exactly the base's, so ``acc_original`` equals the base's ``acc``.
 """
 
 from __future__ import annotations

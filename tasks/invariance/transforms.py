@@ -1,28 +1,16 @@
-"""The option orders a wrapped multiple-choice question is posed in (one variant each), and options that
-refer to other options.
+"""The option orders a wrapped question is posed in (one variant each), and options that refer to others.
 
 A variant is a permutation ``perm`` of the k options: ``perm[p]`` is the ORIGINAL index of the option
-shown at displayed position p (the metrics' ``perms[q, v, p]``, ``metrics/invariance.py``). Variant 0
-is always the original order, so the first variant's answer is the base task's own.
+shown at displayed position p (``perms[q, v, p]`` of ``metrics/invariance.py``); variant 0 is always
+the original order. ``cyclic``: the k rotations (OpenCompass CircularEval). ``permutations``: all k!
+orders (refused beyond ``max_variants``). ``swap_gold``: the gold swapped with the option at each
+position (PriDe's "moving the golden answer"; lm-eval SCORE). ``reverse``: original and reversed
+(HELM). ``random``: ``max_variants`` seeded orders (the run's ``seed`` and the question's position).
+``ids``: the original order under each label set (A/B/C/D, 1/2/3/4, a/b/c/d; Zheng et al. 2024, s. 3).
 
-- ``cyclic``: the k rotations, ``perm_s[p] = (p + s) mod k`` (OpenCompass CircularEval,
-  ``opencompass/datasets/circular.py``): every option at every position once.
-- ``permutations``: all k! orders in lexicographic order (the original first), the first
-  ``max_variants`` of them (a refusal, not a cut, when k! is larger: see :func:`variant_orders`).
-- ``swap_gold``: the gold swapped with the option at each position t (t = the gold's own position is
-  the original order): the gold shown once at every position, the other options in place (PriDe's
-  "moving the golden answer", Zheng et al. 2024 Figure 1; lm-eval SCORE's option-order robustness).
-- ``reverse``: the original and the reversed order (HELM's ``reverse`` perturbation).
-- ``random``: the original and ``max_variants - 1`` seeded random orders (for many options, where k!
-  is out of reach); the seed is the run's ``seed`` and the question's position, so a question gets
-  the same orders in every run.
-- ``ids``: the original order under each label set (A/B/C/D, 1/2/3/4, a/b/c/d): the options do not
-  move, their labels change (Zheng et al. 2024, section 3: option IDs drive the bias).
-
-Options that refer to other options ("All of the above", "None of the above", "Both A and B") change
-meaning when moved. By default a question with one is excluded (and counted); ``pin`` keeps such
-options at their position and permutes the others among the remaining positions, as HELM does for
-"none of the above".
+Options that refer to others ("All of the above", "Both A and B") change meaning when moved: a
+question with one is excluded by default (and counted), or ``pin`` keeps them at their position and
+permutes the others over the remaining positions, as HELM does for "none of the above".
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_requests_one_document_per_question_every_rotation(task: InvarianceTask)
 
 def test_always_one_letter(task: InvarianceTask) -> None:
     values = _answer(task, lambda doc, order: 0)
-    assert all(v["acc_mean"] == 0.25 and v["acc_circular"] == 0 and v["consistency"] == 0 for v in values)
+    assert all(v["acc_mean"] == 0.25 and v["acc_circular"] == 0 and v["content_consistency"] == 0 for v in values)
     assert _aggregate(task, values, "pick_rate_A") == 1.0
     assert _aggregate(task, values, "rstd_balanced") == pytest.approx(100 * math.sqrt(3) / 4)
     assert _aggregate(task, values, "pick_rate_kl") == pytest.approx(math.log(4))
@@ -68,7 +68,14 @@ def test_always_one_letter(task: InvarianceTask) -> None:
 
 def test_content_oracle(task: InvarianceTask) -> None:
     values = _answer(task, lambda doc, order: order.index(doc["answer"]))
-    for name in ("acc_original", "acc_mean", "acc_circular", "consistency", "pairwise_agreement", "acc_majority"):
+    for name in (
+        "acc_original",
+        "acc_mean",
+        "acc_circular",
+        "content_consistency",
+        "pairwise_agreement",
+        "acc_majority",
+    ):
         assert all(v[name] == 1.0 for v in values), name
     assert _aggregate(task, values, "rstd_balanced") == 0.0
     assert [_aggregate(task, values, f"pick_rate_{label}") for label in "ABCD"] == [0.25] * 4
@@ -76,7 +83,7 @@ def test_content_oracle(task: InvarianceTask) -> None:
 
 def test_same_wrong_content(task: InvarianceTask) -> None:
     values = _answer(task, lambda doc, order: order.index((doc["answer"] + 1) % 4))
-    assert all(v["consistency"] == 1.0 and v["acc_mean"] == 0.0 and v["acc_original"] == 0.0 for v in values)
+    assert all(v["content_consistency"] == 1.0 and v["acc_mean"] == 0.0 and v["acc_original"] == 0.0 for v in values)
 
 
 def test_documents_and_exclusions_are_recorded(task: InvarianceTask) -> None:
