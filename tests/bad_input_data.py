@@ -285,3 +285,29 @@ def _(tmp: Path) -> Any:
     lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
     target.write_text("[1, 2]\n" + "".join(lines[1:]), encoding="utf-8")
     return load_with_source(folder)
+
+
+# ``fields:`` of a YAML-only dataset (tasks/data/fields.py): the field, the column and the row are named
+def _mapped(fields: Any, rows: list[dict[str, Any]]) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        import datasets
+
+        from logic_consistency.tasks.data.fields import PAIRWISE, check_field_map, map_fields
+
+        checked = check_field_map(fields, PAIRWISE, where="task 'mine'")
+        return map_fields({"test": datasets.Dataset.from_list(rows)}, checked, PAIRWISE, where="mine.jsonl")
+
+    return run
+
+
+_ROW = {"id": "q1", "q": "which?", "cands": ["a", "b"], "s": [1, 2]}
+_FIELDS = {"instance_id": "id", "context": "q", "items": "cands", "human_scores": "s"}
+CASES.add("data fields not a mapping", _mapped(["id"], [_ROW]), "fields must be a mapping")
+CASES.add("data fields unknown field", _mapped({**_FIELDS, "itemz": "cands"}, [_ROW]), "'itemz' -> 'items'")
+CASES.add("data fields empty source", _mapped({**_FIELDS, "items": []}, [_ROW]), "fields.items must be a column")
+CASES.add("data fields missing column", _mapped({**_FIELDS, "items": "cand"}, [_ROW]), "fields.items", "'cands'")
+CASES.add("data fields unmapped required", _mapped({"instance_id": "id"}, [_ROW]), "field 'context' is missing")
+CASES.add("data fields one item", _mapped(_FIELDS, [{**_ROW, "cands": ["a"]}]), "row 1", "field 'items'", "at least 2")
+CASES.add("data fields null id", _mapped(_FIELDS, [{**_ROW, "id": None}]), "row 1", "field 'instance_id'")
+CASES.add("data fields score text", _mapped(_FIELDS, [{**_ROW, "s": ["1", "high"]}]), "human_scores[1]", "'high'")
+CASES.add("data fields score NaN", _mapped(_FIELDS, [{**_ROW, "s": [1, math.nan]}]), "human_scores[1]", "finite")
