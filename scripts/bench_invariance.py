@@ -72,7 +72,9 @@ def header(subject: str, limit: int, shots: int = 5) -> str:
     """The last ``shots`` test questions of ``subject``, in lm-eval's MMLU few-shot format
     (``doc_to_text``, target delimiter " ", few-shot delimiter a blank line)."""
     data = Path(os.environ.get("LOGIC_CONSISTENCY_DATA", "../shared/data/raw")) / "mmlu" / "mmlu_test.jsonl"
-    rows = [row for row in map(json.loads, data.read_text(encoding="utf-8").splitlines()) if row["subject"] == subject]
+    rows = [
+        row for row in map(json.loads, data.read_text(encoding="utf-8").split("\n")[:-1]) if row["subject"] == subject
+    ]
     if len(rows) < limit + shots:
         raise SystemExit(f"--limit {limit}: {subject} has {len(rows)} questions, too few for {shots} other ones")
     shots_text = []

@@ -52,7 +52,7 @@ def _samples(folder: Path) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for path in sorted(folder.rglob(f"samples_{PREFIX}*.jsonl")):
         task = path.name[len("samples_") :].rsplit("_", 1)[0]
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
         out[task] = [
             {"doc_id": row["doc_id"], **{key: row["rstd"][key] for key in ("picks", "gold", "perms")}}
             for row in sorted(rows, key=lambda row: row["doc_id"])
@@ -84,7 +84,7 @@ def extract(folder: Path, *, model: str, cpu: str, wall: str) -> Path:
                     for name in (*PER_QUESTION, "rstd_balanced", "pick_rate_kl")
                 },
                 "excluded_questions": results["configs"][task]["metadata"]
-                .get("logic_consistency", {})
+                .get("task_config", {})
                 .get("excluded_questions", {}),
                 "questions": records,
             }
@@ -234,11 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     runner.add_argument("--limit", type=int, default=4, help="questions per subject")
     runner.add_argument("--batch-size", type=int, default=8)
     runner.add_argument("--out", required=True, help="folder of the tasks, results and samples")
-    extract = sub.add_parser("extract", help="the run's per-question records into the kept results JSON")
-    extract.add_argument("results", help="the run's output folder (lm_eval --output_path)")
-    extract.add_argument("--model", required=True, help="the embedded model's name")
-    extract.add_argument("--cpu", required=True, help="the CPU the run used (lscpu's model name)")
-    extract.add_argument("--wall", required=True, help="the run's wall time, as printed by run")
+    extractor = sub.add_parser("extract", help="the run's per-question records into the kept results JSON")
+    extractor.add_argument("results", help="the run's output folder (lm_eval --output_path)")
+    extractor.add_argument("--model", required=True, help="the embedded model's name")
+    extractor.add_argument("--cpu", required=True, help="the CPU the run used (lscpu's model name)")
+    extractor.add_argument("--wall", required=True, help="the run's wall time, as printed by run")
     renderer = sub.add_parser("render", help="print the board's tables from the kept results JSON")
     renderer.add_argument("--write", action="store_true", help="put them in docs/invariance.md")
     args = parser.parse_args(argv)
