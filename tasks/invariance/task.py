@@ -23,7 +23,7 @@ from logic_consistency.options import read_option
 
 from . import scoring
 from .fields import Fields, detect_fields, permuted_doc, relabel_text, replace_question, variant_context
-from .transforms import LABEL_SETS, pinned, referring_positions, variant_orders
+from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
 __all__ = ["InvarianceTask", "OPTION_NAMES"]
@@ -121,18 +121,15 @@ class InvarianceTask(PromptedTask):
     def orders(self, doc: Mapping[str, Any]) -> list[tuple[int, ...]]:
         """The option orders of one document (variant 0 the original; referring options pinned if asked)."""
         assert self.fields is not None
-        k, gold = self.fields.n_options, int(doc[self.fields.answer])
-        fixed = referring_positions(doc[self.fields.options]) if self.referring == "pin" else []
-        movable = [p for p in range(k) if p not in fixed]
-        orders = variant_orders(
+        return question_orders(
             self.transform,
-            len(movable),
-            gold=movable.index(gold) if gold in movable else 0,
+            doc[self.fields.options],
+            int(doc[self.fields.answer]),
+            referring=self.referring,
             max_variants=self.max_variants,
             seed=self.seed,
             question=int(doc[QUESTION_FIELD]),
         )
-        return pinned(orders, fixed, k) if fixed else orders
 
     # ------------------------------------------------------------------ requests and scores
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Any]:
