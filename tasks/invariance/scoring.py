@@ -24,6 +24,7 @@ from logic_consistency.harness_ext.task.base import total
 from logic_consistency.metrics import invariance as inv
 from logic_consistency.metrics import invariance_bias as bias
 from logic_consistency.metrics import invariance_pride as pride
+from logic_consistency.metrics import invariance_validation as validation
 from logic_consistency.metrics._validation import UndefinedMetricError
 
 __all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
@@ -101,19 +102,24 @@ def _pride(a: dict[str, np.ndarray]) -> float:
     return float(np.nanmean(values)) if not np.isnan(values).all() else math.nan
 
 
-def _undefined(transform: str) -> tuple[str, ...]:
+def _undefined(transform: str, negation: bool) -> tuple[str, ...]:
     """The per-question metrics that can be undefined for a question (counted as ``undefined_<name>``)."""
-    return ("acc_majority", *_CONTENT, *(("label_consistency",) if transform == "ids" else ()))
+    ids = ("label_consistency",) if transform == "ids" else ()
+    return ("acc_majority", *_CONTENT, *ids, *(("negation_contradiction", "negation_accuracy") if negation else ()))
 
 
-def metric_specs(transform: str, labels: Sequence[str]) -> dict[str, tuple[Any, bool | None]]:
+def metric_specs(
+    transform: str, labels: Sequence[str], *, negation: bool = False
+) -> dict[str, tuple[Any, bool | None]]:
     """Every metric of a task under ``transform``: name -> (lm-eval aggregation, higher is better)."""
     specs: dict[str, tuple[Any, bool | None]] = {
         name: (mean, better) for name, (_, better) in {**_PER_QUESTION, **_CONTENT}.items()
     }
     if transform == "ids":
         specs["label_consistency"] = (mean, True)
-    specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform)})
+    if negation:
+        specs.update(negation_contradiction=(mean, False), negation_accuracy=(mean, True))
+    specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation)})
     specs["unparseable"] = (total, False)
     specs["rstd"] = (_statistic("rstd", _rstd(False)), False)
     if transform in BALANCED:
@@ -125,7 +131,9 @@ def metric_specs(transform: str, labels: Sequence[str]) -> dict[str, tuple[Any, 
     return specs
 
 
-def question_values(record: Mapping[str, Any], transform: str, labels: Sequence[str]) -> dict[str, Any]:
+def question_values(
+    record: Mapping[str, Any], transform: str, labels: Sequence[str], *, negation: bool = False
+) -> dict[str, Any]:
     """One document's results: each per-question metric (an undefined one omitted and counted), the
     record under each corpus statistic's name."""
     picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
@@ -134,15 +142,19 @@ def question_values(record: Mapping[str, Any], transform: str, labels: Sequence[
     values.update({name: function(picks)[0] for name, (function, _) in _CONTENT.items()})
     if transform == "ids":
         values["label_consistency"] = inv.label_set_consistency(picks, [record["perms"]], record["label_set"])[0]
+    if negation:
+        negated = np.asarray([record["negation_picks"]])
+        values["negation_contradiction"] = validation.negation_contradiction(picks, negated)[0]
+        values["negation_accuracy"] = validation.negation_accuracy(negated, gold)[0]
     for name, value in values.items():
         if np.isnan(value):
             out[f"undefined_{name}"] = 1
         else:
             out[name] = float(value)
-    for name in _undefined(transform):
+    for name in _undefined(transform, negation):
         out.setdefault(f"undefined_{name}", 0)
     out["unparseable"] = inv.count_unparseable(picks)
-    for name in metric_specs(transform, labels):
+    for name in metric_specs(transform, labels, negation=negation):
         if name not in out and name not in values:
             out[name] = dict(record)
     return out

@@ -22,14 +22,22 @@ from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.options import read_option
 
 from . import scoring
-from .fields import Fields, detect_fields, permuted_doc, relabel_text, replace_question, variant_context
+from .fields import (
+    Fields,
+    asks_for_exception,
+    detect_fields,
+    permuted_doc,
+    relabel_text,
+    replace_question,
+    variant_context,
+)
 from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
 __all__ = ["InvarianceTask", "OPTION_NAMES"]
 
 #: The run options the family reads (``_options_yaml``).
-OPTION_NAMES = ("transform", "max_variants", "referring_options", "invariance_mode", "seed")
+OPTION_NAMES = ("transform", "max_variants", "referring_options", "invariance_mode", "ask_incorrect", "seed")
 #: The document field holding the question's position in the base's documents (seeds ``random``).
 QUESTION_FIELD = "invariance_question"
 
@@ -56,7 +64,7 @@ class InvarianceTask(PromptedTask):
         self._kept: Any = None
         super().__init__(config=merged, **kwargs)
         self.task_docs = self.eval_docs
-        self.declare_metrics(scoring.metric_specs(self.transform, self.label_names()))
+        self.declare_metrics(scoring.metric_specs(self.transform, self.label_names(), negation=self.negation))
 
     def validate_options(self, config: dict[str, Any]) -> None:
         """Read the family's options (``_options_yaml``); a near miss of one is an error naming it."""
@@ -67,6 +75,7 @@ class InvarianceTask(PromptedTask):
         self.referring: str = read_option(metadata, "referring_options", where=where)
         self.mode: str = read_option(metadata, "invariance_mode", where=where)
         self.seed: int = read_option(metadata, "seed", where=where)
+        self.negation: bool = read_option(metadata, "ask_incorrect", where=where)
         if config.get("output_type") != "multiple_choice":
             raise ValueError(
                 f"task {config.get('task')!r}: base task {self.extra_config['base_task']!r} has output_type "
@@ -107,6 +116,8 @@ class InvarianceTask(PromptedTask):
                 self.excluded["option_count"] = self.excluded.get("option_count", 0) + 1
             elif referring_positions(options) and self.referring == "exclude":
                 self.excluded["referring_option"] = self.excluded.get("referring_option", 0) + 1
+            elif self.negation and asks_for_exception(doc[fields.question]):
+                self.excluded["already_negated"] = self.excluded.get("already_negated", 0) + 1
             else:
                 kept.append(i)
         return kept
@@ -133,42 +144,56 @@ class InvarianceTask(PromptedTask):
 
     # ------------------------------------------------------------------ requests and scores
     def construct_requests(self, doc: dict[str, Any], ctx: Any, **kwargs: Any) -> list[Any]:
-        """Every variant's requests, in variant order (``idx`` = variant x k + displayed position)."""
-        fields, requests = self.fields, []
-        assert fields is not None
-        identity = tuple(range(fields.n_options))
+        """Every variant's requests, in variant order (``idx`` = group x k + displayed position); with
+        ``negation``, every variant again asked "Which option is incorrect?" (the groups after them)."""
         kwargs["metadata"] = self.request_metadata(kwargs)  # lm-eval's generic checks pass none
-        for v, order in enumerate(self.orders(doc)):
-            shown = permuted_doc(doc, order, fields)
-            context = ctx if order == identity else variant_context(self, ctx, doc, shown)
-            labels = LABEL_SETS[v][: fields.n_options] if self.transform == "ids" and v > 0 else fields.labels
-            if labels != fields.labels:
-                where, text = f"task {self.config.task!r}", self.doc_to_text(doc)
-                relabelled = relabel_text(text, shown[fields.options], fields.labels, labels, where=where)
-                context = replace_question(context, text, relabelled, where=where)
-            group = super().construct_requests(doc=shown, ctx=context, **dict(kwargs))
+        orders = self.orders(doc)
+        groups = [(v, order, False) for v, order in enumerate(orders)]
+        groups += [(v, order, True) for v, order in enumerate(orders)] if self.negation else []
+        requests = []
+        for number, (v, order, negated) in enumerate(groups):
+            group = self._variant_requests(doc, ctx, v, order, negated, kwargs)
             for i, instance in enumerate(group):
-                if labels != fields.labels:  # the continuation is the delimiter and the label
-                    prompt, continuation = instance.arguments[:2]
-                    instance.arguments = (prompt, continuation[: -len(fields.labels[i])] + labels[i])
-                instance.doc, instance.idx = doc, v * len(group) + i
+                instance.doc, instance.idx = doc, number * len(group) + i
             requests.extend(group)
         return requests
 
+    def _variant_requests(
+        self, doc: dict[str, Any], ctx: Any, v: int, order: tuple[int, ...], negated: bool, kwargs: dict[str, Any]
+    ) -> list[Any]:
+        """One variant's requests: the base's prompt with the question shown in ``order`` (negated, relabelled)."""
+        fields, where = self.fields, f"task {self.config.task!r}"
+        assert fields is not None
+        shown = permuted_doc(doc, order, fields, negated=negated)
+        context = ctx if shown == doc else variant_context(self, ctx, doc, shown)
+        labels = LABEL_SETS[v][: fields.n_options] if self.transform == "ids" and v > 0 else fields.labels
+        if labels != fields.labels:
+            text, posed = self.doc_to_text(doc), self.doc_to_text(shown)
+            relabelled = relabel_text(posed, shown[fields.options], fields.labels, labels, where=where)
+            context = replace_question(ctx, text, relabelled, where=where)
+        group = super().construct_requests(doc=shown, ctx=context, **dict(kwargs))
+        if labels != fields.labels:  # the continuation is the delimiter and the label
+            for i, instance in enumerate(group):
+                prompt, continuation = instance.arguments[:2]
+                instance.arguments = (prompt, continuation[: -len(fields.labels[i])] + labels[i])
+        return list(group)
+
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        """The question's record (picks, gold, orders, scores) and its per-question metrics."""
+        """The question's record (picks, gold, orders, scores; negation picks) and its per-question metrics."""
         if self.predict_only():
             return {"bypass": None}
         assert self.fields is not None
         orders = self.orders(doc)
         k = self.fields.n_options
-        lls = np.asarray([float(result[0]) for result in results], dtype=np.float64).reshape(len(orders), -1)[:, :k]
-        picks = [int(order[int(np.argmax(row))]) for order, row in zip(orders, lls, strict=True)]
+        lls = np.asarray([float(result[0]) for result in results], dtype=np.float64).reshape(-1, k)
+        picks = [int(order[int(np.argmax(row))]) for order, row in zip(orders * 2, lls, strict=False)]
         record = {
-            "picks": picks,
+            "picks": picks[: len(orders)],
             "gold": int(doc[self.fields.answer]),
             "perms": [list(order) for order in orders],
-            "scores": lls.tolist(),
+            "scores": lls[: len(orders)].tolist(),
             "label_set": list(range(len(orders))) if self.transform == "ids" else [0] * len(orders),
         }
-        return scoring.question_values(record, self.transform, self.label_names())
+        if self.negation:
+            record["negation_picks"] = picks[len(orders) :]
+        return scoring.question_values(record, self.transform, self.label_names(), negation=self.negation)
