@@ -36,6 +36,8 @@ __all__ = [
 NEGATION = "Which option is incorrect?"
 #: A question that already asks for an exception (skipped under negation, counted).
 _EXCEPTION = re.compile(r"\b(not|except|incorrect|false|untrue|least|neither|never)\b|n't\b", re.IGNORECASE)
+#: The fields a cloze question gets under ``invariance_mode: mcf`` (its options and the gold's index).
+MCF_OPTIONS, MCF_GOLD = "invariance_options", "invariance_gold"
 #: Answer-field names tried first, in this order.
 _ANSWER_NAMES = ("answer", "label", "gold", "target", "answerKey")
 
@@ -86,6 +88,8 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
     choices, text, target = task.doc_to_choice(doc), task.doc_to_text(doc), task.doc_to_target(doc)
     if not isinstance(text, str) or not isinstance(choices, list):
         raise FieldsError(f"task {name!r}: the base's doc_to_text is not one prompt per question (multiple inputs)")
+    if mode == "mcf":
+        return Fields(MCF_OPTIONS, MCF_GOLD, len(choices), tuple(map(str, choices)), None)
     cloze = [key for key, value in doc.items() if value == choices and not all(len(c) <= 2 for c in choices)]
     options = _options_fields(doc, len(choices), text)
     if cloze or not options:
@@ -94,8 +98,7 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
         )
         raise FieldsError(
             f"task {name!r}: a cloze task ({where}) is order-free: permuting its options changes nothing; "
-            f"re-pose it with lettered options (invariance_mode: mcf)"
-            + ("; mode mcf is not built yet" if mode == "mcf" else "")
+            "re-pose it with lettered options (invariance_mode: mcf)"
         )
     answer = _answer_field(doc, target)
     if answer is None:

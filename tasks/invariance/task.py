@@ -17,13 +17,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.options import read_option
 
 from . import scoring
 from .fields import (
+    MCF_GOLD,
+    MCF_OPTIONS,
     Fields,
+    FieldsError,
     asks_for_exception,
     detect_fields,
     permuted_doc,
@@ -31,6 +35,7 @@ from .fields import (
     replace_question,
     variant_context,
 )
+from .mcf import LETTERS, mcf_columns, mcf_text
 from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
@@ -98,6 +103,8 @@ class InvarianceTask(PromptedTask):
         if not hasattr(self, "features"):  # lm-eval's constructor, before it can render a prompt
             return docs
         if self._kept is None:
+            if self.mode == "mcf":
+                docs = self._with_mcf_columns(docs)
             self.fields = detect_fields(self, docs, mode=self.mode)
             kept = self._keep(docs)
             self._kept = docs.add_column(QUESTION_FIELD, list(range(len(docs)))).select(kept)
@@ -105,6 +112,43 @@ class InvarianceTask(PromptedTask):
             record = {**self.config.metadata.get(self.RECORD_KEY, {}), "excluded_questions": dict(self.excluded)}
             self.config.metadata = {**self.config.metadata, self.RECORD_KEY: record}
         return self._kept
+
+    def _with_mcf_columns(self, docs: Any) -> Any:
+        """The documents with their options and gold index copied out (``invariance_mode: mcf``); a base
+        whose options are already in its prompt (lettered) is refused: use ``invariance_mode: fields``."""
+        first = docs[0]
+        if all(str(option).strip() in ConfigurableTask.doc_to_text(self, first) for option in self._mcf_options(first)):
+            raise FieldsError(
+                f"task {self.config.task!r}: the base already shows its options in the prompt; "
+                "use invariance_mode: fields"
+            )
+        name = str(self.config.task)
+        return docs.map(lambda doc: mcf_columns(self._mcf_options(doc), self._base_target(doc), task=name))
+
+    def _mcf_options(self, doc: Mapping[str, Any]) -> list[str]:
+        return [str(option) for option in doc[MCF_OPTIONS]] if MCF_OPTIONS in doc else list(super().doc_to_choice(doc))
+
+    def _base_target(self, doc: Mapping[str, Any]) -> Any:
+        return super().doc_to_target(doc)
+
+    def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:
+        """The base's prompt; under ``invariance_mode: mcf`` followed by the lettered options (:mod:`.mcf`)."""
+        text = super().doc_to_text(doc, doc_to_text)
+        if self.mode != "mcf" or "__prompt__" in doc:
+            return text
+        return mcf_text(text, self._mcf_options(doc))
+
+    def doc_to_choice(self, doc: Any, doc_to_choice: Any = None) -> Any:
+        """The base's choices; under ``invariance_mode: mcf`` the letters of the options."""
+        if self.mode != "mcf":
+            return super().doc_to_choice(doc, doc_to_choice)
+        return list(LETTERS[: len(self._mcf_options(doc))])
+
+    def doc_to_target(self, doc: dict[str, Any], doc_to_target: Any = None) -> Any:
+        """The base's target; under ``invariance_mode: mcf`` the gold's index."""
+        if self.mode != "mcf" or "__prompt__" in doc:
+            return super().doc_to_target(doc, doc_to_target)
+        return int(doc[MCF_GOLD]) if MCF_GOLD in doc else self._base_target(doc)
 
     def _keep(self, docs: Any) -> list[int]:
         """The positions of the documents to pose; each excluded one counted by its reason."""
