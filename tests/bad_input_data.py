@@ -300,6 +300,19 @@ def _hub_copy(hub: str, dataset: str, file: str, text: str, name: str | None) ->
     return run
 
 
+# ``fields:`` of a YAML-only dataset (tasks/data/fields.py): the field, the column and the row are named
+def _mapped(fields: Any, rows: list[dict[str, Any]]) -> Callable[[Path], Any]:
+    def run(tmp: Path) -> Any:
+        import datasets
+
+        from logic_consistency.tasks.data.fields import PAIRWISE, check_field_map, map_fields
+
+        checked = check_field_map(fields, PAIRWISE, where="task 'mine'")
+        return map_fields({"test": datasets.Dataset.from_list(rows)}, checked, PAIRWISE, where="mine.jsonl")
+
+    return run
+
+
 CASES.add(
     "data local mmlu copy: a line that is not JSON",
     _hub_copy(
@@ -327,3 +340,14 @@ CASES.add(
     "record 1",
     "'aliases'",
 )
+_ROW = {"id": "q1", "q": "which?", "cands": ["a", "b"], "s": [1, 2]}
+_FIELDS = {"instance_id": "id", "context": "q", "items": "cands", "human_scores": "s"}
+CASES.add("data fields not a mapping", _mapped(["id"], [_ROW]), "fields must be a mapping")
+CASES.add("data fields unknown field", _mapped({**_FIELDS, "itemz": "cands"}, [_ROW]), "'itemz' -> 'items'")
+CASES.add("data fields empty source", _mapped({**_FIELDS, "items": []}, [_ROW]), "fields.items must be a column")
+CASES.add("data fields missing column", _mapped({**_FIELDS, "items": "cand"}, [_ROW]), "fields.items", "'cands'")
+CASES.add("data fields unmapped required", _mapped({"instance_id": "id"}, [_ROW]), "field 'context' is missing")
+CASES.add("data fields one item", _mapped(_FIELDS, [{**_ROW, "cands": ["a"]}]), "row 1", "field 'items'", "at least 2")
+CASES.add("data fields null id", _mapped(_FIELDS, [{**_ROW, "id": None}]), "row 1", "field 'instance_id'")
+CASES.add("data fields score text", _mapped(_FIELDS, [{**_ROW, "s": ["1", "high"]}]), "human_scores[1]", "'high'")
+CASES.add("data fields score NaN", _mapped(_FIELDS, [{**_ROW, "s": [1, math.nan]}]), "human_scores[1]", "finite")

@@ -220,3 +220,21 @@ def test_reordering_the_variants_leaves_the_metrics_unchanged(data: tuple, rando
     consistent = m.content_consistency(picks)
     circular = m.circular_accuracy(picks, gold)
     assert (circular[~np.isnan(consistent)] <= consistent[~np.isnan(consistent)]).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(answered(), st.randoms(use_true_random=False))
+def test_relabelling_leaves_the_displayed_position_statistics_unchanged(data: tuple, random: object) -> None:
+    picks, gold, perms = data
+    k = perms.shape[2]
+    relabel = np.array([random.sample(range(k), k) for _ in gold])  # type: ignore[attr-defined]
+    new_picks = np.where(picks >= 0, np.take_along_axis(relabel, np.maximum(picks, 0), axis=1), -1)
+    new_gold = relabel[np.arange(len(gold)), gold]
+    new_perms = np.take_along_axis(relabel[:, None, :], perms, axis=2)  # the same content at the same place
+    np.testing.assert_array_equal(m.displayed_positions(new_picks, new_perms), m.displayed_positions(picks, perms))
+    if (picks >= 0).any():
+        old_rates = [e.value for e in m.pick_rates(picks, perms, n_resamples=20)]
+        assert [e.value for e in m.pick_rates(new_picks, new_perms, n_resamples=20)] == old_rates
+    old = m.accuracy_by_gold_position(picks, gold, perms, n_resamples=20)
+    new = m.accuracy_by_gold_position(new_picks, new_gold, new_perms, n_resamples=20)
+    assert [e and e.value for e in new] == [e and e.value for e in old]

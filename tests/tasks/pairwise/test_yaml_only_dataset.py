@@ -132,3 +132,24 @@ def test_lm_eval_runs_it_with_the_dummy_model(tmp_path: Path) -> None:
     results = json.loads(Path(results_file).read_text(encoding="utf-8"))["results"]["logic_consistency_tiny_yaml"]
     for metric in ("s_tran_3,none", "s_comm,none", "s_neg,none", "human_agreement,none"):
         assert 0.0 <= results[metric] <= 1.0 and not math.isnan(results[metric]), metric
+
+
+def test_field_map_reads_dotted_paths_and_gathers_columns() -> None:
+    import datasets
+
+    from logic_consistency.tasks.data.fields import PAIRWISE, check_field_map, map_fields
+
+    rows = [{"meta": {"qid": 7, "text": "which?"}, "p1": "a", "p2": "b", "s1": "1.5", "s2": 2, "extra": "kept"}]
+    fields = check_field_map(
+        {"instance_id": "meta.qid", "context": "meta.text", "items": ["p1", "p2"], "human_scores": ["s1", "s2"]},
+        PAIRWISE,
+        where="task 'mine'",
+    )
+    (row,) = map_fields({"test": datasets.Dataset.from_list(rows)}, fields, PAIRWISE, where="mine")["test"]
+    assert (row["instance_id"], row["context"], row["items"], row["human_scores"]) == (
+        "7",
+        "which?",
+        ["a", "b"],
+        [1.5, 2.0],
+    )
+    assert row["extra"] == "kept"  # every other column stays for the prompts
