@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
 from logic_consistency.harness_ext.task.base import PromptedTask
@@ -42,9 +43,19 @@ from .wrapping import base_config
 __all__ = ["InvarianceTask", "OPTION_NAMES"]
 
 #: The run options the family reads (``_options_yaml``).
-OPTION_NAMES = ("transform", "max_variants", "referring_options", "invariance_mode", "ask_incorrect", "seed")
+OPTION_NAMES = (
+    "transform",
+    "max_variants",
+    "referring_options",
+    "invariance_mode",
+    "ask_incorrect",
+    "self_validate",
+    "seed",
+)
 #: The document field holding the question's position in the base's documents (seeds ``random``).
 QUESTION_FIELD = "invariance_question"
+#: What follows an option's label in the validator's prompt (``self_validate``); " Yes" or " No" is scored.
+VALIDATION = "\nIs this answer correct? Answer Yes or No.\nAnswer:"
 
 
 class InvarianceTask(PromptedTask):
@@ -69,7 +80,9 @@ class InvarianceTask(PromptedTask):
         self._kept: Any = None
         super().__init__(config=merged, **kwargs)
         self.task_docs = self.eval_docs
-        self.declare_metrics(scoring.metric_specs(self.transform, self.label_names(), negation=self.negation))
+        self.declare_metrics(
+            scoring.metric_specs(self.transform, self.label_names(), negation=self.negation, validate=self.validate)
+        )
 
     def validate_options(self, config: dict[str, Any]) -> None:
         """Read the family's options (``_options_yaml``); a near miss of one is an error naming it."""
@@ -81,6 +94,7 @@ class InvarianceTask(PromptedTask):
         self.mode: str = read_option(metadata, "invariance_mode", where=where)
         self.seed: int = read_option(metadata, "seed", where=where)
         self.negation: bool = read_option(metadata, "ask_incorrect", where=where)
+        self.validate: bool = read_option(metadata, "self_validate", where=where)
         if config.get("output_type") != "multiple_choice":
             raise ValueError(
                 f"task {config.get('task')!r}: base task {self.extra_config['base_task']!r} has output_type "
@@ -129,7 +143,7 @@ class InvarianceTask(PromptedTask):
         return [str(option) for option in doc[MCF_OPTIONS]] if MCF_OPTIONS in doc else list(super().doc_to_choice(doc))
 
     def _base_target(self, doc: Mapping[str, Any]) -> Any:
-        return super().doc_to_target(doc)
+        return super().doc_to_target(dict(doc))
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:
         """The base's prompt; under ``invariance_mode: mcf`` followed by the lettered options (:mod:`.mcf`)."""
@@ -200,6 +214,20 @@ class InvarianceTask(PromptedTask):
             for i, instance in enumerate(group):
                 instance.doc, instance.idx = doc, number * len(group) + i
             requests.extend(group)
+        if self.validate:
+            requests += self._validation_requests(doc, ctx, kwargs["metadata"], start=len(requests))
+        return requests
+
+    def _validation_requests(self, doc: dict[str, Any], ctx: Any, metadata: Any, *, start: int) -> list[Any]:
+        """The Yes/No validator of each option on the original order (:data:`VALIDATION`): " Yes" and
+        " No" scored after the base's prompt, the option's label and the question."""
+        assert self.fields is not None
+        requests: list[Any] = []
+        for label in self.fields.labels:
+            prompt = f"{ctx}{self.continuation_delimiter()}{label}{VALIDATION}"
+            for answer in ("Yes", "No"):
+                arguments = (prompt, f"{self.config.target_delimiter}{answer}")
+                requests.append(Instance("loglikelihood", doc, arguments, start + len(requests), metadata))
         return requests
 
     def _variant_requests(
@@ -229,7 +257,8 @@ class InvarianceTask(PromptedTask):
         assert self.fields is not None
         orders = self.orders(doc)
         k = self.fields.n_options
-        lls = np.asarray([float(result[0]) for result in results], dtype=np.float64).reshape(-1, k)
+        values = np.asarray([float(result[0]) for result in results], dtype=np.float64)
+        lls = values[: len(values) - (2 * k if self.validate else 0)].reshape(-1, k)
         picks = [int(order[int(np.argmax(row))]) for order, row in zip(orders * 2, lls, strict=False)]
         record = {
             "picks": picks[: len(orders)],
@@ -240,4 +269,9 @@ class InvarianceTask(PromptedTask):
         }
         if self.negation:
             record["negation_picks"] = picks[len(orders) :]
-        return scoring.question_values(record, self.transform, self.label_names(), negation=self.negation)
+        if self.validate:  # Yes over No for each original option
+            pairs = values[len(values) - 2 * k :].reshape(k, 2)
+            record["verdicts"] = (pairs[:, 0] > pairs[:, 1]).astype(np.float64).tolist()
+        return scoring.question_values(
+            record, self.transform, self.label_names(), negation=self.negation, validate=self.validate
+        )

@@ -127,3 +127,25 @@ def test_negation_asks_every_variant_for_the_incorrect_option() -> None:
     # always "A": under each rotation the same content is picked as correct and as incorrect
     assert all(v["negation_contradiction"] == 1.0 for v in values)
     assert all(v["negation_accuracy"] == 0.75 for v in values)
+
+
+def test_self_validation_asks_yes_or_no_of_each_option() -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURES))
+        manager = TaskManager(include_path=str(tasks_dir()), metadata={"self_validate": True})
+        task = manager.load([NAME])["tasks"][NAME]
+    doc = task.eval_docs[0]
+    ctx = task.fewshot_context(doc, num_fewshot=0)
+    requests = task.construct_requests(doc=doc, ctx=ctx, metadata=(NAME, 0, 1))
+    assert len(requests) == 16 + 8 and [r.idx for r in requests] == list(range(24))
+    assert requests[16].arguments == (f"{ctx} A\nIs this answer correct? Answer Yes or No.\nAnswer:", " Yes")
+    assert requests[23].arguments == (f"{ctx} D\nIs this answer correct? Answer Yes or No.\nAnswer:", " No")
+    gold = doc["answer"]
+    # always "A", and Yes to every option: consistent with itself, right on the gold's verdict only
+    answers = [(-0.5 if p == 0 else -3.0, False) for _ in range(4) for p in range(4)] + [
+        (-0.1, False),
+        (-2.0, False),
+    ] * 4
+    values = task.process_results(doc, answers)
+    assert values["gv_consistency"] == 1.0 and values["validator_accuracy"] == 0.25
+    assert ("self_endorsed_wrong" in values) == (gold != 0)
