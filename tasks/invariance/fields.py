@@ -32,7 +32,8 @@ __all__ = [
     "variant_context",
 ]
 
-#: The negation appended to a question's text (the issue's wording): the model picks the incorrect option.
+#: The negation appended to a question's text: the model picks the incorrect option. Provenance: the suite's
+#: own wording (issue 55's "Which option is incorrect?").
 NEGATION = "Which option is incorrect?"
 #: A question that already asks for an exception (skipped under negation, counted).
 _EXCEPTION = re.compile(r"\b(not|except|incorrect|false|untrue|least|neither|never)\b|n't\b", re.IGNORECASE)

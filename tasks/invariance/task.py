@@ -55,6 +55,7 @@ OPTION_NAMES = (
 #: The document field holding the question's position in the base's documents (seeds ``random``).
 QUESTION_FIELD = "invariance_question"
 #: What follows an option's label in the validator's prompt (``self_validate``); " Yes" or " No" is scored.
+#: Provenance: the suite's own wording, a Yes/No validator as in Li et al. (ICLR 2024), section 2.
 VALIDATION = "\nIs this answer correct? Answer Yes or No.\nAnswer:"
 
 
