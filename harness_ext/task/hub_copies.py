@@ -225,7 +225,8 @@ def _fewshot_split(task: Any) -> str | None:
     the training split, else the validation split."""
     config = task.config
     split = getattr(getattr(task, "fewshot_cfg", None), "split", None)
-    return split or config.fewshot_split or config.training_split or config.validation_split
+    chosen = split or config.fewshot_split or config.training_split or config.validation_split
+    return None if chosen is None else str(chosen)
 
 
 def check_fewshot_source(task: Any) -> None:

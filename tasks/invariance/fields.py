@@ -21,8 +21,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Fields", "detect_fields", "permuted_doc", "relabel_text", "replace_question", "variant_context"]
+__all__ = [
+    "NEGATION",
+    "Fields",
+    "asks_for_exception",
+    "detect_fields",
+    "permuted_doc",
+    "relabel_text",
+    "replace_question",
+    "variant_context",
+]
 
+#: The negation appended to a question's text: the model picks the incorrect option. Provenance: the suite's
+#: own wording (issue 55's "Which option is incorrect?").
+NEGATION = "Which option is incorrect?"
+#: A question that already asks for an exception (skipped under negation, counted).
+_EXCEPTION = re.compile(r"\b(not|except|incorrect|false|untrue|least|neither|never)\b|n't\b", re.IGNORECASE)
+#: The fields a cloze question gets under ``invariance_mode: mcf`` (its options and the gold's index).
+MCF_OPTIONS, MCF_GOLD = "invariance_options", "invariance_gold"
 #: Answer-field names tried first, in this order.
 _ANSWER_NAMES = ("answer", "label", "gold", "target", "answerKey")
 
@@ -35,6 +51,8 @@ class Fields:
     answer: str
     n_options: int
     labels: tuple[str, ...]
+    #: The field holding the question's text (``None``: not found; negation then refuses).
+    question: str | None = None
 
 
 class FieldsError(ValueError):
@@ -54,7 +72,7 @@ def _answer_field(doc: Mapping[str, Any], target: Any) -> str | None:
     names = [key for key, value in doc.items() if isinstance(value, int) and not isinstance(value, bool)]
     matching = [key for key in names if doc[key] == target]
     preferred = [key for key in _ANSWER_NAMES if key in matching]
-    return (preferred or matching or [None])[0]
+    return (preferred or matching)[0] if preferred or matching else None
 
 
 def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) -> Fields:
@@ -71,6 +89,8 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
     choices, text, target = task.doc_to_choice(doc), task.doc_to_text(doc), task.doc_to_target(doc)
     if not isinstance(text, str) or not isinstance(choices, list):
         raise FieldsError(f"task {name!r}: the base's doc_to_text is not one prompt per question (multiple inputs)")
+    if mode == "mcf":
+        return Fields(MCF_OPTIONS, MCF_GOLD, len(choices), tuple(map(str, choices)), None)
     cloze = [key for key, value in doc.items() if value == choices and not all(len(c) <= 2 for c in choices)]
     options = _options_fields(doc, len(choices), text)
     if cloze or not options:
@@ -79,23 +99,46 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
         )
         raise FieldsError(
             f"task {name!r}: a cloze task ({where}) is order-free: permuting its options changes nothing; "
-            f"re-pose it with lettered options (invariance_mode: mcf)"
-            + ("; mode mcf is not built yet" if mode == "mcf" else "")
+            "re-pose it with lettered options (invariance_mode: mcf)"
         )
     answer = _answer_field(doc, target)
     if answer is None:
         raise FieldsError(f"task {name!r}: no integer field equals the base's target {target!r} (the answer's index)")
-    return Fields(options=options[0], answer=answer, n_options=len(choices), labels=tuple(map(str, choices)))
+    question = _question_field(doc, text, exclude=options[0])
+    return Fields(options[0], answer, len(choices), tuple(map(str, choices)), question)
 
 
-def permuted_doc(doc: Mapping[str, Any], order: Sequence[int], fields: Fields) -> dict[str, Any]:
-    """``doc`` with its options shown in ``order`` (``order[p]`` = the original index at position p)."""
+def _question_field(doc: Mapping[str, Any], text: str, *, exclude: str) -> str | None:
+    """The string field whose text the prompt shows (``question`` first), if any."""
+    shown = [k for k, v in doc.items() if k != exclude and isinstance(v, str) and v.strip() and v.strip() in text]
+    return "question" if "question" in shown else (shown[0] if shown else None)
+
+
+def asks_for_exception(question: str) -> bool:
+    """Whether a question already asks for an exception ("Which is NOT ...", "all EXCEPT"): not negated again."""
+    return bool(_EXCEPTION.search(question))
+
+
+def permuted_doc(
+    doc: Mapping[str, Any], order: Sequence[int], fields: Fields, *, negated: bool = False
+) -> dict[str, Any]:
+    """``doc`` with its options shown in ``order`` (``order[p]`` = the original index at position p);
+    ``negated``: its question followed by :data:`NEGATION` on a line of its own.
+
+    Raises:
+        FieldsError: ``negated`` and no question field was found.
+    """
     options = doc[fields.options]
-    return {
+    shown = {
         **doc,
         fields.options: [options[i] for i in order],
         fields.answer: list(order).index(int(doc[fields.answer])),
     }
+    if negated:
+        if fields.question is None:
+            raise FieldsError("negation: no field of the document holds the question's text shown in the prompt")
+        shown[fields.question] = f"{str(doc[fields.question]).rstrip()}\n{NEGATION}"
+    return shown
 
 
 def replace_question(context: Any, text: str, new: str, *, where: str) -> Any:

@@ -24,6 +24,7 @@ from logic_consistency.harness_ext.task.base import total
 from logic_consistency.metrics import invariance as inv
 from logic_consistency.metrics import invariance_bias as bias
 from logic_consistency.metrics import invariance_pride as pride
+from logic_consistency.metrics import invariance_validation as validation
 from logic_consistency.metrics._validation import UndefinedMetricError
 
 __all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
@@ -101,19 +102,43 @@ def _pride(a: dict[str, np.ndarray]) -> float:
     return float(np.nanmean(values)) if not np.isnan(values).all() else math.nan
 
 
-def _undefined(transform: str) -> tuple[str, ...]:
+#: The per-question metrics of ``ask_incorrect`` and of ``self_validate``.
+_NEGATION = {"negation_contradiction": False, "negation_accuracy": True}
+_VALIDATION = {"gv_consistency": True, "validator_accuracy": True, "self_endorsed_wrong": False}
+
+
+def _validation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    """The self-validation metrics of one question: the verdict on its own original-order pick, the
+    validator's accuracy over its options, and whether it endorses its own wrong answer."""
+    verdicts = np.asarray([record["verdicts"]], dtype=np.float64)
+    own = validation.own_verdicts(verdicts, picks[:, 0])
+    return {
+        "gv_consistency": validation.gv_consistency(own)[0],
+        "validator_accuracy": validation.validator_accuracy(verdicts, validation.gold_truth(gold, verdicts.shape[1]))[
+            0
+        ],
+        "self_endorsed_wrong": validation.self_endorsed_wrong(own, picks[:, 0] == gold)[0],
+    }
+
+
+def _undefined(transform: str, negation: bool, validate: bool = False) -> tuple[str, ...]:
     """The per-question metrics that can be undefined for a question (counted as ``undefined_<name>``)."""
-    return ("acc_majority", *_CONTENT, *(("label_consistency",) if transform == "ids" else ()))
+    ids = ("label_consistency",) if transform == "ids" else ()
+    return ("acc_majority", *_CONTENT, *ids, *(_NEGATION if negation else ()), *(_VALIDATION if validate else ()))
 
 
-def metric_specs(transform: str, labels: Sequence[str]) -> dict[str, tuple[Any, bool | None]]:
+def metric_specs(
+    transform: str, labels: Sequence[str], *, negation: bool = False, validate: bool = False
+) -> dict[str, tuple[Any, bool | None]]:
     """Every metric of a task under ``transform``: name -> (lm-eval aggregation, higher is better)."""
     specs: dict[str, tuple[Any, bool | None]] = {
         name: (mean, better) for name, (_, better) in {**_PER_QUESTION, **_CONTENT}.items()
     }
     if transform == "ids":
         specs["label_consistency"] = (mean, True)
-    specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform)})
+    specs.update({name: (mean, better) for name, better in _NEGATION.items() if negation})
+    specs.update({name: (mean, better) for name, better in _VALIDATION.items() if validate})
+    specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation, validate)})
     specs["unparseable"] = (total, False)
     specs["rstd"] = (_statistic("rstd", _rstd(False)), False)
     if transform in BALANCED:
@@ -125,7 +150,9 @@ def metric_specs(transform: str, labels: Sequence[str]) -> dict[str, tuple[Any, 
     return specs
 
 
-def question_values(record: Mapping[str, Any], transform: str, labels: Sequence[str]) -> dict[str, Any]:
+def question_values(
+    record: Mapping[str, Any], transform: str, labels: Sequence[str], *, negation: bool = False, validate: bool = False
+) -> dict[str, Any]:
     """One document's results: each per-question metric (an undefined one omitted and counted), the
     record under each corpus statistic's name."""
     picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
@@ -134,15 +161,21 @@ def question_values(record: Mapping[str, Any], transform: str, labels: Sequence[
     values.update({name: function(picks)[0] for name, (function, _) in _CONTENT.items()})
     if transform == "ids":
         values["label_consistency"] = inv.label_set_consistency(picks, [record["perms"]], record["label_set"])[0]
+    if negation:
+        negated = np.asarray([record["negation_picks"]])
+        values["negation_contradiction"] = validation.negation_contradiction(picks, negated)[0]
+        values["negation_accuracy"] = validation.negation_accuracy(negated, gold)[0]
+    if validate:
+        values.update(_validation_values(record, picks, gold))
     for name, value in values.items():
         if np.isnan(value):
             out[f"undefined_{name}"] = 1
         else:
             out[name] = float(value)
-    for name in _undefined(transform):
+    for name in _undefined(transform, negation, validate):
         out.setdefault(f"undefined_{name}", 0)
     out["unparseable"] = inv.count_unparseable(picks)
-    for name in metric_specs(transform, labels):
+    for name in metric_specs(transform, labels, negation=negation, validate=validate):
         if name not in out and name not in values:
             out[name] = dict(record)
     return out

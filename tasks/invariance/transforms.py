@@ -21,7 +21,7 @@ import random
 import re
 from collections.abc import Sequence
 
-__all__ = ["LABEL_SETS", "TRANSFORMS", "pinned", "referring_positions", "variant_orders"]
+__all__ = ["LABEL_SETS", "TRANSFORMS", "pinned", "question_orders", "referring_positions", "variant_orders"]
 
 TRANSFORMS = ("cyclic", "permutations", "swap_gold", "reverse", "random", "ids")
 #: The label sets of ``ids`` (the first is the base task's own letters).
@@ -113,3 +113,22 @@ def pinned(orders: Sequence[tuple[int, ...]], fixed: Sequence[int], k: int) -> l
         if tuple(full) not in out:
             out.append(tuple(full))
     return out
+
+
+def question_orders(
+    transform: str, options: Sequence[str], gold: int, *, referring: str, max_variants: int, seed: int, question: int
+) -> list[tuple[int, ...]]:
+    """The orders of one question: :func:`variant_orders`, with its referring options pinned when
+    ``referring`` is ``pin`` (under ``exclude`` such a question is never posed)."""
+    k = len(options)
+    fixed = referring_positions(options) if referring == "pin" else []
+    movable = [p for p in range(k) if p not in fixed]
+    orders = variant_orders(
+        transform,
+        len(movable),
+        gold=movable.index(gold) if gold in movable else 0,
+        max_variants=max_variants,
+        seed=seed,
+        question=question,
+    )
+    return pinned(orders, fixed, k) if fixed else orders

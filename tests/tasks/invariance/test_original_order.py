@@ -84,3 +84,20 @@ def test_original_order_accuracy_equals_the_base_acc(backend: str, model_path: s
             assert results[f"my_{subject}_cyclic"]["acc_original,none"] == results[f"mmlu_{subject}"]["acc,none"]
         # every variant was asked: 4 rotations x 4 letters per question
         assert all(len(row["resps"]) == 16 for row in wrapped.values())
+
+
+def test_negation_and_self_validation_run_on_the_embedded_model(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    lm_eval = shutil.which("lm_eval", path=str(BIN)) or "lm_eval"
+    task = "logic_consistency_invariance_mmlu_abstract_algebra"
+    command = [lm_eval, "--model", "lc-embedded", "--model_args", "model=smollm2-135m-instruct", "--batch_size", "8"]
+    command += ["--tasks", task, "--limit", "2", "--output_path", str(out), "--log_samples"]
+    command += ["--metadata", json.dumps({"ask_incorrect": True, "self_validate": True})]
+    run = children.run(command, capture_output=True, text=True, env=_env(), timeout=900, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = json.loads(next(out.glob("*/results_*.json")).read_text())["results"][task]
+    for metric in ("negation_contradiction", "negation_accuracy", "gv_consistency", "validator_accuracy"):
+        assert 0.0 <= results[f"{metric},none"] <= 1.0, metric
+    rows = _samples(out, task)
+    # 4 rotations, the same 4 negated (4 letters each), and Yes / No for each of the 4 options
+    assert all(len(row["resps"]) == 16 + 16 + 8 for row in rows.values())

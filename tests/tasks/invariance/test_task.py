@@ -106,3 +106,46 @@ def test_ids_relabels_the_prompt_and_the_continuations() -> None:
     assert f"\nc. {doc['choices'][2]}\nd. {doc['choices'][3]}" in requests[8].arguments[0]
     values = _answer(task, lambda doc, order: 0)  # the first label of every label set: the same content
     assert all(v["label_consistency"] == 1.0 for v in values)
+
+
+def test_negation_asks_every_variant_for_the_incorrect_option() -> None:
+    name = "logic_consistency_invariance_mmlu_anatomy"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURES))
+        manager = TaskManager(include_path=str(tasks_dir()), metadata={"ask_incorrect": True})
+        task = manager.load([name])["tasks"][name]
+    # the fixture's anatomy rows: one "All of the above", one "... do not have a nucleus?" (already negated)
+    assert task.config.metadata["task_config"]["excluded_questions"] == {"referring_option": 1, "already_negated": 1}
+    doc = task.eval_docs[0]
+    ctx = task.fewshot_context(doc, num_fewshot=0)
+    requests = task.construct_requests(doc=doc, ctx=ctx, metadata=(name, 0, 1))
+    assert len(requests) == 32 and [r.idx for r in requests] == list(range(32))
+    assert f"{doc['question'].strip()}\nWhich option is incorrect?\nA. {doc['choices'][0]}" in requests[16].arguments[0]
+    assert "incorrect" not in requests[15].arguments[0]
+    values = [task.process_results(d, [(-0.5 if p == 0 else -3.0, False) for _ in range(8) for p in range(4)])
+              for d in task.eval_docs]  # fmt: skip
+    # always "A": under each rotation the same content is picked as correct and as incorrect
+    assert all(v["negation_contradiction"] == 1.0 for v in values)
+    assert all(v["negation_accuracy"] == 0.75 for v in values)
+
+
+def test_self_validation_asks_yes_or_no_of_each_option() -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURES))
+        manager = TaskManager(include_path=str(tasks_dir()), metadata={"self_validate": True})
+        task = manager.load([NAME])["tasks"][NAME]
+    doc = task.eval_docs[0]
+    ctx = task.fewshot_context(doc, num_fewshot=0)
+    requests = task.construct_requests(doc=doc, ctx=ctx, metadata=(NAME, 0, 1))
+    assert len(requests) == 16 + 8 and [r.idx for r in requests] == list(range(24))
+    assert requests[16].arguments == (f"{ctx} A\nIs this answer correct? Answer Yes or No.\nAnswer:", " Yes")
+    assert requests[23].arguments == (f"{ctx} D\nIs this answer correct? Answer Yes or No.\nAnswer:", " No")
+    gold = doc["answer"]
+    # always "A", and Yes to every option: consistent with itself, right on the gold's verdict only
+    answers = [(-0.5 if p == 0 else -3.0, False) for _ in range(4) for p in range(4)] + [
+        (-0.1, False),
+        (-2.0, False),
+    ] * 4
+    values = task.process_results(doc, answers)
+    assert values["gv_consistency"] == 1.0 and values["validator_accuracy"] == 0.25
+    assert ("self_endorsed_wrong" in values) == (gold != 0)
