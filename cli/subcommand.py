@@ -55,6 +55,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("leaderboard", "build, render and validate the leaderboard"),
     Command("plan", "count the requests, tokens and API calls of a run, without a model"),
     Command("check-task", "load a task YAML as lm-eval does and name what is wrong"),
+    Command("wrap", "wrap an lm-eval benchmark's tasks under option permutations (one YAML per leaf, a group)"),
     Command("options", "list every declared option, flag and backend argument (type, bounds, default)"),
 )
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY as ENV_SUITE_TASKS_ONLY  # public name
-from logic_consistency.harness_ext.task.loading import TASKS_DIR
+from logic_consistency.harness_ext.task.loading import TASKS_DIR, remember_task_manager
 from logic_consistency.harness_ext.task.loading import tasks_dir as tasks_dir  # the public name (cli, preflight)
 
 if TYPE_CHECKING:
@@ -152,6 +152,7 @@ def _patch_task_manager(module: ModuleType) -> None:
         if suite_tasks_only() and "include_defaults" in signature.parameters:
             bound.arguments.setdefault("include_defaults", False)  # a caller's explicit choice stands
         original(*bound.args, **bound.kwargs)
+        remember_task_manager(self)  # a wrapped task finds its base in the run's index (task/loading.py)
 
     __init__._logic_consistency = True  # type: ignore[attr-defined]
     task_manager.__init__ = __init__
@@ -274,6 +275,7 @@ def _shard_documents(module: ModuleType) -> None:
     from logic_consistency.harness_ext.shards.shard import shard_doc_iterator
 
     _never_read_request_pickles(module)
+    _local_hub_copies(module)
     task = getattr(module, "Task", None)
     if task is None or getattr(task.doc_iterator, "_logic_consistency", False):
         return
@@ -288,6 +290,19 @@ def _aggregate_over_defined(module: ModuleType) -> None:
     compute = getattr(module, "_compute_task_aggregations", None)
     if compute is not None and not getattr(compute, "_logic_consistency", False):
         module._compute_task_aggregations = over_defined_documents(compute)  # type: ignore[attr-defined]
+
+
+def _local_hub_copies(module: ModuleType) -> None:
+    """With ``LOGIC_CONSISTENCY_DATA`` set, lm-eval's tasks read the suite's local copies of declared hub
+    datasets (``task/hub_copies.py``); a few-shot run that would need a split the copy lacks is refused."""
+    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
+    from logic_consistency.harness_ext.task.hub_copies import checked_build, redirected_download
+
+    configurable, task = getattr(module, "ConfigurableTask", None), getattr(module, "Task", None)
+    if configurable is not None:
+        configurable.download = redirected_download(configurable.download)
+    if task is not None:
+        task.build_all_requests = checked_build(task.build_all_requests)
 
 
 def _never_read_request_pickles(module: ModuleType) -> None:

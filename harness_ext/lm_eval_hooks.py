@@ -36,8 +36,9 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.tasks.manager:TaskManager.__init__",
         "wraps",
-        "autoload._patch_task_manager",
-        "plain `lm_eval --tasks logic_consistency` finds the suite's YAML without --include_path",
+        "autoload._patch_task_manager (task.loading.remember_task_manager)",
+        "plain `lm_eval --tasks logic_consistency` finds the suite's YAML without --include_path; a wrapped "
+        "task (tasks/invariance) finds its base task in the run's index, --include_path included",
         "task plug-ins by entry point (group lm_eval.tasks) in a release; the hook then steps aside by itself",
     ),
     LmEvalHook(
@@ -113,6 +114,21 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "autoload._shard_documents (shards.shard.shard_doc_iterator)",
         "under LOGIC_CONSISTENCY_SHARD a task lists only its shard's documents",
         "document sharding in lm-eval beyond its data-parallel rank/world_size",
+    ),
+    LmEvalHook(
+        "lm_eval.api.task:ConfigurableTask.download",
+        "wraps",
+        "autoload._local_hub_copies (task.hub_copies.redirected_download)",
+        "with LOGIC_CONSISTENCY_DATA set, lm-eval's own tasks on a declared hub dataset (cais/mmlu, TriviaQA) read "
+        "the suite's local copy (tasks/data/_hub_copies_yaml); other datasets still read the hub",
+        "a documented way to point a hub dataset at a local copy per task in lm-eval",
+    ),
+    LmEvalHook(
+        "lm_eval.api.task:Task.build_all_requests",
+        "wraps",
+        "autoload._local_hub_copies (task.hub_copies.checked_build)",
+        "a few-shot run whose few-shot split the local copy lacks is refused in one line, not served test rows",
+        "the same local-copy mechanism in lm-eval",
     ),
     LmEvalHook(
         "lm_eval.models.huggingface:HFLM._loglikelihood_tokens",

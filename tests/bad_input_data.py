@@ -287,6 +287,19 @@ def _(tmp: Path) -> Any:
     return load_with_source(folder)
 
 
+def _hub_copy(hub: str, dataset: str, file: str, text: str, name: str | None) -> Callable[[Path], Any]:
+    """Load the local copy of ``hub`` (config ``name``) from a data folder whose ``dataset/file`` is ``text``."""
+
+    def run(tmp: Path) -> Any:
+        from logic_consistency.harness_ext.task.hub_copies import declared_copies, load_copy
+
+        (tmp / dataset).mkdir(parents=True)
+        (tmp / dataset / file).write_text(text, encoding="utf-8")
+        return load_copy(declared_copies()[hub], name, tmp)
+
+    return run
+
+
 # ``fields:`` of a YAML-only dataset (tasks/data/fields.py): the field, the column and the row are named
 def _mapped(fields: Any, rows: list[dict[str, Any]]) -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
@@ -300,6 +313,33 @@ def _mapped(fields: Any, rows: list[dict[str, Any]]) -> Callable[[Path], Any]:
     return run
 
 
+CASES.add(
+    "data local mmlu copy: a line that is not JSON",
+    _hub_copy(
+        "cais/mmlu", "mmlu", "mmlu_test.jsonl", '{"question": "q", "subject": "anatomy"}\n{"question": \n', "anatomy"
+    ),
+    "mmlu_test.jsonl",
+    "line 2",
+)
+CASES.add(
+    "data local mmlu copy: no row of the subject",
+    _hub_copy("cais/mmlu", "mmlu", "mmlu_test.jsonl", '{"question": "q", "subject": "anatomy"}\n', "astronomy"),
+    "mmlu_test.jsonl",
+    "'astronomy'",
+)
+CASES.add(
+    "data local triviaqa copy: a record without aliases",
+    _hub_copy(
+        "mandarjoshi/trivia_qa",
+        "triviaqa",
+        "triviaqa.json",
+        '[{"qid": "q1", "question": "q", "gold_answer": "a"}]',
+        "rc.nocontext",
+    ),
+    "triviaqa.json",
+    "record 1",
+    "'aliases'",
+)
 _ROW = {"id": "q1", "q": "which?", "cands": ["a", "b"], "s": [1, 2]}
 _FIELDS = {"instance_id": "id", "context": "q", "items": "cands", "human_scores": "s"}
 CASES.add("data fields not a mapping", _mapped(["id"], [_ROW]), "fields must be a mapping")

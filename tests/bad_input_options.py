@@ -305,3 +305,25 @@ CASES.add(
     "task 'my_task': stages[0].generation_kwargs.until: an empty stop string",
     error=OptionError,
 )
+
+
+def _wrapped(base_task: Any, **metadata: Any) -> Callable[[Any], Any]:
+    """Build a wrapped task (tasks/invariance) of ``base_task`` with ``metadata``."""
+
+    def run(tmp: Any) -> Any:
+        from logic_consistency.tasks.invariance.task import InvarianceTask
+
+        return InvarianceTask(config={"task": "my_wrapped", "base_task": base_task, "metadata": metadata})
+
+    return run
+
+
+CASES.add("options invariance: a transform that does not exist", _wrapped("mmlu_anatomy", transform="rotate"),
+          "my_wrapped", "metadata.transform", "'rotate'")  # fmt: skip
+CASES.add("options invariance: a near miss of an option", _wrapped("mmlu_anatomy", transfrom="cyclic"),
+          "my_wrapped", "'transfrom'", "'transform'")  # fmt: skip
+CASES.add("options invariance: a base task lm-eval does not know", _wrapped("mmlu_astrology"),
+          "my_wrapped", "base_task 'mmlu_astrology'")  # fmt: skip
+CASES.add("options invariance: a group as the base task", _wrapped("mmlu"), "my_wrapped", "'mmlu' is a group")
+CASES.add("options invariance: a generative base task", _wrapped("triviaqa"), "my_wrapped", "'generate_until'",
+          "multiple_choice")  # fmt: skip

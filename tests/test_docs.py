@@ -56,7 +56,7 @@ def test_every_doc_command_name_flag_path_and_link_exists(checker: Checker) -> N
 
 def test_every_task_family_folder_has_a_readme_naming_its_groups_and_tasks() -> None:
     families = [p.parent for p in (ROOT / "tasks").glob("*/_metrics_yaml")]
-    assert {f.name for f in families} == {"pairwise", "gv", "causal"}
+    assert {f.name for f in families} == {"pairwise", "gv", "causal", "invariance"}
     index = (ROOT / "tasks" / "README.md").read_text(encoding="utf-8")
     for family in families:
         readme = (family / "README.md").read_text(encoding="utf-8")
@@ -197,7 +197,7 @@ def test_a_here_document_is_the_text_of_a_file_not_commands() -> None:
 def test_the_papers_bibtex_in_docs_citing_is_each_family_readmes() -> None:
     """docs/citing.md gathers the citations: each family README's BibTeX entry appears there verbatim."""
     citing = (ROOT / "docs" / "citing.md").read_text(encoding="utf-8")
-    for family in ("pairwise", "gv", "causal"):
+    for family in ("pairwise", "gv", "causal", "invariance"):
         readme = (ROOT / "tasks" / family / "README.md").read_text(encoding="utf-8")
         (entry,) = re.findall(r"```bibtex\n(.*?)```", readme, re.DOTALL)
         assert entry.strip() in citing, family

@@ -6,11 +6,19 @@ stand on; the autoload hook names the same folder (:data:`TASKS_DIR`).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV_SUITE_TASKS_ONLY", "TASKS_DIR", "load_tasks", "tasks_dir"]
+__all__ = [
+    "ENV_SUITE_TASKS_ONLY",
+    "TASKS_DIR",
+    "load_tasks",
+    "recent_task_manager",
+    "remember_task_manager",
+    "tasks_dir",
+]
 
 #: The folder holding this suite's task YAML (what ``--include_path`` would name).
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
@@ -45,3 +53,17 @@ def load_tasks(tasks: Sequence[str], metadata: dict[str, Any] | None) -> dict[st
             f"unknown task(s) {unknown}: see `lm_eval ls tasks` (the suite's tasks start with logic_consistency)"
         )
     return dict(manager.load(list(tasks))["tasks"])
+
+
+_RECENT: list[weakref.ref[Any]] = []
+
+
+def remember_task_manager(manager: Any) -> None:
+    """Note the ``TaskManager`` just built (the autoload hook calls it): the index of the run in progress,
+    ``--include_path`` included, in which a wrapped task looks up its base task."""
+    _RECENT[:] = [weakref.ref(manager)]
+
+
+def recent_task_manager() -> Any:
+    """The ``TaskManager`` built last in this process and still alive, or ``None``."""
+    return _RECENT[0]() if _RECENT else None

@@ -57,6 +57,13 @@ PINNED_SIGNATURES = {
         "(self, *, rank: 'int' = 0, limit: 'int | None' = None, world_size: 'int' = 1, samples: "
         "'list[int] | None' = None) -> 'Iterator[tuple[int, Any]]'"
     ),
+    "lm_eval.api.task:ConfigurableTask.download": "(self, dataset_kwargs: 'dict[str, Any] | None' = None, **kwargs) -> 'None'",
+    "lm_eval.api.task:Task.build_all_requests": (
+        "(self, *, limit: 'int | None' = None, samples: 'list[int] | None' = None, rank: 'int' = 0, world_size: "
+        "'int' = 1, cache_requests: 'bool' = False, rewrite_requests_cache: 'bool' = False, system_instruction: "
+        "'str | None' = None, apply_chat_template: 'bool' = False, fewshot_as_multiturn: 'bool' = False, "
+        "chat_template: 'Callable | None' = None, tokenizer_name: 'str' = '') -> 'None'"
+    ),
     "lm_eval.models.huggingface:HFLM._loglikelihood_tokens": (
         "(self, requests: 'list[tuple[tuple[str, str], list[int], list[int]]]', disable_tqdm: 'bool' = False, "
         "override_bs: 'int | None' = None) -> 'list[tuple[float, bool]]'"

@@ -49,6 +49,7 @@ OPAQUE_KEYS = frozenset(
         "metrics",
         "metric_list",
         "filter_list",
+        "copies",  # tasks/data/_hub_copies_yaml: where local copies of hub datasets lie, no prompt text
     }
 )
 OTHER_KEYS = OPAQUE_KEYS | {
@@ -70,6 +71,7 @@ OTHER_KEYS = OPAQUE_KEYS | {
     "score",
     "version",
     "causal_ctp",  # tasks/_variants_yaml: the conjunctions the CTP tasks are generated for
+    "base_task",  # tasks/invariance: the lm-eval task wrapped (its prompt is lm-eval's own)
 }
 PROVENANCE_LINE = re.compile(r"^\s*#:?\s*Provenance:\s*\S", re.MULTILINE)
 #: Module-level names that hold prompt text in tasks/*.py.

@@ -23,7 +23,7 @@ def test_every_family_with_a_metrics_file_is_found_and_no_other_file() -> None:
     found = [path.parent.name for path in reports.family_files(reports.METRICS_FILE)]
     folders = sorted(p.parent.name for p in (ROOT / "tasks").glob(f"*/{reports.METRICS_FILE}"))
     assert found == folders
-    assert set(folders) == {"pairwise", "gv", "causal"}
+    assert set(folders) == {"pairwise", "gv", "causal", "invariance"}
 
 
 GOOD = """\

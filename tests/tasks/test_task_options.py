@@ -114,7 +114,10 @@ def test_suite_options_are_the_families_options() -> None:
     # and the options every task class reads whatever its family (harness_ext/_options_yaml: instance_split)
     declared = load_option_file(Path(tasks_dir()).parent / "harness_ext" / OPTIONS_FILE)
     generic = {arg.name for arg in declared if arg.applies == "task option"}  # not its command-line flags
-    assert names | set(METADATA_KEYS) | generic == SUITE_OPTIONS
+    # and the invariance family's options, which its task class reads (tasks/invariance/task.py)
+    from logic_consistency.tasks.invariance.task import OPTION_NAMES
+
+    assert names | set(METADATA_KEYS) | generic | set(OPTION_NAMES) == SUITE_OPTIONS
     # each declared default is what a loader taking the option defaults to (GV's differ per task:
     # the declaration states the main task's), or what the pairwise task reads from the declaration
     defaults: dict[str, set[Any]] = {}
@@ -125,7 +128,7 @@ def test_suite_options_are_the_families_options() -> None:
         if name in defaults:
             assert arg.default in defaults[name], name
         else:
-            assert name in METADATA_KEYS or name in generic, name
+            assert name in METADATA_KEYS or name in generic or name in OPTION_NAMES, name
 
 
 def test_declared_choices_and_bounds_are_the_codes() -> None:

@@ -1,0 +1,1 @@
+"""The invariance family: any lm-eval multiple-choice task, wrapped and posed under option variants."""

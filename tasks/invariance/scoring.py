@@ -1,0 +1,181 @@
+"""The invariance family's metrics: per-question values (lm-eval's ``mean``) and corpus statistics.
+
+A question's record (``process_results``) holds, in the layout of ``metrics/invariance.py``: ``picks``
+(the ORIGINAL option index picked under each variant), ``gold``, ``perms`` (the original option shown
+at each displayed position, per variant), ``scores`` (the log-likelihood of each displayed label) and
+``label_set``. Per-question metrics are computed from it here, one value per document, so lm-eval's
+``mean`` and its stderr are clustered by question; a value the metric leaves undefined (NaN) is
+omitted from that document's results and counted (``undefined_<metric>``), never reported as 0 or 1.
+Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's debiased accuracy) are aggregation
+functions over every document's record (lm-eval gives them no stderr).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from lm_eval.api.metrics import mean
+
+from logic_consistency.harness_ext.task.base import total
+from logic_consistency.metrics import invariance as inv
+from logic_consistency.metrics import invariance_bias as bias
+from logic_consistency.metrics import invariance_pride as pride
+from logic_consistency.metrics import invariance_validation as validation
+from logic_consistency.metrics._validation import UndefinedMetricError
+
+__all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
+
+LOG = logging.getLogger(__name__)
+#: Transforms that show every question's gold equally often at every position (balanced RStd, PriDe).
+BALANCED = ("cyclic", "swap_gold", "permutations")
+#: Per-question metrics from the picks and the gold: name -> (function, higher is better).
+_PER_QUESTION: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
+    "acc_original": (inv.original_accuracy, True),
+    "acc_mean": (inv.mean_accuracy, True),
+    "acc_circular": (inv.circular_accuracy, True),
+    "acc_any": (inv.any_correct, True),
+    "order_sensitive": (inv.order_sensitive, False),
+    "acc_majority": (inv.majority_vote_accuracy, True),
+}
+#: Per-question metrics of the picks alone.
+_CONTENT: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
+    "content_consistency": (inv.content_consistency, True),
+    "pairwise_agreement": (inv.pairwise_agreement, True),
+}
+#: Bootstrap resamples behind a corpus statistic (its value does not depend on them; lm-eval reports no interval).
+_RESAMPLES = 100
+
+
+def records_arrays(records: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """The records stacked (questions x variants [x positions]); a question with fewer variants is padded
+    with unparseable picks, the original order and missing (NaN) scores, which no statistic counts."""
+    n_variants = max(len(record["picks"]) for record in records)
+    k = len(records[0]["perms"][0])
+    picks = np.full((len(records), n_variants), inv.UNPARSEABLE)
+    perms = np.tile(np.arange(k), (len(records), n_variants, 1))
+    scores = np.full((len(records), n_variants, k), np.nan)
+    for q, record in enumerate(records):
+        used = len(record["picks"])
+        picks[q, :used], perms[q, :used], scores[q, :used] = record["picks"], record["perms"], record["scores"]
+    gold = np.asarray([record["gold"] for record in records])
+    return {"picks": picks, "gold": gold, "perms": perms, "scores": scores}
+
+
+def _statistic(name: str, compute: Callable[[dict[str, np.ndarray]], float]) -> Callable[[Sequence[Any]], float]:
+    """An lm-eval aggregation: ``compute`` over every document's record; NaN (logged) where undefined."""
+
+    def aggregate(records: Sequence[Any]) -> float:
+        try:
+            return float(compute(records_arrays(records)))
+        except UndefinedMetricError as error:
+            LOG.warning("%s is undefined: %s", name, error)
+            return math.nan
+
+    aggregate.__name__ = name
+    return aggregate
+
+
+def _rstd(balanced: bool) -> Callable[[dict[str, np.ndarray]], float]:
+    def compute(a: dict[str, np.ndarray]) -> float:
+        return bias.rstd(a["picks"], a["gold"], a["perms"], balanced=balanced, n_resamples=_RESAMPLES).value
+
+    return compute
+
+
+def _pick_rate(position: int) -> Callable[[dict[str, np.ndarray]], float]:
+    def compute(a: dict[str, np.ndarray]) -> float:
+        return bias.pick_rates(a["picks"], a["perms"], n_resamples=_RESAMPLES)[position].value
+
+    return compute
+
+
+def _kl(a: dict[str, np.ndarray]) -> float:
+    return bias.pick_rate_kl(a["picks"], a["perms"], n_resamples=_RESAMPLES).value
+
+
+def _pride(a: dict[str, np.ndarray]) -> float:
+    values = pride.pride_debiased_accuracy(a["scores"], a["perms"], a["gold"])
+    return float(np.nanmean(values)) if not np.isnan(values).all() else math.nan
+
+
+#: The per-question metrics of ``ask_incorrect`` and of ``self_validate``.
+_NEGATION = {"negation_contradiction": False, "negation_accuracy": True}
+_VALIDATION = {"gv_consistency": True, "validator_accuracy": True, "self_endorsed_wrong": False}
+
+
+def _validation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    """The self-validation metrics of one question: the verdict on its own original-order pick, the
+    validator's accuracy over its options, and whether it endorses its own wrong answer."""
+    verdicts = np.asarray([record["verdicts"]], dtype=np.float64)
+    own = validation.own_verdicts(verdicts, picks[:, 0])
+    return {
+        "gv_consistency": validation.gv_consistency(own)[0],
+        "validator_accuracy": validation.validator_accuracy(verdicts, validation.gold_truth(gold, verdicts.shape[1]))[
+            0
+        ],
+        "self_endorsed_wrong": validation.self_endorsed_wrong(own, picks[:, 0] == gold)[0],
+    }
+
+
+def _undefined(transform: str, negation: bool, validate: bool = False) -> tuple[str, ...]:
+    """The per-question metrics that can be undefined for a question (counted as ``undefined_<name>``)."""
+    ids = ("label_consistency",) if transform == "ids" else ()
+    return ("acc_majority", *_CONTENT, *ids, *(_NEGATION if negation else ()), *(_VALIDATION if validate else ()))
+
+
+def metric_specs(
+    transform: str, labels: Sequence[str], *, negation: bool = False, validate: bool = False
+) -> dict[str, tuple[Any, bool | None]]:
+    """Every metric of a task under ``transform``: name -> (lm-eval aggregation, higher is better)."""
+    specs: dict[str, tuple[Any, bool | None]] = {
+        name: (mean, better) for name, (_, better) in {**_PER_QUESTION, **_CONTENT}.items()
+    }
+    if transform == "ids":
+        specs["label_consistency"] = (mean, True)
+    specs.update({name: (mean, better) for name, better in _NEGATION.items() if negation})
+    specs.update({name: (mean, better) for name, better in _VALIDATION.items() if validate})
+    specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation, validate)})
+    specs["unparseable"] = (total, False)
+    specs["rstd"] = (_statistic("rstd", _rstd(False)), False)
+    if transform in BALANCED:
+        specs["rstd_balanced"] = (_statistic("rstd_balanced", _rstd(True)), False)
+        specs["acc_pride"] = (_statistic("acc_pride", _pride), True)
+    specs["pick_rate_kl"] = (_statistic("pick_rate_kl", _kl), False)
+    for position, label in enumerate(labels):
+        specs[f"pick_rate_{label}"] = (_statistic(f"pick_rate_{label}", _pick_rate(position)), None)
+    return specs
+
+
+def question_values(
+    record: Mapping[str, Any], transform: str, labels: Sequence[str], *, negation: bool = False, validate: bool = False
+) -> dict[str, Any]:
+    """One document's results: each per-question metric (an undefined one omitted and counted), the
+    record under each corpus statistic's name."""
+    picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
+    out: dict[str, Any] = {}
+    values = {name: function(picks, gold)[0] for name, (function, _) in _PER_QUESTION.items()}
+    values.update({name: function(picks)[0] for name, (function, _) in _CONTENT.items()})
+    if transform == "ids":
+        values["label_consistency"] = inv.label_set_consistency(picks, [record["perms"]], record["label_set"])[0]
+    if negation:
+        negated = np.asarray([record["negation_picks"]])
+        values["negation_contradiction"] = validation.negation_contradiction(picks, negated)[0]
+        values["negation_accuracy"] = validation.negation_accuracy(negated, gold)[0]
+    if validate:
+        values.update(_validation_values(record, picks, gold))
+    for name, value in values.items():
+        if np.isnan(value):
+            out[f"undefined_{name}"] = 1
+        else:
+            out[name] = float(value)
+    for name in _undefined(transform, negation, validate):
+        out.setdefault(f"undefined_{name}", 0)
+    out["unparseable"] = inv.count_unparseable(picks)
+    for name in metric_specs(transform, labels, negation=negation, validate=validate):
+        if name not in out and name not in values:
+            out[name] = dict(record)
+    return out
