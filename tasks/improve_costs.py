@@ -78,10 +78,10 @@ class Inputs:
     @classmethod
     def from_recipes(cls) -> Inputs:
         """The inputs with the batches and epochs the recipes train with (each family's ``TRAINING``), not copies."""
-        from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING
-        from logic_consistency.tasks.pairwise.improve_options import TRAINING as REPAIR_TRAINING
+        from logic_consistency.tasks.improve_recipes import recipes
 
-        gv, repair = GV_TRAINING.settings({}), REPAIR_TRAINING.settings({})
+        found = recipes()
+        gv, repair = (found[name].options.training.settings({}) for name in ("gv", "repair"))
         return cls(
             pairwise_batch=(repair.batch_size, repair.grad_accum),
             gv_batch=(gv.batch_size, gv.grad_accum),
