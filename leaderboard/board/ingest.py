@@ -44,7 +44,7 @@ from .provenance import (
     task_config,
     task_version,
 )
-from .results import RunOutput, metric_keys, metric_values, read_run
+from .results import RunOutput, metric_keys, metric_values, read_run, statistic_records
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack is 3.11+; the suite supports 3.10
@@ -110,6 +110,18 @@ def _higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def _statistic_entry(run: RunOutput, task: str, metric: str, official: float, records: int) -> dict[str, Any]:
+    """A corpus statistic's entry (RStd, pick rates: an aggregation over every document's record, not a
+    mean of per-document numbers): lm-eval's value with no interval, as lm-eval reports it with no stderr."""
+    return {
+        "score": official,
+        "ci95": None,
+        "n": records,
+        "higher_is_better": _higher_is_better(run, task, metric),
+        "lm_eval_stderr": None,
+    }
+
+
 class Progress(Protocol):
     """What a row's bootstrap reports its progress to (a tqdm bar, shown or not)."""
 
@@ -132,8 +144,13 @@ def _task_entry(
     counts: dict[str, Any] = {}
     for key, metric, filter_name in metric_keys(results):
         official = _official(run, task, key)
-        values = np.asarray(metric_values(lines, metric, filter_name, run.samples_paths[task]), dtype=float)
         name = _display(metric, filter_name)
+        records = statistic_records(lines, metric, filter_name)
+        if records:  # a corpus statistic: lm-eval's value, no per-document values to bootstrap
+            metrics[name] = _statistic_entry(run, task, metric, official, records)
+            progress.update(1)
+            continue
+        values = np.asarray(metric_values(lines, metric, filter_name, run.samples_paths[task]), dtype=float)
         if is_count(metric):
             total = float(values.sum())
             if not math.isclose(total, official, rel_tol=1e-9, abs_tol=1e-9):
