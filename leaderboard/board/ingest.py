@@ -110,18 +110,6 @@ def _higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _statistic_entry(run: RunOutput, task: str, metric: str, official: float, records: int) -> dict[str, Any]:
-    """A corpus statistic's entry (RStd, pick rates: an aggregation over every document's record, not a
-    mean of per-document numbers): lm-eval's value with no interval, as lm-eval reports it with no stderr."""
-    return {
-        "score": official,
-        "ci95": None,
-        "n": records,
-        "higher_is_better": _higher_is_better(run, task, metric),
-        "lm_eval_stderr": None,
-    }
-
-
 class Progress(Protocol):
     """What a row's bootstrap reports its progress to (a tqdm bar, shown or not)."""
 
@@ -146,8 +134,10 @@ def _task_entry(
         official = _official(run, task, key)
         name = _display(metric, filter_name)
         records = statistic_records(lines, metric, filter_name)
-        if records:  # a corpus statistic: lm-eval's value, no per-document values to bootstrap
-            metrics[name] = _statistic_entry(run, task, metric, official, records)
+        if records:  # a corpus statistic (RStd, pick rates): lm-eval's value, no per-document number to bootstrap
+            higher = _higher_is_better(run, task, metric)
+            metrics[name] = {"score": official, "ci95": None, "n": records, "higher_is_better": higher}
+            metrics[name]["lm_eval_stderr"] = None
             progress.update(1)
             continue
         values = np.asarray(metric_values(lines, metric, filter_name, run.samples_paths[task]), dtype=float)
