@@ -2,8 +2,9 @@
 
 One process, one loaded model, the same requests (captured from ``lm_eval.simple_evaluate``) scored
 both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (the quick start's
-pairwise slice) and ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
-scores a seeded sample of ``--stock-prompts`` prompts). Per case: seconds per prompt both ways, the
+pairwise slice), ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
+scores a seeded sample of ``--stock-prompts`` prompts) and ``invariance`` (``--limit`` MMLU questions
+under the four rotations of their options, zero-shot: the local MMLU copy has no few-shot split). Per case: seconds per prompt both ways, the
 ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, and the
 ``lc-hf`` side's achieved FLOP/s (``_flops.py``: from the model's config and the tokens its passes
 computed) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes, measured in
@@ -24,7 +25,7 @@ from typing import Any
 from _bench import cpu_description, load_average, offline_and_quiet  # this folder's helpers (run as files)
 from _flops import FlopCounter, matmul_peak
 
-CASES = ("quickstart", "summeval16")
+CASES = ("quickstart", "summeval16", "invariance")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -32,7 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="smollm2-135m-instruct", help="embedded model name")
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES))
     parser.add_argument("--batch-size", type=int, default=8, help="rows per forward pass, both sides")
-    parser.add_argument("--limit", type=int, default=3, help="instances per task in the quickstart case")
+    parser.add_argument("--limit", type=int, default=3, help="instances per task (quickstart), questions (invariance)")
     parser.add_argument("--max-items", type=int, default=5, help="items per instance in the quickstart case")
     parser.add_argument("--stock-prompts", type=int, default=48, help="prompts the stock side scores in summeval16")
     parser.add_argument("--min-shared-tokens", type=int, default=None, help="lc-hf option (default: its own)")
@@ -74,6 +75,10 @@ def capture(lm: Any, args: argparse.Namespace, case: str) -> list[tuple[str, str
             limit=args.limit,
             metadata={"max_items": args.max_items},
             apply_chat_template=chat,
+        )
+    if case == "invariance":  # MMLU abstract algebra under the four rotations (tasks/invariance), zero-shot
+        return capture_loglikelihood_requests(
+            lm, tasks=["logic_consistency_invariance_mmlu_abstract_algebra"], limit=args.limit, apply_chat_template=chat
         )
     return capture_loglikelihood_requests(
         lm, tasks=["logic_consistency_summeval"], limit=1, metadata={"max_items": 16}, apply_chat_template=chat
