@@ -1,25 +1,15 @@
 """Benchmark: the invariance family's wrapped MMLU run (``cyclic``) scored by ``lc-hf`` against stock ``hf``.
 
-One process, one loaded model (the embedded SmolLM2-135M-Instruct by default, no chat template, as the
-board's run), the same requests scored both ways, so the ratio does not depend on the machine. The
-requests are captured from ``lm_eval.simple_evaluate`` on the family's example group
-``logic_consistency_invariance`` (abstract algebra and anatomy, each question under its 4 rotations:
-16 requests, 4 prompts per question). Cases:
+One process, one loaded model (SmolLM2-135M-Instruct, no chat template), the same requests both ways: those
+``lm_eval.simple_evaluate`` sends for ``logic_consistency_invariance`` (abstract algebra, anatomy; 4 prompts
+per question, 4 letters each). ``zero-shot``: as sent. ``five-shot-synthetic``: a five-shot header after each
+subject's description, in MMLU's format, from the subject's last five test questions (never posed; the local
+copy has no dev split): prompts to measure prefix sharing on, not a five-shot evaluation. Per case: an untimed
+warm-up of both sides, then ``--repeats`` alternating timed runs, the best of each side; seconds per prompt,
+the ratio, the token ceiling (input tokens / distinct prefix tokens) and the ratio's share of it, max
+|delta logprob|, and ``lc-hf``'s FLOP/s as a share of the fp32 matmul peak (``_flops.py``); CPU and load.
 
-* ``zero-shot``: the captured requests as the run sends them;
-* ``five-shot-synthetic``: the same requests with a five-shot header after the subject's description,
-  built in MMLU's format from five OTHER test questions of the subject (its last five, never among the
-  ``--limit`` evaluated ones; MMLU's local copy has no dev split, and lm-eval refuses a few-shot run on it). The
-  header's answers are the test split's golds. It is a synthetic prompt to measure prefix sharing, not
-  a five-shot evaluation: its scores are not published anywhere.
-
-Per case: seconds per prompt both ways, the ratio, its token ceiling (input tokens over distinct prefix
-tokens of the prompts: what a perfect prefix cache would compute) and the ratio's share of it, the
-largest |delta logprob|, and the ``lc-hf`` side's FLOP/s as a share of this machine's fp32 matmul peak on
-the model's shapes (``_flops.py``), with the CPU and the load average. Each side is timed ``--repeats``
-times, alternating, after an untimed warm-up of both; the best time of each side counts.
-
-    LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_invariance.py
+    LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_invariance.py --limit 2
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
 """The MMLU-subset board of the invariance family (issue 55): every MMLU subject wrapped under ``cyclic``.
 
-``tasks DIR``: writes one wrapped task per MMLU subject (``invariance_board_mmlu_<subject>``, base
-``mmlu_<subject>``, transform ``cyclic``) into DIR, the subjects read from the local copy of MMLU's test
-split (``$LOGIC_CONSISTENCY_DATA/mmlu/mmlu_test.jsonl``).
-``run``: writes those tasks and runs them with ``lm_eval`` (zero-shot, ``--limit`` questions per subject,
-``--log_samples``) on the embedded model; the command is printed before it starts.
-``extract OUT_DIR``: reads that run's per-question records (``picks``, ``gold``, ``perms`` of each
-question, from the samples files) and its config into the small results JSON kept in the repository
-(``tests/fixtures/invariance_board/<model>.json``).
-``render``: prints the tables of ``docs/invariance.md`` from those JSON files; ``--write`` puts them in the
-page between its ``invariance-board`` markers. ``tests/tasks/invariance/test_board_page.py`` holds the page
-equal to the render, and the records' per-subject means equal to lm-eval's own results of the run.
+``tasks DIR``: one wrapped task per subject of the local MMLU copy (``invariance_board_mmlu_<subject>``).
+``run``: writes them and runs ``lm_eval`` (zero-shot, ``--limit`` questions per subject, ``--log_samples``).
+``extract OUT_DIR``: the run's per-question records (picks, gold, option orders) and lm-eval's per-subject
+results into the kept JSON ``tests/fixtures/invariance_board/<model>.json``. ``render [--write]``: the tables
+of ``docs/invariance.md`` from the kept JSON files (``tests/tasks/invariance/test_board_page.py`` holds the
+page equal to it). Per-question metrics: mean ± lm-eval's ``mean_stderr`` over every question; corpus
+statistics: ``metrics/invariance_bias.py``'s 95% bootstrap interval over questions (seeded).
 
-Per-question metrics are pooled over every question: mean ± lm-eval's standard error of a mean
-(``mean_stderr``: sample std / sqrt(n), clustered by question as each question is one document). Corpus
-statistics (balanced RStd, pick rates, their KL from uniform) are ``metrics/invariance_bias.py``'s, with its
-95% percentile bootstrap interval over questions (seeded, so the render is reproducible).
-
-    LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/invariance_board.py run --limit 2 \\
+    LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/invariance_board.py run --limit 2 \
         --model smollm2-135m-instruct --out runs/invariance-board
 """
 

@@ -44,7 +44,7 @@ from .provenance import (
     task_config,
     task_version,
 )
-from .results import RunOutput, metric_keys, metric_values, read_run
+from .results import RunOutput, metric_keys, metric_values, read_run, statistic_records
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack is 3.11+; the suite supports 3.10
@@ -132,8 +132,15 @@ def _task_entry(
     counts: dict[str, Any] = {}
     for key, metric, filter_name in metric_keys(results):
         official = _official(run, task, key)
-        values = np.asarray(metric_values(lines, metric, filter_name, run.samples_paths[task]), dtype=float)
         name = _display(metric, filter_name)
+        records = statistic_records(lines, metric, filter_name)
+        if records:  # a corpus statistic (RStd, pick rates): lm-eval's value, no per-document number to bootstrap
+            higher = _higher_is_better(run, task, metric)
+            metrics[name] = {"score": official, "ci95": None, "n": records, "higher_is_better": higher}
+            metrics[name]["lm_eval_stderr"] = None
+            progress.update(1)
+            continue
+        values = np.asarray(metric_values(lines, metric, filter_name, run.samples_paths[task]), dtype=float)
         if is_count(metric):
             total = float(values.sum())
             if not math.isclose(total, official, rel_tol=1e-9, abs_tol=1e-9):

@@ -219,6 +219,13 @@ def metric_keys(task_results: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def statistic_records(lines: list[dict[str, Any]], metric: str, filter_name: str) -> int:
+    """How many documents hold a record (a mapping) under ``metric``: the per-document input of a corpus
+    statistic that lm-eval aggregates (RStd, pick rates), not a number to average; 0 for a mean metric."""
+    values = [line.get(metric) for line in lines if line.get("filter", filter_name) == filter_name and metric in line]
+    return len(values) if values and all(isinstance(value, Mapping) for value in values) else 0
+
+
 def metric_values(lines: list[dict[str, Any]], metric: str, filter_name: str, source: Path) -> list[float]:
     """The per-document values of ``metric`` under ``filter_name`` (documents lacking it skipped).
 
