@@ -18,8 +18,8 @@ from unittest import mock
 from bad_inputs_support import CaseTable
 from tiny_model import tiny_base
 
+from logic_consistency.harness_ext.models.adapter_manifest import BaseModelError
 from logic_consistency.harness_ext.training import study, study_identity, trainer
-from logic_consistency.harness_ext.training.adapter import BaseModelError
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
@@ -414,7 +414,7 @@ CASES.add(
 
 
 def _pickle_adapter(tmp: Path) -> None:
-    from logic_consistency.harness_ext.training.provenance import check_adapter_base
+    from logic_consistency.harness_ext.models.provenance import check_adapter_base
 
     (tmp / "adapter").mkdir()
     (tmp / "adapter" / "adapter_config.json").write_text('{"base_model_name_or_path": "org/base"}')
@@ -625,7 +625,7 @@ CASES.add("improve: a dangling --out link", _dangling_out, "--out", "which does 
 
 
 def _adapter_rank(tmp: Path) -> None:
-    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
+    from logic_consistency.harness_ext.models.adapter_manifest import check_adapter_weights
 
     folder = tmp / "adapter"
     folder.mkdir()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest
+from logic_consistency.harness_ext.models.adapter_manifest import examples_sha256, write_manifest
 
 
 def finished_adapter(job: Any) -> dict[str, Any]:

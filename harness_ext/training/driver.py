@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.models.adapter_manifest import check_base
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 
-from .adapter import check_base
 from .devices import check_devices
 from .recipes import TrainSettings
 from .study import Study, StudyExecutor, StudyUnit, run_locally

@@ -24,10 +24,10 @@ from typing import Any, NoReturn, Protocol
 from logic_consistency.common import find_files, read_samples
 from logic_consistency.harness_ext.jobs.executor import Unit, UnitError, executor_for
 from logic_consistency.harness_ext.jobs.processes import default_lm_eval, run_logged
+from logic_consistency.harness_ext.models.adapter_manifest import is_complete
 from logic_consistency.metrics.bootstrap import bootstrap_ci
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-from .adapter import is_complete
 from .eval_backend import DEFAULT_EVAL_BACKEND, lm_eval_environment, model_arguments
 from .merge import merged_folder
 from .study_identity import check_row, row_hashes

@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import file_sha256
-
-from .adapter import check_adapter_rank, examples_sha256, is_complete, read_manifest
+from logic_consistency.harness_ext.models.adapter_manifest import (
+    check_adapter_rank,
+    examples_sha256,
+    is_complete,
+    read_manifest,
+)
 
 __all__ = [
     "RowMismatch",

@@ -164,8 +164,8 @@ def test_where_a_row_ran_is_not_what_it_measured(tmp_path: Path) -> None:
 def test_a_kept_rows_merged_weights_are_a_unit_not_the_drivers_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from logic_consistency.harness_ext.models.adapter_manifest import MANIFEST
     from logic_consistency.harness_ext.training import merge
-    from logic_consistency.harness_ext.training.adapter import MANIFEST
 
     study, identity = _finished_row(tmp_path)
     adapter = study.row_dir("perturbed") / "adapter"
