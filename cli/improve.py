@@ -23,7 +23,7 @@ from typing import Any
 from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_raise
 from logic_consistency.harness_ext.training.driver import StudyRecipe, run_study
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
-from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
+from logic_consistency.harness_ext.training.study_executor import StudyExecutor, run_locally
 from logic_consistency.harness_ext.training.study_flags import add_options, flag_names, options_from_args, refuse_flags
 from logic_consistency.harness_ext.training.trainer import TrainingError
 from logic_consistency.options import check_flag

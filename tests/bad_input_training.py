@@ -19,7 +19,7 @@ from bad_inputs_support import CaseTable
 from tiny_model import tiny_base
 
 from logic_consistency.harness_ext.models.adapter_manifest import BaseModelError
-from logic_consistency.harness_ext.training import study, study_identity, trainer
+from logic_consistency.harness_ext.training import study, study_eval, study_identity, trainer
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.recipes import settings_for
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
@@ -575,7 +575,7 @@ def _repair_study(tmp: Path, **given: Any) -> Any:
 
     options = repair_improve.RepairStudyOptions(base=tiny_base(tmp / "base"), out=tmp / "s", limit=2, **given)
     with (
-        mock.patch.object(study, "run_lm_eval", _no_lm_eval),
+        mock.patch.object(study_eval, "run_lm_eval", _no_lm_eval),
         mock.patch.object(repair_improve, "run_lm_eval", _no_lm_eval),
     ):
         return repair_improve.run_repair_study(options)

@@ -28,8 +28,11 @@ from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.harness_ext.jobs.ray_session import NAMESPACE  # noqa: E402
-from logic_consistency.harness_ext.training.study import StudyUnit, StudyUnitError  # noqa: E402
-from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor  # noqa: E402
+from logic_consistency.harness_ext.training.study_executor import (  # noqa: E402
+    RayStudyExecutor,  # noqa: E402
+    StudyUnit,
+    StudyUnitError,
+)
 from logic_consistency.harness_ext.training.trainer import TrainingError  # noqa: E402
 from logic_consistency.tasks.pairwise.improve import ROWS, columns  # noqa: E402
 

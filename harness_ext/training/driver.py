@@ -25,7 +25,8 @@ from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resol
 
 from .devices import check_devices
 from .recipes import TrainSettings
-from .study import Study, StudyExecutor, StudyUnit, run_locally
+from .study import Study
+from .study_executor import StudyExecutor, StudyUnit, run_locally
 from .study_identity import base_identity
 from .study_lock import study_lock
 from .study_options import StudyOptions

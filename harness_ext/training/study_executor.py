@@ -1,6 +1,6 @@
-"""``logic-consistency improve --executor ray``: each unit of an improve study is one Ray task, on the
-suite's one executor protocol (:mod:`..jobs.executor`, chosen by its ``executor_for``; the local peer
-runs them under :func:`.study.run_locally`).
+"""How a study's units run: :class:`StudyExecutor` (what the driver calls), :func:`run_locally` (each unit
+here, in order) or ``improve --executor ray``'s :class:`RayStudyExecutor` (each unit one Ray task), both
+on the suite's one executor protocol (:mod:`..jobs.executor`, chosen by its ``executor_for``).
 
 A unit is a REPAIR row, GV's round 0, one GV chain, or a kept row's merged weights (:mod:`.study`). The
 task asks for ``num_gpus`` (``--gpus-per-row``; default 1 where the cluster has a GPU, else 0) and one
@@ -16,16 +16,73 @@ is the one the board's build uses too (:mod:`logic_consistency.harness_ext.jobs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from ..jobs.executor import Unit, UnitError, executor_for
 from ..jobs.ray_session import DEFAULT_RETRIES, RayClusterError, alive_nodes, require_ray
-from .study import StudyUnit, StudyUnitError
 
-__all__ = ["RayStudyExecutor", "cluster_gpus"]
+__all__ = [
+    "RanOn",
+    "RayStudyExecutor",
+    "StudyExecutor",
+    "StudyUnit",
+    "StudyUnitError",
+    "cluster_gpus",
+    "run_locally",
+]
+
+#: What a unit records of where it ran (``ran_on`` in its rows' ``row.json``): the executor, and the
+#: host and process here, or Ray's node and task ids.
+RanOn = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class StudyUnit:
+    """One independent unit of a study: it trains and evaluates its rows, writing only their folders.
+
+    Attributes:
+        name: What a failure names (the row, or the chain).
+        rows: The rows it runs, in order (their ``row.json`` are written last, by the unit).
+        work: Runs the unit where the executor put it; returns its rows' summaries. Picklable (a
+            module-level function, or a ``functools.partial`` of one), so that a Ray task can run it.
+    """
+
+    name: str
+    rows: tuple[str, ...]
+    work: Callable[[RanOn], list[dict[str, Any]]]
+
+
+class StudyExecutor(Protocol):
+    """Runs a study's units: one list of row summaries per unit, in the units' order.
+
+    Raises:
+        StudyUnitError: A unit failed (naming it and its error; the others are stopped).
+        KeyboardInterrupt: Every unit is stopped first.
+    """
+
+    def __call__(self, units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]: ...
+
+
+class StudyUnitError(RuntimeError):
+    """A unit of the study failed: names the unit (its row, or its chain) and the error."""
+
+    def __init__(self, unit: str, error: str) -> None:
+        super().__init__(f"{unit}: {error}")
+        self.unit = unit
+
+
+def _failed_here(index: int, error: UnitError) -> NoReturn:
+    raise StudyUnitError(error.label, f"{type(error.cause).__name__}: {error.cause}") from error.cause
+
+
+def run_locally(units: Sequence[StudyUnit]) -> list[list[dict[str, Any]]]:
+    """The default :class:`StudyExecutor`: each unit here, one after another, in order, on the local peer
+    of the one executor protocol (:mod:`..jobs.executor`); a failing unit stops the rest."""
+    return executor_for("local").run([Unit(unit.name, unit.work) for unit in units], failed=_failed_here)
+
 
 #: What a lost head means for a study (the end of its error line).
 LOST_HEAD_ENDING = "the study stopped; its finished rows are kept (run the same command to resume)"
@@ -56,7 +113,7 @@ def _ray() -> ModuleType:
 
 @dataclass
 class RayStudyExecutor:
-    """Runs a study's units as Ray tasks (see the module docstring); a :class:`~.study.StudyExecutor`.
+    """Runs a study's units as Ray tasks (see the module docstring); a :class:`StudyExecutor`.
 
     Attributes:
         address: ``None``: start a local Ray; ``"auto"``, ``host:port`` or ``"ray://host:port"``: join one.

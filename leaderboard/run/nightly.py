@@ -58,7 +58,7 @@ from .runner import (
     RunOutcome,
     RunSettings,
     embedded_sha_subprocess,
-    lm_eval_command,
+    lm_eval_run,
     no_metric_defined,
     run_logged,
 )
@@ -71,7 +71,7 @@ __all__ = [
     "check_night",
     "commit",
     "ingest_into",
-    "lm_eval_command",
+    "lm_eval_run",
     "run_logged",
     "today",
 ]

@@ -14,8 +14,7 @@ import pytest
 from logic_consistency.harness_ext.jobs.processes import Stopped
 from logic_consistency.harness_ext.jobs.ray_session import RayClusterError, ray_session
 from logic_consistency.harness_ext.training import study_executor
-from logic_consistency.harness_ext.training.study import StudyUnit
-from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
+from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor, StudyUnit
 
 
 class _RaySystemError(Exception):
