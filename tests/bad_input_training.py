@@ -370,10 +370,10 @@ def _gpus_per_row_2(tmp: Path) -> None:
 def _more_gpus_than_a_node(tmp: Path) -> None:
     from types import SimpleNamespace
 
-    from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
+    from logic_consistency.harness_ext.training.study_executor import study_executor
 
     cluster = SimpleNamespace(nodes=lambda: [{"Alive": True, "Resources": {"CPU": 16.0, "GPU": 1.0}}])
-    RayStudyExecutor(gpus_per_row=2)._gpus(cluster)  # type: ignore[arg-type]
+    study_executor("ray", gpus_per_row=2)._gpus(cluster)  # type: ignore[arg-type]
 
 
 CASES.add(

@@ -150,7 +150,7 @@ def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecuto
     with study_lock(options.out):
         base = StudyBase(check_base(path), label, options.settings)
         plan = recipe.plan(options, base)
-        if executor is run_locally and plan.trains:
+        if plan.trains and _runs_here(executor):
             check_devices(base.settings)  # QLoRA without a GPU, several GPUs: refused before any evaluation
         study = Study(options.out, plan.identity, options.rebuild_mismatched)
         study.open()
@@ -161,6 +161,12 @@ def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecuto
             done = _run_stage(study, stage, executor, merge_weights=options.merge_weights)
             rows += done
         return rows
+
+
+def _runs_here(executor: StudyExecutor) -> bool:
+    """Whether the units train on this machine (its devices are then checked before any evaluation); a
+    stand-in executor a test hands over is not :class:`StudyExecutor` and checks nothing."""
+    return isinstance(executor, StudyExecutor) and not executor.units.remote
 
 
 def _next_stage(stages: Stages, done: list[Row] | None) -> Sequence[PlannedUnit] | None:

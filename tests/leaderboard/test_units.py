@@ -200,7 +200,7 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
     stop (exit 143 with its line), and the build's handlers are back after."""
     ray = pytest.importorskip("ray")
-    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.executor import build_executor
 
     def connecting(**_options: object) -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs
@@ -215,6 +215,6 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     with stop_signals_raise():
         build_handler = signal.getsignal(signal.SIGTERM)
         with pytest.raises(BuildStopped) as stopped:
-            RayExecutor().run([spec], settings)
+            build_executor("ray").run([spec], settings)
         assert signal.getsignal(signal.SIGTERM) is build_handler
     assert stopped.value.signum == signal.SIGTERM
