@@ -28,7 +28,9 @@ from logic_consistency.harness_ext.jobs.processes import (
     run_captured,
 )
 from logic_consistency.harness_ext.publish.allowlist import public_model_args
+from logic_consistency.harness_ext.publish.lm_eval_command import LmEvalCommand
 from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
+from logic_consistency.harness_ext.shards.shard import Shard
 from logic_consistency.outputs import atomic_write
 
 from ..board.failures import failure_error
@@ -50,25 +52,25 @@ def run_logged(command: Sequence[str], **options: Any) -> ProcessResult:
     return processes.run_logged(command, pass_fds=held_lock_fds(), track=child_group_recorded, **options)
 
 
-def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_path: Path) -> list[str]:
-    """The ``lm_eval`` command line of one model's run."""
-    import json
-
-    command = [lm_eval, "--model", spec.backend]
-    if spec.model_args:
-        command += ["--model_args", spec.model_args]
-    command += ["--tasks", spec.tasks]
-    if spec.batch_size is not None:
-        command += ["--batch_size", spec.batch_size]
-    if spec.limit is not None:
-        command += ["--limit", f"{int(spec.limit)}" if float(spec.limit).is_integer() else f"{spec.limit}"]
-    if spec.metadata:
-        command += ["--metadata", json.dumps(spec.metadata, sort_keys=True)]
-    if spec.apply_chat_template:
-        command.append("--apply_chat_template")
-    command += ["--output_path", str(output_path), "--log_samples", "--use_cache", str(cache_path)]
-    command += list(spec.extra_args)
-    return command
+def lm_eval_run(
+    spec: ModelSpec,
+    *,
+    lm_eval: str,
+    output_path: Path,
+    cache_path: Path,
+    shard: Shard | None = None,
+    build_id: str = "",
+    env: Mapping[str, str] | None = None,
+) -> LmEvalCommand:
+    """One model's ``lm_eval`` run (or one shard of it) as the build starts it: the suite's one run
+    description (:class:`~logic_consistency.harness_ext.publish.lm_eval_command.LmEvalCommand`), which
+    builds its command line, the line its log shows and its environment."""
+    return LmEvalCommand(
+        model=spec.backend, model_args=spec.model_args, tasks=spec.tasks, output_path=output_path, lm_eval=lm_eval,
+        metadata=spec.metadata or None, batch_size=spec.batch_size, limit=spec.limit,
+        apply_chat_template=spec.apply_chat_template, use_cache=cache_path, extra_args=tuple(spec.extra_args),
+        shard=shard, build_id=build_id, env=dict(env or {}),
+    )  # fmt: skip
 
 
 def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[Path]:

@@ -31,8 +31,8 @@ from typing import Any
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
 from logic_consistency.harness_ext.jobs.processes import run_captured
-from logic_consistency.harness_ext.publish.allowlist import public_model_args
-from logic_consistency.harness_ext.shards.shard import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
+from logic_consistency.harness_ext.publish.lm_eval_command import SHARD_METRICS_FILE, LmEvalCommand, child_environment
+from logic_consistency.harness_ext.shards.shard import Shard
 from logic_consistency.outputs import atomic_write
 
 from ..board.failures import classify
@@ -48,7 +48,7 @@ from .runner import (
     failure_record,
     identify_spec,
     known_error,
-    lm_eval_command,
+    lm_eval_run,
     no_metric_defined,
     run_logged,
     scrub_outputs,
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 #: The per-shard metrics file (JSON, never pickle) in a shard's folder.
-METRICS_FILE = "shard_metrics.json"
+METRICS_FILE = SHARD_METRICS_FILE
 LOG_FILE = "lm_eval.log"
 MERGE_LOG = "merge.log"
 MERGED_DIR = "merged"
@@ -105,6 +105,13 @@ class UnitJob:
     def folder(self) -> str:
         """The unit's folder under the model's run folder (``""`` for the whole run)."""
         return "" if self.shard is None else self.shard.folder
+
+    def lm_eval_run(self, out: Path) -> LmEvalCommand:
+        """The unit's ``lm_eval`` run writing into ``out``: its command line, the line its log shows and its
+        environment (the node's, then :attr:`env`, then its shard's switches: a whole run never inherits a
+        shard left in the build's environment, which would publish a fraction of the documents as the row)."""
+        return lm_eval_run(self.spec, lm_eval=self.lm_eval, output_path=out, cache_path=Path(self.cache_path),
+                           shard=self.shard, build_id=self.build_id, env=self.env)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -170,22 +177,6 @@ def _results_written(folder: Path, before: dict[Path, float]) -> str | None:
     return str(max(written, key=lambda p: p.stat().st_mtime).relative_to(folder)) if written else None
 
 
-def unit_environment(job: UnitJob, out: Path, base: Mapping[str, str]) -> dict[str, str]:
-    """The environment of the unit's ``lm_eval``: ``base`` (the node's), then the job's, then its shard.
-
-    The only place :data:`ENV_SHARD` is written. A whole run never inherits one (a value left in the
-    build's environment would otherwise publish a fraction of the documents as the model's row).
-    """
-    env = {**base, **job.env}
-    for name in (ENV_SHARD, ENV_METRICS, ENV_BUILD):
-        env.pop(name, None)
-    if job.shard is not None:
-        env[ENV_SHARD] = str(job.shard)
-        env[ENV_METRICS] = str(out / METRICS_FILE)
-        env[ENV_BUILD] = job.build_id
-    return env
-
-
 #: Backends of hosted APIs that send every request with a key: without it, every call is refused
 #: (the variable each reads: :data:`~logic_consistency.credentials.KEY_VARIABLES`). The
 #: OpenAI-compatible ``lc-chat`` and ``local-*`` backends send one only when it is set.
@@ -207,18 +198,14 @@ def missing_credential(job: UnitJob, env: Mapping[str, str]) -> str | None:
 
 
 def _execute_in(job: UnitJob, out: Path, on_output: Callable[[str], None] | None) -> UnitResult:
-    command = lm_eval_command(job.spec, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
-    env = unit_environment(job, out, os.environ)
+    run = job.lm_eval_run(out)
+    env = run.environment(os.environ)
     missing = missing_credential(job, env)
     if missing is not None:  # before lm_eval starts: never a call billed to no key, or to another's
         return UnitResult(job, None, False, "", 0.0, None, message=missing, code="missing_credential")
     before = {path: path.stat().st_mtime for path in find_files(out, RESULTS_PATTERN)} if out.is_dir() else {}
-    # the log's echo shows the public model arguments only (publish by allowlist)
-    public_args = public_model_args(job.spec.backend, job.spec.model_args).value or ""
-    public = dataclasses.replace(job.spec, model_args=public_args)
-    shown = lm_eval_command(public, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
-    process = run_logged(
-        command, log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output, shown=shown
+    process = run_logged(  # the log's echo shows the public model arguments only (publish by allowlist)
+        run.argv(), log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output, shown=run.shown()
     )
     return UnitResult(
         job, process.returncode, process.timed_out, process.stderr_tail, process.seconds, _results_written(out, before)
@@ -290,8 +277,7 @@ def documents_subprocess(spec: ModelSpec) -> int:
         "samples": samples if isinstance(samples, dict) else None,
         "include_path": options.get("include_path"),
     }
-    env = {**os.environ, **spec.env}
-    env.pop(ENV_SHARD, None)
+    env = child_environment(os.environ, spec.env)  # no shard: the count is of the whole run's documents
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.count", json.dumps(request)]
     completed = run_captured(command, env=env, timeout=COUNT_SECONDS)
     lines = completed.stdout.strip().splitlines()
@@ -385,7 +371,7 @@ def _merge(model: ModelRun, folder: Path) -> Path:
     }
     spec_file = atomic_write(folder / "merge.json", [json.dumps(merge_spec, indent=1).encode()])
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.merge", str(spec_file)]
-    process = run_logged(command, log_file=folder / MERGE_LOG, env={**os.environ, **spec.env})
+    process = run_logged(command, log_file=folder / MERGE_LOG, env=child_environment(os.environ, spec.env))
     if process.returncode != 0:
         raise ValueError(f"merging the shards failed (status {process.returncode}): {process.stderr_tail[-500:]}")
     written = find_files(folder / MERGED_DIR, RESULTS_PATTERN)

@@ -35,7 +35,9 @@ from logic_consistency.harness_ext.training.driver import (
     run_study,
 )
 from logic_consistency.harness_ext.training.prompts import format_examples
-from logic_consistency.harness_ext.training.study import LmEvalRun, RanOn, Study, StudyUnit, run_lm_eval
+from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun, run_lm_eval
+from logic_consistency.harness_ext.training.study_executor import RanOn, StudyUnit
 from logic_consistency.harness_ext.training.study_identity import row_identity
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer, write_transfer_table

@@ -34,17 +34,11 @@ from logic_consistency.harness_ext.training.driver import (
 )
 from logic_consistency.harness_ext.training.prompts import format_examples
 from logic_consistency.harness_ext.training.recipes import TrainSettings
-from logic_consistency.harness_ext.training.study import (
-    LmEvalRun,
-    RanOn,
-    Study,
-    StudyExecutor,
-    StudyUnit,
-    metric_summary,
-    run_lm_eval,
-    run_locally,
-)
+from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun, run_lm_eval
+from logic_consistency.harness_ext.training.study_executor import RanOn, StudyExecutor, StudyUnit, run_locally
 from logic_consistency.harness_ext.training.study_identity import row_identity
+from logic_consistency.harness_ext.training.study_report import metric_summary
 from logic_consistency.harness_ext.training.trainer import Example, TrainingError, TrainJob, train_adapter
 from logic_consistency.harness_ext.training.transfer import evaluate_transfer
 from logic_consistency.tasks.improve_splits import check_disjoint, load_split

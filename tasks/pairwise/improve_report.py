@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from logic_consistency.harness_ext.training.study import Study, table_markdown
+from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.study_report import table_markdown
 from logic_consistency.harness_ext.training.transfer import write_transfer_table
 from logic_consistency.outputs import atomic_write, atomic_write_json
 from logic_consistency.tasks.transfer import transfer_families

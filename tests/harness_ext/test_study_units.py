@@ -32,13 +32,9 @@ from logic_consistency.harness_ext.training.driver import (  # noqa: E402
     StudyRecipe,
     run_study,
 )
-from logic_consistency.harness_ext.training.study import (  # noqa: E402
-    LmEvalRun,
-    Study,
-    StudyUnit,
-    StudyUnitError,
-    run_locally,
-)
+from logic_consistency.harness_ext.training.study import Study  # noqa: E402
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun  # noqa: E402
+from logic_consistency.harness_ext.training.study_executor import StudyUnit, StudyUnitError, run_locally  # noqa: E402
 from logic_consistency.harness_ext.training.study_identity import RowMismatch, row_identity  # noqa: E402
 from logic_consistency.harness_ext.training.study_options import StudyOptions  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
