@@ -230,7 +230,7 @@ def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_
     (base / "config.json").write_text("{}", encoding="utf-8")
     (base / "model.safetensors").write_bytes(b"")
     recipe = StudyRecipe("echo", "a recipe declared here only", _EchoOptions, _echo_plan)
-    options = _EchoOptions(base=base, out=tmp_path / "s")
+    options = _EchoOptions(base=base, out=tmp_path / "s", tasks="echo")  # --tasks names at least one task
     recorder = Recorder()
     rows = run_study(recipe, options, recorder)
     assert recorder.calls == [["a"], ["bc"]] and [r["row"] for r in rows] == ["a", "b", "c"]
