@@ -28,7 +28,6 @@ from logic_consistency.harness_ext.jobs.processes import (
     run_captured,
 )
 from logic_consistency.harness_ext.publish.allowlist import public_model_args
-from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
 from logic_consistency.outputs import atomic_write
 
 from ..board.failures import failure_error
@@ -71,7 +70,7 @@ def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_p
     return command
 
 
-def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[Path]:
+def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[str]:
     """Rewrite (atomically) each file under ``folder`` changed since ``since`` that holds a secret of ``redactor``.
 
     Defence in depth for what ``lm_eval`` wrote (results, samples): credentials in its model
@@ -80,7 +79,7 @@ def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path 
     is skipped.
 
     Returns:
-        The files rewritten.
+        One line per file rewritten: its path and how many replacements (issue 54: never silently).
     """
     literal = Redactor(redactor.secrets, patterns=False)
     changed = []
@@ -88,10 +87,12 @@ def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path 
         if path == keep or not path.is_file() or path.stat().st_mtime < since:
             continue
         text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+        before = literal.replacements
         clean = literal.text(text)
         if clean != text:
             atomic_write(path, [clean.encode("utf-8", errors="surrogateescape")])
-            changed.append(path)
+            count = literal.replacements - before
+            changed.append(f"note: {path}: {count} replacement(s) of a credential, written as [redacted NAME]")
     return changed
 
 
@@ -110,13 +111,15 @@ def embedded_sha_subprocess(name: str) -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """One model's run: a row, or a failure record (its full message is in the log only)."""
+    """One model's run: a row, or a failure record (its full message is in the log only); ``notes``: lines
+    for the build's log (a file the redaction rewrote)."""
 
     spec: ModelSpec
     row: dict[str, Any] | None
     failure: dict[str, Any] | None
     seconds: float
     log_file: Path
+    notes: tuple[str, ...] = ()
 
 
 def failure_record(
@@ -219,14 +222,6 @@ def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
     """
     revision = re.sub(r"[^A-Za-z0-9._-]+", "-", identity.revision).strip("-.")[:24] or "rev"
     return f"{slug(spec.name)}-{revision}-{cache_key(identity)[:16]}"
-
-
-def known_error(stderr_tail: str) -> str | None:
-    """The one-line message of a failure the suite names itself (a corrupt ``--use_cache`` file)."""
-    for line in reversed(stderr_tail.splitlines()):
-        if REQUEST_CACHE_MARKER in line:
-            return line.split(REQUEST_CACHE_MARKER, 1)[1].strip()
-    return None
 
 
 @dataclass(frozen=True)
