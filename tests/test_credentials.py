@@ -180,8 +180,11 @@ def test_row_identity_and_cache_key_ignore_credentials() -> None:
     )
     assert SECRET not in json.dumps(first.as_json())
     assert first == second and cache_key(first) == cache_key(second)
-    # the allowlist: base_url as scheme, host, port and path; api_key is not a public argument
-    assert first.model_args == "model=judge,base_url=http://h/v1"
+    # the allowlist: base_url as scheme, host, port and path where declared public (issue 54: else a label);
+    # api_key is not a public argument
+    assert first.model_args == "model=judge,base_url=private:judge"
+    declared = identify("local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1", public_endpoint=True)
+    assert declared.model_args == "model=judge,base_url=http://h/v1"
 
 
 def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:

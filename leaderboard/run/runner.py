@@ -27,13 +27,12 @@ from logic_consistency.harness_ext.jobs.processes import (
     ProcessResult,
     run_captured,
 )
-from logic_consistency.harness_ext.publish.allowlist import public_model_args
 from logic_consistency.outputs import atomic_write
 
 from ..board.failures import failure_error
 from ..board.identity import sha256_hex
 from ..board.ingest import BootstrapSettings, iso_utc
-from ..board.modelid import ModelIdentity, identify, parse_model_args, slug
+from ..board.modelid import ModelIdentity, identify, parse_model_args, published_model_args, slug
 from .lock import child_group_recorded, held_lock_fds
 from .modellist import ModelSpec
 
@@ -135,7 +134,8 @@ def failure_record(
     """The board's record of a model's failed run: a code of the closed vocabulary, never free text.
 
     ``detail`` (the full message, which may hold what an endpoint or a URL wrote) goes to the run's
-    local log only, redacted (:func:`log_failure`); the record holds the public model arguments, the
+    local log only, redacted (:func:`log_failure`); the record holds the published model arguments
+    (:func:`~..board.modelid.published_model_args`: an undeclared endpoint's host as a label), the
     log's path relative to ``board`` and :func:`..board.failures.failure_error` of ``code`` and ``error``
     (``returncode``, ``http_status``, ``error_class``, ``field``, ``shard``).
     """
@@ -146,7 +146,9 @@ def failure_record(
     return {
         "name": spec.name,
         "backend": spec.backend,
-        "model_args": public_model_args(spec.backend, spec.model_args).value or "",
+        "model_args": published_model_args(
+            spec.backend, spec.model_args, name=spec.name, public_endpoint=spec.public_endpoint
+        ),
         "night": night,
         "failed_at": iso_utc(time.time()),
         "error": failure_error(code, **error),
@@ -259,6 +261,7 @@ def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
         revision=spec.revision,
         precision=spec.precision,
         embedded_sha=settings.embedded_sha,
+        public_endpoint=spec.public_endpoint,
     )
 
 

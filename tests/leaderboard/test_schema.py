@@ -270,7 +270,8 @@ def test_a_failure_holds_no_free_text_and_an_old_one_is_migrated() -> None:
         ],
     }
     (failure,) = upgrade(old)["failures"]
-    assert "gw-TOKEN-123" not in json.dumps(failure) and failure["model_args"] == "model=j,base_url=http://127.0.0.1:9"
+    # issue 54: an old board cannot say its model list declared the host public: a label stands for it
+    assert "gw-TOKEN-123" not in json.dumps(failure) and failure["model_args"] == "model=j,base_url=private:judge"
     assert failure["error"]["code"] == "recorded_as_text" and failure["error"]["returncode"] == 1
     assert failure["log_file"] == "runs/2026-02-01/judge/lm_eval.log"
     assert failure_error("lm_eval_failed", error_class="GatewaySaidTOKENError")["error_class"] == "other"
