@@ -1,20 +1,14 @@
 """Why a ``lm_eval`` run failed, as facts its own process knew, written where no endpoint can write (issue 54).
 
-A run's stderr holds what an endpoint wrote (lm-eval logs an error body; ``lc-chat`` shows the start
-of a reply that is not JSON), so a line such as ``upstream answered HTTP 503`` or ``RequestCacheError:``
-there proves nothing. The suite's wrapper of ``lm_eval``'s entry point (``autoload``) hands the
-exception the run ended with to :func:`record_failure`, which writes, to the file its launcher named in
-:data:`ENV_FAILURE_FILE`, only what the exception object itself holds:
-
-* ``error_class``: the name of the exception's class (a Python type, never text of the run);
-* ``http_status``: the status the backend actually received, read from the exception's own attribute
-  (``lc-chat``'s ``EndpointError.status``, aiohttp's ``ClientResponseError.status``, requests'
-  ``HTTPError.response.status_code``) anywhere in its chain of causes, else ``null``;
-* ``request_cache``: whether it is the suite's own :class:`~.cache_json.RequestCacheError`, with its
-  message (the suite's words: the cache file and the fix).
-
-The board (:mod:`logic_consistency.leaderboard.run.units`) reads the file with :func:`read_failure`
-and classifies a failure from these facts and the exit status only.
+A run's stderr holds what an endpoint wrote (lm-eval logs an error body; ``lc-chat`` shows the start of a
+reply that is not JSON), so a line such as ``upstream answered HTTP 503`` or ``RequestCacheError:`` there
+proves nothing. ``lm_eval``'s entry point (the suite's wrapper in ``autoload``) hands the exception a run
+ended with to :func:`record_failure`, which writes, to the file its launcher named in
+:data:`ENV_FAILURE_FILE`, only what the exception object holds: its class's name; the HTTP status the
+backend received, from the exception's own attribute (``lc-chat``'s ``EndpointError.status``, aiohttp's
+``ClientResponseError.status``, requests' ``HTTPError.response.status_code``) anywhere in its chain of
+causes; and whether it is the suite's :class:`~.cache_json.RequestCacheError`, with its message (the
+suite's words). The board reads it with :func:`read_failure` (:mod:`logic_consistency.leaderboard.run.units`).
 """
 
 from __future__ import annotations

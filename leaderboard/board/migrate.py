@@ -1,22 +1,16 @@
-"""Reading boards written under an older major version of the schema (see the README's migration notes).
+"""Reading boards written under an older version of the schema (see docs/leaderboard.md's migration notes).
 
-:func:`upgrade` turns a parsed document of an older major version into the current one, in memory, before
-:func:`~.schema.load_document` validates it, so every command reads old boards; the file on disk is
-rewritten in the current version only by the next ``build`` or ``ingest``:
-
+:func:`upgrade` turns a parsed document of an older version into the current one, in memory, before
+:func:`~.schema.load_document` validates it, so every command reads old boards; the next ``build`` or
+``ingest`` rewrites every board and history file this changes (:func:`needs_upgrade`).
 1.x -> 2.0: ``settings.system_instruction_sha`` and ``settings.fewshot_as_multiturn`` move to the row's
-``provenance``; the ids and ``boards`` are recomputed (an instruct and a base model split by 1.x land on
-one board; of two old rows that become one, the most recent is kept).
-2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): an old one's text is
-dropped (code ``recorded_as_text``, exit status kept), its log relative.
-Every version before 3.1 (issue 54): every published field is derived again through today's allowlist,
-rows included (:func:`_republished`): a row's and a failure's model arguments
-(:func:`~.modelid.published_model_args`: a path token, a key-like argument or an undeclared endpoint's
-host are left out; the host becomes ``private:<name>``, since an old board cannot say whether its model
-list declared it public), an adapter's paths, and each task's options (a row whose settings change is
-keyed again, as 1.x rows are). Every version, 3.1 too: a ``provenance.results_file`` recorded as its
-path (a home folder) becomes ``local:<SHA-256 of the path>/<file name>``, as builds write it. The next
-build rewrites every board and history file this changes (:func:`needs_upgrade`).
+``provenance``; the ids and ``boards`` are recomputed (of two old rows that become one, the most recent is kept).
+2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): its text is dropped (code
+``recorded_as_text``, exit status kept), its log relative. Before 3.1 (issue 54): every published field is
+derived again through today's allowlist, rows included (:func:`_republished`): model arguments
+(:func:`~.modelid.published_model_args`: an undeclared endpoint's host becomes ``private:<name>``, since an
+old board cannot say what its model list declared), adapter paths, task options (a changed row is keyed
+again). Every version: a ``provenance.results_file`` recorded as its path becomes ``local:<hash>/<name>``.
 """
 
 from __future__ import annotations
