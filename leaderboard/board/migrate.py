@@ -185,9 +185,10 @@ def _row_republished(row: Any) -> Any:
     model, settings, provenance = row["model"], row["settings"], row.get("provenance")
     model["model_args"] = _published(model.get("backend"), model.get("model_args"), model.get("name"))
     adapter = provenance.get("adapter") if isinstance(provenance, dict) else None
-    for key in ("path", "base_model") if isinstance(adapter, dict) else ():
-        if isinstance(adapter.get(key), str):
-            adapter[key] = public_path(adapter[key])
+    if isinstance(adapter, dict):
+        adapter.update(
+            {key: public_path(adapter[key]) for key in ("path", "base_model") if isinstance(adapter.get(key), str)}
+        )
     tasks = settings.get("tasks")
     for entry in tasks.values() if isinstance(tasks, dict) else ():
         if isinstance(entry, dict) and isinstance(entry.get("options"), dict):
@@ -196,8 +197,8 @@ def _row_republished(row: Any) -> Any:
         return row
     row["settings_id"] = settings_id(settings)
     prompt_set = row["prompt_set"].get("id") if isinstance(row.get("prompt_set"), dict) else None
-    row["row_id"] = row_id(*(str(model.get(key)) for key in ("name", "revision", "precision")), str(prompt_set),
-                           row["settings_id"])  # fmt: skip
+    name, revision, precision = (str(model.get(key)) for key in ("name", "revision", "precision"))
+    row["row_id"] = row_id(name, revision, precision, str(prompt_set), row["settings_id"])
     if isinstance(provenance, dict) and all(isinstance(entry, dict) for entry in tasks.values()):
         provenance["run_options"] = shared_options(settings)
     return row
