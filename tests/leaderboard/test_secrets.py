@@ -55,6 +55,8 @@ secrets = sorted(v for k, v in os.environ.items() if v.startswith({prefix!r}))
 print("environment:", *secrets, flush=True)
 print("stderr:", *secrets, file=sys.stderr, flush=True)
 if model == "crash":
+    from logic_consistency.harness_ext.publish.failure_facts import record_failure
+    record_failure(RuntimeError("cannot connect"))  # what lm_eval's entry point records (issue 54)
     sys.exit("RuntimeError: cannot connect with key " + " ".join(secrets))
 args[args.index("--model") + 1] = "dummy"
 status = subprocess.call([{lm_eval!r}, *args])
