@@ -85,6 +85,12 @@ for _label, _entries, _top, _expect in [
     ),
     ("extra_args -x", "  - {name: m, model: dummy, extra_args: [-x]}\n", "", ("--predict_only", "refused in builds")),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "604800")),
+    (  # issue 54: the declaration that publishes an endpoint's host is a boolean, never a guess from text
+        "public_endpoint that is text",
+        "  - {name: m, model: dummy, public_endpoint: 'yes'}\n",
+        "",
+        ("models[0] (m)", "'public_endpoint' must be"),
+    ),
     (
         "unknown task",
         "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",

@@ -27,6 +27,7 @@ from logic_consistency.harness_ext.shards.shard import ENV_BUILD, ENV_METRICS, E
 from logic_consistency.harness_ext.task.data_files import READ_LOG_ENV
 from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY
 
+from . import failure_facts
 from .allowlist import public_model_args
 
 __all__ = [
@@ -48,6 +49,7 @@ RUN_SWITCHES: Mapping[str, str] = {
     ENV_BUILD: "the build a shard belongs to (its results' mark; a merge refuses a mix)",
     ENV_SUITE_TASKS_ONLY: "a run of the suite's tasks only (a study's): lm-eval's own task files are not indexed",
     READ_LOG_ENV: "where a study's evaluation lists the data files its tasks read (its done marker hashes them)",
+    failure_facts.ENV_FAILURE_FILE: "where the run records the exception it ended with (publish/failure_facts.py)",
 }
 
 #: The user's settings a child inherits as they are (where things are, not what is evaluated), and why.
@@ -164,6 +166,8 @@ class LmEvalCommand:
     def switches(self) -> dict[str, str]:
         """The run switches this run sets (:data:`RUN_SWITCHES`); every other one is unset in its child."""
         switches = {ENV_SUITE_TASKS_ONLY: "1"} if self.suite_tasks_only else {}
+        # its failure's facts, recorded by lm_eval's own process in its own folder (never read from its output)
+        switches[failure_facts.ENV_FAILURE_FILE] = str(self.output_path / failure_facts.FAILURE_FILE)
         if self.shard is not None:
             switches[ENV_SHARD] = str(self.shard)
             switches[ENV_METRICS] = str(self.output_path / SHARD_METRICS_FILE)

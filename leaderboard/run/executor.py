@@ -127,6 +127,8 @@ class _Batch:
         model.results.append(result)
         if model.done:
             outcome = finish_model(model, self.settings)
+            for note in outcome.notes:
+                self.log(note)
             self.log(outcome_line(outcome, self.settings.night, _where(model, outcome, self.units.remote)))
             self.outcomes[model.spec.name] = outcome
 

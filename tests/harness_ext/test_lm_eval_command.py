@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from logic_consistency.harness_ext.publish.failure_facts import ENV_FAILURE_FILE, FAILURE_FILE
 from logic_consistency.harness_ext.publish.lm_eval_command import (
     PASSED_SETTINGS,
     RUN_SWITCHES,
@@ -69,8 +70,10 @@ def test_the_shells_switches_never_reach_a_child_and_the_users_settings_do() -> 
 
 def test_a_run_sets_only_its_own_switches(tmp_path: Path) -> None:
     whole = LmEvalCommand("hf", "pretrained=m", "t", tmp_path, lm_eval="lm_eval")
-    shell = {ENV_SHARD: "0/2", ENV_BUILD: "b", ENV_SUITE_TASKS_ONLY: "1"}
-    assert not set(whole.environment(shell)) & set(RUN_SWITCHES)
+    shell = {ENV_SHARD: "0/2", ENV_BUILD: "b", ENV_SUITE_TASKS_ONLY: "1", ENV_FAILURE_FILE: "/tmp/other.json"}
+    # a whole run sets one switch: its failure record, in its own folder (the shell's value never reaches it)
+    assert set(whole.environment(shell)) & set(RUN_SWITCHES) == {ENV_FAILURE_FILE}
+    assert whole.environment(shell)[ENV_FAILURE_FILE] == str(tmp_path / FAILURE_FILE)
     shard = LmEvalCommand("hf", "pretrained=m", "t", tmp_path, shard=Shard(1, 3), build_id="B", env={"K": "v"})
     env = shard.environment(shell)
     assert (env[ENV_SHARD], env[ENV_BUILD], env[ENV_METRICS], env["K"]) == (
@@ -98,4 +101,8 @@ def test_a_study_rows_command_and_stamp_are_as_before(tmp_path: Path) -> None:
         "--log_samples", "--limit", "3", "--apply_chat_template", "--gen_kwargs", "x=1",
     ]  # fmt: skip
     # its tasks' data files are listed in its folder (the done marker hashes them: training/data_read.py)
-    assert row.lm_eval().switches() == {ENV_SUITE_TASKS_ONLY: "1", READ_LOG_ENV: str(tmp_path / READ_LOG)}
+    assert row.lm_eval().switches() == {
+        ENV_SUITE_TASKS_ONLY: "1",
+        READ_LOG_ENV: str(tmp_path / READ_LOG),
+        ENV_FAILURE_FILE: str(tmp_path / FAILURE_FILE),
+    }

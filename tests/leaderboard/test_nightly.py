@@ -184,6 +184,8 @@ out = Path(args[args.index("--output_path") + 1])
 model = out.name.rsplit("-", 1)[0]  # the name in runs/<night>/<name>-<hash>; the backend is dummy
 if model == "crash":
     print("loading...", flush=True)
+    from logic_consistency.harness_ext.publish.failure_facts import record_failure
+    record_failure(RuntimeError("CUDA out of memory"))  # what lm_eval's entry point records (issue 54)
     print("Traceback (most recent call last):\\n  File x\\nRuntimeError: CUDA out of memory", file=sys.stderr)
     sys.exit(1)
 if model == "hang":

@@ -218,3 +218,16 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
             build_executor("ray").run([spec], settings)
         assert signal.getsignal(signal.SIGTERM) is build_handler
     assert stopped.value.signum == signal.SIGTERM
+
+
+def test_a_file_the_build_redacts_is_named_with_its_count(tmp_path: Path) -> None:
+    """Issue 54: the build's redaction of a run's files (defence in depth) says what it rewrote, never silently."""
+    from logic_consistency.credentials import Redactor
+    from logic_consistency.leaderboard.run.runner import scrub_outputs
+
+    key = "kW3-local-key-1234"
+    (tmp_path / "samples_t.jsonl").write_text(f'{{"resps": ["{key}", "again {key}"]}}\n', encoding="utf-8")
+    (tmp_path / "results.json").write_text('{"ok": 1}', encoding="utf-8")
+    (note,) = scrub_outputs(tmp_path, Redactor({key: "OPENAI_API_KEY"}), since=0.0)
+    assert note == f"note: {tmp_path / 'samples_t.jsonl'}: 2 replacement(s) of a credential, written as [redacted NAME]"
+    assert key not in (tmp_path / "samples_t.jsonl").read_text(encoding="utf-8")
