@@ -302,11 +302,13 @@ class Redactor:
         patterns: Also redact URL user info, key-like query parameters and pairs, and ``Bearer`` tokens.
         found: What was redacted so far (``"OPENAI_API_KEY"``, ``"query parameter 'api-key'"``, ...),
             with the JSON path where known.
+        replacements: How many occurrences of a secret (in any of its forms) were replaced so far.
     """
 
     secrets: dict[str, str] = field(default_factory=dict)
     patterns: bool = True
     found: list[str] = field(default_factory=list)
+    replacements: int = 0
 
     def __post_init__(self) -> None:
         self.secrets = {value: name for value, name in self.secrets.items() if not is_placeholder(value)}
@@ -356,11 +358,13 @@ class Redactor:
         replaced = []
         for value, mark, name in self._literals:
             if value in text:
+                self.replacements += text.count(value)
                 text = text.replace(value, mark)
                 replaced.append((mark, name))
                 self._note(name, where)
         for echoes, mark, name in self._echoes:
             text, count = echoes.sub(text, mark)
+            self.replacements += count
             if count:
                 replaced.append((mark, name))
                 self._note(name, where)

@@ -36,10 +36,13 @@ __all__ = [
 MIN_SECRET_LENGTH = 8
 #: Any part of a secret this long or longer is redacted too (an echo cut at either end).
 MIN_PART = 16
-#: Values local servers document as "no key" (compared stripped, in lower case): never secrets.
+#: Values local servers document as "no key" (compared stripped, in lower case): never secrets. Among them
+#: the documented keys of the common local servers (issue 54): LM Studio's ``lm-studio``, Ollama's ``ollama``,
+#: vLLM's ``EMPTY``, llama.cpp's ``sk-no-key-required`` and ``no-key-required``.
 PLACEHOLDERS = frozenset(
     {"", "-", "none", "null", "empty", "nokey", "no-key", "no_key", "dummy", "placeholder", "unused",
-     "not-needed", "not-used", "sk-no-key-required", "x", "xxx", "changeme", "test", "local"}
+     "not-needed", "not-used", "sk-no-key-required", "no-key-required", "x", "xxx", "changeme", "test", "local",
+     "lm-studio", "lmstudio", "ollama", "llama.cpp", "llamacpp", "llama-cpp", "vllm", "localai", "jan"}
 )  # fmt: skip
 #: What may split an echoed key: whitespace, zero-width characters, the soft hyphen, and an escaped
 #: newline or tab (a body printed as its ``repr``: ``\\n`` is two characters there).

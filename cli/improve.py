@@ -23,7 +23,7 @@ from typing import Any
 from logic_consistency.harness_ext.jobs.processes import Stopped, stop_signals_raise
 from logic_consistency.harness_ext.training.driver import StudyRecipe, run_study
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
-from logic_consistency.harness_ext.training.study import StudyExecutor, run_locally
+from logic_consistency.harness_ext.training.study_executor import StudyExecutor, study_executor
 from logic_consistency.harness_ext.training.study_flags import add_options, flag_names, options_from_args, refuse_flags
 from logic_consistency.harness_ext.training.trainer import TrainingError
 from logic_consistency.options import check_flag
@@ -54,19 +54,13 @@ def _executor(args: argparse.Namespace) -> StudyExecutor:
     """``--executor``: here, in order (``local``), or on Ray (checked before any study work)."""
     gpus = check_flag("gpus_per_row", args.gpus_per_row)
     if args.executor == "local":
-        given = [
-            flag for flag, value in (("--gpus-per-row", gpus), ("--ray-address", args.ray_address)) if value is not None
-        ]
-        if given:
-            raise ValueError(f"{', '.join(given)}: applies to --executor ray only (this study runs --executor local)")
-        return run_locally
+        return study_executor("local", address=args.ray_address, gpus_per_row=gpus)  # refuses Ray's settings
     from logic_consistency.harness_ext.jobs.ray_session import check_address, check_reachable, require_ray
-    from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
 
     require_ray()
     address = check_address(args.ray_address)
     check_reachable(address)  # before the driver builds any data
-    return RayStudyExecutor(address=address, gpus_per_row=gpus)
+    return study_executor(args.executor, address=address, gpus_per_row=gpus)
 
 
 def _study(args: argparse.Namespace) -> int:

@@ -353,10 +353,12 @@ def _check_keys_first(argv: list[str]) -> None:
 
 
 def _one_line_option_errors(module: ModuleType) -> None:
-    """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2."""
+    """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2; and
+    the facts of any failure go to the launcher's record (``publish/failure_facts.py``)."""
     # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
 
+    from logic_consistency.harness_ext.publish.failure_facts import record_failure
     from logic_consistency.harness_ext.task.check_task import TaskFileError
     from logic_consistency.options import OptionError
 
@@ -366,6 +368,13 @@ def _one_line_option_errors(module: ModuleType) -> None:
 
     @functools.wraps(original)
     def cli_evaluate(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return _one_line(*args, **kwargs)
+        except BaseException as error:  # the facts of the failure, for a launcher (never its text)
+            record_failure(error)
+            raise
+
+    def _one_line(*args: Any, **kwargs: Any) -> Any:
         try:
             _check_keys_first(sys.argv[1:])
             _check_shard_first(sys.argv[1:])

@@ -79,10 +79,11 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.__main__:cli_evaluate",
         "wraps",
-        "autoload._one_line_option_errors (publish.command_line.check_lm_eval_argv)",
+        "autoload._one_line_option_errors (publish.command_line.check_lm_eval_argv, publish.failure_facts)",
         "a task's refusal of a bad option, or a task file it cannot use ('Tasks not found', an unknown metric), ends "
         "lm_eval with one line naming it and exit status 2, not a traceback; so do an abbreviation of an option the "
-        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, and --cache_requests",
+        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, and --cache_requests; "
+        "the class and HTTP status of the exception a run ended with go to its launcher's record file",
         "lm_eval's CLI reporting task configuration errors as argument errors",
     ),
     LmEvalHook(

@@ -26,7 +26,7 @@ from .board.nights import check_backfill, check_timestamp
 from .board.results import recorded_date
 from .board.schema import load_document
 from .page.render import render_file
-from .run.executor import BuildExecutor
+from .run.executor import BuildExecutor, build_executor
 from .run.nightly import HISTORY_DIR, LEADERBOARD_FILE, BuildResult, build, check_night, ingest_into, today
 
 __all__ = [
@@ -113,15 +113,11 @@ def _executor(options: BuildOptions) -> BuildExecutor | None:
             raise ValueError("--ray-address needs --executor ray")
         return None
     # deferred: Ray is an optional extra, imported only under --executor ray
-    from .run.ray_executor import (
-        RayExecutor,
-        check_address,
-        require_ray,
-    )
+    from .run.ray_executor import check_address, require_ray
 
     check_flag("retries", options.retries)
     require_ray()  # the install line now, before any model runs
-    return RayExecutor(address=check_address(options.ray_address), retries=options.retries)
+    return build_executor(options.executor, address=check_address(options.ray_address), retries=options.retries)
 
 
 def run_build(options: BuildOptions) -> BuildResult:

@@ -81,10 +81,10 @@ def main() -> int:
     limit, max_items = os.environ.get("LIMIT", "2"), os.environ.get("MAX_ITEMS", "5")
     if not args.skip_runs:
         with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:
-            from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+            from logic_consistency.leaderboard.run.executor import build_executor
 
             local = timed_build(Path(folder) / "local", limit, max_items)
-            ray_executor = RayExecutor(init_options={"num_cpus": args.workers})
+            ray_executor = build_executor("ray", init_options={"num_cpus": args.workers})
             ray = timed_build(Path(folder) / "ray", limit, max_items, ray_executor)
         print(
             f"LIMIT={limit}, MAX_ITEMS={max_items}, both embedded models: local sequential {local:.0f} s, "

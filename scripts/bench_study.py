@@ -62,7 +62,7 @@ def _child_cpu() -> float:
 
 def _runs(case: str, args: argparse.Namespace, base: Path, out: Path, backend: str) -> list[Any]:
     """The study's ``lm_eval`` runs of one case with one backend."""
-    from logic_consistency.harness_ext.training.study import LmEvalRun
+    from logic_consistency.harness_ext.training.study_eval import LmEvalRun
 
     common = {"base": base, "apply_chat_template": True, "batch_size": args.batch_size, "backend": backend}
     if case == "repair":
@@ -121,7 +121,7 @@ def _compile_imports() -> None:
 
 
 def run_case(case: str, args: argparse.Namespace, base: Path, folder: Path) -> str:
-    from logic_consistency.harness_ext.training.study import run_lm_eval
+    from logic_consistency.harness_ext.training.study_eval import run_lm_eval
 
     wall: dict[str, float] = {}
     cpu: dict[str, float] = {}

@@ -45,7 +45,7 @@ def _lm_eval(run: Any, *, label: str) -> list[Path]:
 
 def _walk(recipe: str, folder: Path, limit: int) -> tuple[Climbs, list[str]]:
     from logic_consistency.harness_ext.training.driver import run_study
-    from logic_consistency.harness_ext.training.study import run_locally
+    from logic_consistency.harness_ext.training.study_executor import run_locally
     from logic_consistency.tasks.gv import improve as gv_improve
     from logic_consistency.tasks.pairwise import improve as repair_improve
 

@@ -85,6 +85,12 @@ for _label, _entries, _top, _expect in [
     ),
     ("extra_args -x", "  - {name: m, model: dummy, extra_args: [-x]}\n", "", ("--predict_only", "refused in builds")),
     ("timeout of 1e300 s", "  - {name: m, model: dummy, timeout: 1.0e+300}\n", "", ("'timeout'", "604800")),
+    (  # issue 54: the declaration that publishes an endpoint's host is a boolean, never a guess from text
+        "public_endpoint that is text",
+        "  - {name: m, model: dummy, public_endpoint: 'yes'}\n",
+        "",
+        ("models[0] (m)", "'public_endpoint' must be"),
+    ),
     (
         "unknown task",
         "  - {name: m, model: dummy, tasks: logic_consistency_pairwis}\n",
@@ -214,9 +220,9 @@ for _address, _expect in [
 
 @CASES.case("build --ray-address where no Ray listens", "--ray-address '127.0.0.1:9'", "no Ray head answers")
 def _(tmp: Path) -> Any:
-    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.executor import build_executor
 
-    return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address="127.0.0.1:9"))
+    return _build(tmp, "  - {name: m, model: dummy}\n", executor=build_executor("ray", address="127.0.0.1:9"))
 
 
 @CASES.case("build --ray-address of a web server", "--ray-address '127.0.0.1:", "is not a Ray head", "HTTP/1 server")
@@ -224,13 +230,13 @@ def _(tmp: Path) -> Any:  # issue 42: ray.init waited about 14 minutes there, th
     import http.server
     import threading
 
-    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.executor import build_executor
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         address = f"127.0.0.1:{server.server_address[1]}"
-        return _build(tmp, "  - {name: m, model: dummy}\n", executor=RayExecutor(address=address))
+        return _build(tmp, "  - {name: m, model: dummy}\n", executor=build_executor("ray", address=address))
     finally:
         server.shutdown()
         server.server_close()

@@ -18,8 +18,8 @@ from unittest import mock
 from bad_inputs_support import CaseTable
 from tiny_model import tiny_base
 
-from logic_consistency.harness_ext.training import study, study_identity, trainer
-from logic_consistency.harness_ext.training.adapter import BaseModelError
+from logic_consistency.harness_ext.models.adapter_manifest import BaseModelError
+from logic_consistency.harness_ext.training import study, study_eval, study_identity, trainer
 from logic_consistency.harness_ext.training.libraries import TrainingUnavailable
 from logic_consistency.harness_ext.training.trainer import CHECKPOINT_DONE, Example, TrainingError, TrainJob
 from logic_consistency.options import OptionError
@@ -370,10 +370,10 @@ def _gpus_per_row_2(tmp: Path) -> None:
 def _more_gpus_than_a_node(tmp: Path) -> None:
     from types import SimpleNamespace
 
-    from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
+    from logic_consistency.harness_ext.training.study_executor import study_executor
 
     cluster = SimpleNamespace(nodes=lambda: [{"Alive": True, "Resources": {"CPU": 16.0, "GPU": 1.0}}])
-    RayStudyExecutor(gpus_per_row=2)._gpus(cluster)  # type: ignore[arg-type]
+    study_executor("ray", gpus_per_row=2)._gpus(cluster)  # type: ignore[arg-type]
 
 
 CASES.add(
@@ -414,7 +414,7 @@ CASES.add(
 
 
 def _pickle_adapter(tmp: Path) -> None:
-    from logic_consistency.harness_ext.training.provenance import check_adapter_base
+    from logic_consistency.harness_ext.models.provenance import check_adapter_base
 
     (tmp / "adapter").mkdir()
     (tmp / "adapter" / "adapter_config.json").write_text('{"base_model_name_or_path": "org/base"}')
@@ -627,7 +627,7 @@ def _repair_study(tmp: Path, **given: Any) -> Any:
 
     options = repair_improve.RepairStudyOptions(base=tiny_base(tmp / "base"), out=tmp / "s", limit=2, **given)
     with (
-        mock.patch.object(study, "run_lm_eval", _no_lm_eval),
+        mock.patch.object(study_eval, "run_lm_eval", _no_lm_eval),
         mock.patch.object(repair_improve, "run_lm_eval", _no_lm_eval),
     ):
         return repair_improve.run_repair_study(options)
@@ -677,7 +677,7 @@ CASES.add("improve: a dangling --out link", _dangling_out, "--out", "which does 
 
 
 def _adapter_rank(tmp: Path) -> None:
-    from logic_consistency.harness_ext.training.adapter import check_adapter_weights
+    from logic_consistency.harness_ext.models.adapter_manifest import check_adapter_weights
 
     folder = tmp / "adapter"
     folder.mkdir()

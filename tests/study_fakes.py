@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.training.adapter import examples_sha256, write_manifest
-from logic_consistency.harness_ext.training.base_hash import base_sha256
+from logic_consistency.harness_ext.models.adapter_manifest import examples_sha256, write_manifest
+from logic_consistency.harness_ext.models.base_hash import base_sha256
 
 
 def finished_adapter(job: Any) -> dict[str, Any]:

@@ -185,10 +185,13 @@ def test_row_identity_and_cache_key_ignore_credentials(monkeypatch: pytest.Monke
     # issue 54: the cache follows the private identity: another path of the same gateway is another cache
     gateway = [first_args.replace("/v1?", f"/deployment-{name}/v1?") for name in "ab"]
     public = [identify("local-chat-completions", args) for args in gateway]
-    assert public[0] == public[1]  # the public projection drops the deployment's path
+    assert public[0] == public[1]  # the public projection shows no deployment's path
     assert cache_key(public[0], gateway[0]) != cache_key(public[1], gateway[1])
-    # the allowlist: base_url as scheme, host, port and path; api_key is not a public argument
-    assert first.model_args == "model=judge,base_url=http://h/v1"
+    # the allowlist: base_url as scheme, host, port and path where declared public (issue 54: else a label);
+    # api_key is not a public argument
+    assert first.model_args == "model=judge,base_url=private:judge"
+    declared = identify("local-chat-completions", f"model=judge,base_url=http://u:{SECRET}@h/v1", public_endpoint=True)
+    assert declared.model_args == "model=judge,base_url=http://h/v1"
 
 
 def test_plain_lm_eval_refuses_credentials_before_the_model_is_built() -> None:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
-from logic_consistency.harness_ext.training.adapter import data_sha256, read_manifest  # noqa: E402
+from logic_consistency.harness_ext.models.adapter_manifest import data_sha256, read_manifest  # noqa: E402
 
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 #: Per post, its summaries best first; every pair is compared once (the first-listed shown first for

@@ -20,15 +20,15 @@ pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny_model import tiny_base  # noqa: E402
 
-from logic_consistency.harness_ext.training import merge, trainer  # noqa: E402
-from logic_consistency.harness_ext.training.adapter import (  # noqa: E402
+from logic_consistency.harness_ext.models.adapter_manifest import (  # noqa: E402
     data_sha256,
     examples_sha256,
     is_complete,
     read_manifest,
     write_manifest,
 )
-from logic_consistency.harness_ext.training.base_hash import base_sha256  # noqa: E402
+from logic_consistency.harness_ext.models.base_hash import base_sha256  # noqa: E402
+from logic_consistency.harness_ext.training import merge, trainer  # noqa: E402
 from logic_consistency.harness_ext.training.study import Study, StudyFolderError  # noqa: E402
 from logic_consistency.harness_ext.training.study_identity import RowMismatch  # noqa: E402
 from logic_consistency.tasks.gv import improve  # noqa: E402

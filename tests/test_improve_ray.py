@@ -28,8 +28,11 @@ from tiny_model import tiny_base  # noqa: E402
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.harness_ext.jobs.ray_session import NAMESPACE  # noqa: E402
-from logic_consistency.harness_ext.training.study import StudyUnit, StudyUnitError  # noqa: E402
-from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor  # noqa: E402
+from logic_consistency.harness_ext.training.study_executor import (  # noqa: E402
+    StudyUnit,
+    StudyUnitError,
+    study_executor,
+)
 from logic_consistency.harness_ext.training.trainer import TrainingError  # noqa: E402
 from logic_consistency.tasks.pairwise.improve import ROWS, columns  # noqa: E402
 
@@ -146,7 +149,7 @@ def test_a_failing_row_or_ctrl_c_cancels_the_other_rows_tasks(cluster: Any, tmp_
     ray.init(address=cluster["address"], namespace=NAMESPACE, log_to_driver=False)
     try:
         with expected:
-            RayStudyExecutor(gpus_per_row=0)(units)
+            study_executor("ray", gpus_per_row=0)(units)
         assert ray.is_initialized()
         assert _gone(int(pid_file.read_text())), "the long row's task was not cancelled"
     finally:

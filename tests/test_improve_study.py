@@ -16,9 +16,9 @@ pytest.importorskip("peft", reason="the train extra")
 
 from logic_consistency.cli import main  # noqa: E402
 from logic_consistency.common import find_files, read_samples  # noqa: E402
+from logic_consistency.harness_ext.models.adapter_manifest import is_complete, read_manifest  # noqa: E402
 from logic_consistency.harness_ext.models.embedded import resolve  # noqa: E402
 from logic_consistency.harness_ext.publish.allowlist import public_path  # noqa: E402
-from logic_consistency.harness_ext.training.adapter import is_complete, read_manifest  # noqa: E402
 from logic_consistency.tasks.improve_splits import split_docs  # noqa: E402
 
 TASK = "logic_consistency_caters"

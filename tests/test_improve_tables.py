@@ -20,6 +20,10 @@ from tiny_model import tiny_base  # noqa: E402
 from logic_consistency.cli import main  # noqa: E402
 
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
+#: A sharded board unit's switches, left in the shell (issue 54): a study's lm_eval runs are declared
+#: (harness_ext/publish/lm_eval_command.py), so none of its rows evaluates half its documents.
+SHELL_SWITCHES = {"LOGIC_CONSISTENCY_SHARD": "0/2", "LOGIC_CONSISTENCY_BUILD_ID": "a-build",
+                  "LOGIC_CONSISTENCY_SHARD_METRICS": "/nonexistent/shard_metrics.json"}  # fmt: skip
 
 
 def _run(root: Path, name: str, args: list[str]) -> Path:
@@ -28,6 +32,8 @@ def _run(root: Path, name: str, args: list[str]) -> Path:
         patch.setenv("LOGIC_CONSISTENCY_DATA", str(FIXTURE_DATA))
         patch.setenv("HF_DATASETS_OFFLINE", "1")
         patch.setenv("HF_HUB_OFFLINE", "1")
+        for name, value in SHELL_SWITCHES.items():  # left in the shell: no study row may run on a shard
+            patch.setenv(name, value)
         base = root / "base"
         code = main(["improve", "repair", "--base", str(base if base.is_dir() else tiny_base(base)), "--out", str(out),
                      "--max-steps", "1", "--train-args", "batch_size=4,grad_accum=1", *args])  # fmt: skip
@@ -72,6 +78,17 @@ def test_one_study_writes_tables_5_6_and_7(tables: Path) -> None:
     assert (drawn["train_queries"], drawn["test_queries"]) == (8, 2)  # the fixture's 10 queries at 4 : 1
     assert "evaluated on the 200 test queries of the paper's MS MARCO sample" in readme
     assert all(row["metrics"]["human_agreement"]["n"] == 2 for row in rows.values())  # --limit 2 of the 2 test queries
+
+
+@pytest.mark.slow
+def test_a_shard_left_in_the_shell_changes_no_study_row(tables: Path) -> None:
+    """``LOGIC_CONSISTENCY_SHARD=0/2`` in the shell (the study ran under it): every row's evaluation is of
+    all ``--limit 2`` documents, unmarked as a shard, and ``table.md`` says ``n=2``."""
+    results = sorted(tables.glob("rows/*/test_eval/**/results_*.json"))
+    assert results and all("logic_consistency_shard" not in json.loads(p.read_text()) for p in results)
+    written = json.loads((tables / "table.json").read_text())
+    assert [row["metrics"]["human_agreement"]["n"] for row in written["rows"]] == [2, 2, 2]
+    assert "(n=1)" not in (tables / "table.md").read_text()
 
 
 @pytest.mark.slow

@@ -12,7 +12,8 @@ Folders are layers and imports run one way::
   knows no dataset and no task family.
 * ``tasks`` imports the neutral helpers, ``metrics`` and ``harness_ext``.
 * ``leaderboard`` reads results and samples files; it imports the neutral helpers, ``metrics``,
-  ``harness_ext`` and, of ``tasks``, only the family-neutral report registry ``tasks.reports``.
+  ``harness_ext`` but its improve wing (``harness_ext.training``: the board stands apart from the studies)
+  and, of ``tasks``, only the family-neutral report registry ``tasks.reports``.
 * ``cli`` (the console entry point, one module per command) sits on top and may import every layer;
   nothing imports it, but a module's ``if __name__ == "__main__":`` block (its ``python -m`` entry,
   never run on import) may hand over to it.
@@ -72,6 +73,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "tasks": (*NEUTRAL, "metrics", "harness_ext", "root"),
     "leaderboard": (*NEUTRAL, "metrics", "harness_ext", "tasks.reports", "root"),
     "cli": (*NEUTRAL, "metrics", "harness_ext", "tasks", "leaderboard", "root"),
+}
+#: layer -> the suite modules (prefixes) it may not import though :data:`ALLOWED` names their layer.
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "leaderboard": ("harness_ext.training",),  # the board knows nothing of the improve wing (issue 56)
 }
 
 
@@ -258,7 +263,11 @@ def _allowed(importer: str, imported: str) -> bool:
     if imported == PACKAGE or imported == f"{PACKAGE}.__version__":  # only the version lives there
         return "root" in ALLOWED[layer]
     relative = imported[len(PACKAGE) + 1 :]
-    return any(relative == prefix or relative.startswith(f"{prefix}.") for prefix in ALLOWED[layer])
+
+    def under(prefixes: tuple[str, ...]) -> bool:
+        return any(relative == prefix or relative.startswith(f"{prefix}.") for prefix in prefixes)
+
+    return under(ALLOWED[layer]) and not under(FORBIDDEN.get(layer, ()))
 
 
 MODULES = _modules()
@@ -395,7 +404,7 @@ def test_the_rule_catches_a_harness_ext_room_importing_upward(tmp_path: Path) ->
         ("models.embedded", "prefix.scorer"),
         ("shards.count", "plan.counts"),
         ("task.current_run", "publish.allowlist"),
-        ("publish.run", "training.adapter"),
+        ("publish.run", "training.driver"),
         ("plan.counts", "autoload"),
     ]
     for importer, imported in back:
@@ -441,6 +450,16 @@ def test_the_study_code_is_not_under_the_leaderboard() -> None:
     """The improve wing lives with the training code: nothing under ``leaderboard/`` names a study."""
     names = [module for module, _ in MODULES if _layer(module) == "leaderboard" and "study" in module]
     assert not names, names
+
+
+def test_the_board_stands_apart_from_the_improve_wing() -> None:
+    """The checker itself: ``leaderboard`` may import ``harness_ext``'s rooms (an adapter's provenance from
+    ``models``), never ``harness_ext.training``; the improve wing may not import the board either."""
+    he = f"{PACKAGE}.harness_ext"
+    assert _allowed(f"{PACKAGE}.leaderboard.board.provenance", f"{he}.models.provenance")
+    assert not _allowed(f"{PACKAGE}.leaderboard.board.provenance", f"{he}.training.study")
+    assert not _allowed(f"{PACKAGE}.leaderboard.run.preflight", f"{he}.training")
+    assert not _allowed(f"{he}.training.driver", f"{PACKAGE}.leaderboard.run.executor")
 
 
 def test_the_rule_catches_a_room_importing_upward(tmp_path: Path) -> None:

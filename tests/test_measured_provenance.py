@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from logic_consistency.harness_ext.models.provenance import adapter_provenance
 from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_path
 from logic_consistency.harness_ext.publish.run import publishing
 from logic_consistency.harness_ext.task.current_run import publish_lm, record_device, recording_device
-from logic_consistency.harness_ext.training.provenance import adapter_provenance
 
 PACKAGE = Path(__file__).resolve().parents[1]
 HOME_MODEL = "/home/alice/models/Qwen2.5-0.5B"
@@ -41,7 +41,9 @@ def test_model_arguments_and_an_adapter_publish_no_home_folder(tmp_path: Path) -
     shown = public_model_args("hf", {"pretrained": HOME_MODEL, "peft": str(tmp_path / "adapter"), "dtype": "float32"})
     assert LOCAL.match(shown.value["pretrained"]) and LOCAL.match(shown.value["peft"])
     assert "alice" not in str(shown.value) and str(tmp_path) not in str(shown.value)
-    record = adapter_provenance({"pretrained": HOME_MODEL, "peft": str(tmp_path / "gone")})["adapter"]
+    record = adapter_provenance({"pretrained": HOME_MODEL, "peft": str(tmp_path / "gone")}, shown_path=public_path)[
+        "adapter"
+    ]
     assert LOCAL.match(record["path"]) and str(tmp_path) not in str(record)
 
 

@@ -136,6 +136,7 @@ FLAG_COMMANDS: dict[str, list[list[str]]] = {
     "timeout": [["leaderboard", "build", "--out", "{tmp}"]],
     "apply_chat_template": [],  # a model list's only (test_model_list_settings_are_checked_by_their_declarations)
     "enabled": [],
+    "public_endpoint": [],  # a model list's only
     "method": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "eval_backend": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
     "downsample_to": [["improve", "repair", "--base", "x", "--out", "{tmp}"]],
@@ -235,7 +236,7 @@ def test_docs_running_holds_the_generated_table() -> None:
     assert copy == markdown_table(), "docs/running.md: paste `logic-consistency options --markdown` between the markers"
 
 
-@pytest.mark.parametrize("name", ["limit", "timeout", "apply_chat_template", "enabled", "shards"])
+@pytest.mark.parametrize("name", ["limit", "timeout", "apply_chat_template", "enabled", "shards", "public_endpoint"])
 def test_model_list_settings_are_checked_by_their_declarations(name: str, tmp_path: Path) -> None:
     """A model list's settings go through the same declarations as the flags (issue 39, item 5)."""
     from logic_consistency.leaderboard.run.modellist import load_model_list

@@ -1,1 +1,1 @@
-"""The embedded models and the backends' declared ``--model_args``."""
+"""The embedded models, the backends' declared ``--model_args``, and an adapter: its weights, manifest, base and provenance."""

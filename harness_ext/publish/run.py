@@ -127,10 +127,28 @@ def _redact_results(results: dict[str, Any]) -> None:
     the samples (what a model wrote, byte for byte) only of the credentials sent, in their forms."""
     samples = results.pop("samples", None)
     redacted = Redactor.from_environment().json(results)
-    if samples is not None:
-        redacted["samples"] = Redactor.from_environment(patterns=False).json(samples)
+    if isinstance(samples, Mapping):  # lm-eval's {task: [sample, ...]}: one samples file per task
+        redacted["samples"] = {task: _redacted_samples(task, records) for task, records in samples.items()}
+    elif samples is not None:
+        redacted["samples"] = _redacted_samples("", samples)
     results.clear()
     results.update(redacted)
+
+
+def _redacted_samples(task: str, records: Any) -> Any:
+    """One task's samples with the credentials sent replaced, in their forms; when any was, one line says how
+    many and in which file (issue 54: never silently: a model's text was changed)."""
+    literal = Redactor.from_environment(patterns=False)
+    clean = literal.json(records)
+    if literal.replacements:
+        names = sorted({found.split(": ")[-1] for found in literal.found})
+        file = f"samples_{task}_*.jsonl" if task else "the samples files"
+        print(
+            f"logic-consistency: {file}: {literal.replacements} replacement(s) of {', '.join(names)} in what the "
+            "model or endpoint wrote (an echoed credential, written as [redacted NAME])",
+            file=sys.stderr,
+        )
+    return clean
 
 
 def publish_results(

@@ -2,7 +2,7 @@
 
 The generic half of ``logic-consistency improve``: the hyperparameters of the two papers' recipes as
 declared defaults (:mod:`.recipes`), the trainer (TRL's ``SFTTrainer``) with its checkpoints, manifest
-and atomic adapter folder (:mod:`.trainer`, :mod:`.adapter`), its callbacks and loss history
+and atomic adapter folder (:mod:`.trainer`, :mod:`..models.adapter_manifest`), its callbacks and loss history
 (:mod:`.callbacks`), and the device it runs on (:mod:`.devices`: one device, the training dtype the
 evaluation uses, QLoRA), and the one driver of every study (:mod:`.driver`: the folder, the kept
 rows, the executor, the report). It knows no task family: the recipes that build training data from

@@ -1,9 +1,9 @@
 """The test data a study's evaluation read, by content: what its ``done`` marker holds beside its stamp.
 
 A study's ``lm_eval`` run is started with :data:`~..task.data_files.READ_LOG_ENV` naming
-``<eval>/data_read.txt``: each local data file its tasks' loaders read (``LOGIC_CONSISTENCY_DATA``) is
+``<eval>/data_read.txt`` (its run description's ``data_read_log``, :mod:`..publish.lm_eval_command`): each local data file its tasks' loaders read (``LOGIC_CONSISTENCY_DATA``) is
 listed there, relative to the data folder. Once the run has ended well, :func:`done_marker` writes the
-evaluation stamp (:func:`.study.evaluation_stamp`), whether the data were local, and the SHA-256 of
+evaluation stamp (:func:`.study_eval.evaluation_stamp`), whether the data were local, and the SHA-256 of
 each file read. A rerun keeps the evaluation only where :func:`is_current`: the same stamp, and the same
 files, hashed now under today's data folder, hold the same bytes. Another copy of the datasets (an edited
 file, another release) evaluates again; the same bytes in another folder or on another machine do not.
@@ -17,17 +17,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.task.data_files import READ_LOG_ENV, data_root, files_sha256
+from logic_consistency.harness_ext.task.data_files import data_root, files_sha256
 
-__all__ = ["READ_LOG", "child_environment", "done_marker", "is_current"]
+__all__ = ["READ_LOG", "done_marker", "is_current"]
 
 #: The list of data files an evaluation read, in its folder.
 READ_LOG = "data_read.txt"
-
-
-def child_environment(env: dict[str, str], folder: Path) -> dict[str, str]:
-    """``env`` with :data:`READ_LOG_ENV` naming ``folder``'s :data:`READ_LOG` (the run's data files go there)."""
-    return {**env, READ_LOG_ENV: str((folder / READ_LOG).absolute())}
 
 
 def _data_now(names: Iterable[str]) -> dict[str, Any]:

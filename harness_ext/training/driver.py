@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logic_consistency.harness_ext.models.adapter_manifest import check_base
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS, resolve
 
-from .adapter import check_base
 from .devices import check_devices
 from .recipes import TrainingRecipe, TrainSettings
-from .study import Study, StudyExecutor, StudyUnit, run_locally
+from .study import Study
+from .study_executor import StudyExecutor, StudyUnit, run_locally
 from .study_identity import base_identity
 from .study_lock import study_lock
 from .study_options import StudyOptions
@@ -173,7 +174,7 @@ def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecuto
     with study_lock(options.out):
         base = StudyBase(check_base(path), label, options.settings)
         plan = recipe.plan(options, base)
-        if executor is run_locally and plan.trains:
+        if plan.trains and _runs_here(executor):
             check_devices(base.settings)  # QLoRA without a GPU, several GPUs: refused before any evaluation
         study = Study(options.out, plan.identity, options.rebuild_mismatched)
         study.open()
@@ -184,6 +185,12 @@ def run_study(recipe: StudyRecipe, options: StudyOptions, executor: StudyExecuto
             done = _run_stage(study, stage, executor, merge_weights=options.merge_weights)
             rows += done
         return rows
+
+
+def _runs_here(executor: StudyExecutor) -> bool:
+    """Whether the units train on this machine (its devices are then checked before any evaluation); a
+    stand-in executor a test hands over is not :class:`StudyExecutor` and checks nothing."""
+    return isinstance(executor, StudyExecutor) and not executor.units.remote
 
 
 def _next_stage(stages: Stages, done: list[Row] | None) -> Sequence[PlannedUnit] | None:

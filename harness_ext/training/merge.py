@@ -12,7 +12,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .adapter import check_adapter_weights, is_complete, read_manifest, write_manifest
+from logic_consistency.harness_ext.models.adapter_manifest import (
+    check_adapter_weights,
+    is_complete,
+    read_manifest,
+    write_manifest,
+)
+
 from .libraries import training_libraries
 
 __all__ = ["merge_adapter", "merged_folder"]

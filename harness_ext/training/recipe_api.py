@@ -17,20 +17,13 @@ from .devices import evaluation_dtype
 from .driver import PlannedUnit, Stages, StudyBase, StudyPlan, StudyRecipe, run_study
 from .prompts import format_examples
 from .recipes import TRAINERS, PaperValues, Stated, TrainingRecipe, TrainSettings, parse_train_args
-from .study import (
-    LmEvalRun,
-    RanOn,
-    Study,
-    StudyExecutor,
-    StudyUnit,
-    metric_summary,
-    run_lm_eval,
-    run_locally,
-    table_markdown,
-)
+from .study import Study
+from .study_eval import LmEvalRun, run_lm_eval
+from .study_executor import RanOn, StudyExecutor, StudyUnit, run_locally
 from .study_flags import option
 from .study_identity import row_identity
 from .study_options import StudyOptions
+from .study_report import metric_summary, table_markdown
 from .trainer import Example, TrainingError, TrainJob, train_adapter
 from .transfer import TransferFamily, evaluate_transfer, write_transfer_table
 

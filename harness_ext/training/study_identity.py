@@ -22,9 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from logic_consistency.common import file_sha256
-
-from .adapter import check_adapter_rank, examples_sha256, is_complete, read_manifest
-from .base_hash import base_sha256
+from logic_consistency.harness_ext.models.adapter_manifest import (
+    check_adapter_rank,
+    examples_sha256,
+    is_complete,
+    read_manifest,
+)
+from logic_consistency.harness_ext.models.base_hash import base_sha256
 
 __all__ = [
     "RowMismatch",
@@ -47,7 +51,7 @@ MANIFEST_FIELDS = {
 
 
 #: A base's small files hashed whole (what its tokenizer and chat template are made of); its weights are
-#: hashed by :func:`.base_hash.base_sha256` (their bytes, cached by file identity: a rerun reads none).
+#: hashed by :func:`..models.base_hash.base_sha256` (their bytes, cached by file identity: a rerun reads none).
 _BASE_TEXT_FILES = ("config.json", "generation_config.json", "tokenizer_config.json", "tokenizer.json",
                     "special_tokens_map.json", "chat_template.jinja", "chat_template.json")  # fmt: skip
 #: The evaluation files a row's ``row.json`` hashes (lm_eval's samples and results, anywhere in its folder).
@@ -78,7 +82,7 @@ def chat_template_text(base: Path) -> str | None:
 def base_identity(base: Path, *, chat_template: bool) -> dict[str, Any]:
     """What of the base changes a row's numbers, by content, never by its path: its chat template's
     SHA-256 (where the study applies it; ``None``: the base has none), the SHA-256 of its small files,
-    and its weights' (``base_sha256``: :func:`.base_hash.base_sha256`, what an adapter's manifest records).
+    and its weights' (``base_sha256``: :func:`..models.base_hash.base_sha256`, what an adapter's manifest records).
     The same model in another folder or on another machine is the same base; other weights of the same
     size are another."""
     digest = hashlib.sha256()

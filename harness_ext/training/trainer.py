@@ -20,8 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .adapter import BaseModelError, examples_sha256, is_complete, read_manifest, write_manifest
-from .base_hash import base_sha256
+from logic_consistency.harness_ext.models.adapter_manifest import (
+    BaseModelError,
+    examples_sha256,
+    is_complete,
+    read_manifest,
+    write_manifest,
+)
+from logic_consistency.harness_ext.models.base_hash import base_sha256
+
 from .callbacks import CHECKPOINT_DONE, callbacks, history_folder, keep_history_until
 from .devices import TrainingError, check_devices, quantization_config, uses_bf16
 from .libraries import library_versions, training_libraries

@@ -17,7 +17,8 @@ from typing import Any
 
 from logic_consistency.outputs import atomic_write, atomic_write_json
 
-from .study import LmEvalRun, metric_summary, run_lm_eval, table_markdown
+from .study_eval import LmEvalRun, run_lm_eval
+from .study_report import metric_summary, table_markdown
 
 __all__ = ["TRANSFER_FILES", "TransferFamily", "evaluate_transfer", "transfer_markdown", "write_transfer_table"]
 
@@ -42,8 +43,8 @@ def evaluate_transfer(
     """Evaluate the model of ``run`` (base and adapter, chat template, limit) on each family's task.
 
     Each family is one ``lm_eval`` run in ``out/<family>`` (a finished one is not run again, as
-    :func:`~.study.run_lm_eval`); returns ``{family: {"task", "metrics"}}`` with
-    :func:`~.study.metric_summary`'s entries (``None`` means undefined, never 0).
+    :func:`~.study_eval.run_lm_eval`); returns ``{family: {"task", "metrics"}}`` with
+    :func:`~.study_report.metric_summary`'s entries (``None`` means undefined, never 0).
 
     Raises:
         RuntimeError: An ``lm_eval`` run failed (naming the row, the family and the log).

@@ -7,7 +7,10 @@ itself chose from closed lists: the code (with its stage and fixed sentence), th
 HTTP status, the error class (one of a declared list, else ``other``), the model-list field and the
 shard. The vocabulary is declared once, in the schema (``leaderboard.schema.json``,
 ``$defs.failure_error``: an enum per field and one ``oneOf`` entry per code); this module reads it
-from there. The full message stays in the run's local log (redacted, :mod:`..run.runner`).
+from there. The full message stays in the run's local log (redacted, :mod:`..run.runner`). The class
+and HTTP status are facts the run's own process recorded of the exception it ended with
+(:mod:`logic_consistency.harness_ext.publish.failure_facts`), never read from a line of its output,
+which may hold an endpoint's words (issue 54).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["ERROR_CLASSES", "FAILURE_CODES", "classify", "failure_error", "failure_sentence"]
+__all__ = ["ERROR_CLASSES", "FAILURE_CODES", "failure_error", "failure_sentence"]
 
 
 @functools.cache
@@ -45,37 +48,10 @@ ERROR_CLASSES = frozenset(name for name in _declared()["properties"]["error_clas
 #: The model-list fields a failure may name.
 FIELDS = frozenset(name for name in _declared()["properties"]["field"]["enum"] if name is not None)
 
-#: A Python traceback's last line: ``[module.]ClassName: ...`` or ``ClassName`` alone.
-_EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_][\w]*\.)*(?P<name>[A-Za-z_]\w*(?:Error|Exception|Timeout|Interrupt))(?::|$)"
-)
-#: HTTP statuses as the suite's backend (``lc-chat: ... answered HTTP 404``), aiohttp
-#: (``ClientResponseError: 404, message=...``) and requests (``HTTPError: 404 Client Error``) print them.
-_HTTP_STATUS = re.compile(r"(?:answered HTTP |ClientResponseError: |HTTPError: )(?P<status>[1-5][0-9]{2})\b(?!\.[0-9])")
-
 
 def failure_sentence(code: str) -> str:
     """The fixed sentence of ``code`` (a ``KeyError`` for a code the schema does not declare)."""
     return FAILURE_CODES[code][1]
-
-
-def classify(stderr_tail: str) -> tuple[str | None, int | None]:
-    """The error class and HTTP status a run's last stderr lines name, each from a closed list or ``None``.
-
-    Only a class name of :data:`ERROR_CLASSES` (else ``"other"``) and an integer 100-599 come out: no
-    text of the run is ever returned.
-    """
-    error_class: str | None = None
-    status: int | None = None
-    for line in reversed(stderr_tail.splitlines()):
-        text = line.strip()
-        if error_class is None and (match := _EXCEPTION_LINE.match(text)):
-            error_class = match["name"] if match["name"] in ERROR_CLASSES else "other"
-        if status is None and (found := _HTTP_STATUS.search(text)):
-            status = int(found["status"])
-        if error_class is not None and status is not None:
-            break
-    return error_class, status
 
 
 def failure_error(

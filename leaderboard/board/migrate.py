@@ -1,17 +1,16 @@
-"""Reading boards written under an older major version of the schema (see the README's migration notes).
+"""Reading boards written under an older version of the schema (see docs/leaderboard.md's migration notes).
 
-:func:`upgrade` turns a parsed document of an older major version into the current one, in memory, before
-:func:`~.schema.load_document` validates it, so every command reads old boards; the file on disk is
-rewritten in the current version only by the next ``build`` or ``ingest``:
-
+:func:`upgrade` turns a parsed document of an older version into the current one, in memory, before
+:func:`~.schema.load_document` validates it, so every command reads old boards; the next ``build`` or
+``ingest`` rewrites every board and history file this changes (:func:`needs_upgrade`).
 1.x -> 2.0: ``settings.system_instruction_sha`` and ``settings.fewshot_as_multiturn`` move to the row's
-``provenance``; the ids and ``boards`` are recomputed (an instruct and a base model split by 1.x land on
-one board; of two old rows that become one, the most recent is kept).
-2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): an old one's text is
-dropped (code ``recorded_as_text``, exit status kept), its model arguments made public, its log relative.
-Every version, 3.0 too: a ``provenance.results_file`` recorded as its path (a home folder) becomes
-``local:<SHA-256 of the path>/<file name>``, as builds write it; the next build rewrites every board and
-history file this changes (:func:`needs_upgrade`).
+``provenance``; the ids and ``boards`` are recomputed (of two old rows that become one, the most recent is kept).
+2.x -> 3.0 (issue 46): a failure is a code, never free text (:mod:`.failures`): its text is dropped (code
+``recorded_as_text``, exit status kept), its log relative. Before 3.1 (issue 54): every published field is
+derived again through today's allowlist, rows included (:func:`_republished`): model arguments
+(:func:`~.modelid.published_model_args`: an undeclared endpoint's host becomes ``private:<name>``, since an
+old board cannot say what its model list declared), adapter paths, task options (a changed row is keyed
+again). Every version: a ``provenance.results_file`` recorded as its path becomes ``local:<hash>/<name>``.
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ import copy
 import re
 from typing import Any
 
-from logic_consistency.harness_ext.publish.allowlist import public_model_args, public_path
+from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata, public_path
 
 from .failures import failure_error
 from .identity import row_id, settings_id
-from .merge import boards_of
+from .merge import boards_of, shared_options
+from .modelid import published_model_args
 from .version import SCHEMA_VERSION
 
 __all__ = ["PROMPTING_SETTINGS", "needs_upgrade", "upgrade"]
@@ -74,8 +74,6 @@ def _failure_from_2(failure: Any) -> Any:
     error = failure.get("error")
     returncode = error.get("returncode") if isinstance(error, dict) else None
     failure["error"] = failure_error("recorded_as_text", returncode=returncode if isinstance(returncode, int) else None)
-    backend, args = failure.get("backend"), failure.get("model_args")
-    failure["model_args"] = public_model_args(str(backend), str(args or "")).value or ""
     log = failure.get("log_file")
     _, runs, rest = ("/" + log.replace("\\", "/")).rpartition("/runs/") if isinstance(log, str) else ("", "", "")
     failure["log_file"] = f"runs/{rest}" if runs and re.fullmatch(r"[A-Za-z0-9._/-]+", rest) else None
@@ -159,6 +157,76 @@ def _results_files_public(document: Any) -> Any:
     return upgraded
 
 
+def _older(document: Any) -> bool:
+    """Whether ``document`` was written under a schema version before this one (malformed: no; validation says)."""
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    try:
+        return isinstance(version, str) and tuple(map(int, version.split("."))) < _CURRENT
+    except ValueError:
+        return False
+
+
+_CURRENT = tuple(map(int, SCHEMA_VERSION.split(".")))
+
+
+def _published(backend: Any, model_args: Any, name: Any) -> str:
+    """Model arguments as today's build publishes them; of unreadable ones, nothing."""
+    try:
+        return published_model_args(str(backend), str(model_args or ""), name=str(name))
+    except ValueError:
+        return ""
+
+
+def _row_republished(row: Any) -> Any:
+    """``row`` (in place) with its model arguments, adapter paths and task options derived again (see the
+    module docstring); keyed again if its settings changed."""
+    if not (isinstance(row, dict) and isinstance(row.get("model"), dict) and isinstance(row.get("settings"), dict)):
+        return row  # malformed: left for validation to report with its path
+    model, settings, provenance = row["model"], row["settings"], row.get("provenance")
+    model["model_args"] = _published(model.get("backend"), model.get("model_args"), model.get("name"))
+    adapter = provenance.get("adapter") if isinstance(provenance, dict) else None
+    if isinstance(adapter, dict):
+        adapter.update(
+            {key: public_path(adapter[key]) for key in ("path", "base_model") if isinstance(adapter.get(key), str)}
+        )
+    tasks = settings.get("tasks")
+    for entry in tasks.values() if isinstance(tasks, dict) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("options"), dict):
+            entry["options"] = public_metadata(entry["options"], also=public_args(str(model.get("backend")))).value
+    if not (isinstance(tasks, dict) and tasks) or settings_id(settings) == row.get("settings_id"):
+        return row
+    row["settings_id"] = settings_id(settings)
+    prompt_set = row["prompt_set"].get("id") if isinstance(row.get("prompt_set"), dict) else None
+    name, revision, precision = (str(model.get(key)) for key in ("name", "revision", "precision"))
+    row["row_id"] = row_id(name, revision, precision, str(prompt_set), row["settings_id"])
+    if isinstance(provenance, dict) and all(isinstance(entry, dict) for entry in tasks.values()):
+        provenance["run_options"] = shared_options(settings)
+    return row
+
+
+def _republished(document: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``document`` in the current version, every published field derived again (issue 54)."""
+    upgraded = copy.deepcopy(document)
+    upgraded["schema_version"] = SCHEMA_VERSION
+    for failure in upgraded.get("failures") or []:
+        if isinstance(failure, dict):
+            failure["model_args"] = _published(failure.get("backend"), failure.get("model_args"), failure.get("name"))
+    rows = upgraded.get("rows")
+    if not isinstance(rows, list):
+        return upgraded
+    before = [row.get("row_id") if isinstance(row, dict) else None for row in rows]
+    rows = [_row_republished(row) for row in rows]
+    upgraded["rows"] = rows
+    if before == [row.get("row_id") if isinstance(row, dict) else None for row in rows] or not all(map(_keyed, rows)):
+        return upgraded  # keys unchanged (or a malformed row: validation names it)
+    upgraded["rows"] = _latest(rows)
+    try:
+        upgraded["boards"] = boards_of(upgraded["rows"])
+    except (KeyError, TypeError, AttributeError):
+        pass  # malformed settings: validation names them
+    return upgraded
+
+
 def upgrade(document: Any, source: str = "<document>") -> Any:
     """``document`` in the current schema version (a copy if it had to change; as is otherwise).
 
@@ -166,11 +234,13 @@ def upgrade(document: Any, source: str = "<document>") -> Any:
         ValueError: A 1.x row whose ``settings_id`` is not the hash of its settings (names ``source``
             and the row): re-keying it would hide the corruption.
     """
-    major = _major(document)
+    major, older = _major(document), _older(document)
     if major == "1":
         document = _from_1(document, source)
     elif major == "2":
         document = _from_2(document)
+    if older:
+        document = _republished(document)
     return _results_files_public(document)
 
 

@@ -25,14 +25,16 @@ from typing import Any
 from logic_consistency.credentials import Redactor, redact
 from logic_consistency.harness_ext.models import embedded as models
 from logic_consistency.harness_ext.models.args import split_model_args
-from logic_consistency.harness_ext.publish.allowlist import is_local_path, public_model_args
+from logic_consistency.harness_ext.publish.allowlist import URL_ARGS, is_local_path, public_model_args
 
 __all__ = [
     "EMBEDDED_BACKEND",
     "ModelIdentity",
+    "endpoint_label",
     "format_model_args",
     "identify",
     "parse_model_args",
+    "published_model_args",
     "slug",
 ]
 
@@ -50,7 +52,8 @@ class ModelIdentity:
         backend: lm-eval ``--model``.
         model_args: lm-eval ``--model_args`` string: only the arguments its backend declares public
             (:mod:`logic_consistency.harness_ext.publish.allowlist`; ``base_url`` without user info, query
-            or fragment), credentials redacted (:mod:`logic_consistency.credentials`).
+            or fragment, and its host only where the model list declares it public, else
+            :func:`endpoint_label`), credentials redacted (:mod:`logic_consistency.credentials`).
         revision: Checksum / revision of the weights (``"unpinned"`` when unknown).
         revision_source: Where ``revision`` came from (see the module docstring).
         precision: dtype or quantisation label.
@@ -96,6 +99,35 @@ def format_model_args(model_args: str | Mapping[str, Any] | None) -> str:
     if isinstance(model_args, Mapping):
         return ",".join(f"{key}={value}" for key, value in model_args.items())
     return str(model_args)
+
+
+#: What stands for an endpoint whose host is not declared public: ``private:<the entry's name>``.
+ENDPOINT_LABEL = "private:"
+
+
+def endpoint_label(name: str) -> str:
+    """The stable label of an undeclared endpoint: ``private:`` and the model's name (the row's, already
+    public), made of letters, digits, ``.``, ``_`` and ``-``; never anything of the URL (issue 54)."""
+    return ENDPOINT_LABEL + (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:80] or "model")
+
+
+def published_model_args(
+    backend: str, model_args: str | Mapping[str, Any] | None, *, name: str, public_endpoint: bool = False
+) -> str:
+    """The ``--model_args`` a board, its history and page record: the backend's public arguments (the
+    allowlist), a ``base_url`` as scheme, host, port and a known API path only where ``public_endpoint``
+    (the model list declares its host public), else :func:`endpoint_label` of ``name``.
+
+    A tunnel's host (ngrok, cloudflared) may be the only guard of an unauthenticated server: no host is
+    published unless declared (issue 54).
+    """
+    public = format_model_args(public_model_args(backend, model_args).value)
+    if public_endpoint:
+        return public
+    return ",".join(
+        key if value is None else f"{key}={endpoint_label(name) if key in URL_ARGS and value else value}"
+        for key, value in split_model_args(public)
+    )
 
 
 def slug(name: str) -> str:
@@ -157,6 +189,7 @@ def identify(
     revision: str | None = None,
     precision: str | None = None,
     embedded_sha: Callable[[str], str] = _embedded_sha,
+    public_endpoint: bool = False,
 ) -> ModelIdentity:
     """Work out a model's identity from how lm-eval was asked to load it.
 
@@ -167,6 +200,7 @@ def identify(
         revision: Explicit revision or checksum (wins over everything else).
         precision: Explicit precision label (wins over ``dtype=``).
         embedded_sha: Returns the GGUF sha256 of an embedded model by name (injectable for tests).
+        public_endpoint: The model list declares the host of ``base_url`` public (else a label names it).
 
     Returns:
         The identity.
@@ -179,11 +213,12 @@ def identify(
     clean = Redactor.from_environment()  # credentials never enter a row, its identity or a cache name
     embedded_name = args.get("model", "smollm2-135m-instruct") if backend == EMBEDDED_BACKEND else None
     found, source = _revision(args, revision, embedded_name, embedded_sha)
+    shown = clean.text(_default_name(backend, args, embedded_name)) if name is None else name
     return ModelIdentity(
-        name=clean.text(_default_name(backend, args, embedded_name)) if name is None else name,
+        name=shown,
         backend=backend,
         # a row records only the backend's public arguments (harness_ext.publish): the allowlist decides
-        model_args=clean.text(format_model_args(public_model_args(backend, model_args).value)),
+        model_args=clean.text(published_model_args(backend, model_args, name=shown, public_endpoint=public_endpoint)),
         revision=found,
         revision_source=source,
         precision=precision or args.get("dtype") or ("float32" if backend == EMBEDDED_BACKEND else "auto"),

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from logic_consistency.harness_ext.models.args import split_model_args
+from logic_consistency.harness_ext.models.provenance import adapter_provenance
 from logic_consistency.harness_ext.publish.allowlist import public_args, public_metadata, public_path
-from logic_consistency.harness_ext.training.provenance import adapter_provenance
 from logic_consistency.options import SUITE_OPTIONS
 
 from .identity import check_name, sha256_hex, short_id
@@ -252,7 +252,7 @@ def provenance(run: RunOutput, settings: Mapping[str, Any]) -> dict[str, Any]:
         "batch_size": config.get("batch_size"),
         "device": _string(config.get("device")),
         "endpoint_model": endpoint_model(run),
-        **adapter_provenance(_model_args(run)),  # peft=ADAPTER: the adapter's base and recipe
+        **adapter_provenance(_model_args(run), shown_path=public_path),  # peft=ADAPTER: the adapter's base and recipe
     }
 
 

@@ -3,4 +3,4 @@ upgrade (``migrate``) and validate (``schema``) documents read it without import
 
 #: MAJOR.MINOR written into every document. Bump MINOR for additive changes, MAJOR otherwise (and
 #: teach :mod:`.migrate` to read the old major version: old boards stay readable).
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.1"

@@ -7,15 +7,15 @@ as a :class:`~logic_consistency.harness_ext.jobs.executor.Unit` of the executor 
 merge, ingest). What is the board's stays here: a unit's failure codes (:func:`failed_unit`,
 :func:`start_failed`), its placement (:mod:`.placement`: the model list's ``resources``, checked
 against the cluster before any unit runs) and its endpoint budget (:mod:`.endpoint_budget`).
-:class:`LocalExecutor` builds on the local peer, one model after another, so that each model's time
-is its own; :class:`~.ray_executor.RayExecutor` on the Ray peer, every unit of the build at once.
+:func:`build_executor` chooses the peer in one place: the local one runs one model after another, so
+that each model's time is its own (with its progress bar); the Ray one every unit of the build at once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from logic_consistency.harness_ext.jobs.executor import Executor as UnitExecutor
 from logic_consistency.harness_ext.jobs.executor import Placement, Unit, UnitError, executor_for
+from logic_consistency.harness_ext.jobs.ray_session import DEFAULT_RETRIES
 
 from .endpoint_budget import EndpointBudget, lease
 from .modellist import ModelSpec
@@ -31,7 +32,7 @@ from .placement import check_feasible, unit_resources
 from .runner import RunOutcome, RunSettings, failure_record
 from .units import LOG_FILE, ModelRun, UnitJob, UnitResult, execute, finish_model, plan_model
 
-__all__ = ["BuildExecutor", "LocalExecutor", "UnitFailedError", "outcome_line", "run_unit"]
+__all__ = ["BuildExecutor", "UnitFailedError", "build_executor", "outcome_line", "run_unit"]
 
 
 class UnitFailedError(RuntimeError):
@@ -126,6 +127,8 @@ class _Batch:
         model.results.append(result)
         if model.done:
             outcome = finish_model(model, self.settings)
+            for note in outcome.notes:
+                self.log(note)
             self.log(outcome_line(outcome, self.settings.night, _where(model, outcome, self.units.remote)))
             self.outcomes[model.spec.name] = outcome
 
@@ -159,6 +162,8 @@ class _Batch:
 @dataclasses.dataclass
 class BuildExecutor:
     """Runs every model of a build on ``units``, an executor of the one protocol (see the module docstring).
+    What it adds is the build's: models planned and finished on the driver, one by one with a progress bar
+    here, placement checked before any unit runs on Ray, each unit's endpoint budget and failure codes.
 
     Attributes:
         units: Where the units run (:func:`~logic_consistency.harness_ext.jobs.executor.executor_for`).
@@ -205,8 +210,26 @@ class BuildExecutor:
                 batch.run([spec], on_output=show)
 
 
-class LocalExecutor(BuildExecutor):
-    """The build on the local peer: one model after another, a sharded model's shards one by one."""
+def build_executor(
+    kind: str = "local",
+    *,
+    address: str | None = None,
+    retries: int = DEFAULT_RETRIES,
+    init_options: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+) -> BuildExecutor:
+    """The one place a build's executor is chosen (``leaderboard build --executor``, ``--ray-address``,
+    ``--retries``): the peer named ``kind`` (:func:`~logic_consistency.harness_ext.jobs.executor.executor_for`)
+    under a :class:`BuildExecutor`. ``local``: one model after another, a sharded model's shards one by one;
+    ``ray``: every unit of the build at once (:mod:`.ray_executor`; Ray is imported only then).
 
-    def __init__(self, progress: bool | None = None) -> None:
-        super().__init__(executor_for("local"), progress)
+    Raises:
+        ValueError: An unknown ``kind``.
+    """
+    ray: dict[str, Any] = {}
+    if kind != "local":  # deferred: Ray is an optional extra
+        from .ray_executor import LOST_HEAD_ENDING, importer
+
+        ray = {"address": address, "retries": retries, "job": "build", "ending": LOST_HEAD_ENDING,
+               "init_options": dict(init_options or {}), "importer": importer}  # fmt: skip
+    return BuildExecutor(executor_for(kind, **ray), progress)

@@ -64,9 +64,8 @@ __all__ = ["DEFAULT_MODEL_LIST", "ModelSpec", "default_model_list", "load_model_
 
 DEFAULT_MODEL_LIST = "models.yaml"
 SETTING_KEYS = ("tasks", "limit", "metadata", "batch_size", "apply_chat_template", "timeout", "shards")
-ENTRY_KEYS = frozenset(
-    {"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled", "resources", *SETTING_KEYS}
-)
+ENTRY_KEYS = frozenset({"name", "model", "model_args", "revision", "precision", "extra_args", "env", "enabled",
+                        "resources", "public_endpoint", *SETTING_KEYS})  # fmt: skip
 TOP_KEYS = frozenset({"models", "api_limits", *SETTING_KEYS})
 #: Seconds a model's run may take when neither the list nor the command line says (6 hours): a run
 #: past it is stopped (its whole process group) and recorded as failed, so every build ends.
@@ -114,6 +113,7 @@ class ModelSpec:
         endpoint: ``host[:port]`` of the model's ``base_url`` when ``api_limits`` caps it, else ``None``.
         api_limit: That endpoint's cluster-wide limit of concurrent requests.
         slots: Concurrent requests one unit of this model may open (its ``num_concurrent``).
+        public_endpoint: The host of ``base_url`` may be published (else a label names it, issue 54).
     """
 
     name: str
@@ -134,6 +134,7 @@ class ModelSpec:
     endpoint: str | None = None
     api_limit: int | None = None
     slots: int = 1
+    public_endpoint: bool = False
     lm_eval_options: dict[str, Any] = field(default_factory=dict, compare=False)
     where: str = field(default="", compare=False)
 
@@ -196,10 +197,6 @@ _SETTING_CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "timeout": _timeout,
     "shards": check_shards,
 }
-
-
-def _check_setting(key: str, value: Any, where: str) -> Any:
-    return _SETTING_CHECKS[key](value, where)
 
 
 def _string_or_none(entry: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -346,6 +343,7 @@ def _entry(
         where=where,
         shards=settings["shards"],
         resources=check_resources(raw.get("resources"), where),
+        public_endpoint=_declared("public_endpoint")(raw.get("public_endpoint", False), where),
         **_api_limit(formatted_args, limits or {}, where),
     )
 
@@ -374,7 +372,7 @@ def _entry_settings(
     settings = dict(shared)
     for key in SETTING_KEYS:
         if key in raw:
-            value = _check_setting(key, raw[key], where)
+            value = _SETTING_CHECKS[key](raw[key], where)
             settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
     for key, value in overrides.items():
         settings[key] = {**settings["metadata"], **value} if key == "metadata" else value
@@ -402,7 +400,7 @@ def load_model_list(
     source = Path(path) if path is not None else default_model_list()
     data = _read_list_file(source)
     shared = dict(DEFAULTS)
-    shared.update({key: _check_setting(key, data[key], str(source)) for key in SETTING_KEYS if key in data})
+    shared.update({key: _SETTING_CHECKS[key](data[key], str(source)) for key in SETTING_KEYS if key in data})
     checked_overrides = _checked_overrides(overrides)
     models = data.get("models")
     if not isinstance(models, list) or not models:
@@ -416,7 +414,9 @@ def load_model_list(
 def _checked_overrides(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     """The command line's settings, each checked (a ``None`` value was not given)."""
     return {
-        key: _check_setting(key, value, "command line") for key, value in (overrides or {}).items() if value is not None
+        key: _SETTING_CHECKS[key](value, "command line")
+        for key, value in (overrides or {}).items()
+        if value is not None
     }
 
 

@@ -49,7 +49,7 @@ from ..board.ingest import DEFAULT_BOOTSTRAP, BootstrapSettings, ingest_results
 from ..board.merge import make_document, merge_documents
 from ..board.migrate import needs_upgrade
 from ..board.schema import load_document, validate
-from .executor import BuildExecutor, LocalExecutor
+from .executor import BuildExecutor, build_executor
 from .lock import build_lock
 from .modellist import ModelSpec, load_model_list
 from .preflight import preflight
@@ -58,7 +58,7 @@ from .runner import (
     RunOutcome,
     RunSettings,
     embedded_sha_subprocess,
-    lm_eval_command,
+    lm_eval_run,
     no_metric_defined,
     run_logged,
 )
@@ -71,7 +71,7 @@ __all__ = [
     "check_night",
     "commit",
     "ingest_into",
-    "lm_eval_command",
+    "lm_eval_run",
     "run_logged",
     "today",
 ]
@@ -229,7 +229,7 @@ def build(
         embedded_sha: Resolves an embedded model's GGUF sha256 (injectable for tests).
         log: Receives one status line per model.
         executor: Runs the models (:class:`~.executor.BuildExecutor`), e.g. a
-            :class:`~.ray_executor.RayExecutor`. ``None``: :class:`~.executor.LocalExecutor`, one
+            :func:`~.executor.build_executor` ``("ray", ...)``. ``None``: the local one, one
             model after another in this machine.
 
     Returns:
@@ -278,7 +278,7 @@ def build(
         remove_stale_temporaries(root / HISTORY_DIR)
         if (root / LEADERBOARD_FILE).exists():
             load_document(root / LEADERBOARD_FILE)  # fail now, not after hours of runs
-        outcomes = (executor or LocalExecutor(progress)).run(specs, settings, log=log)
+        outcomes = (executor or build_executor(progress=progress)).run(specs, settings, log=log)
         lock.check()  # a build past its deadline whose lock another build took over writes nothing
         document = _commit_outcomes(root, night, outcomes, bootstrap=bootstrap, redactor=redactor)
     return BuildResult(document, outcomes)

@@ -29,7 +29,7 @@ from logic_consistency.harness_ext.autoload import tasks_dir
 from logic_consistency.harness_ext.models.args import check_gen_kwargs
 from logic_consistency.harness_ext.models.args import check_model_args as check_backend_args
 from logic_consistency.harness_ext.models.embedded import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
-from logic_consistency.harness_ext.training.provenance import check_adapter_base
+from logic_consistency.harness_ext.models.provenance import check_adapter_base
 from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest
 from logic_consistency.outputs import OutputError, check_writable
 

@@ -1,6 +1,6 @@
 """``leaderboard build --executor ray``: every unit of the nightly build (a model's whole run, or one
 shard, :mod:`.units`) is one Ray task of the suite's one Ray peer (``harness_ext/jobs/executor.py``,
-chosen by its ``executor_for``); the board's side is :class:`~.executor.BuildExecutor`'s.
+chosen by :func:`~.executor.build_executor`); here: a lost head's words and Ray's import (a test's stand-in).
 
 Each task asks for the model's ``resources`` (a model no alive node can ever hold is refused before any
 unit runs: :func:`~.placement.check_feasible`), runs ``lm_eval`` in a temporary folder on its node and
@@ -10,17 +10,14 @@ when its worker dies or ``lm_eval`` fails, and holds ``num_concurrent`` slots of
 ``api_limits`` budget (:class:`~.endpoint_budget.EndpointBudget`, one named actor per endpoint, granting
 time-limited leases, so a killed worker's slots come back). Ctrl-C or SIGTERM on the driver cancels
 every task (their ``lm_eval`` dies with its parent) and shuts down a Ray it started itself, through the
-one session (:mod:`logic_consistency.harness_ext.jobs.ray_session`), shared with ``improve --executor
-ray``. Ray is imported only when ``--executor ray`` is chosen. See docs/cluster.md.
+one session (:mod:`logic_consistency.harness_ext.jobs.ray_session`), shared with ``improve``. Ray is
+imported only when ``--executor ray`` is chosen. See docs/cluster.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from types import ModuleType
-from typing import Any
 
-from logic_consistency.harness_ext.jobs.executor import executor_for
 from logic_consistency.harness_ext.jobs.ray_session import (
     DEFAULT_RETRIES,
     NAMESPACE,
@@ -30,17 +27,17 @@ from logic_consistency.harness_ext.jobs.ray_session import (
     require_ray,
 )
 
-from .executor import BuildExecutor
 from .placement import check_feasible
 
 __all__ = [
     "DEFAULT_RETRIES",
     "NAMESPACE",
+    "LOST_HEAD_ENDING",
     "RayClusterError",
-    "RayExecutor",
     "check_address",
     "check_feasible",
     "check_reachable",
+    "importer",
     "require_ray",
 ]
 
@@ -48,30 +45,6 @@ __all__ = [
 LOST_HEAD_ENDING = "the build stopped and wrote nothing"
 
 
-def _ray() -> ModuleType:
+def importer() -> ModuleType:
     """Ray, through this module's :func:`require_ray` (looked up at each call: a test stands in for it)."""
     return require_ray()
-
-
-class RayExecutor(BuildExecutor):
-    """The build on the Ray peer (see the module docstring).
-
-    Args:
-        address: ``None``: start a local Ray; ``"auto"`` or ``"ray://host:port"``: join a cluster.
-        retries: Retries per unit (worker death or ``lm_eval`` failure).
-        init_options: More ``ray.init`` arguments.
-    """
-
-    def __init__(
-        self, address: str | None = None, retries: int = DEFAULT_RETRIES, init_options: Mapping[str, Any] | None = None
-    ) -> None:
-        units = executor_for(
-            "ray",
-            address=address,
-            retries=retries,
-            job="build",
-            ending=LOST_HEAD_ENDING,
-            init_options=dict(init_options or {}),
-            importer=_ray,
-        )
-        super().__init__(units)

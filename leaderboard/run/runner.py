@@ -27,14 +27,14 @@ from logic_consistency.harness_ext.jobs.processes import (
     ProcessResult,
     run_captured,
 )
-from logic_consistency.harness_ext.publish.allowlist import public_model_args
-from logic_consistency.harness_ext.publish.request_cache import MARKER as REQUEST_CACHE_MARKER
+from logic_consistency.harness_ext.publish.lm_eval_command import LmEvalCommand
+from logic_consistency.harness_ext.shards.shard import Shard
 from logic_consistency.outputs import atomic_write
 
 from ..board.failures import failure_error
 from ..board.identity import sha256_hex
 from ..board.ingest import BootstrapSettings, iso_utc
-from ..board.modelid import ModelIdentity, identify, parse_model_args, slug
+from ..board.modelid import ModelIdentity, identify, parse_model_args, published_model_args, slug
 from .lock import child_group_recorded, held_lock_fds
 from .modellist import ModelSpec
 
@@ -50,28 +50,28 @@ def run_logged(command: Sequence[str], **options: Any) -> ProcessResult:
     return processes.run_logged(command, pass_fds=held_lock_fds(), track=child_group_recorded, **options)
 
 
-def lm_eval_command(spec: ModelSpec, *, lm_eval: str, output_path: Path, cache_path: Path) -> list[str]:
-    """The ``lm_eval`` command line of one model's run."""
-    import json
+def lm_eval_run(
+    spec: ModelSpec,
+    *,
+    lm_eval: str,
+    output_path: Path,
+    cache_path: Path,
+    shard: Shard | None = None,
+    build_id: str = "",
+    env: Mapping[str, str] | None = None,
+) -> LmEvalCommand:
+    """One model's ``lm_eval`` run (or one shard of it) as the build starts it: the suite's one run
+    description (:class:`~logic_consistency.harness_ext.publish.lm_eval_command.LmEvalCommand`), which
+    builds its command line, the line its log shows and its environment."""
+    return LmEvalCommand(
+        model=spec.backend, model_args=spec.model_args, tasks=spec.tasks, output_path=output_path, lm_eval=lm_eval,
+        metadata=spec.metadata or None, batch_size=spec.batch_size, limit=spec.limit,
+        apply_chat_template=spec.apply_chat_template, use_cache=cache_path, extra_args=tuple(spec.extra_args),
+        shard=shard, build_id=build_id, env=dict(env or {}),
+    )  # fmt: skip
 
-    command = [lm_eval, "--model", spec.backend]
-    if spec.model_args:
-        command += ["--model_args", spec.model_args]
-    command += ["--tasks", spec.tasks]
-    if spec.batch_size is not None:
-        command += ["--batch_size", spec.batch_size]
-    if spec.limit is not None:
-        command += ["--limit", f"{int(spec.limit)}" if float(spec.limit).is_integer() else f"{spec.limit}"]
-    if spec.metadata:
-        command += ["--metadata", json.dumps(spec.metadata, sort_keys=True)]
-    if spec.apply_chat_template:
-        command.append("--apply_chat_template")
-    command += ["--output_path", str(output_path), "--log_samples", "--use_cache", str(cache_path)]
-    command += list(spec.extra_args)
-    return command
 
-
-def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[Path]:
+def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path | None = None) -> list[str]:
     """Rewrite (atomically) each file under ``folder`` changed since ``since`` that holds a secret of ``redactor``.
 
     Defence in depth for what ``lm_eval`` wrote (results, samples): credentials in its model
@@ -80,7 +80,7 @@ def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path 
     is skipped.
 
     Returns:
-        The files rewritten.
+        One line per file rewritten: its path and how many replacements (issue 54: never silently).
     """
     literal = Redactor(redactor.secrets, patterns=False)
     changed = []
@@ -88,10 +88,12 @@ def scrub_outputs(folder: Path, redactor: Redactor, *, since: float, keep: Path 
         if path == keep or not path.is_file() or path.stat().st_mtime < since:
             continue
         text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+        before = literal.replacements
         clean = literal.text(text)
         if clean != text:
             atomic_write(path, [clean.encode("utf-8", errors="surrogateescape")])
-            changed.append(path)
+            count = literal.replacements - before
+            changed.append(f"note: {path}: {count} replacement(s) of a credential, written as [redacted NAME]")
     return changed
 
 
@@ -110,13 +112,15 @@ def embedded_sha_subprocess(name: str) -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """One model's run: a row, or a failure record (its full message is in the log only)."""
+    """One model's run: a row, or a failure record (its full message is in the log only); ``notes``: lines
+    for the build's log (a file the redaction rewrote)."""
 
     spec: ModelSpec
     row: dict[str, Any] | None
     failure: dict[str, Any] | None
     seconds: float
     log_file: Path
+    notes: tuple[str, ...] = ()
 
 
 def failure_record(
@@ -132,7 +136,8 @@ def failure_record(
     """The board's record of a model's failed run: a code of the closed vocabulary, never free text.
 
     ``detail`` (the full message, which may hold what an endpoint or a URL wrote) goes to the run's
-    local log only, redacted (:func:`log_failure`); the record holds the public model arguments, the
+    local log only, redacted (:func:`log_failure`); the record holds the published model arguments
+    (:func:`~..board.modelid.published_model_args`: an undeclared endpoint's host as a label), the
     log's path relative to ``board`` and :func:`..board.failures.failure_error` of ``code`` and ``error``
     (``returncode``, ``http_status``, ``error_class``, ``field``, ``shard``).
     """
@@ -143,7 +148,9 @@ def failure_record(
     return {
         "name": spec.name,
         "backend": spec.backend,
-        "model_args": public_model_args(spec.backend, spec.model_args).value or "",
+        "model_args": published_model_args(
+            spec.backend, spec.model_args, name=spec.name, public_endpoint=spec.public_endpoint
+        ),
         "night": night,
         "failed_at": iso_utc(time.time()),
         "error": failure_error(code, **error),
@@ -226,14 +233,6 @@ def cache_name(spec: ModelSpec, identity: ModelIdentity) -> str:
     return f"{slug(spec.name)}-{revision}-{cache_key(identity, spec.model_args)[:16]}"
 
 
-def known_error(stderr_tail: str) -> str | None:
-    """The one-line message of a failure the suite names itself (a corrupt ``--use_cache`` file)."""
-    for line in reversed(stderr_tail.splitlines()):
-        if REQUEST_CACHE_MARKER in line:
-            return line.split(REQUEST_CACHE_MARKER, 1)[1].strip()
-    return None
-
-
 @dataclass(frozen=True)
 class RunSettings:
     """What every model of one build is run with (:func:`.nightly.build` makes it once per build).
@@ -269,6 +268,7 @@ def identify_spec(spec: ModelSpec, settings: RunSettings) -> ModelIdentity:
         revision=spec.revision,
         precision=spec.precision,
         embedded_sha=settings.embedded_sha,
+        public_endpoint=spec.public_endpoint,
     )
 
 

@@ -31,11 +31,11 @@ from typing import Any
 from logic_consistency.common import RESULTS_PATTERN, find_files
 from logic_consistency.credentials import KEY_VARIABLES, Redactor
 from logic_consistency.harness_ext.jobs.processes import run_captured
-from logic_consistency.harness_ext.publish.allowlist import public_model_args
-from logic_consistency.harness_ext.shards.shard import ENV_BUILD, ENV_METRICS, ENV_SHARD, Shard
+from logic_consistency.harness_ext.publish import failure_facts
+from logic_consistency.harness_ext.publish.lm_eval_command import SHARD_METRICS_FILE, LmEvalCommand, child_environment
+from logic_consistency.harness_ext.shards.shard import Shard
 from logic_consistency.outputs import atomic_write
 
-from ..board.failures import classify
 from ..board.ingest import ingest_results
 from ..board.modelid import ModelIdentity, slug
 from .modellist import ModelSpec
@@ -47,8 +47,7 @@ from .runner import (
     cache_name,
     failure_record,
     identify_spec,
-    known_error,
-    lm_eval_command,
+    lm_eval_run,
     no_metric_defined,
     run_logged,
     scrub_outputs,
@@ -67,7 +66,7 @@ __all__ = [
 ]
 
 #: The per-shard metrics file (JSON, never pickle) in a shard's folder.
-METRICS_FILE = "shard_metrics.json"
+METRICS_FILE = SHARD_METRICS_FILE
 LOG_FILE = "lm_eval.log"
 MERGE_LOG = "merge.log"
 MERGED_DIR = "merged"
@@ -106,6 +105,13 @@ class UnitJob:
         """The unit's folder under the model's run folder (``""`` for the whole run)."""
         return "" if self.shard is None else self.shard.folder
 
+    def lm_eval_run(self, out: Path) -> LmEvalCommand:
+        """The unit's ``lm_eval`` run writing into ``out``: its command line, the line its log shows and its
+        environment (the node's, then :attr:`env`, then its shard's switches: a whole run never inherits a
+        shard left in the build's environment, which would publish a fraction of the documents as the row)."""
+        return lm_eval_run(self.spec, lm_eval=self.lm_eval, output_path=out, cache_path=Path(self.cache_path),
+                           shard=self.shard, build_id=self.build_id, env=self.env)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class UnitResult:
@@ -113,7 +119,8 @@ class UnitResult:
 
     ``files`` holds every file it wrote (relative path -> bytes) when it ran in a temporary folder;
     ``message`` overrides the failure message (a Ray task that died) and ``code`` names it on the board
-    (:mod:`..board.failures`; default ``worker_lost``); ``node`` is the Ray node it ran on.
+    (:mod:`..board.failures`; default ``worker_lost``); ``node`` is the Ray node it ran on. ``facts``: what its
+    ``lm_eval`` recorded of the exception it ended with (``publish/failure_facts.py``), never read from its output.
     """
 
     job: UnitJob
@@ -126,6 +133,7 @@ class UnitResult:
     message: str | None = None
     node: str | None = None
     code: str | None = None
+    facts: failure_facts.FailureFacts | None = None
 
     @property
     def error(self) -> str | None:
@@ -135,7 +143,8 @@ class UnitResult:
         if self.timed_out:
             return f"timed out after {self.job.spec.timeout:g} s; stopped"
         if self.returncode != 0:
-            return known_error(self.stderr_tail) or f"lm_eval exited with status {self.returncode}"
+            cache = self.facts is not None and self.facts.request_cache and self.facts.message
+            return cache or f"lm_eval exited with status {self.returncode}"
         if self.results_file is None:
             return "lm_eval exited 0 but wrote no results_*.json"
         return None
@@ -156,34 +165,20 @@ class UnitResult:
         return "no_results", {"shard": shard, "returncode": self.returncode}
 
     def _exit_failure(self) -> tuple[str, dict[str, Any]]:
-        """What ``lm_eval``'s non-zero exit was, read from its stderr: a corrupt request cache, an endpoint's
-        HTTP error, or another failure."""
-        error_class, status = classify(self.stderr_tail)
-        code = "request_cache" if known_error(self.stderr_tail) else "lm_eval_failed"
-        if code == "lm_eval_failed" and status is not None:
+        """What ``lm_eval``'s non-zero exit was, from the facts its process recorded, never from its output (an endpoint's
+        words): the suite's cache error, an HTTP status the backend received, or another failure (no record: killed)."""
+        facts = self.facts
+        if facts is None:
+            return "lm_eval_failed", {"returncode": self.returncode}
+        code = "request_cache" if facts.request_cache else "lm_eval_failed"
+        if code == "lm_eval_failed" and facts.http_status is not None:
             code = "endpoint_http_error"
-        return code, {"returncode": self.returncode, "http_status": status, "error_class": error_class}
+        return code, {"returncode": self.returncode, "http_status": facts.http_status, "error_class": facts.error_class}
 
 
 def _results_written(folder: Path, before: dict[Path, float]) -> str | None:
     written = [p for p in find_files(folder, RESULTS_PATTERN) if p not in before or p.stat().st_mtime > before[p]]
     return str(max(written, key=lambda p: p.stat().st_mtime).relative_to(folder)) if written else None
-
-
-def unit_environment(job: UnitJob, out: Path, base: Mapping[str, str]) -> dict[str, str]:
-    """The environment of the unit's ``lm_eval``: ``base`` (the node's), then the job's, then its shard.
-
-    The only place :data:`ENV_SHARD` is written. A whole run never inherits one (a value left in the
-    build's environment would otherwise publish a fraction of the documents as the model's row).
-    """
-    env = {**base, **job.env}
-    for name in (ENV_SHARD, ENV_METRICS, ENV_BUILD):
-        env.pop(name, None)
-    if job.shard is not None:
-        env[ENV_SHARD] = str(job.shard)
-        env[ENV_METRICS] = str(out / METRICS_FILE)
-        env[ENV_BUILD] = job.build_id
-    return env
 
 
 #: Backends of hosted APIs that send every request with a key: without it, every call is refused
@@ -207,22 +202,20 @@ def missing_credential(job: UnitJob, env: Mapping[str, str]) -> str | None:
 
 
 def _execute_in(job: UnitJob, out: Path, on_output: Callable[[str], None] | None) -> UnitResult:
-    command = lm_eval_command(job.spec, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
-    env = unit_environment(job, out, os.environ)
+    run = job.lm_eval_run(out)
+    env = run.environment(os.environ)
     missing = missing_credential(job, env)
     if missing is not None:  # before lm_eval starts: never a call billed to no key, or to another's
         return UnitResult(job, None, False, "", 0.0, None, message=missing, code="missing_credential")
     before = {path: path.stat().st_mtime for path in find_files(out, RESULTS_PATTERN)} if out.is_dir() else {}
-    # the log's echo shows the public model arguments only (publish by allowlist)
-    public_args = public_model_args(job.spec.backend, job.spec.model_args).value or ""
-    public = dataclasses.replace(job.spec, model_args=public_args)
-    shown = lm_eval_command(public, lm_eval=job.lm_eval, output_path=out, cache_path=Path(job.cache_path))
-    process = run_logged(
-        command, log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output, shown=shown
+    record = out / failure_facts.FAILURE_FILE  # where the run records its failure (LmEvalCommand.switches)
+    record.unlink(missing_ok=True)  # an earlier build's record in this folder is not this run's
+    process = run_logged(  # the log's echo shows the public model arguments only (publish by allowlist)
+        run.argv(), log_file=out / LOG_FILE, env=env, timeout=job.spec.timeout, on_output=on_output, shown=run.shown()
     )
-    return UnitResult(
-        job, process.returncode, process.timed_out, process.stderr_tail, process.seconds, _results_written(out, before)
-    )
+    facts = failure_facts.read_failure(record) if process.returncode not in (0, None) else None
+    written, tail = _results_written(out, before), process.stderr_tail
+    return UnitResult(job, process.returncode, process.timed_out, tail, process.seconds, written, facts=facts)
 
 
 def execute(job: UnitJob, *, on_output: Callable[[str], None] | None = None) -> UnitResult:
@@ -290,8 +283,7 @@ def documents_subprocess(spec: ModelSpec) -> int:
         "samples": samples if isinstance(samples, dict) else None,
         "include_path": options.get("include_path"),
     }
-    env = {**os.environ, **spec.env}
-    env.pop(ENV_SHARD, None)
+    env = child_environment(os.environ, spec.env)  # no shard: the count is of the whole run's documents
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.count", json.dumps(request)]
     completed = run_captured(command, env=env, timeout=COUNT_SECONDS)
     lines = completed.stdout.strip().splitlines()
@@ -385,7 +377,7 @@ def _merge(model: ModelRun, folder: Path) -> Path:
     }
     spec_file = atomic_write(folder / "merge.json", [json.dumps(merge_spec, indent=1).encode()])
     command = [sys.executable, "-m", "logic_consistency.harness_ext.shards.merge", str(spec_file)]
-    process = run_logged(command, log_file=folder / MERGE_LOG, env={**os.environ, **spec.env})
+    process = run_logged(command, log_file=folder / MERGE_LOG, env=child_environment(os.environ, spec.env))
     if process.returncode != 0:
         raise ValueError(f"merging the shards failed (status {process.returncode}): {process.stderr_tail[-500:]}")
     written = find_files(folder / MERGED_DIR, RESULTS_PATTERN)
@@ -412,16 +404,17 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
     log_file = folder / (LOG_FILE if spec.shards == 1 else MERGE_LOG)
     redactor = Redactor.from_environment({**os.environ, **driver_environment(spec, settings)})
     model.results.sort(key=lambda result: result.job.shard.index if result.job.shard is not None else 0)
+    notes: list[str] = []  # a file the redaction rewrote: said in the build's log
 
     def failed(code: str, detail: str, **error: Any) -> RunOutcome:
         failure = failure_record(
             spec, settings.night, code, board=settings.out, detail=detail, log_file=log_file, **error
         )
-        return RunOutcome(spec, None, failure, time.monotonic() - model.started, log_file)
+        return RunOutcome(spec, None, failure, time.monotonic() - model.started, log_file, tuple(notes))
 
     for result in model.results:
         _store(result, folder / result.job.folder)
-    scrub_outputs(folder, redactor, since=model.since)
+    notes += scrub_outputs(folder, redactor, since=model.since)
     if (first := _first_failure(model)) is not None:
         return failed(first[0], first[1], **first[2])
     try:
@@ -432,11 +425,11 @@ def finish_model(model: ModelRun, settings: RunSettings) -> RunOutcome:
                 newest = _merge(model, folder)
             except (ValueError, FileNotFoundError, OSError) as error:
                 return failed("merge_failed", str(error), error_class=type(error).__name__)
-            scrub_outputs(folder, redactor, since=model.since)
+            notes += scrub_outputs(folder, redactor, since=model.since)
         row = ingest_results(newest, identity=model.identity, night=settings.night, bootstrap=settings.bootstrap)
     except (ValueError, FileNotFoundError, OSError) as error:
         return failed("unreadable_results", f"unreadable results: {error}", error_class=type(error).__name__)
     if no_metric_defined(row):
         detail = f"no metric is defined in any task of {newest.name} (every reading undefined): nothing to rank"
         return failed("no_metric", detail)
-    return RunOutcome(spec, row, None, time.monotonic() - model.started, log_file)
+    return RunOutcome(spec, row, None, time.monotonic() - model.started, log_file, tuple(notes))

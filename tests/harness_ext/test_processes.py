@@ -14,8 +14,8 @@ import pytest
 
 from logic_consistency.harness_ext.jobs import processes
 from logic_consistency.harness_ext.jobs.processes import Stopped, run_captured, run_logged, stop_signals_raise
-from logic_consistency.harness_ext.training import study
-from logic_consistency.harness_ext.training.study import LmEvalRun
+from logic_consistency.harness_ext.training import study_eval as study
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
 

@@ -13,9 +13,8 @@ import pytest
 
 from logic_consistency.harness_ext.jobs.processes import Stopped
 from logic_consistency.harness_ext.jobs.ray_session import RayClusterError, ray_session
-from logic_consistency.harness_ext.training import study_executor
-from logic_consistency.harness_ext.training.study import StudyUnit
-from logic_consistency.harness_ext.training.study_executor import RayStudyExecutor
+from logic_consistency.harness_ext.training import study_executor as study_executor_module
+from logic_consistency.harness_ext.training.study_executor import StudyUnit, study_executor
 
 
 class _RaySystemError(Exception):
@@ -43,9 +42,9 @@ def _lost(*_: Any) -> Any:
 
 def test_a_lost_head_is_one_line_naming_what_the_study_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
     ray = _fake_ray(_lost)
-    monkeypatch.setattr(study_executor, "require_ray", lambda: ray)
+    monkeypatch.setattr(study_executor_module, "require_ray", lambda: ray)
     with pytest.raises(RayClusterError) as lost:
-        RayStudyExecutor()([_unit()])
+        study_executor("ray")([_unit()])
     assert str(lost.value) == (
         "lost the Ray head (the local Ray this study started): ConnectionError: GCS at 10.0.0.1:6379 went away; "
         "the study stopped; its finished rows are kept (run the same command to resume)"
@@ -61,9 +60,9 @@ def test_a_stop_wrapped_by_ray_is_the_stop(monkeypatch: pytest.MonkeyPatch) -> N
             raise _RaySystemError("returned a result with an exception set") from stop
 
     ray = _fake_ray(wrapped)
-    monkeypatch.setattr(study_executor, "require_ray", lambda: ray)
+    monkeypatch.setattr(study_executor_module, "require_ray", lambda: ray)
     with pytest.raises(Stopped) as stopped:
-        RayStudyExecutor()([_unit()])
+        study_executor("ray")([_unit()])
     assert stopped.value.signum == signal.SIGTERM and ray.calls[-1] == "shutdown"
 
 

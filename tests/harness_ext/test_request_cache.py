@@ -109,11 +109,22 @@ def test_a_valid_or_missing_cache_passes(tmp_path: Path) -> None:
     check_request_cache(tmp_path / "ok_rank0.db")
 
 
-def test_a_build_reports_the_cache_line_not_the_exit_status(tmp_path: Path) -> None:
+@pytest.mark.parametrize("raised", [True, False])
+def test_a_build_reports_the_cache_error_from_its_record_not_from_a_line(tmp_path: Path, raised: bool) -> None:
+    """Issue 54: the suite's own cache error is known from the record the run's process wrote
+    (``publish/failure_facts.py``); the same words on stderr (an endpoint's body may hold them) are no fact."""
     fake = tmp_path / "fake_lm_eval"
-    line = f"logic_consistency.harness_ext.publish.request_cache.{MARKER}--use_cache: c_rank0.db is not a readable SQLite request cache"
+    message = "--use_cache: c_rank0.db is not a readable SQLite request cache"
+    line = f"logic_consistency.harness_ext.publish.request_cache.{MARKER}{message}"
+    record = (
+        "from logic_consistency.harness_ext.publish.failure_facts import record_failure\n"
+        f"record_failure(RequestCacheError({message!r}))\n"
+        if raised
+        else ""
+    )
     fake.write_text(
-        f"#!{sys.executable}\nimport sys\nprint('Traceback (most recent call last):', file=sys.stderr)\n"
+        f"#!{sys.executable}\nimport sys\nfrom logic_consistency.harness_ext.publish.request_cache import "
+        f"RequestCacheError\n{record}print('Traceback (most recent call last):', file=sys.stderr)\n"
         f"print({line!r}, file=sys.stderr)\nsys.exit(1)\n",
         encoding="utf-8",
     )
@@ -124,9 +135,13 @@ def test_a_build_reports_the_cache_line_not_the_exit_status(tmp_path: Path) -> N
         tmp_path / "board", model_list=models, night="2026-01-01", lm_eval=str(fake), progress=False, log=lambda _: None
     )
     failure = result.document["failures"][0]
+    if not raised:  # only the words: an ordinary failure, no class or status guessed from them
+        assert (failure["error"]["code"], failure["error"]["error_class"]) == ("lm_eval_failed", None), failure
+        return
     assert failure["error"]["code"] == "request_cache", failure  # the board: a code (issue 46); the line: the log
+    assert failure["error"]["error_class"] == "RequestCacheError"
     log = (tmp_path / "board" / failure["log_file"]).read_text(encoding="utf-8")
-    assert "failure request_cache: --use_cache: c_rank0.db is not a readable SQLite request cache" in log
+    assert f"failure request_cache: {message}" in log
 
 
 def test_a_seed_given_in_model_args_is_the_seed_the_row_records(tmp_path: Path) -> None:

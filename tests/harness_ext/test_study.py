@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.training.study import LmEvalRun, Study, metric_summary, table_markdown
+from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun
+from logic_consistency.harness_ext.training.study_report import metric_summary, table_markdown
 from logic_consistency.tasks.gv.improve_report import write_report
 from logic_consistency.tasks.gv.improve_tables import task_metrics
 
@@ -89,7 +91,7 @@ def test_a_rerun_of_an_unfinished_lm_eval_reads_only_its_own_samples(tmp_path: P
     # machine missing pytz) left samples that a rerun read beside its own, counting each document twice.
     import sys
 
-    from logic_consistency.harness_ext.training import study
+    from logic_consistency.harness_ext.training import study_eval as study
 
     out = tmp_path / "test_eval"
     work = tmp_path / "test_eval.partial"  # where the unfinished try wrote (renamed into place once it ends well)
@@ -110,7 +112,7 @@ def test_a_studys_lm_eval_runs_declare_the_suites_tasks_only(tmp_path: Path, mon
     its tasks are the suite's, so lm-eval's built-in task files are not indexed (docs/benchmarks.md)."""
     from logic_consistency.harness_ext.autoload import ENV_SUITE_TASKS_ONLY
     from logic_consistency.harness_ext.jobs.processes import ProcessResult
-    from logic_consistency.harness_ext.training import study
+    from logic_consistency.harness_ext.training import study_eval as study
 
     seen: list[dict[str, str]] = []
 

@@ -13,7 +13,7 @@ import pytest
 
 from logic_consistency.harness_ext.jobs.processes import default_lm_eval
 from logic_consistency.harness_ext.training.data_read import READ_LOG
-from logic_consistency.harness_ext.training.study import LmEvalRun, run_lm_eval
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun, run_lm_eval
 
 pytestmark = pytest.mark.slow  # starts lm_eval
 

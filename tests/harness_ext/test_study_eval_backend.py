@@ -50,8 +50,8 @@ def base_and_adapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
 
 
 def _row(backend: str, base: Path, adapter: Path) -> dict[str, Any]:
-    args = model_arguments(backend, base, "float32", adapter)
-    model = get_model(args[1]).create_from_arg_string(args[3], {"batch_size": 4, "device": "cpu"})
+    name, model_args = model_arguments(backend, base, "float32", adapter)
+    model = get_model(name).create_from_arg_string(model_args, {"batch_size": 4, "device": "cpu"})
     manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False)
     return simple_evaluate(
         model=model,

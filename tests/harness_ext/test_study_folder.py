@@ -17,7 +17,9 @@ import pytest
 
 from logic_consistency.cli import app
 from logic_consistency.harness_ext.training import study as study_module
-from logic_consistency.harness_ext.training.study import LmEvalRun, Study, run_lm_eval
+from logic_consistency.harness_ext.training import study_executor
+from logic_consistency.harness_ext.training.study import Study
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun, run_lm_eval
 from logic_consistency.harness_ext.training.study_identity import (
     RowMismatch,
     base_identity,
@@ -218,8 +220,8 @@ def test_where_a_row_ran_is_not_what_it_measured(tmp_path: Path) -> None:
 def test_a_kept_rows_merged_weights_are_a_unit_not_the_drivers_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from logic_consistency.harness_ext.models.adapter_manifest import MANIFEST
     from logic_consistency.harness_ext.training import merge
-    from logic_consistency.harness_ext.training.adapter import MANIFEST
 
     study, identity = _finished_row(tmp_path)
     adapter = study.row_dir("perturbed") / "adapter"
@@ -240,7 +242,7 @@ def test_a_kept_rows_merged_weights_are_a_unit_not_the_drivers_work(
     (adapter / MANIFEST).write_text("{}")  # a finished adapter
     unit = study.merge_unit("perturbed")
     assert unit is not None and unit.rows == ("perturbed",) and merged == []
-    (summary,) = study_module.run_locally([unit])[0]
+    (summary,) = study_executor.run_locally([unit])[0]
     assert merged == [adapter] and summary["training"]["merged"] == str(merge.merged_folder(adapter))
     written = json.loads((study.row_dir("perturbed") / "row.json").read_text())  # with its hashes
     assert not hash_mismatches(study.row_dir("perturbed"), written) and "hashes" not in (

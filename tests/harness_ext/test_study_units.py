@@ -33,13 +33,9 @@ from logic_consistency.harness_ext.training.driver import (  # noqa: E402
     run_study,
 )
 from logic_consistency.harness_ext.training.recipe_api import PaperValues, Stated, TrainingRecipe  # noqa: E402
-from logic_consistency.harness_ext.training.study import (  # noqa: E402
-    LmEvalRun,
-    Study,
-    StudyUnit,
-    StudyUnitError,
-    run_locally,
-)
+from logic_consistency.harness_ext.training.study import Study  # noqa: E402
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun  # noqa: E402
+from logic_consistency.harness_ext.training.study_executor import StudyUnit, StudyUnitError, run_locally  # noqa: E402
 from logic_consistency.harness_ext.training.study_identity import RowMismatch, row_identity  # noqa: E402
 from logic_consistency.harness_ext.training.study_options import StudyOptions  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import TrainingError, TrainJob  # noqa: E402
@@ -261,7 +257,7 @@ def _empty_base(folder: Path) -> Path:
 
 def test_a_third_recipe_runs_on_the_driver_alone_and_a_rerun_hands_the_executor_nothing(tmp_path: Path) -> None:
     base = _empty_base(tmp_path / "base")
-    options = _EchoOptions(base=base, out=tmp_path / "s")
+    options = _EchoOptions(base=base, out=tmp_path / "s", tasks="echo")  # --tasks names at least one task
     recorder = Recorder()
     rows = run_study(ECHO, options, recorder)
     assert recorder.calls == [["a"], ["bc"]] and [r["row"] for r in rows] == ["a", "b", "c"]

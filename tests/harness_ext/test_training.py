@@ -16,10 +16,10 @@ pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import tiny_base  # noqa: E402
 
-from logic_consistency.harness_ext.training.adapter import is_complete  # noqa: E402
+from logic_consistency.harness_ext.models.adapter_manifest import is_complete  # noqa: E402
 from logic_consistency.harness_ext.training.callbacks import HISTORY, history_folder  # noqa: E402
 from logic_consistency.harness_ext.training.devices import evaluation_dtype  # noqa: E402
-from logic_consistency.harness_ext.training.study import LmEvalRun  # noqa: E402
+from logic_consistency.harness_ext.training.study_eval import LmEvalRun  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import (  # noqa: E402
     CHECKPOINT_DONE,
     Example,

@@ -13,7 +13,7 @@ pytest.importorskip("peft", reason="the train extra")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import tiny_base  # noqa: E402
 
-from logic_consistency.harness_ext.training.adapter import is_complete, read_manifest  # noqa: E402
+from logic_consistency.harness_ext.models.adapter_manifest import is_complete, read_manifest  # noqa: E402
 from logic_consistency.harness_ext.training.trainer import Example, TrainJob, train_adapter  # noqa: E402
 from logic_consistency.tasks.gv.improve_training import TRAINING as GV_TRAINING  # noqa: E402
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from logic_consistency.harness_ext.models.adapter_manifest import read_manifest, write_manifest
+from logic_consistency.harness_ext.models.provenance import adapter_provenance, check_adapter_base
 from logic_consistency.harness_ext.publish.allowlist import public_path
-from logic_consistency.harness_ext.training.adapter import read_manifest, write_manifest
-from logic_consistency.harness_ext.training.provenance import adapter_provenance, check_adapter_base
 from logic_consistency.leaderboard.run.modellist import ModelSpec
 from logic_consistency.leaderboard.run.preflight import check_model_args
 
@@ -67,13 +67,17 @@ def test_an_embedded_model_and_a_plain_peft_adapter_are_checked_too(tmp_path: Pa
 def test_the_rows_provenance_shows_base_and_recipe(tmp_path: Path) -> None:
     base = tmp_path / "smol"
     folder = adapter(tmp_path, base)
-    record = adapter_provenance({"pretrained": str(base), "peft": str(folder), "dtype": "float32"})["adapter"]
+    record = adapter_provenance(
+        {"pretrained": str(base), "peft": str(folder), "dtype": "float32"}, shown_path=public_path
+    )["adapter"]
     assert (record["base_model"], record["recipe"], record["round"], record["data_examples"]) == (
         public_path(str(base)), "repair", "REPAIR-ed", 18)  # fmt: skip
     assert str(tmp_path) not in str(record)  # issue 39: a local path as a hash and its basename
     assert "device" not in record and "libraries" not in record  # published by allowlist
-    assert adapter_provenance({"pretrained": str(base)}) == {}
-    gone = adapter_provenance({"pretrained": str(base), "peft": str(tmp_path / "elsewhere")})["adapter"]
+    assert adapter_provenance({"pretrained": str(base)}, shown_path=public_path) == {}
+    gone = adapter_provenance({"pretrained": str(base), "peft": str(tmp_path / "elsewhere")}, shown_path=public_path)[
+        "adapter"
+    ]
     assert gone["base_model"] is None and gone["recipe"] is None
 
 
@@ -140,7 +144,10 @@ def test_a_malformed_manifest_names_its_file(tmp_path: Path, name: str, text: st
     (folder / name).write_text(text)
     with pytest.raises(ValueError, match=f"^{re.escape(str(folder / name))}: malformed adapter file"):
         check_adapter_base(f"pretrained=org/base,peft={folder}")
-    assert adapter_provenance(f"pretrained=org/base,peft={folder}")["adapter"]["base_model"] is None
+    assert (
+        adapter_provenance(f"pretrained=org/base,peft={folder}", shown_path=public_path)["adapter"]["base_model"]
+        is None
+    )
     if text in ("{not json", "[1, 2]"):  # the trainer's and the merge's reader too
         with pytest.raises(ValueError, match=f"^{re.escape(str(folder / name))}: malformed adapter manifest"):
             read_manifest(folder)

@@ -137,3 +137,30 @@ def test_a_results_file_published_as_its_path_is_rewritten_by_the_next_build(tmp
     assert public_path(HOME_PATH).startswith("local:") and public_path(HOME_PATH).endswith(
         "/results_2026-01-01T03-00-00.json"
     )
+
+
+def test_a_board_before_3_1_is_published_again_through_today_s_allowlist() -> None:
+    from logic_consistency.leaderboard.board.identity import row_id, settings_id
+
+    """Issue 54: every published field of an older board is derived again, rows included: an undeclared option
+    (the row keyed again), a path token and a host in ``base_url``, an adapter's home path."""
+    row = hand_row("judge")
+    row["model"].update(backend="lc-chat", model_args="model=j,base_url=https://x.ngrok-free.app/t/gw-TOKEN-9/v1")
+    for entry in row["settings"]["tasks"].values():
+        entry["options"]["gateway_note"] = "gw-TOKEN-9"  # an undeclared metadata key an old build recorded
+    row["settings_id"] = settings_id(row["settings"])  # as the old build keyed it
+    row["row_id"] = row_id("judge", "unpinned", "n/a", row["prompt_set"]["id"], row["settings_id"])
+    old = make_document("leaderboard", [row], [], night="2026-01-01")
+    old["schema_version"] = "3.0"
+    old["rows"][0]["provenance"]["adapter"] = {"path": "/home/alice/adapters/a1", "base_model": "org/base"}
+    new = upgrade(old)
+    validate(new)
+    text = json.dumps(new)
+    assert "gw-TOKEN" not in text and "ngrok" not in text and "/home/alice" not in text
+    (upgraded,) = new["rows"]
+    assert upgraded["model"]["model_args"] == "model=j,base_url=private:judge"
+    assert upgraded["provenance"]["adapter"]["path"].startswith("local:")
+    assert upgraded["provenance"]["adapter"]["base_model"] == "org/base"  # a hub id, as it is
+    assert upgraded["settings_id"] != old["rows"][0]["settings_id"] and upgraded["row_id"] != old["rows"][0]["row_id"]
+    assert [board["settings_id"] for board in new["boards"]] == [upgraded["settings_id"]]
+    assert new["schema_version"] == SCHEMA_VERSION and upgrade(new) is new  # once upgraded, left alone

@@ -20,7 +20,7 @@ from logic_consistency.leaderboard.run.modellist import (
     default_model_list,
     load_model_list,
 )
-from logic_consistency.leaderboard.run.nightly import build, lm_eval_command
+from logic_consistency.leaderboard.run.nightly import build, lm_eval_run
 
 BOOT = BootstrapSettings(n_resamples=1000)
 SMALL = (
@@ -119,9 +119,9 @@ def test_lm_eval_command_line(tmp_path: Path) -> None:
         apply_chat_template=True,
         extra_args=("--device", "cuda:0"),
     )
-    command = lm_eval_command(
+    command = lm_eval_run(
         spec, lm_eval="lm_eval", output_path=tmp_path / "out", cache_path=tmp_path / "cache" / "m"
-    )
+    ).argv()
     assert command == [
         "lm_eval",
         "--model",
@@ -130,16 +130,16 @@ def test_lm_eval_command_line(tmp_path: Path) -> None:
         "pretrained=org/m",
         "--tasks",
         "logic_consistency",
-        "--batch_size",
-        "8",
-        "--limit",
-        "2",
         "--metadata",
         '{"max_items": 5}',
-        "--apply_chat_template",
+        "--batch_size",
+        "8",
         "--output_path",
         str(tmp_path / "out"),
         "--log_samples",
+        "--limit",
+        "2",
+        "--apply_chat_template",
         "--use_cache",
         str(tmp_path / "cache" / "m"),
         "--device",
@@ -184,6 +184,8 @@ out = Path(args[args.index("--output_path") + 1])
 model = out.name.rsplit("-", 1)[0]  # the name in runs/<night>/<name>-<hash>; the backend is dummy
 if model == "crash":
     print("loading...", flush=True)
+    from logic_consistency.harness_ext.publish.failure_facts import record_failure
+    record_failure(RuntimeError("CUDA out of memory"))  # what lm_eval's entry point records (issue 54)
     print("Traceback (most recent call last):\\n  File x\\nRuntimeError: CUDA out of memory", file=sys.stderr)
     sys.exit(1)
 if model == "hang":

@@ -39,7 +39,8 @@ from .shard_support import (
 
 ray = pytest.importorskip("ray")  # the test extra installs it; CI runs these
 from logic_consistency.leaderboard.run.endpoint_budget import EndpointBudget  # noqa: E402
-from logic_consistency.leaderboard.run.ray_executor import NAMESPACE, RayClusterError, RayExecutor  # noqa: E402
+from logic_consistency.leaderboard.run.executor import build_executor  # noqa: E402
+from logic_consistency.leaderboard.run.ray_executor import NAMESPACE, RayClusterError  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NIGHT = "2026-06-02"
@@ -104,8 +105,8 @@ def test_the_local_executor_local_shards_and_ray_shards_give_the_same_rows_and_k
     special = model_list(
         tmp_path, tasks=TASKS, limit=3, entry=ECHO_ENV + ", resources: {custom: {special: 1}}", name="s.yaml"
     )
-    one, one_log = _build(tmp_path, "ray1", special, RayExecutor())
-    three, _ = _build(tmp_path, "ray3", models, RayExecutor(), shards=3)
+    one, one_log = _build(tmp_path, "ray1", special, build_executor("ray"))
+    three, _ = _build(tmp_path, "ray3", models, build_executor("ray"), shards=3)
     rows = [[comparable(row) for row in result.document["rows"]] for result in (local, shards, one, three)]
     assert rows[0] and rows[0] == rows[1] == rows[2] == rows[3]
     # the unit that needs the custom resource ran on the only node that has it
@@ -132,7 +133,7 @@ def test_a_killed_worker_repeats_at_most_the_calls_in_flight(
     )
     models = model_list(tmp_path, tasks=TASKS[:1] + TASKS[2:], limit=2, entry=f", env: {env}")
     reference, _ = _build(tmp_path, "clean", model_list(tmp_path, tasks=TASKS[:1] + TASKS[2:], limit=2, name="c.yaml"))
-    result, _ = _build(tmp_path, "killed", models, RayExecutor(retries=2))
+    result, _ = _build(tmp_path, "killed", models, build_executor("ray", retries=2))
     assert died.exists(), "the worker was never killed"
     lines = _calls(calls)
     before, after = lines[:6], lines[6:]  # the first attempt died at its sixth call
@@ -242,7 +243,7 @@ def test_the_api_budget_holds_across_shards_and_workers_send_the_drivers_key(
             extra=f"api_limits: {{'{endpoint}': 1}}",
             entry=f", model_args: 'base_url={url},num_concurrent=1'",
         )
-        _build(tmp_path, "out", models, RayExecutor(), shards=3)
+        _build(tmp_path, "out", models, build_executor("ray"), shards=3)
         in_use, held_at_once = ray.get(budget.usage.remote())
     finally:
         server.shutdown()
@@ -271,7 +272,7 @@ def test_a_unit_no_node_can_hold_is_refused_before_it_runs(
     models = model_list(tmp_path, tasks=TASKS[:1], limit=2, entry=f", resources: {resources}")
     started = time.monotonic()
     with pytest.raises(RayClusterError, match="hash: no node of the Ray cluster") as refused:
-        _build(tmp_path, "out", models, RayExecutor())
+        _build(tmp_path, "out", models, build_executor("ray"))
     assert named in str(refused.value), str(refused.value)
     assert time.monotonic() - started < 60
     assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").rglob("*.log"))

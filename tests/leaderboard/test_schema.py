@@ -248,7 +248,7 @@ def test_the_failure_codes_table_of_the_docs_is_the_schema_vocabulary() -> None:
 
 def test_a_failure_holds_no_free_text_and_an_old_one_is_migrated() -> None:
     """Issue 46: a 2.x failure's text (a URL with a token in its path, stderr lines) is dropped when read."""
-    from logic_consistency.leaderboard.board.failures import classify
+    from logic_consistency.leaderboard.board.failures import failure_error
     from logic_consistency.leaderboard.board.migrate import upgrade
 
     old = {
@@ -270,9 +270,8 @@ def test_a_failure_holds_no_free_text_and_an_old_one_is_migrated() -> None:
         ],
     }
     (failure,) = upgrade(old)["failures"]
-    assert "gw-TOKEN-123" not in json.dumps(failure) and failure["model_args"] == "model=j,base_url=http://127.0.0.1:9"
+    # issue 54: an old board cannot say its model list declared the host public: a label stands for it
+    assert "gw-TOKEN-123" not in json.dumps(failure) and failure["model_args"] == "model=j,base_url=private:judge"
     assert failure["error"]["code"] == "recorded_as_text" and failure["error"]["returncode"] == 1
     assert failure["log_file"] == "runs/2026-02-01/judge/lm_eval.log"
-    tail = "aiohttp.client_exceptions.ClientResponseError: 404, message='Not Found', url='http://h/t/TOKEN/v1'"
-    assert classify(tail) == ("ClientResponseError", 404)
-    assert classify("Traceback\nmy.module.GatewaySaidTOKENError: TOKEN") == ("other", None)
+    assert failure_error("lm_eval_failed", error_class="GatewaySaidTOKENError")["error_class"] == "other"

@@ -22,7 +22,7 @@ from logic_consistency.leaderboard.run.modellist import load_model_list
 from logic_consistency.leaderboard.run.nightly import BuildStopped, build, stop_signals_raise
 from logic_consistency.leaderboard.run.placement import capped_shards, normalise_endpoint
 from logic_consistency.leaderboard.run.runner import RunSettings
-from logic_consistency.leaderboard.run.units import ModelRun, plan_model, unit_environment
+from logic_consistency.leaderboard.run.units import ModelRun, plan_model
 
 from .conftest import FIXTURE_DATA, lm_eval_env
 from .shard_support import hash_lm_eval, model_list
@@ -124,7 +124,7 @@ def test_a_unit_gets_the_drivers_credential_in_memory(tmp_path: Path, monkeypatc
     planned = plan_model(spec, settings, local=False)
     assert isinstance(planned, ModelRun)
     node = {"OPENAI_API_KEY": "sk-node-key", ENV_SHARD: "5/9", "PATH": "/bin"}
-    env = unit_environment(planned.jobs[1], tmp_path, node)
+    env = planned.jobs[1].lm_eval_run(tmp_path).environment(node)
     assert (env["OPENAI_API_KEY"], env["EXTRA"], env[ENV_SHARD], env["PATH"]) == ("sk-driver-key", "x", "1/2", "/bin")
     assert env["LOGIC_CONSISTENCY_BUILD_ID"] == settings.build_id
     assert "sk-driver-key" not in repr(planned.jobs[1]) and "sk-driver-key" not in repr(settings)
@@ -200,7 +200,7 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     """SIGTERM while ``ray.init`` connects meets Ray's handler (``sys.exit(15)``): it becomes the build's
     stop (exit 143 with its line), and the build's handlers are back after."""
     ray = pytest.importorskip("ray")
-    from logic_consistency.leaderboard.run.ray_executor import RayExecutor
+    from logic_consistency.leaderboard.run.executor import build_executor
 
     def connecting(**_options: object) -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # what ray.init installs
@@ -215,6 +215,19 @@ def test_a_stop_while_ray_connects_is_the_builds_stop(monkeypatch: pytest.Monkey
     with stop_signals_raise():
         build_handler = signal.getsignal(signal.SIGTERM)
         with pytest.raises(BuildStopped) as stopped:
-            RayExecutor().run([spec], settings)
+            build_executor("ray").run([spec], settings)
         assert signal.getsignal(signal.SIGTERM) is build_handler
     assert stopped.value.signum == signal.SIGTERM
+
+
+def test_a_file_the_build_redacts_is_named_with_its_count(tmp_path: Path) -> None:
+    """Issue 54: the build's redaction of a run's files (defence in depth) says what it rewrote, never silently."""
+    from logic_consistency.credentials import Redactor
+    from logic_consistency.leaderboard.run.runner import scrub_outputs
+
+    key = "kW3-local-key-1234"
+    (tmp_path / "samples_t.jsonl").write_text(f'{{"resps": ["{key}", "again {key}"]}}\n', encoding="utf-8")
+    (tmp_path / "results.json").write_text('{"ok": 1}', encoding="utf-8")
+    (note,) = scrub_outputs(tmp_path, Redactor({key: "OPENAI_API_KEY"}), since=0.0)
+    assert note == f"note: {tmp_path / 'samples_t.jsonl'}: 2 replacement(s) of a credential, written as [redacted NAME]"
+    assert key not in (tmp_path / "samples_t.jsonl").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """A tuned model as a leaderboard row: ``peft=ADAPTER`` in a row's ``model_args``.
 
-The row's provenance records the adapter's base and recipe (from its manifest, :mod:`.adapter`), and
+The row's provenance records the adapter's base and recipe (from its manifest, :mod:`.adapter_manifest`), and
 an adapter whose base is not the row's base is refused before any run: the scores would otherwise be
 published under the wrong model. Plain peft adapters (no manifest) are checked against their
 ``adapter_config.json``'s ``base_model_name_or_path``.
@@ -9,13 +9,13 @@ published under the wrong model. Plain peft adapters (no manifest) are checked a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from logic_consistency.harness_ext.models.args import parse_model_args
 
-from .adapter import MANIFEST, check_adapter_weights
+from .adapter_manifest import MANIFEST, check_adapter_weights
 from .base_hash import base_sha256
 
 __all__ = ["adapter_provenance", "check_adapter_base"]
@@ -123,10 +123,12 @@ def check_adapter_base(model_args: str | Mapping[str, Any]) -> None:
         )
 
 
-def adapter_provenance(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
+def adapter_provenance(model_args: str | Mapping[str, Any], *, shown_path: Callable[[str], str]) -> dict[str, Any]:
     """``{"adapter": {...}}`` for a row run with ``peft=ADAPTER`` (its base and recipe), else ``{}``.
 
-    The adapter may be gone when the run is ingested elsewhere: then only its path is known.
+    The adapter may be gone when the run is ingested elsewhere: then only its path is known. ``shown_path``
+    is how the caller publishes a path (the board: ``publish.allowlist.public_path``, a hash and the
+    basename), so that this room reads the facts and the publisher projects them.
     """
     args = _args(model_args)
     if not args.get("peft"):
@@ -136,8 +138,6 @@ def adapter_provenance(model_args: str | Mapping[str, Any]) -> dict[str, Any]:
         trained_on, manifest = _adapter_base(adapter) if adapter.is_dir() else (None, None)
     except ValueError:  # a malformed manifest: preflight refused it before any run; ingest records the path only
         trained_on, manifest = None, None
-    from logic_consistency.harness_ext.publish.allowlist import public_path
-
-    record: dict[str, Any] = {"path": public_path(str(adapter)), "base_model": trained_on and public_path(trained_on)}
+    record: dict[str, Any] = {"path": shown_path(str(adapter)), "base_model": trained_on and shown_path(trained_on)}
     record.update({key: (manifest or {}).get(key) for key in PUBLISHED})
     return {"adapter": record}

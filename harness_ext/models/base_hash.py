@@ -1,6 +1,6 @@
 """A base model's identity by content: the SHA-256 of its weights, read once per state of its files.
 
-:func:`base_sha256` is :func:`.adapter.folder_sha256` (``config.json`` and every weight file, names and
+:func:`base_sha256` is :func:`.adapter_manifest.folder_sha256` (``config.json`` and every weight file, names and
 bytes: an adapter manifest's ``base_sha256``), cached by each file's name, device, inode, size,
 ``mtime_ns`` and ``ctime_ns``: a rerun on an unchanged base reads no weight (a 60 GB base costs minutes),
 and weights replaced by others, of the same size or not, change an inode, a size or a time (``ctime``
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from logic_consistency.outputs import atomic_write
 
-from .adapter import _weights, folder_sha256
+from .adapter_manifest import _weights, folder_sha256
 
 __all__ = ["CACHE_NAME", "MAX_ENTRIES", "base_sha256"]
 
@@ -64,7 +64,7 @@ def _read(path: Path) -> dict[str, str]:
 
 
 def base_sha256(folder: Path) -> str:
-    """:func:`~.adapter.folder_sha256` of ``folder``, from the cache where its files are as they were hashed."""
+    """:func:`~.adapter_manifest.folder_sha256` of ``folder``, from the cache where its files are as they were hashed."""
     key, cache = _state_key(folder), _cache_file()
     known = _read(cache)
     if key in known:
