@@ -80,8 +80,11 @@ class Inputs:
         """The inputs with the batches and epochs the recipes train with (each family's ``TRAINING``), not copies."""
         from logic_consistency.tasks.improve_recipes import recipes
 
-        found = recipes()
-        gv, repair = (found[name].options.training.settings({}) for name in ("gv", "repair"))
+        trainings = {name: recipe.options.training for name, recipe in recipes().items()}
+        gv_training, repair_training = trainings["gv"], trainings["repair"]
+        # StudyRecipe refuses a recipe whose options declare no training
+        assert gv_training is not None and repair_training is not None
+        gv, repair = gv_training.settings({}), repair_training.settings({})
         return cls(
             pairwise_batch=(repair.batch_size, repair.grad_accum),
             gv_batch=(gv.batch_size, gv.grad_accum),
