@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import ModuleType
 
-# Heavier modules (inspect, functools, warnings) are imported only when lm-eval is: this file
-# runs at every Python start-up through the .pth line.
+# Heavier modules (inspect, functools, warnings) and the suite's own patch code are imported only when
+# lm-eval is, inside each patch function: this file runs at every Python start-up through the .pth line.
 
 #: The lm-eval release whose ``TaskManager`` and model registry this hook was written against.
 PINNED_LM_EVAL_VERSION = "0.4.13"
@@ -61,7 +61,6 @@ def suite_tasks_only() -> bool:
     """
     value = os.environ.get(ENV_SUITE_TASKS_ONLY, "0").strip()
     if value not in ("0", "1"):
-        # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
         from logic_consistency.options import OptionError
 
         raise OptionError(f"{ENV_SUITE_TASKS_ONLY}={value!r}: must be 1 (index only the suite's tasks) or 0")
@@ -231,12 +230,10 @@ def _warn_if_unpinned() -> None:
 
 
 def _patch_evaluator(module: ModuleType) -> None:
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.task.current_run import publish_lm
 
     original = getattr(module, "evaluate", None)
     if original is not None and not getattr(original, "_logic_consistency", False):
-        # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
         from logic_consistency.harness_ext.shards.shard import shard_evaluate
 
         module.evaluate = shard_evaluate(publish_lm(original))  # type: ignore[attr-defined]  # lm_eval.evaluator.evaluate
@@ -249,7 +246,6 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
     """Wrap ``lm_eval.evaluator.simple_evaluate``: a credential in ``model_args`` or ``metadata`` is refused
     before the model is built, logs are redacted, and the results record only what is declared public
     (:func:`logic_consistency.harness_ext.publish.run.publishing`)."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
     import inspect
 
@@ -271,7 +267,6 @@ def refuse_credentials_first(simple_evaluate: Callable[..., Any]) -> Callable[..
 
 def _shard_documents(module: ModuleType) -> None:
     """Under ``LOGIC_CONSISTENCY_SHARD=i/N`` a task lists only its shard's documents (``shards/shard.py``)."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.shards.shard import shard_doc_iterator
 
     _never_read_request_pickles(module)
@@ -284,7 +279,6 @@ def _shard_documents(module: ModuleType) -> None:
 
 def _aggregate_over_defined(module: ModuleType) -> None:
     """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``)."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.task.undefined import over_defined_documents
 
     compute = getattr(module, "_compute_task_aggregations", None)
@@ -295,7 +289,6 @@ def _aggregate_over_defined(module: ModuleType) -> None:
 def _local_hub_copies(module: ModuleType) -> None:
     """With ``LOGIC_CONSISTENCY_DATA`` set, lm-eval's tasks read the suite's local copies of declared hub
     datasets (``task/hub_copies.py``); a few-shot run that would need a split the copy lacks is refused."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.task.hub_copies import checked_build, redirected_download
 
     configurable, task = getattr(module, "ConfigurableTask", None), getattr(module, "Task", None)
@@ -307,7 +300,6 @@ def _local_hub_copies(module: ModuleType) -> None:
 
 def _never_read_request_pickles(module: ModuleType) -> None:
     """``lm_eval.api.task.load_from_cache`` (``--cache_requests``, dill pickles) refuses instead of reading."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from lm_eval.caching.cache import _cache_file_path
 
     from logic_consistency.harness_ext.publish.command_line import guard_load_from_cache
@@ -319,7 +311,6 @@ def _never_read_request_pickles(module: ModuleType) -> None:
 
 def _guard_request_cache(module: ModuleType) -> None:
     """A corrupt ``--use_cache`` file is named in one line (``publish/request_cache.py``)."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.publish.request_cache import guard_caching_lm
 
     caching_lm = getattr(module, "CachingLM", None)
@@ -330,7 +321,6 @@ def _guard_request_cache(module: ModuleType) -> None:
 
 def _check_shard_first(argv: list[str]) -> None:
     """A bad ``LOGIC_CONSISTENCY_SHARD``, or one with ``--cache_requests``: an ``OptionError`` before any model is built."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.shards.shard import ENV_SHARD, active_shard
     from logic_consistency.options import OptionError
 
@@ -346,7 +336,6 @@ def _check_shard_first(argv: list[str]) -> None:
 def _check_keys_first(argv: list[str]) -> None:
     """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata`` (lm-eval keeps the last), an
     abbreviation of an option the suite reads, or ``--cache_requests`` (dill pickles): an ``OptionError``."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
 
     check_lm_eval_argv(argv)
@@ -355,7 +344,6 @@ def _check_keys_first(argv: list[str]) -> None:
 def _one_line_option_errors(module: ModuleType) -> None:
     """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2; and
     the facts of any failure go to the launcher's record (``publish/failure_facts.py``)."""
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     import functools
 
     from logic_consistency.harness_ext.publish.failure_facts import record_failure
@@ -404,7 +392,6 @@ def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
     """lm-eval's "Tasks not found: NAME" when an ``--include_path`` file could not be read: name the file."""
     if not str(error).startswith("Tasks not found"):
         return None
-    # deferred: this module runs at every Python start (.pth); suite code loads only with lm-eval
     from logic_consistency.harness_ext.task.check_task import unreadable_task_files
 
     folders = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--include_path=")]

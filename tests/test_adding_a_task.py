@@ -17,6 +17,7 @@ import pytest
 
 from logic_consistency.harness_ext.task.base import PromptedTask
 from logic_consistency.harness_ext.task.multistage import MultiStageTask, Stage
+from logic_consistency.tasks.invariance import task as invariance_task  # noqa: F401  (registers subclasses)
 from logic_consistency.tasks.pairwise import pairs_task, self_agreement_task, task  # noqa: F401  (registers subclasses)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

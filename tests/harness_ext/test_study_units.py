@@ -283,7 +283,8 @@ def test_a_third_recipe_with_its_own_paper_runs_through_improve_with_no_edit_to_
     monkeypatch.setattr(cli_improve, "recipes", lambda: found)
     monkeypatch.setattr(cli_options, "recipes", lambda: found)
     base, out = _empty_base(tmp_path / "base"), tmp_path / "s"
-    assert main(["improve", "echo", "--base", str(base), "--out", str(out), "--train-args", "lora_r=4"]) == 0
+    argv = ["improve", "echo", "--base", str(base), "--out", str(out), "--tasks", "echo", "--train-args", "lora_r=4"]
+    assert main(argv) == 0
     assert capsys.readouterr().out.startswith("a b c\n3 rows")
     hyperparameters = json.loads((out / "study.json").read_text(encoding="utf-8"))["hyperparameters"]
     paper = ECHO_TRAINING.paper

@@ -122,9 +122,10 @@ def test_wrong_generator_with_honest_validator() -> None:
         assert values["generator_accuracy"] == 0.0, task
         assert values["validator_accuracy"] == 1.0, task
         assert values["gv_consistency"] == 0.0, task
-    # plan arithmetic: generator accuracy is scored on the r = +1 documents only
+    # plan arithmetic: generator accuracy is scored on the r = +1 documents only (None, undefined, elsewhere)
     plan = results["samples"]["logic_consistency_gv_plan_arithmetic"]
-    assert sum("generator_accuracy" in sample for sample in plan) == sum(s["doc"]["r"] == 1 for s in plan) > 0
+    scored = sum(sample.get("generator_accuracy") is not None for sample in plan)
+    assert scored == sum(s["doc"]["r"] == 1 for s in plan) > 0
 
 
 def test_unparseable_outputs_are_counted_and_do_not_crash() -> None:
