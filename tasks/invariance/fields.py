@@ -68,11 +68,16 @@ def _options_fields(doc: Mapping[str, Any], k: int, text: str) -> list[str]:
     ]  # fmt: skip
 
 
+def _is_index(value: Any) -> bool:
+    """Whether ``value`` can be an option's index: an ``int`` that is not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _answer_field(doc: Mapping[str, Any], target: Any) -> str | None:
-    names = [key for key, value in doc.items() if isinstance(value, int) and not isinstance(value, bool)]
-    matching = [key for key in names if doc[key] == target]
-    preferred = [key for key in _ANSWER_NAMES if key in matching]
-    return (preferred or matching)[0] if preferred or matching else None
+    """The integer field equal to ``target`` (a name of :data:`_ANSWER_NAMES` first, in its order), if any."""
+    matching = [key for key, value in doc.items() if _is_index(value) and value == target]
+    candidates = [key for key in _ANSWER_NAMES if key in matching] or matching
+    return candidates[0] if candidates else None
 
 
 def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) -> Fields:
@@ -86,11 +91,36 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
     if len(docs) == 0:
         raise FieldsError(f"task {name!r}: the base task has no documents")
     doc = docs[0]
+    choices, text, target = _first_prompt(task, doc, name)
+    if mode == "mcf":
+        return Fields(MCF_OPTIONS, MCF_GOLD, len(choices), tuple(map(str, choices)), None)
+    options = _lettered_options(doc, choices, text, name)
+    answer = _answer_field(doc, target)
+    if answer is None:
+        raise FieldsError(f"task {name!r}: no integer field equals the base's target {target!r} (the answer's index)")
+    question = _question_field(doc, text, exclude=options)
+    return Fields(options, answer, len(choices), tuple(map(str, choices)), question)
+
+
+def _first_prompt(task: Any, doc: Mapping[str, Any], name: str) -> tuple[list[Any], str, Any]:
+    """The base's choices, prompt text and target for ``doc``.
+
+    Raises:
+        FieldsError: The prompt is not one string or the choices not one list (multiple inputs; names ``name``).
+    """
     choices, text, target = task.doc_to_choice(doc), task.doc_to_text(doc), task.doc_to_target(doc)
     if not isinstance(text, str) or not isinstance(choices, list):
         raise FieldsError(f"task {name!r}: the base's doc_to_text is not one prompt per question (multiple inputs)")
-    if mode == "mcf":
-        return Fields(MCF_OPTIONS, MCF_GOLD, len(choices), tuple(map(str, choices)), None)
+    return choices, text, target
+
+
+def _lettered_options(doc: Mapping[str, Any], choices: list[Any], text: str, name: str) -> str:
+    """The field holding the options the prompt ``text`` shows (the first such field).
+
+    Raises:
+        FieldsError: A cloze task (a field equals the base's multi-character choices, or no field's options
+            are in the prompt): order-free, refused naming ``invariance_mode: mcf``.
+    """
     cloze = [key for key, value in doc.items() if value == choices and not all(len(c) <= 2 for c in choices)]
     options = _options_fields(doc, len(choices), text)
     if cloze or not options:
@@ -101,11 +131,7 @@ def detect_fields(task: Any, docs: Sequence[Mapping[str, Any]], *, mode: str) ->
             f"task {name!r}: a cloze task ({where}) is order-free: permuting its options changes nothing; "
             "re-pose it with lettered options (invariance_mode: mcf)"
         )
-    answer = _answer_field(doc, target)
-    if answer is None:
-        raise FieldsError(f"task {name!r}: no integer field equals the base's target {target!r} (the answer's index)")
-    question = _question_field(doc, text, exclude=options[0])
-    return Fields(options[0], answer, len(choices), tuple(map(str, choices)), question)
+    return options[0]
 
 
 def _question_field(doc: Mapping[str, Any], text: str, *, exclude: str) -> str | None:

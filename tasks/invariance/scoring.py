@@ -156,26 +156,51 @@ def question_values(
     """One document's results: each per-question metric (an undefined one omitted and counted), the
     record under each corpus statistic's name."""
     picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
-    out: dict[str, Any] = {}
+    values = _per_question_values(record, picks, gold, transform, negation=negation, validate=validate)
+    out = _defined_values(values, _undefined(transform, negation, validate))
+    out["unparseable"] = inv.count_unparseable(picks)
+    for name in metric_specs(transform, labels, negation=negation, validate=validate):
+        if name not in out and name not in values:
+            out[name] = dict(record)
+    return out
+
+
+def _per_question_values(
+    record: Mapping[str, Any], picks: np.ndarray, gold: np.ndarray, transform: str, *, negation: bool, validate: bool
+) -> dict[str, Any]:
+    """Every per-question metric of one question (NaN where undefined): those of the picks and the gold,
+    of the picks alone, ``label_consistency`` under ``ids``, and the negation and self-validation ones
+    when asked."""
     values = {name: function(picks, gold)[0] for name, (function, _) in _PER_QUESTION.items()}
     values.update({name: function(picks)[0] for name, (function, _) in _CONTENT.items()})
     if transform == "ids":
         values["label_consistency"] = inv.label_set_consistency(picks, [record["perms"]], record["label_set"])[0]
     if negation:
-        negated = np.asarray([record["negation_picks"]])
-        values["negation_contradiction"] = validation.negation_contradiction(picks, negated)[0]
-        values["negation_accuracy"] = validation.negation_accuracy(negated, gold)[0]
+        values.update(_negation_values(record, picks, gold))
     if validate:
         values.update(_validation_values(record, picks, gold))
+    return values
+
+
+def _negation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndarray) -> dict[str, Any]:
+    """The negation metrics of one question: the share of variants whose option picked as correct is also
+    picked as incorrect, and the share whose option picked as incorrect is not the gold."""
+    negated = np.asarray([record["negation_picks"]])
+    return {
+        "negation_contradiction": validation.negation_contradiction(picks, negated)[0],
+        "negation_accuracy": validation.negation_accuracy(negated, gold)[0],
+    }
+
+
+def _defined_values(values: Mapping[str, Any], undefinable: Sequence[str]) -> dict[str, Any]:
+    """``values`` as floats, each undefined (NaN) one omitted and counted as ``undefined_<name>`` = 1;
+    ``undefined_<name>`` = 0 for each other name of ``undefinable``."""
+    out: dict[str, Any] = {}
     for name, value in values.items():
         if np.isnan(value):
             out[f"undefined_{name}"] = 1
         else:
             out[name] = float(value)
-    for name in _undefined(transform, negation, validate):
+    for name in undefinable:
         out.setdefault(f"undefined_{name}", 0)
-    out["unparseable"] = inv.count_unparseable(picks)
-    for name in metric_specs(transform, labels, negation=negation, validate=validate):
-        if name not in out and name not in values:
-            out[name] = dict(record)
     return out
