@@ -63,17 +63,22 @@ def check_field_map(fields: Any, schema: Schema, *, where: str) -> dict[str, Sou
     if not isinstance(fields, Mapping):
         raise OptionError(f"{where}: fields must be a mapping of schema field -> source column, got {fields!r:.80}")
     reject_unknown(fields, schema.fields, where=f"{where}: fields", what="field")
-    out: dict[str, Source] = {}
-    for name, source in fields.items():
-        if isinstance(source, str) and source.strip():
-            out[name] = source
-        elif isinstance(source, list) and source and all(isinstance(s, str) and s.strip() for s in source):
-            out[name] = tuple(source)
-        else:
-            raise OptionError(
-                f"{where}: fields.{name} must be a column name or a non-empty list of column names, got {source!r:.80}"
-            )
-    return out
+    return {name: _check_source(name, source, where=where) for name, source in fields.items()}
+
+
+def _check_source(name: str, source: Any, *, where: str) -> Source:
+    """One ``fields:`` entry's source: a column name, or a non-empty list of column names (as a tuple).
+
+    Raises:
+        OptionError: Anything else, naming the field.
+    """
+    if isinstance(source, str) and source.strip():
+        return source
+    if isinstance(source, list) and source and all(isinstance(s, str) and s.strip() for s in source):
+        return tuple(source)
+    raise OptionError(
+        f"{where}: fields.{name} must be a column name or a non-empty list of column names, got {source!r:.80}"
+    )
 
 
 def _lookup(row: Mapping[str, Any], column: str) -> tuple[bool, Any]:
@@ -126,7 +131,7 @@ def _score(value: Any, *, where: str, location: str, field: str) -> float:
 
 
 def _convert(row: dict[str, Any], schema: Schema, *, where: str, location: str) -> None:
-    """Check and convert the schema fields of one mapped row in place."""
+    """Check and convert the schema fields of one mapped row in place: ids, lists, scores, then texts."""
     for field in schema.ids:
         if field in row:
             row[field] = require_id(row[field], source=where, location=location, field=field)
@@ -136,15 +141,22 @@ def _convert(row: dict[str, Any], schema: Schema, *, where: str, location: str) 
             row[field] = require_str_list(row[field], source=where, location=location, field=field, min_length=minimum)
     for field in schema.scores:
         if field in row:
-            values = row[field]
-            if not isinstance(values, (list, tuple)):
-                raise DatasetFormatError(where, location, field, f"must be a list of numbers, got {values!r:.60}")
-            row[field] = [
-                _score(v, where=where, location=location, field=f"{field}[{i}]") for i, v in enumerate(values)
-            ]
+            row[field] = _scores(row[field], where=where, location=location, field=field)
+    _convert_texts(row, schema, where=where, location=location)
+
+
+def _convert_texts(row: dict[str, Any], schema: Schema, *, where: str, location: str) -> None:
+    """Check the row's other schema fields (neither ids, lists nor scores) in place: each a string, maybe empty."""
     for field in schema.fields:
         if field in row and field not in (*schema.ids, *schema.lists, *schema.scores):
             row[field] = require_str(row[field], source=where, location=location, field=field, allow_empty=True)
+
+
+def _scores(values: Any, *, where: str, location: str, field: str) -> list[float]:
+    """A list of finite numbers (:func:`_score` for each, naming its index)."""
+    if not isinstance(values, (list, tuple)):
+        raise DatasetFormatError(where, location, field, f"must be a list of numbers, got {values!r:.60}")
+    return [_score(v, where=where, location=location, field=f"{field}[{i}]") for i, v in enumerate(values)]
 
 
 def _mapped_row(row: Mapping[str, Any], sources: Mapping[str, Source]) -> dict[str, Any]:
@@ -173,15 +185,28 @@ def map_fields(
             or a value has the wrong type (naming the split, row and field).
     """
     sources: dict[str, Source] = {**{name: name for name in schema.required}, **fields}
-    out = {}
-    for name, split in dataset.items():
-        present = {f: s for f, s in sources.items() if f in fields or f in schema.required}
-        _check_columns(split, present, fields, where=where, name=name)
-        optional = {f: f for f in schema.optional if f not in fields and f in split.column_names}
-        rows = []
-        for number, row in enumerate(split, start=1):
-            mapped = _mapped_row(row, {**present, **optional})
-            _convert(mapped, schema, where=where, location=f"split {name!r} row {number}")
-            rows.append(mapped)
-        out[name] = datasets.Dataset.from_list(rows) if rows else split
-    return datasets.DatasetDict(out)
+    present = {f: s for f, s in sources.items() if f in fields or f in schema.required}
+    return datasets.DatasetDict(
+        {name: _map_split(split, present, fields, schema, where=where, name=name) for name, split in dataset.items()}
+    )
+
+
+def _map_split(
+    split: datasets.Dataset,
+    present: Mapping[str, Source],
+    fields: Mapping[str, Source],
+    schema: Schema,
+    *,
+    where: str,
+    name: str,
+) -> datasets.Dataset:
+    """One split's rows mapped (``present``: the required and mapped fields' sources, plus the optional
+    fields found by their own name) and checked; an empty split unchanged."""
+    _check_columns(split, present, fields, where=where, name=name)
+    optional = {f: f for f in schema.optional if f not in fields and f in split.column_names}
+    rows = []
+    for number, row in enumerate(split, start=1):
+        mapped = _mapped_row(row, {**present, **optional})
+        _convert(mapped, schema, where=where, location=f"split {name!r} row {number}")
+        rows.append(mapped)
+    return datasets.Dataset.from_list(rows) if rows else split

@@ -108,12 +108,7 @@ class RepairStudyOptions(StudyOptions):
         unknown = sorted(set(self.rows) - {name for name, _ in ROWS})
         if unknown or not self.rows:
             raise TrainingError(f"--rows: unknown row(s) {unknown}; rows: {[name for name, _ in ROWS]}")
-        for method in self.methods:
-            check_flag("method", method)
-        if not self.methods or len(set(self.methods)) != len(self.methods):
-            raise OptionError(
-                f"--method: {','.join(self.methods)!r} is not a list of distinct methods of {list(METHOD_LABELS)}"
-            )
+        self._check_methods()
         if self.downsample_to is not None:
             check_flag("downsample_to", self.downsample_to)
         self._check_repaired_rows()
@@ -123,6 +118,15 @@ class RepairStudyOptions(StudyOptions):
                 "none; leave --merge-weights out"
             )
         check_train_data_fits(self.train_source, self.tasks)
+
+    def _check_methods(self) -> None:
+        """Refuse a ``--method`` list that is empty, repeats a method or names an unknown one."""
+        for method in self.methods:
+            check_flag("method", method)
+        if not self.methods or len(set(self.methods)) != len(self.methods):
+            raise OptionError(
+                f"--method: {','.join(self.methods)!r} is not a list of distinct methods of {list(METHOD_LABELS)}"
+            )
 
     def _check_repaired_rows(self) -> None:
         """Refuse ``--method`` and ``--downsample-to`` where ``--rows`` has no REPAIR-ed row for them."""

@@ -114,6 +114,21 @@ class PairwiseConsistencyTask(PromptedTask):
         same function: a seeded subset per instance of every per-item list column (``items``,
         ``item_ids``, ``human_scores`` and any other list as long as ``items``).
         """
+        source, capped = self._load_rows(dataset_kwargs, **kwargs)
+        self.select_instances()
+        for name, split in self.dataset.items():  # bad human scores are refused before any model call
+            check_human_scores(split, source=f"{source} split {name!r}")
+        # named once the task knows its metrics (after lm-eval's __init__, which loads the data)
+        self._without_human_scores = (
+            source,
+            [n for n, split in self.dataset.items() if "human_scores" not in split.column_names],
+        )
+        if not capped and self.options.max_items is not None:
+            self._cap_items(self.options.max_items)
+
+    def _load_rows(self, dataset_kwargs: dict[str, Any] | None, **kwargs: Any) -> tuple[str, bool]:
+        """Load the rows in the pairwise schema (a loader's own, else through ``fields:``); return the data
+        source named for messages and whether the loader capped its rows to ``max_items``."""
         loader = self.config.custom_dataset
         capped = False
         if callable(loader):
@@ -126,16 +141,7 @@ class PairwiseConsistencyTask(PromptedTask):
             source = f"task {self.config.task!r}: dataset {self.config.dataset_path}" + (f" {files}" if files else "")
         if self.field_map or not callable(loader):  # a loader's rows are in the schema already
             self.dataset = map_fields(self.dataset, self.field_map, PAIRWISE, where=source)
-        self.select_instances()
-        for name, split in self.dataset.items():  # bad human scores are refused before any model call
-            check_human_scores(split, source=f"{source} split {name!r}")
-        # named once the task knows its metrics (after lm-eval's __init__, which loads the data)
-        self._without_human_scores = (
-            source,
-            [n for n, split in self.dataset.items() if "human_scores" not in split.column_names],
-        )
-        if not capped and self.options.max_items is not None:
-            self._cap_items(self.options.max_items)
+        return source, capped
 
     def _loader_arguments(self, loader: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
         """A ``custom_dataset`` loader's keyword arguments (see :meth:`download`), and whether it caps its rows."""
