@@ -57,6 +57,17 @@ def _parsed(stage: Any, doc: dict[str, Any], records: dict[str, Any], outputs: d
     return parsed if "error" not in parsed and mark in repr(parsed) else {}
 
 
+def _mark_missing_field(stand_in: dict[str, Any], error: KeyError, last: str, earlier: dict[str, int]) -> bool:
+    """Add the field ``error`` names to the ``last`` earlier stage's parsed answer, as that stage's marker;
+    ``False`` when it cannot be (not a field name, already there, or a stage name)."""
+    field = error.args[0] if error.args else None
+    parsed = stand_in["stages"][last]["parsed"]
+    if not isinstance(field, str) or field in parsed or field in earlier:
+        return False
+    parsed[field] = _MARK.format(earlier[last])
+    return True
+
+
 def _render(task: Any, index: int, doc: dict[str, Any]) -> list[str] | None:
     """The later stage's formatted contexts for ``doc`` with markers for the earlier answers."""
     stand_in = _stand_in(task, index, doc)
@@ -69,11 +80,8 @@ def _render(task: Any, index: int, doc: dict[str, Any]) -> list[str] | None:
         try:
             requests, _prompts = task._stage_requests(stage, stand_in, (task.config.task, 0, 1))
         except KeyError as error:
-            field = error.args[0] if error.args else None
-            parsed = stand_in["stages"][last]["parsed"]
-            if not isinstance(field, str) or field in parsed or field in earlier:
+            if not _mark_missing_field(stand_in, error, last, earlier):
                 return None
-            parsed[field] = _MARK.format(earlier[last])
             continue
         except (TypeError, ValueError, IndexError, AttributeError):  # a structured field: not renderable so
             return None

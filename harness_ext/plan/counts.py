@@ -374,17 +374,28 @@ def context_lengths(tokenizer: Any, texts: Sequence[str], *, batch_size: int = 1
 
 def count_tokens(plans: list[TaskPlan], tokenizer: Any, *, batch_size: int = 1024) -> None:
     """Fill each plan's ``tokens``: every distinct context of the whole plan is counted once (:func:`context_lengths`)."""
-    texts = sorted(
+    lengths = context_lengths(tokenizer, _distinct_contexts(plans), batch_size=batch_size)
+    for plan in plans:
+        _fill_tallies(plan, lengths)
+        plan.tokens = _token_totals(plan, lengths)
+
+
+def _distinct_contexts(plans: list[TaskPlan]) -> list[str]:
+    """Every distinct context of the plans, sorted: the building and final stages' and the later stages'
+    rendered bounds."""
+    return sorted(
         {c for plan in plans for part in (plan.building, plan.final) for t in part.values() for c in t.contexts}
         | {c for plan in plans for b in plan.later_stages for c, _ in b.bounded or ()}
     )
-    lengths = context_lengths(tokenizer, texts, batch_size=batch_size)
-    for plan in plans:
-        for part in (plan.building, plan.final, plan.repeated):
-            for tally in part.values():
-                tally.request_tokens = sum(lengths[c] for c in tally._contexts_per_request)
-                tally.distinct_tokens = sum(lengths[c] for c in tally.contexts)
-        plan.tokens = _token_totals(plan, lengths)
+
+
+def _fill_tallies(plan: TaskPlan, lengths: dict[str, int]) -> None:
+    """Set each tally's ``request_tokens`` (every request's context) and ``distinct_tokens`` (each distinct
+    context once) from the context ``lengths``."""
+    for part in (plan.building, plan.final, plan.repeated):
+        for tally in part.values():
+            tally.request_tokens = sum(lengths[c] for c in tally._contexts_per_request)
+            tally.distinct_tokens = sum(lengths[c] for c in tally.contexts)
 
 
 def _token_totals(plan: TaskPlan, lengths: dict[str, int]) -> dict[str, int]:

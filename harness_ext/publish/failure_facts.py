@@ -105,6 +105,13 @@ def read_failure(path: str | os.PathLike[str]) -> FailureFacts | None:
         return None
     if not isinstance(raw, dict) or set(raw) != {"error_class", "http_status", "request_cache", "message"}:
         return None
+    return _facts_of_record(raw)
+
+
+def _facts_of_record(raw: dict[str, Any]) -> FailureFacts | None:
+    """The facts of a record with exactly the four keys, or ``None`` when a value is not of its kind (the
+    class not an identifier, the cache flag not a bool, the status neither ``None`` nor an HTTP status);
+    the message kept only for a request-cache failure."""
     status, name, cache, message = raw["http_status"], raw["error_class"], raw["request_cache"], raw["message"]
     if not (isinstance(name, str) and name.isidentifier() and isinstance(cache, bool)):
         return None

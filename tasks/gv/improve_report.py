@@ -172,9 +172,7 @@ def write_report(
     atomic_write(study.out / "accuracy.md", [table5.encode()])
     payload = {"study": dict(identity), "rows": list(trained_rows), "table_rows": rows}
     atomic_write_json(study.out / "table.json", payload, indent=2)
-    unmeasurable = {t: f"correctness {NOT_MEASURABLE}: the paper's generator column is GPT-4's"
-                    for t in _tasks(rows) if task_kind(t) in GPT4_JUDGED}  # fmt: skip
-    figure = pareto_png(study.out / "pareto.png", rows, _tasks(rows), row_label, unmeasurable)
+    figure = pareto_png(study.out / "pareto.png", rows, _tasks(rows), row_label, _unmeasurable(rows))
     atomic_write_json(study.out / "figure5.json", figure, indent=2)
     metadata = identity.get("metadata") or {}
     settings = [f"- `{t}`: {setting_of(t, metadata)}" for t in str(identity["tasks"]).split(",")]
@@ -209,7 +207,22 @@ def write_report(
         correctness_table(rows),
         "| row | training examples | steps | train loss | tokens/s | wall s | device |",
         "|---|---|---|---|---|---|---|",
+        *_training_lines(trained_rows),
     ]
+    atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
+
+
+def _unmeasurable(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Figure 5's tasks whose correctness the suite cannot measure (task -> why): those the paper judged
+    with GPT-4 (its generator column is GPT-4's)."""
+    return {t: f"correctness {NOT_MEASURABLE}: the paper's generator column is GPT-4's"
+            for t in _tasks(rows) if task_kind(t) in GPT4_JUDGED}  # fmt: skip
+
+
+def _training_lines(trained_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The README's training table rows: one per trained row (examples, steps, loss, tokens/s or
+    ``undefined``, wall seconds, device)."""
+    lines: list[str] = []
     for r in (r for r in trained_rows if r.get("training")):
         t = r["training"]
         rate = "undefined" if t["train_tokens_per_s"] is None else t["train_tokens_per_s"]
@@ -217,4 +230,4 @@ def write_report(
             f"| {_name(r)} | {t['data_examples']} | {t['steps']} | {t['train_loss']:.4f} | {rate} | "
             f"{t['wall_time_s']} | {t['device']} |"
         )
-    atomic_write(study.out / "README.md", ["\n".join(lines).encode() + b"\n"])
+    return lines

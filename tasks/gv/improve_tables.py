@@ -123,6 +123,22 @@ def _read(samples: Sequence[Path], values: dict[str, dict[str, list[float]]]) ->
     return by_doc
 
 
+def _add_correctness(
+    values: dict[str, dict[str, list[float]]], by_doc: dict[str, dict[str, dict[str, float]]]
+) -> dict[str, dict[str, Any]]:
+    """Set each task's :data:`CORRECTNESS` values in ``values`` (per document, the mean of generator and
+    validator accuracy, joined by document id); return the paper's reading per task (the mean of the two
+    columns' means, :func:`_average`). The validator is App. H's where the task has its set, else its own."""
+    paper: dict[str, dict[str, Any]] = {}
+    for task, per_doc in by_doc.items():
+        # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
+        validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]
+        generator = per_doc["generator_accuracy"]
+        values[task][CORRECTNESS] = [(generator[k] + validator[k]) / 2 for k in generator if k in validator]
+        paper[task] = _average({"generator": list(generator.values()), "validator": list(validator.values())})
+    return paper
+
+
 def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[str, Any]:
     """A row's metrics: ``per_task`` (task -> metric -> mean, 95% interval, n) and ``average`` over tasks.
 
@@ -132,13 +148,7 @@ def task_metrics(samples: Sequence[Path], *, tasks: Sequence[str] = ()) -> dict[
     ``validator_accuracy_app_h``; correctness then takes the validator from there (joined by document id).
     """
     values: dict[str, dict[str, list[float]]] = {task: {name: [] for name in TABLE_METRICS} for task in tasks}
-    paper: dict[str, dict[str, Any]] = {}
-    for task, per_doc in _read(samples, values).items():
-        # App. H's validator where the task has its set (Li et al. App. I over Table 5's measures)
-        validator = per_doc[APP_H_METRIC] or per_doc["validator_accuracy"]
-        generator = per_doc["generator_accuracy"]
-        values[task][CORRECTNESS] = [(generator[k] + validator[k]) / 2 for k in generator if k in validator]
-        paper[task] = _average({"generator": list(generator.values()), "validator": list(validator.values())})
+    paper = _add_correctness(values, _read(samples, values))
     ordered = sorted(values)
     per_task = {task: {name: _summary(values[task][name]) for name in TABLE_METRICS} for task in ordered}
     for task in ordered:
