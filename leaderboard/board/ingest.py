@@ -44,7 +44,7 @@ from .provenance import (
     task_config,
     task_version,
 )
-from .results import RunOutput, metric_keys, metric_values, read_run, statistic_records
+from .results import RunOutput, higher_is_better, metric_keys, metric_values, read_run, statistic_records
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack is 3.11+; the suite supports 3.10
@@ -104,12 +104,6 @@ def _official(run: RunOutput, task: str, key: str) -> float:
     return value
 
 
-def _higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
-    table = run.results.get("higher_is_better") or {}
-    value = table.get(task, {}).get(metric) if isinstance(table.get(task), dict) else None
-    return value if isinstance(value, bool) else None
-
-
 class Progress(Protocol):
     """What a row's bootstrap reports its progress to (a tqdm bar, shown or not)."""
 
@@ -135,7 +129,7 @@ def _task_entry(
         name = _display(metric, filter_name)
         records = statistic_records(lines, metric, filter_name)
         if records:  # a corpus statistic (RStd, pick rates): lm-eval's value, no per-document number to bootstrap
-            higher = _higher_is_better(run, task, metric)
+            higher = higher_is_better(run, task, metric)
             metrics[name] = {"score": official, "ci95": None, "n": records, "higher_is_better": higher}
             metrics[name]["lm_eval_stderr"] = None
             progress.update(1)
@@ -156,7 +150,7 @@ def _task_entry(
                 "score": official,
                 "ci95": interval(values, bootstrap),
                 "n": int(values.size),
-                "higher_is_better": _higher_is_better(run, task, metric),
+                "higher_is_better": higher_is_better(run, task, metric),
                 "lm_eval_stderr": stderr,
             }
         progress.update(1)
@@ -169,12 +163,15 @@ def _task_entry(
         "subtasks": [],
         "n_instances": int(n_instances),
         "n_original": n_samples(run, task, "original"),
-        "unparseable": _integral(
-            sum(float(count["total"]) for name, count in counts.items() if name.startswith("unparseable"))
-        ),
+        "unparseable": _unparseable(counts),
         "metrics": metrics,
         "counts": counts,
     }
+
+
+def _unparseable(counts: Mapping[str, Any]) -> float | int:
+    """Unparseable answers of a task: the sum of the totals of its ``unparseable*`` count metrics."""
+    return _integral(sum(float(count["total"]) for name, count in counts.items() if name.startswith("unparseable")))
 
 
 def leaf_tasks(group: str, groups: Mapping[str, list[str]]) -> list[str]:
@@ -216,7 +213,7 @@ def _group_entry(
             "score": official,
             "ci95": group_interval(official, per_task, bootstrap) if per_task else None,
             "n": int(sum(task_values.size for task_values, _ in per_task)),
-            "higher_is_better": _higher_is_better(run, group, metric),
+            "higher_is_better": higher_is_better(run, group, metric),
             "lm_eval_stderr": number(results.get(f"{metric}_stderr,{filter_name}")),
         }
         progress.update(1)

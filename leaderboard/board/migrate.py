@@ -177,24 +177,28 @@ def _published(backend: Any, model_args: Any, name: Any) -> str:
         return ""
 
 
-def _row_republished(row: Any) -> Any:
-    """``row`` (in place) with its model arguments, adapter paths and task options derived again (see the
-    module docstring); keyed again if its settings changed."""
-    if not (isinstance(row, dict) and isinstance(row.get("model"), dict) and isinstance(row.get("settings"), dict)):
-        return row  # malformed: left for validation to report with its path
-    model, settings, provenance = row["model"], row["settings"], row.get("provenance")
-    model["model_args"] = _published(model.get("backend"), model.get("model_args"), model.get("name"))
+def _adapter_republished(provenance: Any) -> None:
+    """The adapter's ``path`` and ``base_model`` in ``provenance`` (in place) recorded as :func:`public_path`
+    writes them today; a provenance without an adapter mapping is left as is."""
     adapter = provenance.get("adapter") if isinstance(provenance, dict) else None
     if isinstance(adapter, dict):
         adapter.update(
             {key: public_path(adapter[key]) for key in ("path", "base_model") if isinstance(adapter.get(key), str)}
         )
-    tasks = settings.get("tasks")
+
+
+def _options_republished(tasks: Any, backend: Any) -> None:
+    """Every task's ``options`` in ``tasks`` (in place) passed again through today's allowlist
+    (:func:`public_metadata`, with ``backend``'s public arguments); malformed entries are left as they are."""
     for entry in tasks.values() if isinstance(tasks, dict) else ():
         if isinstance(entry, dict) and isinstance(entry.get("options"), dict):
-            entry["options"] = public_metadata(entry["options"], also=public_args(str(model.get("backend")))).value
-    if not (isinstance(tasks, dict) and tasks) or settings_id(settings) == row.get("settings_id"):
-        return row
+            entry["options"] = public_metadata(entry["options"], also=public_args(str(backend))).value
+
+
+def _rekeyed(row: dict[str, Any], tasks: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (in place) keyed again from its current settings: ``settings_id``, ``row_id`` and (when every
+    task entry is a mapping) the provenance's shared ``run_options``."""
+    model, settings, provenance = row["model"], row["settings"], row.get("provenance")
     row["settings_id"] = settings_id(settings)
     prompt_set = row["prompt_set"].get("id") if isinstance(row.get("prompt_set"), dict) else None
     name, revision, precision = (str(model.get(key)) for key in ("name", "revision", "precision"))
@@ -204,20 +208,45 @@ def _row_republished(row: Any) -> Any:
     return row
 
 
+def _row_republished(row: Any) -> Any:
+    """``row`` (in place) with its model arguments, adapter paths and task options derived again (see the
+    module docstring); keyed again if its settings changed."""
+    if not (isinstance(row, dict) and isinstance(row.get("model"), dict) and isinstance(row.get("settings"), dict)):
+        return row  # malformed: left for validation to report with its path
+    model, settings = row["model"], row["settings"]
+    model["model_args"] = _published(model.get("backend"), model.get("model_args"), model.get("name"))
+    _adapter_republished(row.get("provenance"))
+    tasks = settings.get("tasks")
+    _options_republished(tasks, model.get("backend"))
+    if not (isinstance(tasks, dict) and tasks) or settings_id(settings) == row.get("settings_id"):
+        return row
+    return _rekeyed(row, tasks)
+
+
+def _failures_republished(failures: Any) -> None:
+    """Every failure's ``model_args`` in ``failures`` (in place) as today's build publishes them."""
+    for failure in failures or []:
+        if isinstance(failure, dict):
+            failure["model_args"] = _published(failure.get("backend"), failure.get("model_args"), failure.get("name"))
+
+
+def _row_ids(rows: list[Any]) -> list[Any]:
+    """The ``row_id`` of each row, in order (``None`` for a row that is not a mapping)."""
+    return [row.get("row_id") if isinstance(row, dict) else None for row in rows]
+
+
 def _republished(document: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``document`` in the current version, every published field derived again (issue 54)."""
     upgraded = copy.deepcopy(document)
     upgraded["schema_version"] = SCHEMA_VERSION
-    for failure in upgraded.get("failures") or []:
-        if isinstance(failure, dict):
-            failure["model_args"] = _published(failure.get("backend"), failure.get("model_args"), failure.get("name"))
+    _failures_republished(upgraded.get("failures"))
     rows = upgraded.get("rows")
     if not isinstance(rows, list):
         return upgraded
-    before = [row.get("row_id") if isinstance(row, dict) else None for row in rows]
+    before = _row_ids(rows)
     rows = [_row_republished(row) for row in rows]
     upgraded["rows"] = rows
-    if before == [row.get("row_id") if isinstance(row, dict) else None for row in rows] or not all(map(_keyed, rows)):
+    if before == _row_ids(rows) or not all(map(_keyed, rows)):
         return upgraded  # keys unchanged (or a malformed row: validation names it)
     upgraded["rows"] = _latest(rows)
     try:

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "RunOutput",
     "check_depth",
+    "higher_is_better",
     "json_depth",
     "metric_keys",
     "metric_values",
@@ -217,6 +218,13 @@ def metric_keys(task_results: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             continue
         out.append((key, metric, filter_name))
     return out
+
+
+def higher_is_better(run: RunOutput, task: str, metric: str) -> bool | None:
+    """lm-eval's ``higher_is_better[task][metric]`` of ``run``; ``None`` if absent or not a boolean."""
+    table = run.results.get("higher_is_better") or {}
+    value = table.get(task, {}).get(metric) if isinstance(table.get(task), dict) else None
+    return value if isinstance(value, bool) else None
 
 
 def statistic_records(lines: list[dict[str, Any]], metric: str, filter_name: str) -> int:
