@@ -30,6 +30,7 @@ from logic_consistency.harness_ext.models.args import refuse_empty_stop
 from logic_consistency.harness_ext.task.base import TEMPLATES, PromptedTask, render_prompt, total
 from logic_consistency.harness_ext.task.current_run import call_once, current_run, start_build
 from logic_consistency.harness_ext.task.placeholders import placeholder
+from logic_consistency.harness_ext.task.undefined import reported
 
 eval_logger = logging.getLogger(__name__)
 
@@ -344,7 +345,7 @@ class MultiStageTask(PromptedTask):
         for name in self._aggregation_list:
             if name != MISSING_METRIC:
                 scores.setdefault(name, None)
-        return scores
+        return reported(scores)
 
 
 # ---------------------------------------------------------------------- one call per stage across tasks

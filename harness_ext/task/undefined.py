@@ -11,7 +11,9 @@ per document and some are ``None``, each metric is aggregated by lm-eval itself 
 values, one metric at a time (the same values, scores and standard errors as a list without the
 ``None``; a metric defined on no document is left out of the results, as lm-eval leaves out a metric
 no document produced). A task whose metrics differ in length (a metric left out of some documents
-instead of given as ``None``) goes to lm-eval unchanged, and its warning stays.
+instead of given as ``None``) goes to lm-eval unchanged, and its warning stays. Without the hook
+(``LOGIC_CONSISTENCY_AUTOLOAD=0``) lm-eval's ``mean`` would meet the ``None``, so :func:`reported` leaves an
+undefined metric out of the document instead, as before, and lm-eval's own warning says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["over_defined_documents"]
+__all__ = ["over_defined_documents", "reported"]
 
 #: ``lm_eval.evaluator_utils._compute_task_aggregations``: (task, raw metrics, bootstrap_iters) -> (the
 #: aggregated metrics, the evaluated sample count).
@@ -46,3 +48,19 @@ def over_defined_documents(compute: Aggregate) -> Aggregate:
 
     aggregate._logic_consistency = True  # type: ignore[attr-defined]  # applied once (autoload's marker)
     return aggregate
+
+
+def _aggregates_over_defined() -> bool:
+    """Whether lm-eval's per-task aggregation is :func:`over_defined_documents` in this process (the autoload
+    hook applied it): the fact, read from lm-eval, not from the hook's switch."""
+    import lm_eval.evaluator_utils as evaluator_utils
+
+    return bool(getattr(evaluator_utils._compute_task_aggregations, "_logic_consistency", False))
+
+
+def reported(values: dict[str, Any]) -> dict[str, Any]:
+    """One document's ``values`` as lm-eval is given them: an undefined (``None``) metric kept where the
+    aggregation leaves it out (:func:`over_defined_documents`), else left out of the document."""
+    if _aggregates_over_defined():
+        return values
+    return {name: value for name, value in values.items() if value is not None}

@@ -33,6 +33,7 @@ from logic_consistency.harness_ext.task.base import (
     render_prompt,
     total,
 )
+from logic_consistency.harness_ext.task.undefined import reported
 from logic_consistency.metrics import UndefinedMetricError, count_ties, pairwise_consistency
 from logic_consistency.metrics.position_bias import p_first_mean, position_bias
 from logic_consistency.metrics.ranking import comparisons_from_prefs, rank_scores, ranking_spearman
@@ -316,7 +317,8 @@ class PairwiseConsistencyTask(PromptedTask):
         self, doc: dict[str, Any], scores: Mapping[str, Any], names: Iterable[str]
     ) -> dict[str, float | None]:
         """The ``scores`` of ``names`` as floats; an undefined one is ``None``, with a warning (it is left
-        out of the average: :mod:`logic_consistency.harness_ext.task.undefined`)."""
+        out of the average, or of the document where lm-eval's aggregation would meet it:
+        :func:`~logic_consistency.harness_ext.task.undefined.reported`)."""
         out: dict[str, float | None] = {}
         for name in names:
             if (value := scores.get(name)) is None:
@@ -327,7 +329,7 @@ class PairwiseConsistencyTask(PromptedTask):
                     doc.get("instance_id"),
                 )
             out[name] = None if value is None else float(value)
-        return out
+        return reported(out)
 
     def process_results(self, doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         """Score one instance; an undefined metric is ``None`` (never reported as 0 or 1) and left out of its average."""
