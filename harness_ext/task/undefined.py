@@ -2,18 +2,15 @@
 
 A suite task reports every metric it declares on every document; where one has no value (the causal
 scores of an unparseable generation) it is ``None``, and the task's counts (``unparseable_generation``)
-say how many documents that is. lm-eval 0.4.13 aggregates each metric over the values it is given, with the task's
-aggregation (``mean``) and standard error, and warns "Metrics were not scored on the same number of
-documents" when the metrics' value lists differ in length; a ``None`` would reach ``mean``. So
-:func:`over_defined_documents` wraps ``lm_eval.evaluator_utils._compute_task_aggregations`` (the
-autoload hook applies it; ``lm_eval_hooks.py`` lists it): where every metric of a task has one value
-per document and some are ``None``, each metric is aggregated by lm-eval itself over its defined
-values, one metric at a time (the same values, scores and standard errors as a list without the
-``None``; a metric defined on no document is left out of the results, as lm-eval leaves out a metric
-no document produced). A task whose metrics differ in length (a metric left out of some documents
-instead of given as ``None``) goes to lm-eval unchanged, and its warning stays. Without the hook
-(``LOGIC_CONSISTENCY_AUTOLOAD=0``) lm-eval's ``mean`` would meet the ``None``, so :func:`reported` leaves an
-undefined metric out of the document instead, as before, and lm-eval's own warning says so.
+say how many documents that is. lm-eval 0.4.13 aggregates each metric over the values it is given and
+warns "Metrics were not scored on the same number of documents" when the value lists differ in length;
+a ``None`` would reach ``mean``. So :func:`over_defined_documents` wraps lm-eval's
+``_compute_task_aggregations`` (the autoload hook applies it; ``lm_eval_hooks.py`` lists it): where every
+metric has one value per document and some are ``None``, lm-eval aggregates each metric over its
+defined values (the same scores and standard errors as a list without the ``None``; a metric defined on
+no document is left out, as lm-eval leaves out a metric no document produced). Metrics of unequal
+lengths go to lm-eval unchanged, with its warning. Without the hook (``LOGIC_CONSISTENCY_AUTOLOAD=0``)
+:func:`reported` leaves an undefined metric out of the document instead, and lm-eval's warning says so.
 """
 
 from __future__ import annotations
