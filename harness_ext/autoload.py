@@ -405,6 +405,13 @@ def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
     return f"{error}; --include_path holds a task file lm-eval skipped: {problems[0]}{more}"
 
 
+def _public_summary(module: ModuleType) -> None:
+    """lm-eval's CLI prints its summary line with the public model arguments (``publish/run.py``)."""
+    from logic_consistency.harness_ext.publish.run import public_prints
+
+    public_prints(module)
+
+
 _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.tasks.manager": _patch_task_manager,
     "lm_eval.models": _register_models,
@@ -413,6 +420,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.__main__": _one_line_option_errors,
     "lm_eval.api.task": _shard_documents,
     "lm_eval.evaluator_utils": _aggregate_over_defined,
+    "lm_eval._cli.run": _public_summary,
 }
 
 

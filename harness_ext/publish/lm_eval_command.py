@@ -28,7 +28,7 @@ from logic_consistency.harness_ext.task.data_files import READ_LOG_ENV
 from logic_consistency.harness_ext.task.loading import ENV_SUITE_TASKS_ONLY
 
 from . import failure_facts
-from .allowlist import public_model_args
+from .allowlist import public_metadata, public_model_args
 
 __all__ = [
     "PASSED_SETTINGS",
@@ -139,21 +139,26 @@ class LmEvalCommand:
         return self._argv(self.model_args)
 
     def shown(self) -> list[str]:
-        """The command line as a log shows it: only the public model arguments (publish by allowlist)."""
-        return self._argv(public_model_args(self.model, self.model_args).value or "")
+        """The command line as a log shows it: only the public model arguments and the declared options of
+        ``--metadata`` (publish by allowlist: an undeclared nested value never reaches a run folder's log)."""
+        metadata = None if self.metadata is None else public_metadata(self.metadata).value
+        return self._argv(public_model_args(self.model, self.model_args).value or "", metadata=metadata)
 
     def results_argv(self) -> list[str]:
         """The command line but where it runs from and where it writes (the executable's path,
         ``--output_path``): what its results depend on (a study's evaluation stamp)."""
         return self._argv(self.model_args, placed=False)
 
-    def _argv(self, model_args: str, *, placed: bool = True) -> list[str]:
+    def _argv(self, model_args: str, *, placed: bool = True, metadata: Mapping[str, Any] | None = None) -> list[str]:
+        """The command line with ``model_args`` and ``metadata`` (default: :attr:`metadata`); ``placed``: with
+        the executable and ``--output_path``."""
+        metadata = self.metadata if metadata is None else metadata
         command = [self.lm_eval] if placed else []
         command += ["--model", self.model]
         command += ["--model_args", model_args] if model_args else []
         command += ["--tasks", self.tasks]
-        if self.metadata is not None:
-            command += ["--metadata", json.dumps(dict(self.metadata), sort_keys=True)]
+        if metadata is not None:
+            command += ["--metadata", json.dumps(dict(metadata), sort_keys=True)]
         command += ["--batch_size", self.batch_size] if self.batch_size is not None else []
         command += ["--output_path", str(self.output_path)] if placed else []
         command.append("--log_samples")

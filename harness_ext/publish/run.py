@@ -22,7 +22,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
@@ -41,7 +41,7 @@ from logic_consistency.harness_ext.publish.results_path import check_results_pat
 from logic_consistency.harness_ext.task.current_run import recording_device
 from logic_consistency.options import SUITE_OPTIONS
 
-__all__ = ["publish_results", "publishing", "redact_logs"]
+__all__ = ["public_prints", "publish_results", "publishing", "redact_logs"]
 
 #: Texts logged as they were given and what is logged instead: lm-eval logs the model arguments it
 #: builds the model with (``Initializing lc-chat model, with arguments: {...}``); the log shows the
@@ -173,6 +173,29 @@ def publish_results(
     return args.left_out + options.left_out + sorted(set(from_tasks))
 
 
+def _public_text(text: str, redactor: Redactor | None = None) -> str:
+    """``text`` with the model arguments lm-eval was given replaced by the public ones (:data:`_REPLACEMENTS`),
+    then redacted."""
+    for given, public in _REPLACEMENTS.items():
+        if given in text:
+            text = text.replace(given, public)
+    return (redactor or Redactor.from_environment()).text(text)
+
+
+def public_prints(module: ModuleType) -> None:
+    """lm-eval's CLI (``lm_eval._cli.run``) prints ``MODEL ({model_args}), gen_kwargs: ...`` from the arguments
+    as given (a private ``base_url`` path and query, a home folder): its ``print`` shows the public ones, as
+    the log records do (a module's global ``print`` is looked up before the built-in one)."""
+    if getattr(module.__dict__.get("print"), "_logic_consistency", False):
+        return
+
+    def public_print(*values: Any, **kwargs: Any) -> None:
+        print(*(_public_text(str(value)) for value in values), **kwargs)
+
+    public_print._logic_consistency = True  # type: ignore[attr-defined]
+    module.print = public_print  # type: ignore[attr-defined]
+
+
 class _RedactingRecords:
     """A log record factory that redacts each message (and a logged traceback) when it is made."""
 
@@ -186,11 +209,7 @@ class _RedactingRecords:
             message = record.getMessage()
         except Exception:  # a malformed record is the logging module's to report
             return record
-        clean = message
-        for given, public in _REPLACEMENTS.items():
-            if given in clean:
-                clean = clean.replace(given, public)
-        clean = redactor.text(clean)
+        clean = _public_text(message, redactor)
         if clean != message:
             record.msg, record.args = clean, None
         if record.exc_info and record.exc_info[0] is not None:
@@ -222,6 +241,8 @@ def _log_public_model_args(backend: str | None, model_args: Any) -> None:
     except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
         return
     _REPLACEMENTS[str(parsed)] = str(public_model_args(backend, parsed).value)
+    printed = {name: value for name, value in parsed.items() if name != "trust_remote_code"}  # the CLI pops it
+    _REPLACEMENTS[str(printed)] = str(public_model_args(backend, printed).value)
     if isinstance(model_args, str):
         _REPLACEMENTS[model_args] = str(public_model_args(backend, model_args).value)
 

@@ -92,6 +92,18 @@ def test_the_log_shows_the_public_model_arguments_and_the_stamp_ignores_where_it
     assert run.results_argv() == argv[1:at] + argv[at + 2 :]
 
 
+def test_the_log_shows_only_the_declared_metadata(tmp_path: Path) -> None:
+    """Manual pass of issue 54: a build's ``lm_eval.log`` headed its command with ``--metadata`` as given, so
+    an undeclared nested value (``{"x": {"note": TOKEN}}``) reached the run folder; the log shows the declared
+    options only (``allowlist.public_metadata``), the run still gets all of it."""
+    metadata = {"x": {"note": "m8iS2G8NPRVd"}, "seed": 3}
+    run = LmEvalCommand("lc-chat", "model=judge", "t", tmp_path / "out", lm_eval="/venv/lm_eval", metadata=metadata)
+    assert "m8iS2G8NPRVd" in " ".join(run.argv())
+    shown = run.shown()
+    assert "m8iS2G8NPRVd" not in " ".join(shown) and '"x"' not in " ".join(shown)
+    assert shown[shown.index("--metadata") + 1] == '{"seed": 3}'
+
+
 def test_a_study_rows_command_and_stamp_are_as_before(tmp_path: Path) -> None:
     """The study's command line keeps its order, so an evaluation a study finished before stays kept."""
     row = LmEvalRun(Path("/m"), "t", {"instance_split": "test"}, 3, tmp_path, adapter=Path("/a"), gen_kwargs="x=1")
