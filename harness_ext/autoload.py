@@ -342,10 +342,11 @@ def _check_keys_first(argv: list[str]) -> None:
 
 
 def _one_line_option_errors(module: ModuleType) -> None:
-    """``lm_eval``'s console entry point reports a bad option (``OptionError``) in one line, exit status 2; and
+    """``lm_eval``'s console entry point reports a bad option or a refused credential in one line, exit status 2; and
     the facts of any failure go to the launcher's record (``publish/failure_facts.py``)."""
     import functools
 
+    from logic_consistency.credentials import CredentialError
     from logic_consistency.harness_ext.publish.failure_facts import record_failure
     from logic_consistency.harness_ext.task.check_task import TaskFileError
     from logic_consistency.options import OptionError
@@ -367,7 +368,7 @@ def _one_line_option_errors(module: ModuleType) -> None:
             _check_keys_first(sys.argv[1:])
             _check_shard_first(sys.argv[1:])
             return original(*args, **kwargs)
-        except (OptionError, TaskFileError) as error:  # a user's bad option or task file: the message says what to fix
+        except (OptionError, TaskFileError, CredentialError) as error:  # bad input: its message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
         except ValueError as error:

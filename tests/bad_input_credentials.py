@@ -4,7 +4,10 @@ entry and where the key belongs, never the key itself."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -314,3 +317,52 @@ CASES.add(  # a placeholder stays no secret, whatever its variable's name
     "answered with an error",
     "bad credential: EMPTY",
 )
+
+
+# ----------------------------------------------------------------------------- issue 54, manual pass
+class _Exited(Exception):
+    """``lm_eval`` ended with an exit status: the status and the last line it wrote to stderr."""
+
+
+def _lm_eval_cli(*argv: str) -> Callable[[Path], Any]:
+    """``lm_eval ARGV`` in this process (the console entry point the hook wraps) on the toy task: its exit
+    raised as :class:`_Exited` with one line; a traceback (any other exception) fails the case."""
+
+    def run(_: Path) -> Any:
+        from lm_eval.__main__ import cli_evaluate
+
+        tasks = ["--tasks", "toy_pairwise", "--include_path", str(Path(__file__).parent / "fixtures" / "tasks")]
+        err, saved = io.StringIO(), sys.argv
+        sys.argv = ["lm_eval", "--model", "lc-chat", *argv, *tasks, "--limit", "1", "--apply_chat_template"]
+        try:
+            with contextlib.redirect_stderr(err):
+                cli_evaluate()
+        except SystemExit as exited:
+            last = (err.getvalue().strip().splitlines() or [""])[-1]
+            raise _Exited(f"exit status {exited.code}: {last}") from None
+        finally:
+            sys.argv = saved
+
+    return _never_echoed(run)
+
+
+_URL = "http://127.0.0.1:9/v1/chat/completions"
+for _name, _argv, _expect in [
+    ("a query parameter", ["--model_args", f"model=m,base_url={_URL}?tenant={SECRET}"], "query parameter 'tenant'"),
+    ("a key-like argument", ["--model_args", f"model=m,base_url={_URL},api_key={SECRET}"], "argument 'api_key'"),
+    ("user info", ["--model_args", f"model=m,base_url=http://u:{SECRET}@127.0.0.1:9/v1"], "user info in the URL"),
+    (
+        "a key in --metadata one level down",
+        ["--model_args", f"model=m,base_url={_URL}", "--metadata", f'{{"gateway": {{"api_key": "{SECRET}"}}}}'],
+        "'gateway.api_key'",
+    ),
+]:
+    # a direct run refusing a credential ended in a 30-line traceback, exit status 1, not one line and 2
+    CASES.add(
+        f"lm_eval command line with a credential ({_name}): one line, exit status 2",
+        _lm_eval_cli(*_argv),
+        "exit status 2: lm_eval: error: lm_eval --",
+        "refusing a credential",
+        _expect,
+        error=_Exited,
+    )
