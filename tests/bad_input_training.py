@@ -696,3 +696,18 @@ CASES.add(
     "does not match the weights",
     error=ValueError,
 )
+
+
+def _damaged_history(tmp: Path) -> None:
+    from logic_consistency.harness_ext.training.callbacks import HISTORY, keep_history_until
+
+    lines = [json.dumps({"step": 1, "loss": 1.0}), "not json", json.dumps({"step": 2, "loss": 0.5})]
+    (tmp / HISTORY).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    keep_history_until(tmp, 2)  # a resumed training keeps the history up to its checkpoint
+
+
+# a damaged line inside a loss history ended a resumed study in a JSONDecodeError traceback (a torn last
+# line, the mark of a killed append, is dropped: tests/harness_ext/test_history_resume.py)
+CASES.add(
+    "loss history with a damaged line", _damaged_history, "history.jsonl: line 2 is not JSON", error=TrainingError
+)

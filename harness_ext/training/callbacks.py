@@ -31,11 +31,28 @@ def history_folder(adapter: Path) -> Path:
 
 
 def keep_history_until(folder: Path, step: int) -> None:
-    """Drop the history lines after ``step`` (a rerun resumes from that checkpoint and logs them again)."""
+    """Drop the history lines after ``step`` (a rerun resumes from that checkpoint and logs them again), and a
+    torn last line (a run killed, or a disk filled, while a line was appended).
+
+    Raises:
+        TrainingError: A line before the last is not JSON (naming the file and the line).
+    """
     path = folder / HISTORY
     if not path.is_file():
         return
-    kept = [line for line in path.read_text(encoding="utf-8").splitlines() if json.loads(line).get("step", 0) <= step]
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    kept = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # only an append that was cut off ends the file this way
+                break
+            raise TrainingError(
+                f"{path}: line {number} is not JSON; remove the file to start its history afresh"
+            ) from None
+        if record.get("step", 0) <= step:
+            kept.append(line)
     atomic_write(path, [f"{line}\n".encode() for line in kept])
 
 
