@@ -82,9 +82,18 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "autoload._one_line_option_errors (publish.command_line.check_lm_eval_argv, publish.failure_facts)",
         "a task's refusal of a bad option, or a task file it cannot use ('Tasks not found', an unknown metric), ends "
         "lm_eval with one line naming it and exit status 2, not a traceback; so do an abbreviation of an option the "
-        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, and --cache_requests; "
+        "suite reads, a key given twice across repeated --model_args/--gen_kwargs/--metadata, --cache_requests and a refused credential; "
         "the class and HTTP status of the exception a run ended with go to its launcher's record file",
         "lm_eval's CLI reporting task configuration errors as argument errors",
+    ),
+    LmEvalHook(
+        "lm_eval._cli.run:Run._execute",
+        "wraps",
+        "autoload._public_summary (publish.run.public_prints: the module's global print)",
+        "lm_eval's summary line (MODEL ({model_args}), gen_kwargs: ...) prints the model arguments as given: it "
+        "shows the public ones (a private base_url path and query, a home folder never reach the terminal or a "
+        "build's lm_eval.log)",
+        "lm_eval printing the configuration it records (or a hook on the summary line)",
     ),
     LmEvalHook(
         "lm_eval.api.task:load_from_cache",

@@ -33,6 +33,7 @@ PINNED_SIGNATURES = {
         "system_instruction: 'str | None' = None, apply_chat_template: 'bool | str' = False, fewshot_as_multiturn: "
         "'bool' = False, verbosity: 'str' = 'INFO', confirm_run_unsafe_code: 'bool' = False) -> 'EvalResults | None'"
     ),
+    "lm_eval._cli.run:Run._execute": "(args: argparse.Namespace) -> None",
     "lm_eval.evaluator:simple_evaluate": (
         "(model: 'str | LM', model_args: 'str | dict[str, str | int | float] | None' = None, tasks: "
         "'list[str | dict[str, Any] | Task] | None' = None, num_fewshot: 'int | None' = None, batch_size: "
