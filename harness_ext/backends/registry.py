@@ -18,10 +18,19 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import Declaration, parse_model_args
+from logic_consistency.harness_ext.models.args import Declaration, parse_model_args, split_model_args, typo_of
 from logic_consistency.harness_ext.models.backend import Backend
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "BackendError", "backend_args", "backends", "built_in", "check_model_args"]
+__all__ = [
+    "BUILT_IN",
+    "ENTRY_POINT_GROUP",
+    "BackendError",
+    "backend_args",
+    "backends",
+    "built_in",
+    "check_model_args",
+    "first_typo",
+]
 
 #: The suite's own backends: where each declares itself (``module:NAME``), one line each.
 BUILT_IN = (
@@ -30,7 +39,7 @@ BUILT_IN = (
     "logic_consistency.harness_ext.prefix.backend:LC_EMBEDDED",
 )
 #: The entry-point group a backend outside the suite declares itself under (its name: the lm-eval name).
-ENTRY_POINT_GROUP = "logic_consistency_backends"
+ENTRY_POINT_GROUP = "logic-consistency.backends"
 
 
 class BackendError(ValueError):
@@ -109,3 +118,16 @@ def check_model_args(model_name: str, model_args: str | Mapping[str, Any] | None
     if backend is None or not model_args:
         return
     backend.check(parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args))
+
+
+def first_typo(model_name: str, model_args: str) -> tuple[str, str] | None:
+    """The first argument in ``model_args`` (text) that mistypes one a declared backend knows, with that one
+    (``("max_token", "max_tokens")``); ``None`` when there is none or the backend is not declared."""
+    declaration = backend_args(model_name)
+    if declaration is None:
+        return None
+    for name, _ in split_model_args(model_args):
+        near = [] if name in declaration.known else typo_of(name, declaration)
+        if near:
+            return name, near[0]
+    return None
