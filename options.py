@@ -2,7 +2,8 @@
 
 Every name a user sets is declared once, as a :class:`Declared`: run options and command-line flags
 as data in a package's ``_options_yaml`` (:func:`declared_options`, :func:`declared_flags`), backend
-arguments in ``harness_ext/models/args.py``. Each has one :class:`Constraint` (:class:`Interval`,
+arguments in each backend's declaration (``harness_ext/models/backend.py``, collected by
+``harness_ext/backends/registry.py``). Each has one :class:`Constraint` (:class:`Interval`,
 :class:`Choices` or :class:`OfType`, as scikit-learn's ``Interval`` and ``StrOptions``), and
 :func:`check_value` checks every value against it. Types are strict: ``"5"``, ``5.0`` and ``True``
 are not integers, an int is a number, a number is finite, ``None`` passes only a ``nullable``

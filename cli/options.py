@@ -12,7 +12,8 @@ import argparse
 import json
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import BACKEND_ARGS, GEN_KWARGS
+from logic_consistency.harness_ext.backends.registry import backends
+from logic_consistency.harness_ext.models.args import GEN_KWARGS
 from logic_consistency.options import Declared, declared_flags, declared_options
 from logic_consistency.tasks.improve_recipes import recipes
 
@@ -26,7 +27,7 @@ def declarations() -> list[tuple[str, Declared]]:
     ``improve <recipe> --train-args`` (each recipe's paper's hyperparameters, its defaults)."""
     rows = [("metadata", arg) for arg in declared_options().values()]
     rows += [("command line", arg) for arg in declared_flags().values()]
-    rows += [(f"{backend} --model_args", arg) for backend, spec in BACKEND_ARGS.items() for arg in spec.declared]
+    rows += [(f"{name} --model_args", arg) for name, backend in backends().items() for arg in backend.args.declared]
     rows += [("lm_eval --gen_kwargs", arg) for arg in GEN_KWARGS.declared]
     trainings = [recipe.training.declaration for recipe in recipes().values()]
     rows += [(training.where, arg) for training in trainings for arg in training.declared]

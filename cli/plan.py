@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.chat.backend import DEFAULT_MAX_TOKENS
 from logic_consistency.harness_ext.plan import report as plan_report
 from logic_consistency.harness_ext.plan.report import DEFAULT_TOKENIZER
 

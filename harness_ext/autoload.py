@@ -4,7 +4,7 @@ lm-eval 0.4.13 has no task plug-in hook, so the distribution ships ``logic_consi
 whose one line calls :func:`install`: it only registers an import hook. When, and only when, a
 program imports lm-eval, the hook adds this suite's ``tasks/`` folder to every ``TaskManager``'s
 include path (unless lm-eval already finds it through the ``lm_eval.tasks`` entry point:
-:func:`lm_eval_discovers_suite`), registers ``lc-hf`` and ``lc-embedded``, and applies the other
+:func:`lm_eval_discovers_suite`), registers the declared backends (``backends/registry.py``), and applies the other
 patches listed in ``lm_eval_hooks.LM_EVAL_HOOKS`` (the running model for multi-stage tasks, placeholders,
 shards, request-cache checks, credential refusal, one-line errors, metrics undefined on some documents).
 
@@ -38,10 +38,6 @@ if TYPE_CHECKING:
 PINNED_LM_EVAL_VERSION = "0.4.13"
 #: Environment variable that disables the hook when set to ``0``.
 ENV_SWITCH = "LOGIC_CONSISTENCY_AUTOLOAD"
-#: Model name registered with lm-eval for the embedded default models.
-EMBEDDED_MODEL_NAME = "lc-embedded"
-#: Model name registered with lm-eval for any Hugging Face causal LM with prefix-sharing scoring.
-PREFIX_SHARING_MODEL_NAME = "lc-hf"
 
 #: The entry-point group of lm-eval task plug-ins (upstream PR #4015); its value names the package
 #: that holds the YAML, here ``logic_consistency.tasks`` (setup.cfg ``[options.entry_points]``).
@@ -192,16 +188,15 @@ def _indexes_suite_folder(task_manager: type, init: Callable[..., None]) -> bool
 
 
 def _register_models(module: ModuleType) -> None:
+    """Register every declared backend with lm-eval by its ``module:Class`` (imported on first use):
+    the suite's own and those plugged in by entry point (``backends/registry.py``)."""
     from lm_eval.api.registry import model_registry
 
-    targets = {
-        EMBEDDED_MODEL_NAME: "logic_consistency.harness_ext.prefix.embedded:EmbeddedHFLM",
-        PREFIX_SHARING_MODEL_NAME: "logic_consistency.harness_ext.prefix.scorer:PrefixSharingHFLM",
-        "lc-chat": "logic_consistency.harness_ext.chat.judge:ChatJudgeLM",  # chat endpoints, choice readings
-    }
-    for name, target in targets.items():
-        if name not in model_registry:
-            model_registry.register(name, target=target)
+    from logic_consistency.harness_ext.backends.registry import backends
+
+    for backend in backends().values():
+        if backend.name not in model_registry:
+            model_registry.register(backend.name, target=backend.target)
 
 
 _VERSION_CHECKED: list[bool] = []

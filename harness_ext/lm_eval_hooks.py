@@ -2,37 +2,21 @@
 
 ``tests/harness_ext/test_lm_eval_hooks.py`` pins each upstream object's signature (an lm-eval upgrade
 fails in the suite's tests, not in a user's run) and finds every private lm-eval name the package
-uses, failing on one missing here. The patches applied at import are in ``autoload.py``, which does
-not import this table (it runs at every Python start-up). docs/architecture.md shows it as a table.
+uses, failing on one missing here. A backend declares its own reaches beside its code (``Backend.hooks``,
+``models/backend.py``); this table adds them to the machinery's. The patches applied at import are in
+``autoload.py``, which does not import this table (it runs at every Python start-up).
+docs/architecture.md shows it as a table.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from logic_consistency.harness_ext.backends.registry import built_in
+from logic_consistency.harness_ext.models.backend import LmEvalHook
 
-__all__ = ["LM_EVAL_HOOKS", "LmEvalHook"]
+__all__ = ["LM_EVAL_HOOKS", "SUITE_HOOKS", "LmEvalHook"]
 
-
-class LmEvalHook(NamedTuple):
-    """One place where the suite reaches into lm-eval beyond its public API (see :data:`LM_EVAL_HOOKS`)."""
-
-    #: The upstream object, ``module:qualified.name``.
-    upstream: str
-    #: ``wraps`` (patched at import, :data:`_CALLBACKS`), ``overrides`` (a private method a subclass
-    #: replaces), ``calls`` (a private function, module or format the suite depends on) or ``reads`` (a
-    #: private attribute read or set).
-    kind: str
-    #: Where the suite does it.
-    by: str
-    why: str
-    #: The upstream change that would let the suite drop it.
-    retire_when: str
-
-
-#: Every reach into lm-eval 0.4.13 beyond its public API. ``tests/harness_ext/test_lm_eval_hooks.py``
-#: pins each upstream object's signature, so an lm-eval upgrade fails in the suite's tests, not in a
-#: user's run; on another installed version :func:`_warn_if_unpinned` warns once before any patch.
-LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
+#: The reaches of the suite's machinery (not of one backend: each backend declares its own, ``Backend.hooks``).
+SUITE_HOOKS: tuple[LmEvalHook, ...] = (
     LmEvalHook(
         "lm_eval.tasks.manager:TaskManager.__init__",
         "wraps",
@@ -140,13 +124,6 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "a few-shot run whose few-shot split the local copy lacks is refused in one line, not served test rows",
         "the same local-copy mechanism in lm-eval",
     ),
-    LmEvalHook(
-        "lm_eval.models.huggingface:HFLM._loglikelihood_tokens",
-        "overrides",
-        "prefix.scorer.PrefixSharingHFLM",
-        "prompts that share a prefix are scored from one cached forward pass of it (lc-hf)",
-        "prefix (KV) sharing across requests in lm-eval's hf backend",
-    ),
     *(
         LmEvalHook(
             f"lm_eval.api.task:ConfigurableTask.{table}",
@@ -157,16 +134,6 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
             "a public API for a task to declare its metrics from Python",
         )
         for table in ("_metric_fn_list", "_metric_fn_kwargs", "_aggregation_list", "_higher_is_better")
-    ),
-    *(
-        LmEvalHook(
-            f"lm_eval.models.api_models:TemplateAPI.{attribute}",
-            "reads",
-            "chat.judge.ChatJudgeLM",
-            "lc-chat sends the run's seed and honours num_concurrent and batch_size like lm-eval's own chat backends",
-            "public accessors for an API model's seed and concurrency",
-        )
-        for attribute in ("_seed", "_concurrent", "_batch_size")
     ),
     LmEvalHook(
         "lm_eval.tasks._yaml_loader:load_yaml",
@@ -219,11 +186,11 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "self-agreement samples are keyed in CachingLM's database in the format hash_args gives its own keys",
         "caching of sampled generations in lm-eval (keyed by sample index)",
     ),
-    LmEvalHook(
-        "lm_eval.models.openai_completions:LocalChatCompletion._create_payload",
-        "overrides",
-        "chat.judge.ChatJudgeLM",
-        "a judgement asks the endpoint for top_logprobs, so answer-choice probabilities can be read (lc-chat)",
-        "log-likelihood requests answered from chat top_logprobs in lm-eval's chat backends",
-    ),
 )
+
+#: Every reach into lm-eval 0.4.13 beyond its public API: the machinery's, then each of the suite's own
+#: backends' (their declarations, ``chat/backend.py``, ``prefix/backend.py``).
+#: ``tests/harness_ext/test_lm_eval_hooks.py`` pins each upstream object's signature, so an lm-eval upgrade
+#: fails in the suite's tests, not in a user's run; on another installed version
+#: ``autoload._warn_if_unpinned`` warns once before any patch.
+LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (*SUITE_HOOKS, *(hook for backend in built_in() for hook in backend.hooks))

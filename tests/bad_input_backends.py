@@ -18,7 +18,7 @@ URL = "http://127.0.0.1:9/v1/chat/completions"
 
 
 def _check(model: str, args: str) -> None:
-    from logic_consistency.harness_ext.models.args import check_model_args
+    from logic_consistency.harness_ext.backends.registry import check_model_args
 
     check_model_args(model, args)
 

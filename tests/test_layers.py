@@ -28,7 +28,7 @@ Inside ``harness_ext``, every module lies in a room (a sub-package by concern) b
 rooms run one way too, lowest first: ``jobs`` (every child process and the Ray session, shared by
 the board and the improve studies; it imports no other room) <- ``models`` (the embedded models, the
 declared ``--model_args``, an adapter's weights) <- ``chat`` (``lc-chat``) <- ``prefix`` (``lc-hf``,
-``lc-embedded``) <- ``task`` (task classes, the run in progress, loading tasks) <- ``shards`` <-
+``lc-embedded``) <- ``backends`` (the registry of the backends' declarations) <- ``task`` (task classes, the run in progress, loading tasks) <- ``shards`` <-
 ``plan`` (the cost plan) <- ``publish`` (direct runs that publish by declaration) <- ``training``
 (the improve wing). A room imports its own and lower rooms only, so no arrow runs back up and no
 loop between rooms can return.
@@ -88,7 +88,7 @@ LEADERBOARD_TOP = ("", "commands")
 
 #: The rooms of ``harness_ext``, lowest first (see the module docstring): a room imports only its own
 #: and lower rooms.
-HARNESS_ROOMS = ("jobs", "models", "chat", "prefix", "task", "shards", "plan", "publish", "training")
+HARNESS_ROOMS = ("jobs", "models", "chat", "prefix", "backends", "task", "shards", "plan", "publish", "training")
 #: The modules of ``harness_ext`` outside its rooms: the package, the autoload hook the ``.pth`` line
 #: imports (``harness_ext/logic_consistency_autoload.pth``) and the table of lm-eval hooks.
 HARNESS_TOP = ("", "autoload", "lm_eval_hooks")

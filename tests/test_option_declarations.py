@@ -19,7 +19,8 @@ import pytest
 
 from logic_consistency.cli import app
 from logic_consistency.cli.options import declarations, markdown_table
-from logic_consistency.harness_ext.models.args import BACKEND_ARGS, check_declared
+from logic_consistency.harness_ext.backends.registry import backends
+from logic_consistency.harness_ext.models.args import check_declared
 from logic_consistency.leaderboard.run.placement import check_shards
 from logic_consistency.options import (
     Choices,
@@ -70,6 +71,7 @@ def _cases(rows: list[tuple[str, Declared]]) -> list[Any]:
     ]
 
 
+BACKEND_ARGS = {name: backend.args for name, backend in backends().items()}
 BACKEND_ROWS = [(backend, arg) for backend, spec in BACKEND_ARGS.items() for arg in spec.declared]
 
 

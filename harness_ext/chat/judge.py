@@ -7,7 +7,7 @@ from the top log-probabilities of ONE greedy chat completion of its context, as 
 judgement, payload ``temperature: 0, logprobs: true, top_logprobs: N, max_tokens: M``. Any other
 log-likelihood request is refused before any call, naming its task (:meth:`ChatJudgeLM.check_tasks`).
 
-Model arguments are declared in :mod:`logic_consistency.harness_ext.models.args`. Every request goes
+Its model arguments and lm-eval hooks are declared in :mod:`logic_consistency.harness_ext.chat.backend`. Every request goes
 through :mod:`logic_consistency.harness_ext.chat.reply`; lm-eval keeps the retries, concurrency, the
 API key (``OPENAI_API_KEY``) and ``--use_cache``, so a request ends within ``max_retries * (timeout
 + 10)`` seconds. The model name each reply reports is recorded as ``config.reported_models``; missing
@@ -28,6 +28,7 @@ from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER, Json
 from lm_eval.models.openai_completions import LocalChatCompletion
 
 from logic_consistency.credentials import redact, register_header, url_origin
+from logic_consistency.harness_ext.chat.backend import DEFAULT_MAX_TOKENS, LC_CHAT, MAX_TOP_LOGPROBS
 from logic_consistency.harness_ext.chat.choice_reading import (
     ChoiceAnswer,
     ReadingError,
@@ -36,7 +37,6 @@ from logic_consistency.harness_ext.chat.choice_reading import (
 )
 from logic_consistency.harness_ext.chat.reply import logprob_content, post, post_once, ssl_setting
 from logic_consistency.harness_ext.chat.waves import send_in_waves
-from logic_consistency.harness_ext.models.args import CHAT_ARGS, DEFAULT_MAX_TOKENS, MAX_TOP_LOGPROBS, check_declared
 
 # A child of lm-eval's logger, so the reading summaries show at lm-eval's verbosity with its messages.
 eval_logger = logging.getLogger("lm_eval.models.lc_chat")
@@ -126,7 +126,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
     reads_choices_from_top_logprobs = True
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs = check_declared(kwargs, CHAT_ARGS)
+        kwargs = LC_CHAT.check(kwargs)
         self.top_logprobs: int = kwargs.pop("top_logprobs", MAX_TOP_LOGPROBS)
         self.max_tokens: int = kwargs.pop("max_tokens", DEFAULT_MAX_TOKENS)
         if not kwargs.get("base_url"):
@@ -156,7 +156,7 @@ class ChatJudgeLM(LocalChatCompletion):  # type: ignore[misc]  # lm-eval ships n
         return {"reported_models": sorted(self.reported_models)}
 
     # ------------------------------------------------------------------ payloads
-    # lm-eval hook: overrides a private upstream method; listed and pinned in lm_eval_hooks.LM_EVAL_HOOKS.
+    # lm-eval hook: overrides a private upstream method; declared in chat/backend.py (LC_CHAT.hooks), pinned with lm_eval_hooks.LM_EVAL_HOOKS.
     def _create_payload(
         self,
         messages: Any,

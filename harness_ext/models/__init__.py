@@ -1,1 +1,1 @@
-"""The embedded models, the backends' declared ``--model_args``, and an adapter: its weights, manifest, base and provenance."""
+"""The embedded models, what a backend declares (``backend.py``) and the validator of its ``--model_args``, and an adapter: its weights, manifest, base and provenance."""

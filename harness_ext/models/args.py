@@ -1,9 +1,11 @@
-"""The suite's backends declare their ``--model_args`` here, as data; one validator checks them.
+"""The suite's one validator of declared arguments (:class:`Declaration`, :func:`check_declared`), and
+``--gen_kwargs``'s declaration.
 
-Each of ``lc-chat``, ``lc-hf`` and ``lc-embedded`` states its own arguments once (name, type,
-bounds or choices, default, meaning) and the names it passes on to lm-eval's parent class unchecked.
-:func:`check_declared` reads the declarations before anything loads, and
-:func:`check_model_args` lets a caller (the nightly build) check a run's arguments ahead of time. A
+A backend declares its ``--model_args`` in its own module, as a :class:`Declaration` inside its
+:class:`~logic_consistency.harness_ext.models.backend.Backend` (``chat/backend.py``,
+``prefix/backend.py``): its arguments once (name, type, bounds or choices, default, meaning) and the
+names it passes on to lm-eval's parent class unchecked, which this module lists for lm-eval's
+``TemplateAPI`` and ``HFLM``. :func:`check_declared` reads a declaration before anything loads. A
 mistyped argument is an error naming the closest one (``max_token`` -> ``max_tokens``): ``lc-chat``
 refuses every unknown and every credential-like name; ``lc-hf`` and ``lc-embedded`` pass unknown
 names on to transformers' ``from_pretrained`` but refuse a near miss of a known one (``dtyp``).
@@ -30,9 +32,6 @@ from logic_consistency.options import (
     parse_text,
     unique_keys,
 )
-
-#: lc-chat's default ``max_tokens``: generated positions searched for a choice (the cost plan's bound too).
-DEFAULT_MAX_TOKENS = 8
 
 
 def _where(where: str | None) -> str:
@@ -119,11 +118,6 @@ def check_declared(values: Mapping[str, Any], declaration: Declaration, *, text:
     return out
 
 
-#: OpenAI's ceiling on ``top_logprobs``.
-MAX_TOP_LOGPROBS = 20
-#: lm-eval's default per-request ``timeout`` (seconds); lc-chat makes it a total deadline.
-DEFAULT_TIMEOUT = 300
-
 #: Arguments of lm-eval 0.4.13's ``TemplateAPI``/``LocalChatCompletion`` (lc-chat's parent) it checks itself,
 #: plus ``device``/``max_batch_size``, which lm-eval's command line passes to every model.
 _API_PASSED = frozenset(
@@ -145,54 +139,11 @@ _HF_PASSED = frozenset(
     }
 )  # fmt: skip
 
-_KEY_HOME = "set the OPENAI_API_KEY environment variable (lm-eval sends it as the Bearer token)"
-
-CHAT_ARGS = Declaration(
-    where="lc-chat --model_args",
-    declared=(
-        Declared("top_logprobs", int, MAX_TOP_LOGPROBS, "top tokens listed per position (N)", 2, MAX_TOP_LOGPROBS),
-        Declared("max_tokens", int, DEFAULT_MAX_TOKENS, "generated positions searched for a choice", 1, 4096),
-        Declared("timeout", int, DEFAULT_TIMEOUT, "total seconds one request attempt may take", 1, 86_400),
-        Declared("max_retries", int, 3, "attempts per request (a 429/500 or a timeout is retried)", 1, 100),
-        Declared("num_concurrent", int, 1, "requests in flight at once", 1, 1024),
-    ),
-    passed=_API_PASSED,
-    refused={"auth_token": _KEY_HOME, "api_key": _KEY_HOME},
-    unknown="refuse",
-    credentials=_KEY_HOME,
-)
-
-HF_ARGS = Declaration(
-    where="lc-hf --model_args",
-    declared=(
-        Declared("prefix_sharing", bool, True, "compute each shared prompt prefix once (false = stock hf)"),
-        Declared("min_shared_tokens", int, 256, "cache a prefix only when it saves this many token computations", 1),
-        Declared("max_cached_prefixes", int, 8, "nested prefix caches alive at once (bounds memory)", 1),
-        Declared("mixed_generation", bool, True, "greedy generations of different stops and lengths share batches"),
-    ),
-    passed=_HF_PASSED,
-    unknown="near_miss",
-)
-
-EMBEDDED_ARGS = Declaration(
-    where="lc-embedded --model_args",
-    declared=(
-        Declared(
-            "model",
-            str,
-            "smollm2-135m-instruct",
-            "the embedded model",
-            choices=("smollm2-135m-instruct", "gemma-3-270m"),
-        ),
-        *HF_ARGS.declared,
-    ),
-    passed=_HF_PASSED - {"pretrained"},
-    refused={"pretrained": "lc-embedded takes model=<name>; use --model hf for other models"},
-    unknown="near_miss",
-)
-
-#: The declaration of each of the suite's backends, by lm-eval model name.
-BACKEND_ARGS: dict[str, Declaration] = {"lc-chat": CHAT_ARGS, "lc-hf": HF_ARGS, "lc-embedded": EMBEDDED_ARGS}
+#: lm-eval's API arguments a written file may record: not ``header`` (credentials) nor ``ca_cert_path`` (a
+#: local path); for lm-eval's API backends and for ``lc-chat`` (``publish/allowlist.py``).
+_API_PUBLIC = _API_PASSED - {"header", "ca_cert_path"}
+#: lm-eval's ``hf`` arguments a written file may record: not ``offload_folder`` (a local path).
+_HF_PUBLIC = _HF_PASSED - {"offload_folder"}
 
 #: ``--gen_kwargs``: the generation keys lm-eval 0.4.13 and the suite's backends consume (issue 46).
 #: ``normalize_gen_kwargs`` and ``HFLM``/``lc-hf``'s ``generate_until`` read ``until``, ``max_gen_toks``
@@ -308,17 +259,3 @@ def parse_model_args(model_args: str) -> dict[str, Any]:
     except ValueError as error:
         raise OptionError(f"--model_args {model_args!r} is not name=value,...: {error}") from None
     return parsed
-
-
-def check_model_args(model_name: str, model_args: str) -> None:
-    """Check one run's ``--model_args`` for one of the suite's backends before anything runs.
-
-    A backend that is not the suite's (``hf``, ``vllm``, ...) is left to lm-eval: nothing is checked.
-
-    Raises:
-        OptionError: An unknown, refused or mistyped argument, or a value out of bounds (the
-            message names the backend, the argument and the closest known one).
-    """
-    declaration = BACKEND_ARGS.get(model_name)
-    if declaration is not None:
-        check_declared(parse_model_args(model_args), declaration)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import CHAT_ARGS, DEFAULT_MAX_TOKENS
+from logic_consistency.harness_ext.chat.backend import CHAT_ARGS, DEFAULT_MAX_TOKENS
 from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
 from logic_consistency.harness_ext.plan.counts import TaskPlan, load_tokenizer, plan_tasks
 from logic_consistency.harness_ext.plan.table import (

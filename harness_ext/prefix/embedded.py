@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import EMBEDDED_ARGS, check_declared, parse_model_args
+from logic_consistency.harness_ext.models.args import parse_model_args
 from logic_consistency.harness_ext.models.embedded import DEFAULT_MODEL, resolve
+from logic_consistency.harness_ext.prefix.backend import LC_EMBEDDED
 from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
 
 __all__ = ["EmbeddedHFLM"]
@@ -36,7 +37,7 @@ class EmbeddedHFLM(PrefixSharingHFLM):
         return cls.create_from_arg_obj(parse_model_args(arg_string), additional_config)
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs = check_declared(kwargs, EMBEDDED_ARGS)  # before the model is resolved or loaded
+        kwargs = LC_EMBEDDED.check(kwargs)  # declared in prefix/backend.py; before the model is resolved or loaded
         model = kwargs.pop("model", DEFAULT_MODEL)
         kwargs.setdefault("dtype", "float32")
         super().__init__(pretrained=str(resolve(model)), **kwargs)

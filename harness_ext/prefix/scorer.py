@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from lm_eval.models.huggingface import HFLM
 from tqdm import tqdm
 
-from logic_consistency.harness_ext.models.args import HF_ARGS, check_declared
+from logic_consistency.harness_ext.prefix.backend import LC_HF
 from logic_consistency.harness_ext.prefix.batches import (
     CachedRows,
     PackedRow,
@@ -69,8 +69,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
     REUSABLE_LAYERS: tuple[str, ...] = ("DynamicLayer", "DynamicSlidingWindowLayer")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs = check_declared(kwargs, HF_ARGS)  # the declared model arguments, before anything is loaded
-        defaults = {arg.name: arg.default for arg in HF_ARGS.declared}
+        kwargs = LC_HF.check(kwargs)  # the declared model arguments (prefix/backend.py), before anything is loaded
+        defaults = LC_HF.defaults()
         self.prefix_sharing: bool = kwargs.pop("prefix_sharing", defaults["prefix_sharing"])
         self.min_shared_tokens: int = kwargs.pop("min_shared_tokens", defaults["min_shared_tokens"])
         self.max_cached_prefixes: int = kwargs.pop("max_cached_prefixes", defaults["max_cached_prefixes"])
@@ -96,7 +96,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             eval_logger.warning(duplicated)
 
     # ------------------------------------------------------------------ lm-eval entry point
-    # lm-eval hook: overrides a private upstream method; listed and pinned in lm_eval_hooks.LM_EVAL_HOOKS.
+    # lm-eval hook: overrides a private upstream method; declared in prefix/backend.py (LC_HF.hooks), pinned with lm_eval_hooks.LM_EVAL_HOOKS.
     def _loglikelihood_tokens(
         self,
         requests: list[Request],

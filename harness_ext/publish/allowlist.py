@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logic_consistency.harness_ext.models.args import _API_PASSED, _HF_PASSED, BACKEND_ARGS, split_model_args
+from logic_consistency.harness_ext.backends.registry import backends, built_in
+from logic_consistency.harness_ext.models.args import _API_PUBLIC, _HF_PUBLIC, split_model_args
 from logic_consistency.harness_ext.task.data_files import DATA_HASH_KEY
 from logic_consistency.options import SUITE_OPTIONS
 
@@ -51,10 +52,6 @@ PUBLIC_API_PATHS = frozenset(
 #: Arguments that may name a local file or folder: a local one is recorded as a hash and its basename
 #: (:func:`public_path`), never a home folder; a hub id as it is.
 PATH_ARGS = frozenset({"pretrained", "peft", "tokenizer", "delta", "gguf_file", "lora_local_path"})
-#: lm-eval's API arguments that are public: not ``header`` (credentials) nor ``ca_cert_path`` (a local path).
-_API_PUBLIC = _API_PASSED - {"header", "ca_cert_path"}
-#: lm-eval's ``hf`` arguments that are public: not ``offload_folder`` (a local path).
-_HF_PUBLIC = _HF_PASSED - {"offload_folder"}
 _VLLM_PUBLIC = frozenset(
     {
         "pretrained", "revision", "dtype", "tokenizer", "tokenizer_mode", "tokenizer_revision", "trust_remote_code",
@@ -73,15 +70,10 @@ TASK_METADATA = frozenset({"version", "config_source", "task_config", "prompt_co
 _ANY_PUBLIC = frozenset({"model", "pretrained", "revision", "dtype"})
 
 
-def _declared(backend: str) -> frozenset[str]:
-    return frozenset(declared.name for declared in BACKEND_ARGS[backend].declared)
-
-
-#: The public model arguments, by lm-eval model name (others: :data:`_ANY_PUBLIC`).
+#: The public model arguments, by lm-eval model name: the suite's backends declare theirs (``Backend.public``);
+#: a backend plugged in by entry point too (:func:`public_args`); others: :data:`_ANY_PUBLIC`.
 PUBLIC_ARGS: dict[str, frozenset[str]] = {
-    "lc-chat": _API_PUBLIC | _declared("lc-chat"),
-    "lc-hf": _HF_PUBLIC | _declared("lc-hf"),
-    "lc-embedded": (_HF_PUBLIC - {"pretrained"}) | _declared("lc-embedded"),
+    **{backend.name: backend.public for backend in built_in()},
     "hf": _HF_PUBLIC,
     "vllm": _VLLM_PUBLIC,
     **{
@@ -181,9 +173,12 @@ def _parse(model_args: str) -> list[tuple[str, str]]:
 
 
 def public_args(backend: str | None) -> frozenset[str]:
-    """The model arguments ``backend`` declares public (:data:`PUBLIC_ARGS`; others: ``model``,
-    ``pretrained``, ``revision``, ``dtype``)."""
-    return PUBLIC_ARGS.get(backend or "", _ANY_PUBLIC)
+    """The model arguments ``backend`` declares public (:data:`PUBLIC_ARGS`, or a plugged-in backend's
+    declaration; others: ``model``, ``pretrained``, ``revision``, ``dtype``)."""
+    if (backend or "") in PUBLIC_ARGS:
+        return PUBLIC_ARGS[backend or ""]
+    declared = backends().get(backend or "")
+    return _ANY_PUBLIC if declared is None else declared.public
 
 
 def _keep(backend: str | None, name: str, value: Any) -> tuple[bool, Any, list[str]]:

@@ -26,6 +26,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from logic_consistency.credentials import Redactor, refuse_credentials, refuse_short_key
+from logic_consistency.harness_ext.backends.registry import check_model_args
 from logic_consistency.harness_ext.models.args import check_gen_kwargs, split_model_args
 from logic_consistency.harness_ext.publish.allowlist import (
     PATH_ARGS,
@@ -267,18 +268,32 @@ def _unknown_metric(error: KeyError, given: Mapping[str, Any]) -> Exception | No
     return explain_unknown_metric(given.get("task_manager"), given.get("tasks"))
 
 
-def _refuse_pickled_adapter(model_args: Any) -> None:
-    """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
-    from logic_consistency.harness_ext.models.adapters import check_adapter_weights
+def _parsed(model_args: Any) -> dict[str, Any] | None:
+    """``model_args`` (text or a mapping) as lm-eval parses them; ``None`` when malformed (lm-eval reports that)."""
     from logic_consistency.harness_ext.models.args import parse_model_args
     from logic_consistency.options import OptionError
 
     try:
-        parsed = parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args or {})
-    except (OptionError, TypeError, ValueError):  # lm-eval reports malformed arguments itself
-        return
-    if parsed.get("peft") and Path(str(parsed["peft"])).is_dir():
+        return parse_model_args(model_args) if isinstance(model_args, str) else dict(model_args or {})
+    except (OptionError, TypeError, ValueError):
+        return None
+
+
+def _refuse_pickled_adapter(model_args: Any) -> None:
+    """``peft=FOLDER`` whose weights are pickle (``.bin``): refused before lm-eval loads them (safetensors only)."""
+    from logic_consistency.harness_ext.models.adapters import check_adapter_weights
+
+    parsed = _parsed(model_args)
+    if parsed and parsed.get("peft") and Path(str(parsed["peft"])).is_dir():
         check_adapter_weights(Path(str(parsed["peft"])))
+
+
+def _check_declared_args(backend: str | None, model_args: Any) -> None:
+    """A declared backend's ``model_args`` (``backends/registry.py``) are checked before it is built, so
+    a backend plugged in by entry point refuses a mistyped argument even if its class checks nothing."""
+    parsed = _parsed(model_args)
+    if backend is not None and parsed:
+        check_model_args(backend, parsed)
 
 
 def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
@@ -292,6 +307,7 @@ def publishing(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
         backend = model if isinstance(model, str) else None
         refuse_credentials(given.get("model_args"), backend, where="lm_eval --model_args")
         refuse_credentials(given.get("metadata"), backend, where="lm_eval --metadata")
+        _check_declared_args(backend, given.get("model_args"))
         check_gen_kwargs(given.get("gen_kwargs"))  # declared keys only: lm-eval sends, prints and records them
         _check_results_path(given)
         short = refuse_short_key(backend)  # a placeholder key (-, none, EMPTY) is no secret: one line says so

@@ -34,7 +34,7 @@ from logic_consistency.credentials import (
     refuse_credentials,
     register_secret,
 )
-from logic_consistency.harness_ext.models.args import BACKEND_ARGS, split_model_args, typo_of
+from logic_consistency.harness_ext.backends.registry import first_typo
 from logic_consistency.harness_ext.publish.allowlist import public_model_args
 from logic_consistency.options import (
     SUITE_OPTIONS,
@@ -240,13 +240,9 @@ def _endpoint(raw: Mapping[str, Any]) -> str | None:
 def _name_typos(backend: str, model_args: str | Mapping[str, Any] | None, where: str) -> None:
     """A mistyped argument of one of the suite's backends (``max_token``) is named as a typo first, before a
     name that only looks like a credential is refused (its declaration decides: preflight's check)."""
-    declaration = BACKEND_ARGS.get(backend)
-    if declaration is None or model_args is None:
-        return
-    for name, _ in split_model_args(format_model_args(model_args)):
-        near = [] if name in declaration.known else typo_of(name, declaration)
-        if near:
-            raise ValueError(f"{where}: model_args: unknown argument {name!r}; did you mean {near[0]!r}?")
+    typo = None if model_args is None else first_typo(backend, format_model_args(model_args))
+    if typo is not None:
+        raise ValueError(f"{where}: model_args: unknown argument {typo[0]!r}; did you mean {typo[1]!r}?")
 
 
 def _model_args(raw: Mapping[str, Any], where: str) -> str:

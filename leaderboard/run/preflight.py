@@ -26,8 +26,8 @@ from typing import Any
 
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import tasks_dir
+from logic_consistency.harness_ext.backends.registry import check_model_args as check_backend_args
 from logic_consistency.harness_ext.models.args import check_gen_kwargs
-from logic_consistency.harness_ext.models.args import check_model_args as check_backend_args
 from logic_consistency.harness_ext.models.embedded import CACHE_ENV, DEFAULT_MODEL, MANIFEST, cache_root
 from logic_consistency.harness_ext.models.provenance import check_adapter_base
 from logic_consistency.options import SUITE_OPTIONS, OptionError, check_option, closest

@@ -18,6 +18,7 @@ import pytest
 
 from logic_consistency.harness_ext import autoload
 from logic_consistency.harness_ext.autoload import PINNED_LM_EVAL_VERSION
+from logic_consistency.harness_ext.backends.registry import built_in
 from logic_consistency.harness_ext.lm_eval_hooks import LM_EVAL_HOOKS, LmEvalHook
 
 #: ``str(inspect.signature(...))`` of each upstream function in lm-eval 0.4.13.
@@ -121,14 +122,14 @@ def test_upstream_signature_is_the_pinned_one(hook: LmEvalHook) -> None:
 
 
 def test_overridden_private_methods_are_still_overridden() -> None:
-    """The table names what the subclasses really override (a rename on either side fails here)."""
-    from logic_consistency.harness_ext.chat.judge import ChatJudgeLM
-    from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM
-
-    classes = {"prefix.scorer.PrefixSharingHFLM": PrefixSharingHFLM, "chat.judge.ChatJudgeLM": ChatJudgeLM}
-    for hook in (h for h in LM_EVAL_HOOKS if h.kind == "overrides"):
-        method = hook.upstream.rpartition(".")[2]
-        assert method in vars(classes[hook.by]), hook
+    """Each override is declared by the backend whose class makes it (``Backend.hooks``), and the class
+    really overrides it (a rename on either side fails here)."""
+    overrides = [(backend, hook) for backend in built_in() for hook in backend.hooks if hook.kind == "overrides"]
+    assert sorted(hook for _, hook in overrides) == sorted(h for h in LM_EVAL_HOOKS if h.kind == "overrides")
+    for backend, hook in overrides:
+        module, _, name = backend.target.partition(":")
+        assert hook.by == f"{module.removeprefix('logic_consistency.harness_ext.')}.{name}", hook
+        assert hook.upstream.rpartition(".")[2] in vars(getattr(importlib.import_module(module), name)), hook
 
 
 def test_the_private_index_read_is_still_there() -> None:

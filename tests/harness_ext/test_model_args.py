@@ -6,7 +6,9 @@ import inspect
 
 import pytest
 
-from logic_consistency.harness_ext.models.args import BACKEND_ARGS, CHAT_ARGS, HF_ARGS, check_model_args
+from logic_consistency.harness_ext.backends.registry import backend_args, check_model_args
+from logic_consistency.harness_ext.chat.backend import CHAT_ARGS
+from logic_consistency.harness_ext.prefix.backend import EMBEDDED_ARGS, HF_ARGS
 from logic_consistency.options import OptionError, OptionTypeError
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
@@ -88,5 +90,6 @@ def test_declarations_pass_on_exactly_lm_evals_parameters() -> None:
 def test_embedded_choices_are_the_embedded_models() -> None:
     from logic_consistency.harness_ext.models.embedded import EMBEDDED_MODELS
 
-    (model,) = [arg for arg in BACKEND_ARGS["lc-embedded"].declared if arg.name == "model"]
+    (model,) = [arg for arg in EMBEDDED_ARGS.declared if arg.name == "model"]
+    assert backend_args("lc-embedded") is EMBEDDED_ARGS
     assert set(model.choices or ()) == set(EMBEDDED_MODELS)

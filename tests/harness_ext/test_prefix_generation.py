@@ -19,8 +19,8 @@ from lm_eval.models.huggingface import HFLM
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_model import CORPUS, tiny_base  # noqa: E402
 
-from logic_consistency.harness_ext.models.args import HF_ARGS  # noqa: E402
 from logic_consistency.harness_ext.prefix import generation  # noqa: E402
+from logic_consistency.harness_ext.prefix.backend import HF_ARGS  # noqa: E402
 from logic_consistency.harness_ext.prefix.scorer import PrefixSharingHFLM  # noqa: E402
 
 BATCH = 4
