@@ -44,10 +44,12 @@ def test_metrics_import_without_heavy_dependencies() -> None:
 
 def test_public_api() -> None:
     expected = {
+        "BootstrapSummary",
         "CAUSAL_LABELS",
         "EXACT_WORK_LIMIT",
         "UndefinedMetricError",
         "bootstrap_ci",
+        "bootstrap_summary",
         "causal_consistency",
         "commutativity",
         "confusion_matrix",
@@ -100,6 +102,7 @@ def test_public_api() -> None:
         "original_accuracy",
         "own_verdicts",
         "pairwise_agreement",
+        "pick_rate",
         "pick_rate_kl",
         "pick_rates",
         "pride_debiased_accuracy",
