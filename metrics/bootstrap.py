@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -132,16 +133,20 @@ def bootstrap_summary(
         # Every resample equals the data: the interval is the point (scipy would warn of degenerate data).
         value = float(probe[0])
         return BootstrapSummary(value, value, 0.0)
-    result = stats.bootstrap(
-        (data,),
-        lambda sample, axis=-1: statistic(sample, axis=axis),
-        n_resamples=n_resamples,
-        batch=max(1, _BLOCK_VALUES // n_values),  # bounds memory for large n
-        vectorized=True,
-        confidence_level=float(confidence),
-        method="percentile",
-        rng=rng,
-    )
+    with warnings.catch_warnings():
+        if n_resamples < 2:  # scipy's standard error of one resample (ddof = 1) warns; reported as NaN below
+            warnings.filterwarnings("ignore", "Degrees of freedom <= 0", RuntimeWarning)
+            warnings.filterwarnings("ignore", "invalid value encountered in scalar divide", RuntimeWarning)
+        result = stats.bootstrap(
+            (data,),
+            lambda sample, axis=-1: statistic(sample, axis=axis),
+            n_resamples=n_resamples,
+            batch=max(1, _BLOCK_VALUES // n_values),  # bounds memory for large n
+            vectorized=True,
+            confidence_level=float(confidence),
+            method="percentile",
+            rng=rng,
+        )
     low, high = result.confidence_interval
     # NaN for a single resample (no spread to measure); any resample's NaN shows in the quantiles.
     stderr = float(result.standard_error) if n_resamples > 1 else math.nan
