@@ -192,7 +192,7 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "lm_eval.evaluator_utils:stderr_for_metric",
         "wraps",
         "autoload._aggregate_over_defined (task.corpus_stderr.with_declared_stderrs)",
-        "a corpus statistic (RStd, pick rates, their KL: tasks/invariance) gets a bootstrap standard error over "
+        "a corpus statistic (RStd, pick rates, their KL, PriDe's prior: tasks/invariance) gets a bootstrap standard error over "
         "questions in <metric>_stderr, with lm-eval's bootstrap_iters, where lm-eval gives a custom aggregation N/A",
         "a way for a task's aggregation to declare its standard error (or bootstrap it) in lm-eval",
     ),

@@ -47,7 +47,13 @@ from .invariance_bias import (
     pick_rates,
     rstd,
 )
-from .invariance_pride import estimated_prior, pride_debiased_accuracy, pride_estimation_set, question_priors
+from .invariance_pride import (
+    estimated_prior,
+    estimated_prior_at,
+    pride_debiased_accuracy,
+    pride_estimation_set,
+    question_priors,
+)
 from .invariance_validation import (
     gold_truth,
     gv_consistency,
@@ -91,6 +97,7 @@ __all__ = [
     "displayed_positions",
     "elo_ratings",
     "estimated_prior",
+    "estimated_prior_at",
     "gold_truth",
     "gv_consistency",
     "has_cycle",

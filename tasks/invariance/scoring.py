@@ -6,9 +6,10 @@ at each displayed position, per variant), ``scores`` (the log-likelihood of each
 ``label_set``. Per-question metrics are computed from it here, one value per document, so lm-eval's
 ``mean`` and its stderr are clustered by question; a value the metric leaves undefined (NaN) is
 omitted from that document's results and counted (``undefined_<metric>``), never reported as 0 or 1.
-Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's debiased accuracy) are aggregation
-functions over every document's record; each but PriDe's declares its bootstrap standard error over
-questions, which the autoload hook gives lm-eval as ``<metric>_stderr`` (``harness_ext/task/corpus_stderr.py``).
+Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's prior and debiased accuracy) are
+aggregation functions over every document's record; each but the debiased accuracy declares its
+bootstrap standard error over questions, which the autoload hook gives lm-eval as ``<metric>_stderr``
+(``harness_ext/task/corpus_stderr.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
 LOG = logging.getLogger(__name__)
 #: Transforms that show every question's gold equally often at every position (balanced RStd, PriDe).
 BALANCED = ("cyclic", "swap_gold", "permutations")
+#: Transforms that show every option equally often at every position: PriDe's estimated prior per label.
+PRIOR = ("cyclic", "permutations")
 #: Per-question metrics from the picks and the gold: name -> (function, higher is better).
 _PER_QUESTION: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
     "acc_original": (inv.original_accuracy, True),
@@ -116,6 +119,13 @@ def _pick_rate(position: int) -> _Estimator:
     return estimate
 
 
+def _prior(position: int) -> _Estimator:
+    def estimate(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
+        return pride.estimated_prior_at(a["scores"], a["perms"], position, n_resamples=n_resamples)
+
+    return estimate
+
+
 def _kl(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
     return bias.pick_rate_kl(a["picks"], a["perms"], n_resamples=n_resamples)
 
@@ -170,6 +180,8 @@ def metric_specs(
     specs["pick_rate_kl"] = (_estimated("pick_rate_kl", _kl), False)
     for position, label in enumerate(labels):
         specs[f"pick_rate_{label}"] = (_estimated(f"pick_rate_{label}", _pick_rate(position)), None)
+        if transform in PRIOR:
+            specs[f"prior_{label}"] = (_estimated(f"prior_{label}", _prior(position)), None)
     return specs
 
 

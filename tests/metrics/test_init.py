@@ -91,6 +91,7 @@ def test_public_api() -> None:
         "count_unparseable",
         "displayed_positions",
         "estimated_prior",
+        "estimated_prior_at",
         "gold_truth",
         "gv_consistency",
         "label_set_consistency",

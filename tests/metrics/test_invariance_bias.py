@@ -129,6 +129,16 @@ def test_pick_rate_is_one_position_of_pick_rates_with_its_stderr() -> None:
         assert 0 < rates[position].stderr < rates[position].high - rates[position].low
 
 
+def test_estimated_prior_at_is_one_label_of_estimated_prior() -> None:
+    rng = np.random.default_rng(6)
+    perms = cyclic_perms(25)
+    scores = rng.normal(size=perms.shape)
+    prior = m.estimated_prior(scores, perms, n_resamples=300, seed=1)
+    for position in range(K):
+        assert m.estimated_prior_at(scores, perms, position, n_resamples=300, seed=1) == prior[position]
+    assert sum(e.value for e in prior) == pytest.approx(1.0)
+
+
 def test_negation() -> None:
     picks = np.array([[0, 1, 0], [2, 2, -1], [-1, -1, -1]])
     negation = np.array([[0, 0, 3], [1, 2, 2], [1, 1, 1]])

@@ -34,7 +34,9 @@ from logic_consistency.tasks.invariance.task import InvarianceTask
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 NAME = "logic_consistency_invariance_mmlu_abstract_algebra"
-STATISTICS = ("rstd", "rstd_balanced", "pick_rate_A", "pick_rate_B", "pick_rate_C", "pick_rate_D", "pick_rate_kl")
+PICK_RATES = ("pick_rate_A", "pick_rate_B", "pick_rate_C", "pick_rate_D")
+PRIORS = ("prior_A", "prior_B", "prior_C", "prior_D")
+STATISTICS = ("rstd", "rstd_balanced", *PICK_RATES, "pick_rate_kl", *PRIORS)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,8 @@ def _displayed(options: np.ndarray, perms: np.ndarray) -> np.ndarray:
 
 
 def _statistic(name: str, records: list[dict[str, Any]]) -> Callable[..., np.ndarray]:
-    """``name`` of the questions a resample picks (rows of question indices), from its definition."""
+    """``name`` of the questions a resample picks (rows of question indices), from its definition (PriDe's
+    prior: softmax over labels of the mean over variants of log softmax(scores), Zheng et al. 2024)."""
     picks = np.asarray([r["picks"] for r in records])
     gold = np.asarray([r["gold"] for r in records])
     perms = np.asarray([r["perms"] for r in records])
@@ -76,10 +79,16 @@ def _statistic(name: str, records: list[dict[str, Any]]) -> Callable[..., np.nda
                 out[row] = 100 * np.std(recall[row][shown[row] > 0])
         return out
 
+    scores = np.asarray([r["scores"] for r in records], dtype=np.float64)
+    logs = scores - np.log(np.exp(scores).sum(axis=2, keepdims=True))  # log P_obs(d | variant)
+    prior_q = np.exp(logs.mean(axis=1)) / np.exp(logs.mean(axis=1)).sum(axis=1, keepdims=True)  # PriDe, per question
+
     def statistic(sample: np.ndarray, axis: int = -1) -> np.ndarray:
         idx = np.asarray(sample, dtype=np.int64).reshape(-1, len(records))
-        if name.startswith("pick_rate_") and name != "pick_rate_kl":
+        if name in PICK_RATES:
             return rates(idx)[:, "ABCD".index(name[-1])]
+        if name in PRIORS:  # the mean of the resampled questions' priors (every question estimates)
+            return prior_q[idx][:, :, "ABCD".index(name[-1])].mean(axis=1)
         if name == "pick_rate_kl":
             r = rates(idx)
             return np.where(r > 0, r * np.log(np.where(r > 0, k * r, 1.0)), 0.0).sum(axis=1)
