@@ -273,12 +273,17 @@ def _shard_documents(module: ModuleType) -> None:
 
 
 def _aggregate_over_defined(module: ModuleType) -> None:
-    """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``)."""
+    """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``);
+    a corpus statistic's declared bootstrap standard error is lm-eval's ``_stderr`` (``task/corpus_stderr.py``)."""
+    from logic_consistency.harness_ext.task.corpus_stderr import with_declared_stderrs
     from logic_consistency.harness_ext.task.undefined import over_defined_documents
 
     compute = getattr(module, "_compute_task_aggregations", None)
     if compute is not None and not getattr(compute, "_logic_consistency", False):
         module._compute_task_aggregations = over_defined_documents(compute)  # type: ignore[attr-defined]
+    stderr = getattr(module, "stderr_for_metric", None)
+    if stderr is not None and not getattr(stderr, "_logic_consistency", False):
+        module.stderr_for_metric = with_declared_stderrs(stderr)  # type: ignore[attr-defined]
 
 
 def _local_hub_copies(module: ModuleType) -> None:

@@ -165,6 +165,14 @@ SUITE_HOOKS: tuple[LmEvalHook, ...] = (
         "per-metric document counts in lm-eval's task aggregation (its TODO in _compute_task_aggregations)",
     ),
     LmEvalHook(
+        "lm_eval.evaluator_utils:stderr_for_metric",
+        "wraps",
+        "autoload._aggregate_over_defined (task.corpus_stderr.with_declared_stderrs)",
+        "a corpus statistic (RStd, pick rates, their KL, PriDe's prior: tasks/invariance) gets a bootstrap standard error over "
+        "questions in <metric>_stderr, with lm-eval's bootstrap_iters, where lm-eval gives a custom aggregation N/A",
+        "a way for a task's aggregation to declare its standard error (or bootstrap it) in lm-eval",
+    ),
+    LmEvalHook(
         "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
         "calls",
         "shards.merge",

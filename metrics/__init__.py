@@ -16,7 +16,7 @@ This package must stay importable without torch, lm_eval, transformers or datase
 
 from ._graph import has_cycle, transitivity_by_cycle_search
 from ._validation import UndefinedMetricError
-from .bootstrap import bootstrap_ci
+from .bootstrap import BootstrapSummary, bootstrap_ci, bootstrap_summary
 from .causal import (
     CAUSAL_LABELS,
     causal_consistency,
@@ -38,8 +38,22 @@ from .invariance import (
     original_accuracy,
     pairwise_agreement,
 )
-from .invariance_bias import Estimate, accuracy_by_gold_position, displayed_positions, pick_rate_kl, pick_rates, rstd
-from .invariance_pride import estimated_prior, pride_debiased_accuracy, pride_estimation_set, question_priors
+from .invariance_bias import (
+    Estimate,
+    accuracy_by_gold_position,
+    displayed_positions,
+    pick_rate,
+    pick_rate_kl,
+    pick_rates,
+    rstd,
+)
+from .invariance_pride import (
+    estimated_prior,
+    estimated_prior_at,
+    pride_debiased_accuracy,
+    pride_estimation_set,
+    question_priors,
+)
 from .invariance_validation import (
     gold_truth,
     gv_consistency,
@@ -58,6 +72,7 @@ from .self_agreement import majority_choice, majority_shares, self_agreement
 from .transitivity import EXACT_WORK_LIMIT, relation_graph, transitivity
 
 __all__ = [
+    "BootstrapSummary",
     "CAUSAL_LABELS",
     "EXACT_WORK_LIMIT",
     "Estimate",
@@ -68,6 +83,7 @@ __all__ = [
     "accuracy_by_gold_position",
     "any_correct",
     "bootstrap_ci",
+    "bootstrap_summary",
     "bradley_terry",
     "causal_consistency",
     "circular_accuracy",
@@ -81,6 +97,7 @@ __all__ = [
     "displayed_positions",
     "elo_ratings",
     "estimated_prior",
+    "estimated_prior_at",
     "gold_truth",
     "gv_consistency",
     "has_cycle",
@@ -104,6 +121,7 @@ __all__ = [
     "pairs_rank",
     "pairwise_agreement",
     "pairwise_consistency",
+    "pick_rate",
     "pick_rate_kl",
     "pick_rates",
     "position_bias",

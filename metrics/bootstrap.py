@@ -1,9 +1,11 @@
-"""Percentile bootstrap confidence intervals over per-instance metric values (``scipy.stats.bootstrap``)."""
+"""Percentile bootstrap confidence intervals (and standard errors) over per-instance values (``scipy.stats.bootstrap``)."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -57,6 +59,15 @@ def _probe(statistic: Any, data: NDArray[np.float64]) -> NDArray[np.float64]:
     return probe
 
 
+class BootstrapSummary(NamedTuple):
+    """A percentile bootstrap interval and the bootstrap standard error, from the same resamples."""
+
+    low: float
+    high: float
+    #: Sample standard deviation (ddof = 1) of the resampled statistics: lm-eval's ``bootstrap_stderr``.
+    stderr: float
+
+
 def bootstrap_ci(
     values: ArrayLike,
     *,
@@ -92,6 +103,26 @@ def bootstrap_ci(
             integers; ``statistic`` not callable, failing on ``axis=1``, or giving non-finite or
             wrongly shaped output.
     """
+    summary = bootstrap_summary(values, confidence=confidence, n_resamples=n_resamples, seed=seed, statistic=statistic)
+    return summary.low, summary.high
+
+
+def bootstrap_summary(
+    values: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    statistic: Callable[..., NDArray[np.float64]] = np.mean,
+) -> BootstrapSummary:
+    """:func:`bootstrap_ci`'s interval and, from the same resamples, the bootstrap standard error.
+
+    stderr = sqrt(1/(B - 1) * sum_b (theta_b - mean_b theta_b)^2) over the B = ``n_resamples``
+    resampled statistics theta_b (scipy's ``standard_error``), the convention of lm-eval's own
+    ``bootstrap_stderr`` (``sample_stddev`` of its replicates). 0 when every value is equal; NaN
+    for a single resample.
+    Arguments and errors as :func:`bootstrap_ci`.
+    """
     data = _checked_values(values)
     _check_confidence(confidence)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
@@ -101,21 +132,27 @@ def bootstrap_ci(
     if np.ptp(data) == 0.0:
         # Every resample equals the data: the interval is the point (scipy would warn of degenerate data).
         value = float(probe[0])
-        return value, value
-    result = stats.bootstrap(
-        (data,),
-        lambda sample, axis=-1: statistic(sample, axis=axis),
-        n_resamples=n_resamples,
-        batch=max(1, _BLOCK_VALUES // n_values),  # bounds memory for large n
-        vectorized=True,
-        confidence_level=float(confidence),
-        method="percentile",
-        rng=rng,
-    )
+        return BootstrapSummary(value, value, 0.0)
+    with warnings.catch_warnings():
+        if n_resamples < 2:  # scipy's standard error of one resample (ddof = 1) warns; reported as NaN below
+            warnings.filterwarnings("ignore", "Degrees of freedom <= 0", RuntimeWarning)
+            warnings.filterwarnings("ignore", "invalid value encountered in scalar divide", RuntimeWarning)
+        result = stats.bootstrap(
+            (data,),
+            lambda sample, axis=-1: statistic(sample, axis=axis),
+            n_resamples=n_resamples,
+            batch=max(1, _BLOCK_VALUES // n_values),  # bounds memory for large n
+            vectorized=True,
+            confidence_level=float(confidence),
+            method="percentile",
+            rng=rng,
+        )
     low, high = result.confidence_interval
+    # NaN for a single resample (no spread to measure); any resample's NaN shows in the quantiles.
+    stderr = float(result.standard_error) if n_resamples > 1 else math.nan
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("statistic returned NaN or inf on some resamples")
     if statistic is np.mean:
         # A resampled mean lies in [min, max]; scipy's summation can land one ulp outside it.
         low, high = max(low, data.min()), min(high, data.max())
-    return float(low), float(high)
+    return BootstrapSummary(float(low), float(high), stderr)

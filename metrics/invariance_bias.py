@@ -2,7 +2,7 @@
 
 Layout as in :mod:`~logic_consistency.metrics.invariance`. Corpus statistics are ratios of sums
 over questions; each comes with a percentile bootstrap interval over questions
-(:func:`~logic_consistency.metrics.bootstrap_ci`: resampling question indices, so the variants of
+(:func:`~logic_consistency.metrics.bootstrap_summary`: resampling question indices, so the variants of
 one question stay together). Reference: Zheng et al. (ICLR 2024), "Large Language Models Are Not
 Robust Multiple Choice Selectors": RStd (section 2.2), PriDe (section 4, and the authors' code
 ``chujiezheng/LLM-MCQ-Bias``, ``code/debias_utils.py`` / ``code/debias_pride.py``).
@@ -10,6 +10,7 @@ Robust Multiple Choice Selectors": RStd (section 2.2), PriDe (section 4, and the
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from scipy import stats
 
 from ._invariance_input import UNPARSEABLE, check_gold, check_perms, check_picks
 from ._validation import UndefinedMetricError, check_int
-from .bootstrap import bootstrap_ci
+from .bootstrap import bootstrap_summary
 
 FloatArray = NDArray[np.float64]
 #: A statistic of summed per-question counts: (numerators, denominators), each (resamples x m).
@@ -29,15 +30,19 @@ SumStatistic = Callable[[FloatArray, FloatArray], FloatArray]
 
 @dataclass(frozen=True)
 class Estimate:
-    """A corpus statistic and its percentile bootstrap interval over questions.
+    """A corpus statistic, its percentile bootstrap interval over questions and its bootstrap standard error.
 
-    ``low`` and ``high`` are NaN when some resample leaves the statistic undefined (too few
-    questions, e.g. none with its gold at some position): no interval, never a made-up one.
+    ``low``, ``high`` and ``stderr`` come from the same resamples of whole questions
+    (:func:`~logic_consistency.metrics.bootstrap_summary`). All three are NaN when some resample
+    leaves the statistic undefined (too few questions, e.g. none with its gold at some position):
+    no interval, never a made-up one.
     """
 
     value: float
     low: float
     high: float
+    #: Sample standard deviation of the resampled statistic (lm-eval's ``bootstrap_stderr`` convention).
+    stderr: float = math.nan
 
 
 def displayed_positions(options: ArrayLike, perms: ArrayLike, name: str = "picks") -> NDArray[np.int64]:
@@ -80,7 +85,7 @@ def _estimate(
     if not np.isfinite(value):
         raise UndefinedMetricError("the statistic is undefined on these questions (no value to count)")
     if n_questions < 2:
-        return Estimate(value, value, value)
+        return Estimate(value, value, value, 0.0)  # every resample is this one question
 
     def resampled(index_rows: FloatArray, axis: int = -1) -> FloatArray:
         weights = _weights(index_rows, n_questions)
@@ -90,7 +95,7 @@ def _estimate(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # reported as a NaN interval below
-            low, high = bootstrap_ci(
+            summary = bootstrap_summary(
                 np.arange(n_questions, dtype=np.float64),
                 statistic=resampled,
                 confidence=confidence,
@@ -102,8 +107,8 @@ def _estimate(
             raise
         # Some resample leaves the statistic undefined (e.g. no question with its gold at p):
         # the interval cannot be computed on so few questions, and says so.
-        return Estimate(value, np.nan, np.nan)
-    return Estimate(value, low, high)
+        return Estimate(value, math.nan, math.nan, math.nan)
+    return Estimate(value, summary.low, summary.high, summary.stderr)
 
 
 def _ratio(column: int) -> SumStatistic:
@@ -153,10 +158,15 @@ def accuracy_by_gold_position(
 
 
 def _rstd_statistic(num: FloatArray, den: FloatArray) -> FloatArray:
-    """100 x population standard deviation of the recalls of the positions that hold a gold."""
+    """100 x population standard deviation of the recalls of the positions that hold a gold; NaN for a
+    row (a resample) where fewer than 2 positions hold one, as :func:`rstd` is undefined there."""
+    shown = den > 0
+    count = shown.sum(axis=1)
+    recalls = np.where(shown, num / np.where(shown, den, 1.0), 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        recalls = num / den
-    return np.asarray(100.0 * np.nanstd(recalls, axis=1), dtype=np.float64)
+        mean = recalls.sum(axis=1) / count
+        variance = np.where(shown, (recalls - mean[:, None]) ** 2, 0.0).sum(axis=1) / count
+    return np.asarray(np.where(count >= 2, 100.0 * np.sqrt(variance), np.nan), dtype=np.float64)
 
 
 def rstd(
@@ -219,6 +229,29 @@ def pick_rates(
     at, parsed = _pick_counts(picks, perms)
     ci = (confidence, check_int(n_resamples, "n_resamples", minimum=1), seed)
     return [_estimate(at, parsed, _ratio(p), ci) for p in range(at.shape[1])]
+
+
+def pick_rate(
+    picks: ArrayLike,
+    perms: ArrayLike,
+    position: int,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Estimate:
+    """:func:`pick_rates` at one displayed ``position`` only (one bootstrap instead of k).
+
+    Raises:
+        ValueError: ``position`` outside 0..k-1.
+        UndefinedMetricError: no answer parsed.
+    """
+    at, parsed = _pick_counts(picks, perms)
+    position = check_int(position, "position", minimum=0)
+    if position >= at.shape[1]:
+        raise ValueError(f"position must be < {at.shape[1]} (the number of options), got {position}")
+    ci = (confidence, check_int(n_resamples, "n_resamples", minimum=1), seed)
+    return _estimate(at, parsed, _ratio(position), ci)
 
 
 def _kl_statistic(num: FloatArray, den: FloatArray) -> FloatArray:

@@ -109,11 +109,34 @@ def estimated_prior(
         UndefinedMetricError: no estimation question.
     """
     values, order = _inputs(scores, perms)
-    mask = _mask(estimation, values, order)
-    priors = question_priors(values, order)[mask]
-    ones = np.ones_like(priors)
     ci = (confidence, check_int(n_resamples, "n_resamples", minimum=1), seed)
-    return [_estimate(priors, ones, _ratio(d), ci) for d in range(priors.shape[1])]
+    priors = question_priors(values, order)[_mask(estimation, values, order)]
+    return [_estimate(priors, np.ones_like(priors), _ratio(d), ci) for d in range(priors.shape[1])]
+
+
+def estimated_prior_at(
+    scores: ArrayLike,
+    perms: ArrayLike,
+    position: int,
+    estimation: ArrayLike | None = None,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Estimate:
+    """:func:`estimated_prior` of one displayed ID ``position`` only (one bootstrap instead of k).
+
+    Raises:
+        ValueError: as :func:`estimated_prior`; ``position`` outside 0..k-1.
+        UndefinedMetricError: no estimation question.
+    """
+    values, order = _inputs(scores, perms)
+    position = check_int(position, "position", minimum=0)
+    if position >= order.shape[2]:
+        raise ValueError(f"position must be < {order.shape[2]} (the number of options), got {position}")
+    ci = (confidence, check_int(n_resamples, "n_resamples", minimum=1), seed)
+    priors = question_priors(values, order)[_mask(estimation, values, order)]
+    return _estimate(priors, np.ones_like(priors), _ratio(position), ci)
 
 
 def pride_debiased_accuracy(

@@ -120,6 +120,14 @@ METRIC_ABUSE: list[tuple[str, Callable[[], Any], str]] = [
     ("rstd perms not permutations", lambda: m.rstd(PICKS, [0], np.zeros((1, 2, 4), dtype=int)), "perms[0, 0]"),
     ("rstd pick beyond k", lambda: m.rstd(np.full((1, 2), 7), [0], PERMS), "picks must hold option indices 0..3"),
     ("pick_rates perms shape", lambda: m.pick_rates(PICKS, np.zeros((1, 3, 4), dtype=int)), "perms must have shape"),
+    ("pick_rate position 4 of 4", lambda: m.pick_rate(PICKS, PERMS, 4), "position must be < 4"),
+    ("pick_rate position -1", lambda: m.pick_rate(PICKS, PERMS, -1), "position must be >= 0"),
+    (
+        "estimated_prior_at position 4 of 4",
+        lambda: m.estimated_prior_at(np.zeros(PERMS.shape), PERMS, 4),
+        "position must be < 4",
+    ),
+    ("bootstrap_summary NaN", lambda: m.bootstrap_summary([1.0, math.nan]), "NaN"),
     (
         "estimated_prior inf score",
         lambda: m.estimated_prior(np.full(PERMS.shape, -np.inf), PERMS),

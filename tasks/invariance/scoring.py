@@ -6,8 +6,10 @@ at each displayed position, per variant), ``scores`` (the log-likelihood of each
 ``label_set``. Per-question metrics are computed from it here, one value per document, so lm-eval's
 ``mean`` and its stderr are clustered by question; a value the metric leaves undefined (NaN) is
 omitted from that document's results and counted (``undefined_<metric>``), never reported as 0 or 1.
-Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's debiased accuracy) are aggregation
-functions over every document's record (lm-eval gives them no stderr).
+Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's prior and debiased accuracy) are
+aggregation functions over every document's record; each but the debiased accuracy declares its
+bootstrap standard error over questions, which the autoload hook gives lm-eval as ``<metric>_stderr``
+(``harness_ext/task/corpus_stderr.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.task.base import total
+from logic_consistency.harness_ext.task.corpus_stderr import declare_bootstrap_stderr
 from logic_consistency.metrics import invariance as inv
 from logic_consistency.metrics import invariance_bias as bias
 from logic_consistency.metrics import invariance_pride as pride
@@ -32,6 +35,8 @@ __all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
 LOG = logging.getLogger(__name__)
 #: Transforms that show every question's gold equally often at every position (balanced RStd, PriDe).
 BALANCED = ("cyclic", "swap_gold", "permutations")
+#: Transforms that show every option equally often at every position: PriDe's estimated prior per label.
+PRIOR = ("cyclic", "permutations")
 #: Per-question metrics from the picks and the gold: name -> (function, higher is better).
 _PER_QUESTION: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
     "acc_original": (inv.original_accuracy, True),
@@ -46,7 +51,8 @@ _CONTENT: Mapping[str, tuple[Callable[..., Any], bool | None]] = {
     "content_consistency": (inv.content_consistency, True),
     "pairwise_agreement": (inv.pairwise_agreement, True),
 }
-#: Bootstrap resamples behind a corpus statistic (its value does not depend on them; lm-eval reports no interval).
+#: Bootstrap resamples behind a corpus statistic's value (which does not depend on them); its standard error
+#: uses lm-eval's ``bootstrap_iters``.
 _RESAMPLES = 100
 
 
@@ -79,22 +85,49 @@ def _statistic(name: str, compute: Callable[[dict[str, np.ndarray]], float]) -> 
     return aggregate
 
 
-def _rstd(balanced: bool) -> Callable[[dict[str, np.ndarray]], float]:
-    def compute(a: dict[str, np.ndarray]) -> float:
-        return bias.rstd(a["picks"], a["gold"], a["perms"], balanced=balanced, n_resamples=_RESAMPLES).value
-
-    return compute
+#: A corpus statistic with its bootstrap over questions: (stacked records, resamples) -> its estimate.
+_Estimator = Callable[[dict[str, np.ndarray], int], bias.Estimate]
 
 
-def _pick_rate(position: int) -> Callable[[dict[str, np.ndarray]], float]:
-    def compute(a: dict[str, np.ndarray]) -> float:
-        return bias.pick_rates(a["picks"], a["perms"], n_resamples=_RESAMPLES)[position].value
+def _estimated(name: str, estimate: _Estimator) -> Callable[[Sequence[Any]], float]:
+    """:func:`_statistic` of ``estimate``'s value, declaring its bootstrap standard error over questions
+    (``Estimate.stderr``, ``bootstrap_iters`` resamples) as lm-eval's ``<name>_stderr``
+    (``harness_ext/task/corpus_stderr.py``); NaN where the statistic is undefined."""
+    aggregate = _statistic(name, lambda a: estimate(a, _RESAMPLES).value)
 
-    return compute
+    def stderr(records: Sequence[Any], iters: int) -> float:
+        try:
+            return estimate(records_arrays(records), iters).stderr
+        except UndefinedMetricError:  # the value is undefined too, and its aggregation logged why
+            return math.nan
+
+    declare_bootstrap_stderr(aggregate, stderr)
+    return aggregate
 
 
-def _kl(a: dict[str, np.ndarray]) -> float:
-    return bias.pick_rate_kl(a["picks"], a["perms"], n_resamples=_RESAMPLES).value
+def _rstd(balanced: bool) -> _Estimator:
+    def estimate(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
+        return bias.rstd(a["picks"], a["gold"], a["perms"], balanced=balanced, n_resamples=n_resamples)
+
+    return estimate
+
+
+def _pick_rate(position: int) -> _Estimator:
+    def estimate(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
+        return bias.pick_rate(a["picks"], a["perms"], position, n_resamples=n_resamples)
+
+    return estimate
+
+
+def _prior(position: int) -> _Estimator:
+    def estimate(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
+        return pride.estimated_prior_at(a["scores"], a["perms"], position, n_resamples=n_resamples)
+
+    return estimate
+
+
+def _kl(a: dict[str, np.ndarray], n_resamples: int) -> bias.Estimate:
+    return bias.pick_rate_kl(a["picks"], a["perms"], n_resamples=n_resamples)
 
 
 def _pride(a: dict[str, np.ndarray]) -> float:
@@ -140,13 +173,15 @@ def metric_specs(
     specs.update({name: (mean, better) for name, better in _VALIDATION.items() if validate})
     specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation, validate)})
     specs["unparseable"] = (total, False)
-    specs["rstd"] = (_statistic("rstd", _rstd(False)), False)
+    specs["rstd"] = (_estimated("rstd", _rstd(False)), False)
     if transform in BALANCED:
-        specs["rstd_balanced"] = (_statistic("rstd_balanced", _rstd(True)), False)
-        specs["acc_pride"] = (_statistic("acc_pride", _pride), True)
-    specs["pick_rate_kl"] = (_statistic("pick_rate_kl", _kl), False)
+        specs["rstd_balanced"] = (_estimated("rstd_balanced", _rstd(True)), False)
+        specs["acc_pride"] = (_statistic("acc_pride", _pride), True)  # no standard error (N/A)
+    specs["pick_rate_kl"] = (_estimated("pick_rate_kl", _kl), False)
     for position, label in enumerate(labels):
-        specs[f"pick_rate_{label}"] = (_statistic(f"pick_rate_{label}", _pick_rate(position)), None)
+        specs[f"pick_rate_{label}"] = (_estimated(f"pick_rate_{label}", _pick_rate(position)), None)
+        if transform in PRIOR:
+            specs[f"prior_{label}"] = (_estimated(f"prior_{label}", _prior(position)), None)
     return specs
 
 

@@ -82,6 +82,9 @@ PINNED_SIGNATURES = {
         "(eval_results_acc: 'dict[str, ResultAcc]', groups: 'dict[str, Group] | None' = None, bootstrap_iters: "
         "'int | None' = 100000) -> 'EvalAcc'"
     ),
+    "lm_eval.evaluator_utils:stderr_for_metric": (
+        "(metric: Callable[[Sequence[~T]], float], bootstrap_iters: int) -> Optional[Callable[[Sequence[~T]], float]]"
+    ),
     "lm_eval.evaluator_utils:EvalAcc._to_eval_results": "(self, *, samples: 'dict[str, list] | None' = None) -> 'EvalResults'",
     "lm_eval._cli.run:Run.create": "(subparsers: argparse._SubParsersAction)",
     "lm_eval.api.model:hash_args": "(attr: str, args: collections.abc.Iterable[typing.Any]) -> str",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logic_consistency.metrics import bootstrap_ci
+from logic_consistency.metrics import bootstrap_ci, bootstrap_summary
 
 
 def test_deterministic_for_a_seed_and_seed_matters() -> None:
@@ -35,6 +35,16 @@ def test_other_statistic_and_constant_values() -> None:
     low, high = bootstrap_ci(values, statistic=np.median, n_resamples=2000)
     assert 0.0 <= low <= 0.5 <= high <= 1.0
     assert bootstrap_ci([0.4, 0.4, 0.4]) == pytest.approx((0.4, 0.4))
+
+
+def test_summary_is_the_interval_and_the_standard_error_of_the_same_resamples() -> None:
+    values = np.random.default_rng(4).normal(loc=0.3, scale=0.2, size=300)
+    summary = bootstrap_summary(values, n_resamples=4000, seed=1)
+    assert (summary.low, summary.high) == bootstrap_ci(values, n_resamples=4000, seed=1)
+    # the bootstrap standard error of a mean ~ the plug-in sd / sqrt(n)
+    assert summary.stderr == pytest.approx(values.std() / np.sqrt(values.size), rel=0.1)
+    assert bootstrap_summary([0.4, 0.4, 0.4]).stderr == 0.0
+    assert np.isnan(bootstrap_summary(values, n_resamples=1).stderr)  # one resample has no spread
 
 
 def test_large_sample_is_processed_in_blocks() -> None:

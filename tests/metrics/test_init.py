@@ -44,10 +44,12 @@ def test_metrics_import_without_heavy_dependencies() -> None:
 
 def test_public_api() -> None:
     expected = {
+        "BootstrapSummary",
         "CAUSAL_LABELS",
         "EXACT_WORK_LIMIT",
         "UndefinedMetricError",
         "bootstrap_ci",
+        "bootstrap_summary",
         "causal_consistency",
         "commutativity",
         "confusion_matrix",
@@ -89,6 +91,7 @@ def test_public_api() -> None:
         "count_unparseable",
         "displayed_positions",
         "estimated_prior",
+        "estimated_prior_at",
         "gold_truth",
         "gv_consistency",
         "label_set_consistency",
@@ -100,6 +103,7 @@ def test_public_api() -> None:
         "original_accuracy",
         "own_verdicts",
         "pairwise_agreement",
+        "pick_rate",
         "pick_rate_kl",
         "pick_rates",
         "pride_debiased_accuracy",

@@ -109,6 +109,36 @@ def test_interval_is_nan_when_a_resample_leaves_it_undefined() -> None:
     assert position_one is not None and position_one.value == 1.0 and math.isnan(position_one.low)
 
 
+def test_rstd_interval_is_nan_when_a_resample_shows_every_gold_at_one_position() -> None:
+    # golds at B, C, D, B, B on the original order: a resample of the B questions alone has one position
+    gold = np.array([1, 2, 3, 1, 1])
+    picks = np.repeat(gold[:, None], K, axis=1)
+    estimate = m.rstd(picks, gold, cyclic_perms(5), n_resamples=500)
+    assert estimate.value == 0.0
+    assert math.isnan(estimate.low) and math.isnan(estimate.high) and math.isnan(estimate.stderr)
+    balanced = m.rstd(picks, gold, cyclic_perms(5), balanced=True, n_resamples=500)
+    assert not math.isnan(balanced.stderr) and balanced.low <= balanced.value <= balanced.high
+
+
+def test_pick_rate_is_one_position_of_pick_rates_with_its_stderr() -> None:
+    rng = np.random.default_rng(5)
+    picks, perms = rng.integers(0, K, size=(30, K)), cyclic_perms(30)
+    rates = m.pick_rates(picks, perms, n_resamples=400, seed=2)
+    for position in range(K):
+        assert m.pick_rate(picks, perms, position, n_resamples=400, seed=2) == rates[position]
+        assert 0 < rates[position].stderr < rates[position].high - rates[position].low
+
+
+def test_estimated_prior_at_is_one_label_of_estimated_prior() -> None:
+    rng = np.random.default_rng(6)
+    perms = cyclic_perms(25)
+    scores = rng.normal(size=perms.shape)
+    prior = m.estimated_prior(scores, perms, n_resamples=300, seed=1)
+    for position in range(K):
+        assert m.estimated_prior_at(scores, perms, position, n_resamples=300, seed=1) == prior[position]
+    assert sum(e.value for e in prior) == pytest.approx(1.0)
+
+
 def test_negation() -> None:
     picks = np.array([[0, 1, 0], [2, 2, -1], [-1, -1, -1]])
     negation = np.array([[0, 0, 3], [1, 2, 2], [1, 1, 1]])
