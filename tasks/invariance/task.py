@@ -36,7 +36,7 @@ from .fields import (
     replace_question,
     variant_context,
 )
-from .mcf import LETTERS, mcf_columns, mcf_text
+from .mcf import LETTERS, PRIDE_CONFIG, mcf_columns, mcf_prompt
 from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
@@ -48,6 +48,7 @@ OPTION_NAMES = (
     "max_variants",
     "referring_options",
     "invariance_mode",
+    "mcf_format",
     "ask_incorrect",
     "self_validate",
     "seed",
@@ -93,6 +94,11 @@ class InvarianceTask(PromptedTask):
         self.max_variants: int = read_option(metadata, "max_variants", where=where)
         self.referring: str = read_option(metadata, "referring_options", where=where)
         self.mode: str = read_option(metadata, "invariance_mode", where=where)
+        self.mcf_format: str = read_option(metadata, "mcf_format", where=where)
+        if "mcf_format" in metadata and self.mode != "mcf":
+            raise ValueError(f"{where}: metadata.mcf_format applies to invariance_mode mcf only, not {self.mode!r}")
+        if self.mode == "mcf" and self.mcf_format == "pride":  # PriDe's description and delimiters (.mcf)
+            config.update(PRIDE_CONFIG)
         self.seed: int = read_option(metadata, "seed", where=where)
         self.negation: bool = read_option(metadata, "ask_incorrect", where=where)
         self.validate: bool = read_option(metadata, "self_validate", where=where)
@@ -147,11 +153,11 @@ class InvarianceTask(PromptedTask):
         return super().doc_to_target(dict(doc))
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:
-        """The base's prompt; under ``invariance_mode: mcf`` followed by the lettered options (:mod:`.mcf`)."""
+        """The base's prompt; under ``invariance_mode: mcf`` posed with lettered options (``mcf_format``, :mod:`.mcf`)."""
         text = super().doc_to_text(doc, doc_to_text)
         if self.mode != "mcf" or "__prompt__" in doc:
             return text
-        return mcf_text(text, self._mcf_options(doc))
+        return mcf_prompt(self.mcf_format, doc, text, self._mcf_options(doc))
 
     def doc_to_choice(self, doc: Any, doc_to_choice: Any = None) -> Any:
         """The base's choices; under ``invariance_mode: mcf`` the letters of the options."""
