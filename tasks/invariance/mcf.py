@@ -18,9 +18,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .fields import MCF_GOLD, MCF_OPTIONS, FieldsError
+from .fields import MCF_GOLD, MCF_OPTIONS, Fields, FieldsError, detect_fields
 
-__all__ = ["LETTERS", "PRIDE_CONFIG", "mcf_columns", "mcf_prompt", "mcf_text", "pride_question", "pride_text"]
+__all__ = [
+    "LETTERS",
+    "PRIDE_CONFIG",
+    "lettered_fields",
+    "mcf_columns",
+    "mcf_prompt",
+    "mcf_text",
+    "pride_question",
+    "pride_text",
+]
 
 LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 #: The base's own answer cue on the prompt's last line ("Answer:", "A:"), moved after the options.
@@ -65,20 +74,57 @@ def pride_text(question: str, options: Sequence[str]) -> str:
     return f"Question: {question.strip()}\nOptions:\n" + "\n".join(lines) + "\nAnswer:"
 
 
-def pride_question(doc: Mapping[str, Any], text: str) -> str:
-    """The question of ``doc`` for PriDe's prompt: its ``question`` field (MMLU, ARC), else the base's
-    prompt ``text`` less its final answer cue and a leading "Question:" label."""
-    question = doc.get("question")
+def pride_question(doc: Mapping[str, Any], text: str, field: str = "question") -> str:
+    """The question of ``doc`` for PriDe's prompt: its ``field`` (``question``: MMLU, ARC), else the
+    base's prompt ``text`` less its final answer cue and a leading "Question:" label."""
+    question = doc.get(field)
     if isinstance(question, str) and question.strip():
         return question
     return _QUESTION_LABEL.sub("", _ANSWER_CUE.sub("", text.rstrip()))
 
 
-def mcf_prompt(mcf_format: str, doc: Mapping[str, Any], text: str, options: Sequence[str]) -> str:
-    """The lettered prompt of ``doc`` in ``mcf_format`` (``olmes`` or ``pride``) from the base's ``text``."""
+def mcf_prompt(
+    mcf_format: str, doc: Mapping[str, Any], text: str, options: Sequence[str], *, question: str = "question"
+) -> str:
+    """The lettered prompt of ``doc`` in ``mcf_format`` (``olmes`` or ``pride``) from the base's ``text``
+    (``question``: the field holding the question's text, for ``pride``)."""
     if mcf_format == "pride":
-        return pride_text(pride_question(doc, text), options)
+        return pride_text(pride_question(doc, text, question), options)
     return mcf_text(text, options)
+
+
+class _BaseView:
+    """The base's own ``doc_to_text`` / ``doc_to_choice`` / ``doc_to_target`` of a wrapped task (lm-eval's
+    ``ConfigurableTask`` methods, not the wrapper's lettered ones), for :func:`.fields.detect_fields`."""
+
+    def __init__(self, task: Any, base: Any) -> None:
+        self.config, self._task, self._base = task.config, task, base
+
+    def doc_to_text(self, doc: Any) -> Any:
+        return self._base.doc_to_text(self._task, doc)
+
+    def doc_to_choice(self, doc: Any) -> Any:
+        return self._base.doc_to_choice(self._task, doc)
+
+    def doc_to_target(self, doc: Any) -> Any:
+        return self._base.doc_to_target(self._task, doc)
+
+
+def lettered_fields(task: Any, base: Any, docs: Any) -> Fields:
+    """The options, answer and question fields of a base that already letters its options (lm-eval's
+    ``mmlu_*``), re-posed in PriDe's format (``mcf_format: pride``); ``base`` is the class whose prompt
+    methods are the base's (lm-eval's ``ConfigurableTask``).
+
+    Raises:
+        FieldsError: No options, answer or question field found (names the task).
+    """
+    fields = detect_fields(_BaseView(task, base), docs, mode="fields")
+    if fields.question is None:
+        raise FieldsError(
+            f"task {task.config.task!r}: mcf_format pride needs the question's text in a field of the document; "
+            "none holds text the base's prompt shows"
+        )
+    return fields
 
 
 def mcf_columns(options: Sequence[Any], target: Any, *, task: str) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from .fields import (
     replace_question,
     variant_context,
 )
-from .mcf import LETTERS, PRIDE_CONFIG, mcf_columns, mcf_prompt
+from .mcf import LETTERS, PRIDE_CONFIG, lettered_fields, mcf_columns, mcf_prompt
 from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
@@ -78,6 +78,7 @@ class InvarianceTask(PromptedTask):
         merged["metadata"] = {**base_metadata, **(own.get("metadata") or {})}
         merged.pop("metric_list", None)  # the family declares its own metrics (declare_metrics)
         self.fields: Fields | None = None
+        self.lettered: Fields | None = None  # a lettered base re-posed in PriDe's format (.mcf.lettered_fields)
         self.excluded: dict[str, int] = {}
         self._kept: Any = None
         super().__init__(config=merged, **kwargs)
@@ -139,25 +140,30 @@ class InvarianceTask(PromptedTask):
         whose options are already in its prompt (lettered) is refused: use ``invariance_mode: fields``."""
         first = docs[0]
         if all(str(option).strip() in ConfigurableTask.doc_to_text(self, first) for option in self._mcf_options(first)):
-            raise FieldsError(
-                f"task {self.config.task!r}: the base already shows its options in the prompt; "
-                "use invariance_mode: fields"
-            )
+            if self.mcf_format != "pride":
+                raise FieldsError(
+                    f"task {self.config.task!r}: the base already shows its options in the prompt; "
+                    "use invariance_mode: fields (or mcf_format: pride to re-pose it in PriDe's format)"
+                )
+            self.lettered = lettered_fields(self, ConfigurableTask, docs)
         name = str(self.config.task)
         return docs.map(lambda doc: mcf_columns(self._mcf_options(doc), self._base_target(doc), task=name))
 
     def _mcf_options(self, doc: Mapping[str, Any]) -> list[str]:
-        return [str(option) for option in doc[MCF_OPTIONS]] if MCF_OPTIONS in doc else list(super().doc_to_choice(doc))
+        if MCF_OPTIONS in doc or self.lettered is not None:
+            return [str(option) for option in doc[MCF_OPTIONS if MCF_OPTIONS in doc else self.lettered.options]]
+        return list(super().doc_to_choice(doc))
 
     def _base_target(self, doc: Mapping[str, Any]) -> Any:
-        return super().doc_to_target(dict(doc))
+        return int(doc[self.lettered.answer]) if self.lettered is not None else super().doc_to_target(dict(doc))
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:
         """The base's prompt; under ``invariance_mode: mcf`` posed with lettered options (``mcf_format``, :mod:`.mcf`)."""
         text = super().doc_to_text(doc, doc_to_text)
         if self.mode != "mcf" or "__prompt__" in doc:
             return text
-        return mcf_prompt(self.mcf_format, doc, text, self._mcf_options(doc))
+        question = self.lettered.question if self.lettered is not None else None
+        return mcf_prompt(self.mcf_format, doc, text, self._mcf_options(doc), question=question or "question")
 
     def doc_to_choice(self, doc: Any, doc_to_choice: Any = None) -> Any:
         """The base's choices; under ``invariance_mode: mcf`` the letters of the options."""

@@ -1,5 +1,6 @@
 """``mcf_format: pride`` reproduces the prompts of PriDe's authors (Zheng et al., ICLR 2024) byte for
-byte, zero-shot and few-shot, on real MMLU rows (the MMLU fixture, posed through a cloze base over it),
+byte, zero-shot and few-shot, on real MMLU rows (the MMLU fixture, posed through a cloze base over it,
+and lm-eval's own ``mmlu_abstract_algebra`` read from it, zero-shot: the copy has no dev split),
 every cyclic variant included (a question with "All of the above" excluded, as by default);
 a mistyped or misplaced ``mcf_format`` is an error naming it."""
 
@@ -12,8 +13,11 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from logic_consistency.options import OptionError
+from logic_consistency.tasks.data import DATA_ENV_VAR
+from logic_consistency.tasks.invariance.fields import FieldsError
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "data" / "mmlu" / "mmlu_test.jsonl"
+FIXTURE_DATA = Path(__file__).resolve().parents[2] / "fixtures" / "data"
+FIXTURE = FIXTURE_DATA / "mmlu" / "mmlu_test.jsonl"
 CLOZE = """task: cloze_fixture
 dataset_path: json
 dataset_kwargs: {{data_files: {{test: {test}, dev: {dev}}}}}
@@ -124,3 +128,27 @@ def test_a_mistyped_or_misplaced_mcf_format_is_named(
     manager = TaskManager(include_path=str(_folder(tmp_path, rows, rows[-1:])), include_defaults=False)
     with pytest.raises(error, match=message):
         manager.load([name])
+
+
+LETTERED = """task: {name}
+class: !function logic_consistency.tasks.invariance.task.InvarianceTask
+base_task: mmlu_abstract_algebra
+metadata: {{transform: cyclic, invariance_mode: mcf, mcf_format: {mcf_format}}}
+"""
+
+
+def test_lm_evals_own_mmlu_is_reposed_in_the_authors_format(
+    rows: list[dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DATA_ENV_VAR, str(FIXTURE_DATA))  # lm-eval's mmlu_* read the local copy (the fixture)
+    for mcf_format in ("pride", "olmes"):
+        (tmp_path / f"{mcf_format}.yaml").write_text(LETTERED.format(name=f"mmlu_{mcf_format}", mcf_format=mcf_format))
+    manager = TaskManager(include_path=str(tmp_path))
+    task = manager.load(["mmlu_pride"])["tasks"]["mmlu_pride"]
+    posed = [row for row in rows if row["subject"] == "abstract_algebra"]
+    assert [doc["question"] for doc in task.eval_docs] == [row["question"] for row in posed]
+    for doc, row in zip(task.eval_docs, posed, strict=True):
+        requests = task.construct_requests(doc=doc, ctx=task.fewshot_context(doc, 0), metadata=("mmlu_pride", 0, 1))
+        assert [request.arguments[0] for request in requests[::4]] == authors_inputs(row["subject"], row, [], 0)
+    with pytest.raises(FieldsError, match=r"already shows its options.*invariance_mode: fields.*mcf_format: pride"):
+        manager.load(["mmlu_olmes"])
