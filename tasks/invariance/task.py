@@ -150,9 +150,8 @@ class InvarianceTask(PromptedTask):
         return docs.map(lambda doc: mcf_columns(self._mcf_options(doc), self._base_target(doc), task=name))
 
     def _mcf_options(self, doc: Mapping[str, Any]) -> list[str]:
-        if MCF_OPTIONS in doc or self.lettered is not None:
-            return [str(option) for option in doc[MCF_OPTIONS if MCF_OPTIONS in doc else self.lettered.options]]
-        return list(super().doc_to_choice(doc))
+        field = MCF_OPTIONS if MCF_OPTIONS in doc else (self.lettered.options if self.lettered is not None else None)
+        return [str(option) for option in doc[field]] if field is not None else list(super().doc_to_choice(doc))
 
     def _base_target(self, doc: Mapping[str, Any]) -> Any:
         return int(doc[self.lettered.answer]) if self.lettered is not None else super().doc_to_target(dict(doc))
