@@ -62,6 +62,14 @@ def test_check_task_accepts_it_and_names_the_file_and_field_of_a_bad_row(tmp_pat
     assert checked["task"] == "my_gv_qa" and checked["docs"] == len(ROWS)
     one_answer = [{**row, "gold": row["gold"][0]} for row in ROWS]  # one text column: a one-answer list
     assert check_task(_write(tmp_path / "one", rows=one_answer))["docs"] == len(ROWS)
+    csv = tmp_path / "csv"
+    csv.mkdir()
+    (csv / "qa.csv").write_text(
+        "qid,q,gold\nq1,How many legs does a spider have?,8\nq2,How many sides does a hexagon have?,6\n"
+    )
+    path = _write(csv)
+    path.write_text(path.read_text().replace("dataset_path: json", "dataset_path: csv").replace(".jsonl", ".csv"))
+    assert check_task(path)["docs"] == 2  # a CSV column of one answer each (integers here, read as text)
     cases: dict[str, tuple[list[dict[str, Any]], str, str]] = {
         "key": (ROWS, FIELDS.replace("question:", "questoin:"), r"unknown field\(s\) \['questoin'\].*'question'"),
         "column": (ROWS, FIELDS.replace("gold", "golds"), r"field 'answers' is missing.*'golds'.*did you mean 'gold'"),
