@@ -137,7 +137,8 @@ class InvarianceTask(PromptedTask):
 
     def _with_mcf_columns(self, docs: Any) -> Any:
         """The documents with their options and gold index copied out (``invariance_mode: mcf``); a base
-        whose options are already in its prompt (lettered) is refused: use ``invariance_mode: fields``."""
+        whose options are already in its prompt (lettered) is re-posed from its detected fields under
+        ``mcf_format: pride`` (:func:`.mcf.lettered_fields`), refused otherwise (``invariance_mode: fields``)."""
         first = docs[0]
         if all(str(option).strip() in ConfigurableTask.doc_to_text(self, first) for option in self._mcf_options(first)):
             if self.mcf_format != "pride":
