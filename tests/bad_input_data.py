@@ -301,14 +301,15 @@ def _hub_copy(hub: str, dataset: str, file: str, text: str, name: str | None) ->
 
 
 # ``fields:`` of a YAML-only dataset (tasks/data/fields.py): the field, the column and the row are named
-def _mapped(fields: Any, rows: list[dict[str, Any]]) -> Callable[[Path], Any]:
+def _mapped(fields: Any, rows: list[dict[str, Any]], schema: str = "PAIRWISE") -> Callable[[Path], Any]:
     def run(tmp: Path) -> Any:
         import datasets
 
-        from logic_consistency.tasks.data.fields import PAIRWISE, check_field_map, map_fields
+        from logic_consistency.tasks.data import fields as mapping
 
-        checked = check_field_map(fields, PAIRWISE, where="task 'mine'")
-        return map_fields({"test": datasets.Dataset.from_list(rows)}, checked, PAIRWISE, where="mine.jsonl")
+        checked = mapping.check_field_map(fields, getattr(mapping, schema), where="task 'mine'")
+        data = {"test": datasets.Dataset.from_list(rows)}
+        return mapping.map_fields(data, checked, getattr(mapping, schema), where="mine.jsonl")
 
     return run
 
@@ -351,3 +352,10 @@ CASES.add("data fields one item", _mapped(_FIELDS, [{**_ROW, "cands": ["a"]}]), 
 CASES.add("data fields null id", _mapped(_FIELDS, [{**_ROW, "id": None}]), "row 1", "field 'instance_id'")
 CASES.add("data fields score text", _mapped(_FIELDS, [{**_ROW, "s": ["1", "high"]}]), "human_scores[1]", "'high'")
 CASES.add("data fields score NaN", _mapped(_FIELDS, [{**_ROW, "s": [1, math.nan]}]), "human_scores[1]", "finite")
+# a GV question-answering dataset by YAML (GV_QA): the file, the row and the field are named
+_QA = {"id": "q1", "q": "Capital of France?", "gold": ["Paris"]}
+_QA_FIELDS = {"instance_id": "id", "question": "q", "answers": "gold"}
+CASES.add("data gv fields unknown field", _mapped({**_QA_FIELDS, "answer": "gold"}, [_QA], "GV_QA"), "'answer'")
+CASES.add("data gv fields no answer", _mapped(_QA_FIELDS, [{**_QA, "gold": []}], "GV_QA"), "mine.jsonl", "'answers'")
+CASES.add("data gv fields blank question", _mapped(_QA_FIELDS, [{**_QA, "q": ""}], "GV_QA"), "row 1", "'question'")
+CASES.add("data gv fields answer not text", _mapped(_QA_FIELDS, [{**_QA, "gold": [1.5]}], "GV_QA"), "'answers'")

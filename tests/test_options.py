@@ -107,9 +107,9 @@ def test_options_module_names_no_declared_option() -> None:
 def test_suite_options_are_the_declared_options_each_declared_once() -> None:
     assert frozenset(declared_options()) == SUITE_OPTIONS
     # the 22 of before the declarations moved to the families, instance_split and generator_shots, and the
-    # invariance family's 6 (transform, max_variants, referring_options, invariance_mode, ask_incorrect,
-    # self_validate)
-    assert len(SUITE_OPTIONS) == 30
+    # invariance family's 7 (transform, max_variants, referring_options, invariance_mode, mcf_format,
+    # ask_incorrect, self_validate)
+    assert len(SUITE_OPTIONS) == 31
 
 
 def test_a_malformed_declaration_names_the_file_and_the_option(tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ class Schema:
     scores: tuple[str, ...] = ()  # lists of finite numbers (human_scores)
     ids: tuple[str, ...] = ("instance_id",)  # a string or an integer, read as text
     min_items: int = 2
+    nonempty: tuple[str, ...] = ()  # lists that need an entry, texts that need a non-blank one (GV)
+    singletons: tuple[str, ...] = ()  # lists given as one string read as a one-entry list (GV answers)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -48,6 +50,14 @@ PAIRWISE = Schema(
     optional=("human_scores", "item_ids"),
     lists=("items", "item_ids"),
     scores=("human_scores",),
+)
+#: The GV question-answering row schema (``docs/adding-a-task.md``, "A GV task from a dataset"): the
+#: question the generator answers and its accepted answers (a list, or one text column).
+GV_QA = Schema(
+    required=("instance_id", "question", "answers"),
+    lists=("answers",),
+    nonempty=("question", "answers"),
+    singletons=("answers",),
 )
 
 
@@ -137,19 +147,29 @@ def _convert(row: dict[str, Any], schema: Schema, *, where: str, location: str) 
             row[field] = require_id(row[field], source=where, location=location, field=field)
     for field in schema.lists:
         if field in row:
-            minimum = schema.min_items if field == "items" else 0
-            row[field] = require_str_list(row[field], source=where, location=location, field=field, min_length=minimum)
+            row[field] = _list_field(row[field], schema, where=where, location=location, field=field)
     for field in schema.scores:
         if field in row:
             row[field] = _scores(row[field], where=where, location=location, field=field)
     _convert_texts(row, schema, where=where, location=location)
 
 
+def _list_field(value: Any, schema: Schema, *, where: str, location: str, field: str) -> list[str]:
+    """A list field: non-blank strings, at least ``min_items`` (``items``) or one (``nonempty``); a
+    ``singletons`` field given as one string or integer is read as a one-entry list (its text)."""
+    minimum = schema.min_items if field == "items" else int(field in schema.nonempty)
+    if field in schema.singletons and isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = [str(value)]
+    return require_str_list(value, source=where, location=location, field=field, min_length=minimum)
+
+
 def _convert_texts(row: dict[str, Any], schema: Schema, *, where: str, location: str) -> None:
-    """Check the row's other schema fields (neither ids, lists nor scores) in place: each a string, maybe empty."""
+    """Check the row's other schema fields (neither ids, lists nor scores) in place: each a string, empty
+    unless the schema's ``nonempty`` names it."""
     for field in schema.fields:
         if field in row and field not in (*schema.ids, *schema.lists, *schema.scores):
-            row[field] = require_str(row[field], source=where, location=location, field=field, allow_empty=True)
+            allow_empty = field not in schema.nonempty
+            row[field] = require_str(row[field], source=where, location=location, field=field, allow_empty=allow_empty)
 
 
 def _scores(values: Any, *, where: str, location: str, field: str) -> list[float]:

@@ -36,7 +36,7 @@ from .fields import (
     replace_question,
     variant_context,
 )
-from .mcf import LETTERS, mcf_columns, mcf_text
+from .mcf import LETTERS, PRIDE_CONFIG, lettered_fields, mcf_columns, mcf_prompt
 from .transforms import LABEL_SETS, question_orders, referring_positions
 from .wrapping import base_config
 
@@ -48,6 +48,7 @@ OPTION_NAMES = (
     "max_variants",
     "referring_options",
     "invariance_mode",
+    "mcf_format",
     "ask_incorrect",
     "self_validate",
     "seed",
@@ -77,6 +78,7 @@ class InvarianceTask(PromptedTask):
         merged["metadata"] = {**base_metadata, **(own.get("metadata") or {})}
         merged.pop("metric_list", None)  # the family declares its own metrics (declare_metrics)
         self.fields: Fields | None = None
+        self.lettered: Fields | None = None  # a lettered base re-posed in PriDe's format (.mcf.lettered_fields)
         self.excluded: dict[str, int] = {}
         self._kept: Any = None
         super().__init__(config=merged, **kwargs)
@@ -93,6 +95,11 @@ class InvarianceTask(PromptedTask):
         self.max_variants: int = read_option(metadata, "max_variants", where=where)
         self.referring: str = read_option(metadata, "referring_options", where=where)
         self.mode: str = read_option(metadata, "invariance_mode", where=where)
+        self.mcf_format: str = read_option(metadata, "mcf_format", where=where)
+        if "mcf_format" in metadata and self.mode != "mcf":
+            raise ValueError(f"{where}: metadata.mcf_format applies to invariance_mode mcf only, not {self.mode!r}")
+        if self.mode == "mcf" and self.mcf_format == "pride":  # PriDe's description and delimiters (.mcf)
+            config.update(PRIDE_CONFIG)
         self.seed: int = read_option(metadata, "seed", where=where)
         self.negation: bool = read_option(metadata, "ask_incorrect", where=where)
         self.validate: bool = read_option(metadata, "self_validate", where=where)
@@ -130,28 +137,33 @@ class InvarianceTask(PromptedTask):
 
     def _with_mcf_columns(self, docs: Any) -> Any:
         """The documents with their options and gold index copied out (``invariance_mode: mcf``); a base
-        whose options are already in its prompt (lettered) is refused: use ``invariance_mode: fields``."""
+        whose options are already in its prompt (lettered) is re-posed from its detected fields under
+        ``mcf_format: pride`` (:func:`.mcf.lettered_fields`), refused otherwise (``invariance_mode: fields``)."""
         first = docs[0]
         if all(str(option).strip() in ConfigurableTask.doc_to_text(self, first) for option in self._mcf_options(first)):
-            raise FieldsError(
-                f"task {self.config.task!r}: the base already shows its options in the prompt; "
-                "use invariance_mode: fields"
-            )
+            if self.mcf_format != "pride":
+                raise FieldsError(
+                    f"task {self.config.task!r}: the base already shows its options in the prompt; "
+                    "use invariance_mode: fields (or mcf_format: pride to re-pose it in PriDe's format)"
+                )
+            self.lettered = lettered_fields(self, ConfigurableTask, docs)
         name = str(self.config.task)
         return docs.map(lambda doc: mcf_columns(self._mcf_options(doc), self._base_target(doc), task=name))
 
     def _mcf_options(self, doc: Mapping[str, Any]) -> list[str]:
-        return [str(option) for option in doc[MCF_OPTIONS]] if MCF_OPTIONS in doc else list(super().doc_to_choice(doc))
+        field = MCF_OPTIONS if MCF_OPTIONS in doc else (self.lettered.options if self.lettered is not None else None)
+        return [str(option) for option in doc[field]] if field is not None else list(super().doc_to_choice(doc))
 
     def _base_target(self, doc: Mapping[str, Any]) -> Any:
-        return super().doc_to_target(dict(doc))
+        return int(doc[self.lettered.answer]) if self.lettered is not None else super().doc_to_target(dict(doc))
 
     def doc_to_text(self, doc: dict[str, Any], doc_to_text: Any = None) -> str:
-        """The base's prompt; under ``invariance_mode: mcf`` followed by the lettered options (:mod:`.mcf`)."""
+        """The base's prompt; under ``invariance_mode: mcf`` posed with lettered options (``mcf_format``, :mod:`.mcf`)."""
         text = super().doc_to_text(doc, doc_to_text)
         if self.mode != "mcf" or "__prompt__" in doc:
             return text
-        return mcf_text(text, self._mcf_options(doc))
+        question = self.lettered.question if self.lettered is not None else None
+        return mcf_prompt(self.mcf_format, doc, text, self._mcf_options(doc), question=question or "question")
 
     def doc_to_choice(self, doc: Any, doc_to_choice: Any = None) -> Any:
         """The base's choices; under ``invariance_mode: mcf`` the letters of the options."""
