@@ -28,7 +28,11 @@ from lm_eval.tasks import TaskManager
 from scipy import stats
 
 from logic_consistency.harness_ext.autoload import tasks_dir
-from logic_consistency.harness_ext.task.corpus_stderr import declare_bootstrap_stderr, with_declared_stderrs
+from logic_consistency.harness_ext.task.corpus_stderr import (
+    MAX_BOOTSTRAP_ITERS,
+    declare_bootstrap_stderr,
+    with_declared_stderrs,
+)
 from logic_consistency.metrics.bootstrap import bootstrap_summary
 from logic_consistency.tasks.invariance.task import InvarianceTask
 
@@ -125,12 +129,12 @@ def test_lm_evals_aggregation_reports_the_bootstrap_stderr_over_questions(task: 
 
     values = _random_judge_values(task, seed=3)
     raw = {(name, "none"): [v[name] for v in values] for name in values[0]}
-    aggregated, _ = _compute_task_aggregations(task, raw, 2000)
+    aggregated, _ = _compute_task_aggregations(task, raw, 500)  # under the cap: honoured as given
     records = [v["rstd"] for v in values]
     assert len(records) >= 4
     for name in STATISTICS:
         reported = aggregated[f"{name}_stderr,none"]
-        expected = _expected_stderr(name, records, 2000)
+        expected = _expected_stderr(name, records, 500)
         assert isinstance(reported, float), (name, reported)
         if math.isnan(expected):
             assert math.isnan(reported), (name, reported)
@@ -158,6 +162,8 @@ def test_only_a_declared_aggregation_is_answered_by_the_wrapper() -> None:
     answer = wrapped(metric=statistic, bootstrap_iters=7)
     assert answer is not None and answer([1.0, 2.0]) == 14.0
     assert wrapped(metric=statistic, bootstrap_iters=0) is None
+    capped = wrapped(metric=statistic, bootstrap_iters=100_000)  # lm_eval's command line: at most the cap
+    assert capped is not None and capped([1.0]) == float(MAX_BOOTSTRAP_ITERS)
     assert wrapped(metric=mean, bootstrap_iters=7) is mean_stderr  # lm-eval's own answer, unchanged
     assert wrapped(metric=max, bootstrap_iters=7) is None
 
@@ -173,7 +179,7 @@ def test_a_plain_lm_eval_run_reports_the_intervals(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in next(tmp_path.glob(f"*/samples_{NAME}_*.jsonl")).read_text().splitlines()]
     records = [row["rstd"] for row in sorted(rows, key=lambda row: row["doc_id"])]
     for name in STATISTICS:
-        expected = _expected_stderr(name, records, 100_000)  # lm_eval's command line: 100,000 resamples
+        expected = _expected_stderr(name, records, MAX_BOOTSTRAP_ITERS)  # lm_eval's 100,000, capped
         reported = results[f"{name}_stderr,none"]
         if math.isnan(expected):
             assert isinstance(reported, float) and math.isnan(reported), (name, reported)
