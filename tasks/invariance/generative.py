@@ -60,6 +60,28 @@ def _verdict(doc: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": 1.0 if yes > no else 0.0}
 
 
+def _refuse_options(config: dict[str, Any], base: dict[str, Any]) -> None:
+    """``self_validate: true`` is the one family option that applies to a generative base: an option that
+    varies a question's options is refused, as is a base that asks for several answers per question."""
+    metadata, task, base_task = config["metadata"], config.get("task"), config.get("base_task")
+    for option in VARIANT_OPTIONS:
+        if option in metadata:
+            raise ValueError(
+                f"task {task!r}: {option} varies a question's options, and base task {base_task!r} is "
+                "generate_until (no options to permute); only self_validate: true applies to it"
+            )
+    if not read_option(metadata, "self_validate", where=f"task {task!r}"):
+        raise ValueError(
+            f"task {task!r}: base task {base_task!r} is generate_until (no options to vary); set "
+            "self_validate: true to have the model validate its own answer"
+        )
+    if base.get("repeats", 1) != 1:
+        raise ValueError(
+            f"task {task!r}: base task {base_task!r} has repeats: {base['repeats']}; self-validation validates "
+            "one answer per question"
+        )
+
+
 class GenerativeValidationTask(MultiStageTask):
     """A generative base task's own answer, validated by the same model (see the module docstring)."""
 
@@ -70,11 +92,12 @@ class GenerativeValidationTask(MultiStageTask):
         own = dict(config)
         own.pop("class", None)
         name = str(own.get("task"))
-        self.lm_eval_base = ConfigurableTask(config=copy.deepcopy(base))  # lm-eval's own task: filters, metrics
-        self.lm_eval_base.config.task = own["base_task"]
         merged = {key: value for key, value in base.items() if key not in _BASE_ONLY}
         merged.update({key: value for key, value in own.items() if key != "metadata"})
         merged["metadata"] = {**(base.get("metadata") or {}), **(own.get("metadata") or {})}
+        _refuse_options(merged, base)  # before any data loads (lm-eval's own task object loads the base's)
+        self.lm_eval_base = ConfigurableTask(config=copy.deepcopy(base))  # the base's filters and metrics
+        self.lm_eval_base.config.task = own["base_task"]
         merged.update(output_type="loglikelihood", stages=self._stage_specs(), score=self._score)
         merged["metrics"] = self._metric_list(name)
         super().__init__(config=merged, **kwargs)
@@ -86,28 +109,10 @@ class GenerativeValidationTask(MultiStageTask):
         }
 
     def validate_options(self, config: dict[str, Any]) -> None:
-        """``self_validate: true`` is the one option that applies; an option that varies the options is refused."""
+        """The family's options (a near miss of one is an error naming it); see :func:`_refuse_options`."""
         from .task import OPTION_NAMES
 
         self.check_loader_options(config, task_options=OPTION_NAMES)
-        metadata, task = config["metadata"], config.get("task")
-        base_task = self.extra_config["base_task"]
-        for option in VARIANT_OPTIONS:
-            if option in metadata:
-                raise ValueError(
-                    f"task {task!r}: {option} varies a question's options, and base task {base_task!r} is "
-                    "generate_until (no options to permute); only self_validate: true applies to it"
-                )
-        if not read_option(metadata, "self_validate", where=f"task {task!r}"):
-            raise ValueError(
-                f"task {task!r}: base task {base_task!r} is generate_until (no options to vary); set "
-                "self_validate: true to have the model validate its own answer"
-            )
-        if int(self.lm_eval_base.config.repeats or 1) != 1:
-            raise ValueError(
-                f"task {task!r}: base task {base_task!r} has repeats: {self.lm_eval_base.config.repeats}; self-validation "
-                "validates one answer per question"
-            )
 
     # ------------------------------------------------------------------ stages
     def _stage_specs(self) -> list[dict[str, Any]]:
