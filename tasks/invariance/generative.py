@@ -1,25 +1,16 @@
 """Self-validation of a wrapped ``generate_until`` task: the base's own answer, then the model's Yes / No on it.
 
-A wrapped task whose base is generative (``base_task: triviaqa``, ``self_validate: true``; the YAML of the
-multiple-choice form, :class:`~.task.InvarianceTask` hands such a base to this class) runs two stages
-through the suite's multi-stage runner (``harness_ext/task/multistage.py``), in one ``lm_eval`` run:
-
-1. ``answer``: the base's own request, unchanged: its prompt as lm-eval's ``build_all_requests`` builds it
-   (description, few-shot examples, system instruction, chat template, ``gen_prefix``) with the base's
-   ``generation_kwargs``. The raw answer goes through the base's first filter ensemble as lm-eval applies
-   it (``triviaqa``: ``remove_whitespace``, ``take_first``), and the base's metrics are computed on that
-   answer by lm-eval's own task object for the base (its ``process_results``), so they equal the base's
-   on the same documents and backend.
-2. ``validator``: the answer's prompt, the extracted answer after it, then :data:`~.task.VALIDATION`
-   ("Is this answer correct? Answer Yes or No." and "Answer:"), the question the multiple-choice form
-   asks of each option; " Yes" and " No" are scored by log-likelihood (Li et al., ICLR 2024, section 2:
-   a validator query asks whether the generator's response is correct, "Answer (Yes/No)").
-
-Per question (``metrics/invariance_validation.py``): the base's metrics; ``gv_consistency`` (Yes to its
-own answer), ``validator_accuracy`` (the verdict against whether the base's first metric scores the
-answer right, 1 or 0), ``self_endorsed_wrong`` (Yes to its own wrong answer). An empty answer (nothing
-left after the filters) is counted in ``unparseable`` and not validated; a metric undefined for a
-question is left out of its mean and counted as ``undefined_<metric>``.
+A wrapped task with a generative base (``base_task: triviaqa``, ``self_validate: true``: :class:`~.task.InvarianceTask`
+hands it to this class) runs two stages through the multi-stage runner (``harness_ext/task/multistage.py``):
+``answer`` is the base's own request, unchanged (its prompt as lm-eval builds it, its ``generation_kwargs``);
+its answer goes through the base's first filter ensemble as lm-eval applies it, and the base's metrics
+are computed on it by lm-eval's own task object for the base, so they equal the base's. ``validator``
+is that prompt, the extracted answer, then :data:`~.wrapping.VALIDATION` (the multiple-choice form's
+question; Li et al., ICLR 2024, section 2), " Yes" against " No" by log-likelihood. Per question
+(``metrics/invariance_validation.py``): the base's metrics, ``gv_consistency`` (Yes to its own answer),
+``validator_accuracy`` (the verdict against the base's first metric: 1 right, 0 wrong) and
+``self_endorsed_wrong``. An empty answer is counted in ``unparseable`` and not validated; a metric
+undefined for a question is left out of its mean and counted as ``undefined_<metric>``.
 """
 
 from __future__ import annotations
@@ -41,6 +32,7 @@ from logic_consistency.metrics import invariance_validation as validation
 from logic_consistency.options import read_option
 
 from .scoring import VALIDATION_METRICS, defined_values
+from .wrapping import OPTION_NAMES, VALIDATION
 
 __all__ = ["ANSWER", "GenerativeValidationTask", "VALIDATOR", "VARIANT_OPTIONS"]
 
@@ -110,8 +102,6 @@ class GenerativeValidationTask(MultiStageTask):
 
     def validate_options(self, config: dict[str, Any]) -> None:
         """The family's options (a near miss of one is an error naming it); see :func:`_refuse_options`."""
-        from .task import OPTION_NAMES
-
         self.check_loader_options(config, task_options=OPTION_NAMES)
 
     # ------------------------------------------------------------------ stages
@@ -124,8 +114,6 @@ class GenerativeValidationTask(MultiStageTask):
 
         @prompts_per_document(1)
         def validator_prompts(doc: dict[str, Any]) -> dict[str, str]:
-            from .task import VALIDATION
-
             record = doc["stages"][ANSWER]
             answer = record["parsed"]["answer"]
             return {PROMPT: f"{record['prompts'][PROMPT]}{self.continuation_delimiter()}{answer}{VALIDATION}"}

@@ -36,27 +36,15 @@ from .fields import (
     replace_question,
     variant_context,
 )
+from .generative import GenerativeValidationTask
 from .mcf import LETTERS, mcf_columns, mcf_text
 from .transforms import LABEL_SETS, question_orders, referring_positions
-from .wrapping import base_config
+from .wrapping import OPTION_NAMES, VALIDATION, base_config
 
-__all__ = ["InvarianceTask", "OPTION_NAMES"]
+__all__ = ["InvarianceTask", "OPTION_NAMES", "VALIDATION"]
 
-#: The run options the family reads (``_options_yaml``).
-OPTION_NAMES = (
-    "transform",
-    "max_variants",
-    "referring_options",
-    "invariance_mode",
-    "ask_incorrect",
-    "self_validate",
-    "seed",
-)
 #: The document field holding the question's position in the base's documents (seeds ``random``).
 QUESTION_FIELD = "invariance_question"
-#: What follows an option's label in the validator's prompt (``self_validate``); " Yes" or " No" is scored.
-#: Provenance: the suite's own wording, a Yes/No validator as in Li et al. (ICLR 2024), section 2.
-VALIDATION = "\nIs this answer correct? Answer Yes or No.\nAnswer:"
 
 
 def _base_of(config: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
@@ -78,8 +66,6 @@ class InvarianceTask(PromptedTask):
         if cls is InvarianceTask and config is not None:  # not a copy (copy.copy calls __new__ alone)
             _, base = _base_of(config)
             if base.get("output_type") == "generate_until":
-                from .generative import GenerativeValidationTask
-
                 return GenerativeValidationTask(config=dict(config), base=base, **kwargs)
         return super().__new__(cls)
 
