@@ -131,7 +131,7 @@ def _read_score(score: Any, task: str) -> Callable[[dict[str, Any]], Mapping[str
 class MultiStageTask(PromptedTask):
     """A task whose later stages are built from the earlier stages' outputs (see module doc)."""
 
-    EXTRA_KEYS = ("stages", "score", "metrics")
+    EXTRA_KEYS: tuple[str, ...] = ("stages", "score", "metrics")
     RECORD_KEY = "stages_config"
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
