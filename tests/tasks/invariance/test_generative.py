@@ -165,3 +165,22 @@ def test_the_wrapped_class_hands_a_generative_base_on(data: None) -> None:
 def test_options_that_need_options_are_refused(data: None, metadata: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         _load(**metadata)
+
+
+def test_the_plan_prices_both_stages(data: None) -> None:
+    from logic_consistency.harness_ext.plan.counts import load_tokenizer, plan_tasks
+    from logic_consistency.harness_ext.plan.report import DEFAULT_TOKENIZER
+
+    (plan,) = plan_tasks([NAME], limit=2, tokenizer=load_tokenizer(DEFAULT_TOKENIZER))
+    # the answer stage as built (the base's two requests), the validator bounded from its definition
+    assert plan.documents == 2 and plan.building["generate_until"].requests == 2
+    (validator,) = plan.later_stages
+    assert (validator.stage, validator.request_type, validator.requests, validator.contexts) == (
+        "validator",
+        "loglikelihood",
+        4,
+        2,
+    )
+    assert validator.bounded is not None and len(validator.bounded) == 2
+    for context, extra in validator.bounded:  # the base's prompt, the answer at its bound, the question
+        assert context.startswith("Question: ") and context.endswith(VALIDATION) and extra == 256
