@@ -330,5 +330,8 @@ CASES.add("options invariance: a generative base task without self_validate", _w
 CASES.add("options invariance: a generative base task under a transform",
           _wrapped("triviaqa", transform="cyclic", self_validate=True), "my_wrapped", "transform varies",
           "'triviaqa' is generate_until")  # fmt: skip
+CASES.add("options invariance: a near miss of an option on a generative base",
+          _wrapped("triviaqa", self_validate=True, self_validat=True), "my_wrapped", "'self_validat'",
+          "'self_validate'")  # fmt: skip
 CASES.add("options invariance: a log-likelihood base task", _wrapped("lambada_openai"), "my_wrapped",
           "'loglikelihood'", "multiple_choice")  # fmt: skip

@@ -87,7 +87,8 @@ class GenerativeValidationTask(MultiStageTask):
         merged = {key: value for key, value in base.items() if key not in _BASE_ONLY}
         merged.update({key: value for key, value in own.items() if key != "metadata"})
         merged["metadata"] = {**(base.get("metadata") or {}), **(own.get("metadata") or {})}
-        _refuse_options(merged, base)  # before any data loads (lm-eval's own task object loads the base's)
+        self.check_loader_options(merged, task_options=OPTION_NAMES)  # before any data loads (the base's task
+        _refuse_options(merged, base)  # object below loads the base's documents)
         self.lm_eval_base = ConfigurableTask(config=copy.deepcopy(base))  # the base's filters and metrics
         self.lm_eval_base.config.task = own["base_task"]
         merged.update(output_type="loglikelihood", stages=self._stage_specs(), score=self._score)
