@@ -325,5 +325,13 @@ CASES.add("options invariance: a near miss of an option", _wrapped("mmlu_anatomy
 CASES.add("options invariance: a base task lm-eval does not know", _wrapped("mmlu_astrology"),
           "my_wrapped", "base_task 'mmlu_astrology'")  # fmt: skip
 CASES.add("options invariance: a group as the base task", _wrapped("mmlu"), "my_wrapped", "'mmlu' is a group")
-CASES.add("options invariance: a generative base task", _wrapped("triviaqa"), "my_wrapped", "'generate_until'",
-          "multiple_choice")  # fmt: skip
+CASES.add("options invariance: a generative base task without self_validate", _wrapped("triviaqa"), "my_wrapped",
+          "'triviaqa' is generate_until", "self_validate: true")  # fmt: skip
+CASES.add("options invariance: a generative base task under a transform",
+          _wrapped("triviaqa", transform="cyclic", self_validate=True), "my_wrapped", "transform varies",
+          "'triviaqa' is generate_until")  # fmt: skip
+CASES.add("options invariance: a near miss of an option on a generative base",
+          _wrapped("triviaqa", self_validate=True, self_validat=True), "my_wrapped", "'self_validat'",
+          "'self_validate'")  # fmt: skip
+CASES.add("options invariance: a log-likelihood base task", _wrapped("lambada_openai"), "my_wrapped",
+          "'loglikelihood'", "multiple_choice")  # fmt: skip

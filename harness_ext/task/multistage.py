@@ -16,6 +16,7 @@ every prompt goes through ``fewshot_context``. YAML form: docs/adding-a-task.md,
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ class Stage:
     parse: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     #: ``task 'NAME': stages[i]``, for errors (set by :meth:`from_yaml`; no YAML key).
     where: str = field(default="", metadata={"yaml_key": False})
+    #: The prompts hook returns prompts already formatted as lm-eval formats a document's own prompt
+    #: (few-shot examples, chat template), sent as they are (no YAML key: a task class sets it).
+    formatted: bool = field(default=False, metadata={"yaml_key": False})
 
     @classmethod
     def from_yaml(cls, spec: Any, *, task: str, index: int) -> Stage:
@@ -184,15 +188,17 @@ class MultiStageTask(PromptedTask):
             requests.append(Instance(stage.output_type, doc, arguments, len(requests), metadata))
 
         delimiter = self.continuation_delimiter()
+        formatted: Callable[[str], str] = str if stage.formatted else self.format_prompt
         for prompt in prompts.values():
             if stage.output_type == "generate_until":
-                add((self.format_prompt(str(prompt)), dict(stage.generation_kwargs)))
+                # a copy per request, as lm-eval's construct_requests makes: a backend appends its EOS to `until`
+                add((formatted(str(prompt)), copy.deepcopy(stage.generation_kwargs)))
             elif isinstance(prompt, Mapping):
-                add((self.format_prompt(prompt["context"]), f"{delimiter}{prompt['continuation']}"))
+                add((formatted(prompt["context"]), f"{delimiter}{prompt['continuation']}"))
             else:
                 if not stage.choices:
                     raise ValueError(f"task {self.config.task!r}: stage {stage.name!r} needs 'choices'")
-                context = self.format_prompt(str(prompt))
+                context = formatted(str(prompt))
                 for choice in stage.choices:
                     add((context, f"{delimiter}{choice}"))
         return requests, prompts

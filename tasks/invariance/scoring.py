@@ -30,7 +30,7 @@ from logic_consistency.metrics import invariance_pride as pride
 from logic_consistency.metrics import invariance_validation as validation
 from logic_consistency.metrics._validation import UndefinedMetricError
 
-__all__ = ["BALANCED", "metric_specs", "question_values", "records_arrays"]
+__all__ = ["BALANCED", "VALIDATION_METRICS", "defined_values", "metric_specs", "question_values", "records_arrays"]
 
 LOG = logging.getLogger(__name__)
 #: Transforms that show every question's gold equally often at every position (balanced RStd, PriDe).
@@ -137,7 +137,7 @@ def _pride(a: dict[str, np.ndarray]) -> float:
 
 #: The per-question metrics of ``ask_incorrect`` and of ``self_validate``.
 _NEGATION = {"negation_contradiction": False, "negation_accuracy": True}
-_VALIDATION = {"gv_consistency": True, "validator_accuracy": True, "self_endorsed_wrong": False}
+VALIDATION_METRICS = {"gv_consistency": True, "validator_accuracy": True, "self_endorsed_wrong": False}
 
 
 def _validation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndarray) -> dict[str, float]:
@@ -157,7 +157,13 @@ def _validation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.nd
 def _undefined(transform: str, negation: bool, validate: bool = False) -> tuple[str, ...]:
     """The per-question metrics that can be undefined for a question (counted as ``undefined_<name>``)."""
     ids = ("label_consistency",) if transform == "ids" else ()
-    return ("acc_majority", *_CONTENT, *ids, *(_NEGATION if negation else ()), *(_VALIDATION if validate else ()))
+    return (
+        "acc_majority",
+        *_CONTENT,
+        *ids,
+        *(_NEGATION if negation else ()),
+        *(VALIDATION_METRICS if validate else ()),
+    )
 
 
 def metric_specs(
@@ -170,7 +176,7 @@ def metric_specs(
     if transform == "ids":
         specs["label_consistency"] = (mean, True)
     specs.update({name: (mean, better) for name, better in _NEGATION.items() if negation})
-    specs.update({name: (mean, better) for name, better in _VALIDATION.items() if validate})
+    specs.update({name: (mean, better) for name, better in VALIDATION_METRICS.items() if validate})
     specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation, validate)})
     specs["unparseable"] = (total, False)
     specs["rstd"] = (_estimated("rstd", _rstd(False)), False)
@@ -192,7 +198,7 @@ def question_values(
     record under each corpus statistic's name."""
     picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
     values = _per_question_values(record, picks, gold, transform, negation=negation, validate=validate)
-    out = _defined_values(values, _undefined(transform, negation, validate))
+    out = defined_values(values, _undefined(transform, negation, validate))
     out["unparseable"] = inv.count_unparseable(picks)
     for name in metric_specs(transform, labels, negation=negation, validate=validate):
         if name not in out and name not in values:
@@ -227,7 +233,7 @@ def _negation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndar
     }
 
 
-def _defined_values(values: Mapping[str, Any], undefinable: Sequence[str]) -> dict[str, Any]:
+def defined_values(values: Mapping[str, Any], undefinable: Sequence[str]) -> dict[str, Any]:
     """``values`` as floats, each undefined (NaN) one omitted and counted as ``undefined_<name>`` = 1;
     ``undefined_<name>`` = 0 for each other name of ``undefinable``."""
     out: dict[str, Any] = {}

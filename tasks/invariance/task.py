@@ -36,28 +36,23 @@ from .fields import (
     replace_question,
     variant_context,
 )
+from .generative import GenerativeValidationTask
 from .mcf import LETTERS, PRIDE_CONFIG, lettered_fields, mcf_columns, mcf_prompt
 from .transforms import LABEL_SETS, question_orders, referring_positions
-from .wrapping import base_config
+from .wrapping import OPTION_NAMES, VALIDATION, base_config
 
-__all__ = ["InvarianceTask", "OPTION_NAMES"]
+__all__ = ["InvarianceTask", "OPTION_NAMES", "VALIDATION"]
 
-#: The run options the family reads (``_options_yaml``).
-OPTION_NAMES = (
-    "transform",
-    "max_variants",
-    "referring_options",
-    "invariance_mode",
-    "mcf_format",
-    "ask_incorrect",
-    "self_validate",
-    "seed",
-)
 #: The document field holding the question's position in the base's documents (seeds ``random``).
 QUESTION_FIELD = "invariance_question"
-#: What follows an option's label in the validator's prompt (``self_validate``); " Yes" or " No" is scored.
-#: Provenance: the suite's own wording, a Yes/No validator as in Li et al. (ICLR 2024), section 2.
-VALIDATION = "\nIs this answer correct? Answer Yes or No.\nAnswer:"
+
+
+def _base_of(config: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """The wrapped task's name and its base's config (:func:`.wrapping.base_config`)."""
+    name, base_task = (config or {}).get("task"), (config or {}).get("base_task")
+    if not isinstance(base_task, str) or not base_task:
+        raise ValueError(f"task {name!r}: base_task must name the lm-eval task to wrap, got {base_task!r}")
+    return str(name), base_config(base_task, wrapper=str(name))
 
 
 class InvarianceTask(PromptedTask):
@@ -65,14 +60,19 @@ class InvarianceTask(PromptedTask):
 
     EXTRA_KEYS = ("base_task",)
 
+    def __new__(cls, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """The wrapped task; a ``generate_until`` base gives a :class:`~.generative.GenerativeValidationTask`
+        (its own answer validated by the model), so both forms are spelt with this class in YAML."""
+        if cls is InvarianceTask and config is not None:  # not a copy (copy.copy calls __new__ alone)
+            _, base = _base_of(config)
+            if base.get("output_type") == "generate_until":
+                return GenerativeValidationTask(config=dict(config), base=base, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         own = dict(config or {})
         own.pop("class", None)
-        name = own.get("task")
-        base_task = own.get("base_task")
-        if not isinstance(base_task, str) or not base_task:
-            raise ValueError(f"task {name!r}: base_task must name the lm-eval task to wrap, got {base_task!r}")
-        merged = base_config(base_task, wrapper=str(name))
+        name, merged = _base_of(own)
         base_metadata = merged.get("metadata") or {}
         merged.update({key: value for key, value in own.items() if key != "metadata"})
         merged["metadata"] = {**base_metadata, **(own.get("metadata") or {})}
@@ -106,7 +106,8 @@ class InvarianceTask(PromptedTask):
         if config.get("output_type") != "multiple_choice":
             raise ValueError(
                 f"task {config.get('task')!r}: base task {self.extra_config['base_task']!r} has output_type "
-                f"{config.get('output_type')!r}; option variants need a multiple_choice task"
+                f"{config.get('output_type')!r}; option variants need a multiple_choice task (a generate_until "
+                "task is wrapped with self_validate: true)"
             )
 
     # ------------------------------------------------------------------ documents

@@ -14,8 +14,23 @@ from typing import Any
 
 from logic_consistency.harness_ext.task.loading import recent_task_manager
 
-__all__ = ["BaseTaskError", "WRAPPER_KEYS", "base_config"]
+__all__ = ["BaseTaskError", "OPTION_NAMES", "VALIDATION", "WRAPPER_KEYS", "base_config"]
 
+#: The run options the family reads (``_options_yaml``).
+OPTION_NAMES = (
+    "transform",
+    "max_variants",
+    "referring_options",
+    "invariance_mode",
+    "mcf_format",
+    "ask_incorrect",
+    "self_validate",
+    "seed",
+)
+#: What follows an answer in the validator's prompt (``self_validate``: an option's label, or a generative
+#: base's own answer); " Yes" or " No" is scored.
+#: Provenance: the suite's own wording, a Yes/No validator as in Li et al. (ICLR 2024), section 2.
+VALIDATION = "\nIs this answer correct? Answer Yes or No.\nAnswer:"
 #: The keys of a wrapped task's YAML that are its own; every other key is the base's.
 WRAPPER_KEYS = ("task", "task_alias", "tag", "metadata")
 #: Keys of the base's config that are not a task's (lm-eval's factory drops them too).
