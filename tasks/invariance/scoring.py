@@ -5,7 +5,8 @@ A question's record (``process_results``) holds, in the layout of ``metrics/inva
 at each displayed position, per variant), ``scores`` (the log-likelihood of each displayed label) and
 ``label_set``. Per-question metrics are computed from it here, one value per document, so lm-eval's
 ``mean`` and its stderr are clustered by question; a value the metric leaves undefined (NaN) is
-omitted from that document's results and counted (``undefined_<metric>``), never reported as 0 or 1.
+``None`` in that document's results, left out of the mean (``harness_ext/task/undefined.py``, so lm-eval
+does not warn of unequal document counts), and counted (``undefined_<metric>``), never reported as 0 or 1.
 Corpus statistics (RStd, pick rates, their KL from uniform, PriDe's prior and debiased accuracy) are
 aggregation functions over every document's record; each but the debiased accuracy declares its
 bootstrap standard error over questions, which the autoload hook gives lm-eval as ``<metric>_stderr``
@@ -24,6 +25,7 @@ from lm_eval.api.metrics import mean
 
 from logic_consistency.harness_ext.task.base import total
 from logic_consistency.harness_ext.task.corpus_stderr import declare_bootstrap_stderr
+from logic_consistency.harness_ext.task.undefined import reported
 from logic_consistency.metrics import invariance as inv
 from logic_consistency.metrics import invariance_bias as bias
 from logic_consistency.metrics import invariance_pride as pride
@@ -194,7 +196,7 @@ def metric_specs(
 def question_values(
     record: Mapping[str, Any], transform: str, labels: Sequence[str], *, negation: bool = False, validate: bool = False
 ) -> dict[str, Any]:
-    """One document's results: each per-question metric (an undefined one omitted and counted), the
+    """One document's results: each per-question metric (an undefined one ``None`` and counted), the
     record under each corpus statistic's name."""
     picks, gold = np.asarray([record["picks"]]), np.asarray([record["gold"]])
     values = _per_question_values(record, picks, gold, transform, negation=negation, validate=validate)
@@ -234,14 +236,15 @@ def _negation_values(record: Mapping[str, Any], picks: np.ndarray, gold: np.ndar
 
 
 def defined_values(values: Mapping[str, Any], undefinable: Sequence[str]) -> dict[str, Any]:
-    """``values`` as floats, each undefined (NaN) one omitted and counted as ``undefined_<name>`` = 1;
-    ``undefined_<name>`` = 0 for each other name of ``undefinable``."""
+    """``values`` as floats, each undefined (NaN) one ``None`` (left out of its mean by the autoload hook,
+    or out of the document without it: :func:`~logic_consistency.harness_ext.task.undefined.reported`) and
+    counted as ``undefined_<name>`` = 1; ``undefined_<name>`` = 0 for each other name of ``undefinable``."""
     out: dict[str, Any] = {}
     for name, value in values.items():
         if np.isnan(value):
-            out[f"undefined_{name}"] = 1
+            out[name], out[f"undefined_{name}"] = None, 1
         else:
             out[name] = float(value)
     for name in undefinable:
         out.setdefault(f"undefined_{name}", 0)
-    return out
+    return reported(out)
