@@ -35,7 +35,7 @@ from logic_consistency.harness_ext.prefix.batches import (
     batches,
     chunks,
     packed_inputs,
-    packed_rows,
+    packed_passes,
     padding_bounded,
     right_padded,
     select_rows,
@@ -109,7 +109,10 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]
         rows_per_batch = self._rows_per_batch(override_bs)
         roots, unshared = plan_prefix_groups(
-            keys, min_shared_tokens=self._threshold(rows_per_batch), max_cached_prefixes=self.max_cached_prefixes
+            keys,
+            min_shared_tokens=self._threshold(rows_per_batch),
+            max_cached_prefixes=self.max_cached_prefixes,
+            lone_min_shared_tokens=self.min_shared_tokens,  # the prefix common to all: a pass of its own
         )
         pbar = tqdm(
             total=len(requests),
@@ -293,8 +296,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             # A packed row holds at most as many suffix tokens as the longest input; a pass at most
             # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
             capacity = max(len(work.inputs[i]) for members in leaves.values() for i in members)
-            packed = packed_rows([(row, suffix, members) for (row, suffix), members in leaves.items()], capacity)
-            for chunk in chunks(packed, work.rows_per_batch):
+            packed = [(row, suffix, members) for (row, suffix), members in leaves.items()]
+            for chunk in packed_passes(packed, capacity, work.rows_per_batch):
                 self._score_packed(rows, chunk, work)
                 work.pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
         else:  # a batch continues one cache row only
