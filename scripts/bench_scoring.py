@@ -2,16 +2,14 @@
 
 One process, one loaded model, the same requests (captured from ``lm_eval.simple_evaluate``) scored
 both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (the quick start's
-pairwise slice), ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
-scores a seeded sample of ``--stock-prompts`` prompts) and ``invariance`` (``--limit`` MMLU questions
-under the four rotations of their options, zero-shot: the local MMLU copy has no few-shot split).
-Per case, after an untimed warm-up of both sides, ``--repeats`` alternating timed runs (the best of
-each side): seconds per prompt both ways, the ratio, its ceiling (input tokens / distinct prefix
-tokens) and the largest |delta logprob|, and the ``lc-hf`` side's achieved FLOP/s (``_flops.py``:
-from the model's config and the tokens its passes computed) as a share of this machine's fp32
-``torch.matmul`` peak on the model's shapes, measured in the same run with the same threads; it
-prints the CPU and the load average. ``--avx2``: torch's kernels and BLAS limited to AVX2;
-``--profile FILE``: a torch.profiler table of summeval16's (or the last case's) ``lc-hf`` side.
+pairwise slice), ``summeval16`` (one SummEval article at all 16 summaries; stock scores a seeded
+sample of ``--stock-prompts`` prompts), ``invariance`` (``--limit`` MMLU questions under the four
+rotations of their options, zero-shot). Per case, after a warm-up of both sides, ``--repeats``
+alternating timed runs (the best of each): seconds per prompt both ways, the ratio, its ceiling
+(input tokens / distinct prefix tokens), the largest |delta logprob|, and ``lc-hf``'s FLOP/s
+(``_flops.py``) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes (same
+run, same threads), with the CPU and the load average. ``--avx2``: torch's kernels and BLAS limited
+to AVX2; ``--profile FILE``: a torch.profiler table of summeval16's (or the last case's) ``lc-hf`` side.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
 """
