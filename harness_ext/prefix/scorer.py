@@ -297,9 +297,9 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
             capacity = max(len(work.inputs[i]) for members in leaves.values() for i in members)
             packed = [(row, suffix, members) for (row, suffix), members in leaves.items()]
-            for chunk in packed_passes(packed, capacity, work.rows_per_batch):
-                self._score_packed(rows, chunk, work)
-                work.pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
+            for passed in packed_passes(packed, capacity, work.rows_per_batch):
+                self._score_packed(rows, passed, work)
+                work.pbar.update(sum(len(members) for row in passed for _, members in row.segments))
         else:  # a batch continues one cache row only
             ordered = sorted(leaves.items(), key=lambda item: (item[0][0], -len(item[0][1])))
             for batch in batches(ordered, work.rows_per_batch, same_row=True):
