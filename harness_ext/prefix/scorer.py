@@ -156,7 +156,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """Score every request under the planned prefix groups; ``False`` when the model's cache proved
         not reusable (then prefix sharing is off for this model, and what is left is scored the stock way)."""
         try:
-            for chunk in chunks([(0, root) for root in roots], work.rows_per_batch if self._holes_ok else 1):
+            for chunk in self._root_passes(roots, work.rows_per_batch):
                 self._score_group(self._extend(None, chunk), work)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
@@ -307,6 +307,14 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
                 work.pbar.update(sum(len(members) for _, members in batch))
         for chunk in self._child_passes(rows, work.rows_per_batch):
             self._score_group(self._extend(rows, chunk), work)
+
+    def _root_passes(self, roots: list[PrefixGroup], rows_per_batch: int) -> Iterator[list[tuple[int, PrefixGroup]]]:
+        """The top-level prefixes as ``(0, group)`` in the passes that compute them: longest first and
+        padding-bounded, as :meth:`_child_passes` (one a pass where a sliding window forbids holes)."""
+        ordered = sorted(((0, root) for root in roots), key=lambda item: -item[1].length)
+        if self._holes_ok:
+            return padding_bounded(ordered, rows_per_batch, lambda item: item[1].length)
+        return chunks(ordered, 1)
 
     def _child_passes(self, rows: CachedRows, rows_per_batch: int) -> Iterator[list[tuple[int, PrefixGroup]]]:
         """The child prefixes of ``rows`` as ``(parent row, group)``, in the passes that extend them.
