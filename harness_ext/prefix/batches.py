@@ -27,6 +27,7 @@ __all__ = [
     "PackedRow",
     "batches",
     "chunks",
+    "longest_first",
     "packed_inputs",
     "packed_passes",
     "packed_rows",
@@ -84,6 +85,14 @@ def padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[A
         padding += extra
     if batch:
         yield batch
+
+
+def longest_first(items: list[Any], size: int, length: Any, *, holes: bool) -> Iterator[list[Any]]:
+    """Prefixes to extend, longest ``length`` first (as HFLM sorts its requests): with ``holes`` in
+    :func:`padding_bounded` passes of at most ``size``, so that siblings of one pass have similar lengths;
+    without (a sliding window forbids padding slots in a cache), one a pass."""
+    ordered = sorted(items, key=lambda item: -length(item))
+    return padding_bounded(ordered, size, length) if holes else chunks(ordered, 1)
 
 
 def batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:

@@ -33,10 +33,9 @@ from logic_consistency.harness_ext.prefix.batches import (
     CachedRows,
     PackedRow,
     batches,
-    chunks,
+    longest_first,
     packed_inputs,
     packed_passes,
-    padding_bounded,
     right_padded,
     select_rows,
     suffix_leaves,
@@ -156,7 +155,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """Score every request under the planned prefix groups; ``False`` when the model's cache proved
         not reusable (then prefix sharing is off for this model, and what is left is scored the stock way)."""
         try:
-            for chunk in self._root_passes(roots, work.rows_per_batch):
+            top = [(0, root) for root in roots]  # longest first, as the children below
+            for chunk in longest_first(top, work.rows_per_batch, lambda item: item[1].length, holes=self._holes_ok):
                 self._score_group(self._extend(None, chunk), work)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
@@ -308,14 +308,6 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         for chunk in self._child_passes(rows, work.rows_per_batch):
             self._score_group(self._extend(rows, chunk), work)
 
-    def _root_passes(self, roots: list[PrefixGroup], rows_per_batch: int) -> Iterator[list[tuple[int, PrefixGroup]]]:
-        """The top-level prefixes as ``(0, group)`` in the passes that compute them: longest first and
-        padding-bounded, as :meth:`_child_passes` (one a pass where a sliding window forbids holes)."""
-        ordered = sorted(((0, root) for root in roots), key=lambda item: -item[1].length)
-        if self._holes_ok:
-            return padding_bounded(ordered, rows_per_batch, lambda item: item[1].length)
-        return chunks(ordered, 1)
-
     def _child_passes(self, rows: CachedRows, rows_per_batch: int) -> Iterator[list[tuple[int, PrefixGroup]]]:
         """The child prefixes of ``rows`` as ``(parent row, group)``, in the passes that extend them.
 
@@ -324,10 +316,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
         edge = {id(child): child.length - rows.groups[row].length for row, child in children}
-        children.sort(key=lambda item: -edge[id(item[1])])
-        if self._holes_ok:
-            return padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
-        return chunks(children, 1)
+        return longest_first(children, rows_per_batch, lambda item: edge[id(item[1])], holes=self._holes_ok)
 
     def _score_packed(self, rows: CachedRows, batch: list[PackedRow], work: _Scoring) -> None:
         """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""
