@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from _bench import cpu_description, load_average, offline_and_quiet  # this folder's helpers (run as files)
-from _flops import FlopCounter, matmul_peak
-from bench_scoring import ceiling, score
+from _flops import matmul_peak
+from bench_scoring import ceiling, timed
 
 CASES = ("zero-shot", "five-shot-synthetic")
 GROUP = "logic_consistency_invariance"
@@ -86,24 +86,9 @@ def five_shot(pairs: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]
     return out
 
 
-def timed(lm: Any, pairs: list[tuple[str, str]], repeats: int) -> tuple[Any, Any, float, float, FlopCounter]:
-    """Both sides ``repeats`` times, alternating (lc-hf first), after one untimed warm-up pass of each on a
-    few prompts; each side's best time (the machine is shared: the best is the least disturbed)."""
-    score(lm, pairs[:8], prefix_sharing=True)
-    score(lm, pairs[:8], prefix_sharing=False)
-    shared_times, stock_times = [], []
-    for _ in range(repeats):
-        counter = FlopCounter(lm.model)
-        shared, seconds = score(lm, pairs, prefix_sharing=True, counter=counter)
-        shared_times.append(seconds)
-        stock, seconds = score(lm, pairs, prefix_sharing=False)
-        stock_times.append(seconds)
-    return shared, stock, min(shared_times), min(stock_times), counter
-
-
 def run_case(lm: Any, pairs: list[tuple[str, str]], case: str, peak: float, repeats: int) -> str:
     contexts = sorted({context for context, _ in pairs})
-    shared, stock, shared_seconds, stock_seconds, counter = timed(lm, pairs, repeats)
+    shared, stock, shared_seconds, stock_seconds, counter = timed(lm, pairs, pairs, repeats)
     achieved = counter.flops / shared_seconds / 1e9
     delta = max(abs(a[0] - b[0]) for a, b in zip(shared, stock, strict=True))
     picks_differ = sum(

@@ -2,14 +2,14 @@
 
 One process, one loaded model, the same requests (captured from ``lm_eval.simple_evaluate``) scored
 both ways, so the ratio does not depend on the machine. Cases: ``quickstart`` (the quick start's
-pairwise slice), ``summeval16`` (one SummEval article at all 16 summaries, 960 requests; stock
-scores a seeded sample of ``--stock-prompts`` prompts) and ``invariance`` (``--limit`` MMLU questions
-under the four rotations of their options, zero-shot: the local MMLU copy has no few-shot split). Per case: seconds per prompt both ways, the
-ratio, its ceiling (input tokens / distinct prefix tokens) and the largest |delta logprob|, and the
-``lc-hf`` side's achieved FLOP/s (``_flops.py``: from the model's config and the tokens its passes
-computed) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes, measured in
-the same run with the same threads; it prints the CPU and the load average. ``--avx2``: torch's kernels
-and BLAS limited to AVX2; ``--profile FILE``: a torch.profiler table of summeval16's (or the last case's) ``lc-hf`` side.
+pairwise slice), ``summeval16`` (one SummEval article at all 16 summaries; stock scores a seeded
+sample of ``--stock-prompts`` prompts), ``invariance`` (``--limit`` MMLU questions under the four
+rotations of their options, zero-shot). Per case, after a warm-up of both sides, ``--repeats``
+alternating timed runs (the best of each): seconds per prompt both ways, the ratio, its ceiling
+(input tokens / distinct prefix tokens), the largest |delta logprob|, and ``lc-hf``'s FLOP/s
+(``_flops.py``) as a share of this machine's fp32 ``torch.matmul`` peak on the model's shapes (same
+run, same threads), with the CPU and the load average. ``--avx2``: torch's kernels and BLAS limited
+to AVX2; ``--profile FILE``: a torch.profiler table of summeval16's (or the last case's) ``lc-hf`` side.
 
     LOGIC_CONSISTENCY_DATA=../shared/data/raw .venv/bin/python scripts/bench_scoring.py
 """
@@ -38,12 +38,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stock-prompts", type=int, default=48, help="prompts the stock side scores in summeval16")
     parser.add_argument("--min-shared-tokens", type=int, default=None, help="lc-hf option (default: its own)")
     parser.add_argument("--seed", type=int, default=1234, help="seed of the stock-side sample")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs per side, alternating; the best counts")
     parser.add_argument("--avx2", action="store_true", help="torch and its BLAS limited to AVX2 kernels")
     parser.add_argument(
         "--profile", help="write a torch.profiler table of summeval16's (or the last case's) lc-hf side"
     )
     args = parser.parse_args(argv)
-    for name in ("batch_size", "limit", "max_items", "stock_prompts"):
+    for name in ("batch_size", "limit", "max_items", "stock_prompts", "repeats"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     return args
@@ -100,6 +101,25 @@ def score(
     return answers, took
 
 
+def timed(
+    lm: Any, pairs: list[tuple[str, str]], stock_pairs: list[tuple[str, str]], repeats: int
+) -> tuple[Any, Any, float, float, FlopCounter]:
+    """Both sides ``repeats`` times, alternating (lc-hf first), after one untimed warm-up pass of each on a
+    few prompts (the first pass of a process pays one-time costs: without it the side timed first loses);
+    each side's best time (the machine is shared: the best is the least disturbed) and the FLOPs of lc-hf's
+    last run."""
+    score(lm, pairs[:8], prefix_sharing=True)
+    score(lm, stock_pairs[:8], prefix_sharing=False)
+    shared_times, stock_times = [], []
+    for _ in range(repeats):
+        counter = FlopCounter(lm.model)
+        shared, seconds = score(lm, pairs, prefix_sharing=True, counter=counter)
+        shared_times.append(seconds)
+        stock, seconds = score(lm, stock_pairs, prefix_sharing=False)
+        stock_times.append(seconds)
+    return shared, stock, min(shared_times), min(stock_times), counter
+
+
 def profiled(lm: Any, pairs: list[tuple[str, str]], path: str) -> None:
     """The lc-hf side once more under torch.profiler: its operator table, by self CPU time, to ``path``."""
     from torch.profiler import ProfilerActivity, profile
@@ -129,10 +149,8 @@ def run_case(lm: Any, args: argparse.Namespace, case: str, peak: float) -> str:
         sample = set(random.Random(args.seed).sample(contexts, args.stock_prompts))
         stock_pairs = [pair for pair in pairs if pair[0] in sample]
         note = f"stock side: seeded sample of {args.stock_prompts} of {len(contexts)} prompts"
-    counter = FlopCounter(lm.model)
-    shared, shared_seconds = score(lm, pairs, prefix_sharing=True, counter=counter)
+    shared, stock, shared_seconds, stock_seconds, counter = timed(lm, pairs, stock_pairs, args.repeats)
     achieved = counter.flops / shared_seconds / 1e9
-    stock, stock_seconds = score(lm, stock_pairs, prefix_sharing=False)
     by_pair = dict(zip(pairs, shared, strict=True))
     delta = max(abs(by_pair[p][0] - s[0]) for p, s in zip(stock_pairs, stock, strict=True))
     greedy_differs = sum(by_pair[p][1] != s[1] for p, s in zip(stock_pairs, stock, strict=True))
@@ -142,7 +160,8 @@ def run_case(lm: Any, args: argparse.Namespace, case: str, peak: float) -> str:
     ratio = per_prompt_stock / per_prompt_shared
     top = ceiling(lm, pairs)
     print(
-        f"{case}: {len(pairs)} requests, {len(contexts)} prompts ({note})\n"
+        f"{case}: {len(pairs)} requests, {len(contexts)} prompts ({note}); "
+        f"best of {args.repeats} alternating runs per side after a warm-up of both\n"
         f"  stock hf : {stock_seconds:8.2f} s for {n_stock_prompts} prompts = {per_prompt_stock:.4f} s/prompt\n"
         f"  lc-hf    : {shared_seconds:8.2f} s for {len(contexts)} prompts = {per_prompt_shared:.4f} s/prompt\n"
         f"  ratio {ratio:.2f}x, token ceiling {top:.2f}x, max |dlogprob| {delta:.2e}, "

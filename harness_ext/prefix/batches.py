@@ -22,11 +22,14 @@ from logic_consistency.harness_ext.prefix.trie import PrefixGroup
 
 __all__ = [
     "PADDING_BUDGET",
+    "WIDTH_CANDIDATES",
     "CachedRows",
     "PackedRow",
     "batches",
     "chunks",
+    "longest_first",
     "packed_inputs",
+    "packed_passes",
     "packed_rows",
     "padding_bounded",
     "right_padded",
@@ -64,6 +67,10 @@ def right_padded(sequences: list[Any], device: Any) -> torch.Tensor:
 #: cost in tokens on 2 CPU cores; measured with scripts/bench_scoring.py).
 PADDING_BUDGET = 128
 
+#: Row widths :func:`packed_passes` tries (each a packing of the leaves: bounded so that planning stays
+#: cheap beside the passes it plans).
+WIDTH_CANDIDATES = 32
+
 
 def padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[Any]]:
     """Chunks of at most ``size`` items (sorted longest first) whose padding stays within budget."""
@@ -78,6 +85,14 @@ def padding_bounded(items: list[Any], size: int, length: Any) -> Iterator[list[A
         padding += extra
     if batch:
         yield batch
+
+
+def longest_first(items: list[Any], size: int, length: Any, *, holes: bool) -> Iterator[list[Any]]:
+    """Prefixes to extend, longest ``length`` first (as HFLM sorts its requests): with ``holes`` in
+    :func:`padding_bounded` passes of at most ``size``, so that siblings of one pass have similar lengths;
+    without (a sliding window forbids padding slots in a cache), one a pass."""
+    ordered = sorted(items, key=lambda item: -length(item))
+    return padding_bounded(ordered, size, length) if holes else chunks(ordered, 1)
 
 
 def batches(items: list[Any], size: int, *, same_row: bool) -> Iterator[list[Any]]:
@@ -144,16 +159,44 @@ def packed_rows(leaves: list[tuple[int, tuple[int, ...], list[int]]], capacity: 
     """
     if capacity < 1:
         raise ValueError(f"capacity must be >= 1, got {capacity}")
-    open_rows: dict[int, list[list[tuple[tuple[int, ...], tuple[int, ...]]]]] = {}
+    open_rows: dict[int, list[tuple[list[int], list[tuple[tuple[int, ...], tuple[int, ...]]]]]] = {}
     for cache_row, suffix, members in sorted(leaves, key=lambda leaf: (leaf[0], -len(leaf[1]), leaf[1])):
         rows = open_rows.setdefault(cache_row, [])
-        room = next((row for row in rows if sum(len(t) for t, _ in row) + len(suffix) <= capacity), None)
+        room = next((row for row in rows if row[0][0] + len(suffix) <= capacity), None)
         if room is None:
-            room = []
+            room = ([0], [])
             rows.append(room)
-        room.append((suffix, tuple(members)))
-    packed = [PackedRow(row, tuple(segments)) for row, rows in open_rows.items() for segments in rows]
+        room[0][0] += len(suffix)
+        room[1].append((suffix, tuple(members)))
+    packed = [PackedRow(row, tuple(segments)) for row, rows in open_rows.items() for _, segments in rows]
     return sorted(packed, key=lambda row: (-row.width, row.cache_row))
+
+
+def packed_passes(
+    leaves: list[tuple[int, tuple[int, ...], list[int]]], capacity: int, rows_per_batch: int
+) -> list[list[PackedRow]]:
+    """The passes that score ``leaves`` packed (:func:`packed_rows`), at most ``rows_per_batch`` rows each.
+
+    A pass is as wide as its widest row, so rows packed up to ``capacity`` beside narrow ones are mostly
+    padding. The row width is chosen among the whole multiples of the suffixes' lengths from the longest
+    suffix up to ``capacity`` (at most :data:`WIDTH_CANDIDATES` of them, evenly spread): the one whose passes
+    hold the fewest token slots (rows x width), each pass counted with its fixed cost of
+    :data:`PADDING_BUDGET` tokens. The width changes float rounding only: each segment sees its own
+    prefix and itself whatever row it is in.
+    """
+    lengths = {len(suffix) for _, suffix, _ in leaves}
+    longest, top = max(lengths), max(capacity, max(lengths))
+    widths = sorted({top} | {k * n for n in lengths for k in range(-(-longest // n), top // n + 1)})
+    if len(widths) > WIDTH_CANDIDATES:
+        widths = [widths[k * (len(widths) - 1) // (WIDTH_CANDIDATES - 1)] for k in range(WIDTH_CANDIDATES)]
+    best: tuple[int, list[list[PackedRow]]] | None = None
+    for width in widths:
+        passes = list(chunks(packed_rows(leaves, width), rows_per_batch))
+        cost = sum(len(rows) * rows[0].width + PADDING_BUDGET for rows in passes)
+        if best is None or cost < best[0]:
+            best = (cost, passes)
+    assert best is not None  # widths is never empty
+    return best[1]
 
 
 def packed_inputs(

@@ -33,10 +33,9 @@ from logic_consistency.harness_ext.prefix.batches import (
     CachedRows,
     PackedRow,
     batches,
-    chunks,
+    longest_first,
     packed_inputs,
-    packed_rows,
-    padding_bounded,
+    packed_passes,
     right_padded,
     select_rows,
     suffix_leaves,
@@ -109,7 +108,10 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         keys = [inp[: len(inp) - len(req[2])] for inp, req in zip(inputs, requests, strict=True)]
         rows_per_batch = self._rows_per_batch(override_bs)
         roots, unshared = plan_prefix_groups(
-            keys, min_shared_tokens=self._threshold(rows_per_batch), max_cached_prefixes=self.max_cached_prefixes
+            keys,
+            min_shared_tokens=self._threshold(rows_per_batch),
+            max_cached_prefixes=self.max_cached_prefixes,
+            lone_min_shared_tokens=self.min_shared_tokens,  # the prefix common to all: a pass of its own
         )
         pbar = tqdm(
             total=len(requests),
@@ -153,7 +155,8 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """Score every request under the planned prefix groups; ``False`` when the model's cache proved
         not reusable (then prefix sharing is off for this model, and what is left is scored the stock way)."""
         try:
-            for chunk in chunks([(0, root) for root in roots], work.rows_per_batch if self._holes_ok else 1):
+            top = [(0, root) for root in roots]  # longest first, as the children below
+            for chunk in longest_first(top, work.rows_per_batch, lambda item: item[1].length, holes=self._holes_ok):
                 self._score_group(self._extend(None, chunk), work)
         except _CacheNotReusable as reason:
             self._fallback_reason = str(reason)
@@ -293,10 +296,10 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             # A packed row holds at most as many suffix tokens as the longest input; a pass at most
             # ``rows_per_batch`` rows, so no more new tokens than a stock pass of the same batch size.
             capacity = max(len(work.inputs[i]) for members in leaves.values() for i in members)
-            packed = packed_rows([(row, suffix, members) for (row, suffix), members in leaves.items()], capacity)
-            for chunk in chunks(packed, work.rows_per_batch):
-                self._score_packed(rows, chunk, work)
-                work.pbar.update(sum(len(members) for row in chunk for _, members in row.segments))
+            packed = [(row, suffix, members) for (row, suffix), members in leaves.items()]
+            for passed in packed_passes(packed, capacity, work.rows_per_batch):
+                self._score_packed(rows, passed, work)
+                work.pbar.update(sum(len(members) for row in passed for _, members in row.segments))
         else:  # a batch continues one cache row only
             ordered = sorted(leaves.items(), key=lambda item: (item[0][0], -len(item[0][1])))
             for batch in batches(ordered, work.rows_per_batch, same_row=True):
@@ -313,10 +316,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """
         children = [(row, child) for row, group in enumerate(rows.groups) for child in group.children]
         edge = {id(child): child.length - rows.groups[row].length for row, child in children}
-        children.sort(key=lambda item: -edge[id(item[1])])
-        if self._holes_ok:
-            return padding_bounded(children, rows_per_batch, lambda item: edge[id(item[1])])
-        return chunks(children, 1)
+        return longest_first(children, rows_per_batch, lambda item: edge[id(item[1])], holes=self._holes_ok)
 
     def _score_packed(self, rows: CachedRows, batch: list[PackedRow], work: _Scoring) -> None:
         """Score the segments of ``batch`` (:class:`.batches.PackedRow`) in one forward pass."""

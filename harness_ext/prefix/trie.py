@@ -3,7 +3,8 @@
 Without torch, for the prefix-sharing scorer (``prefix_scorer.py``): a compressed trie over each
 request's *shareable key* (its input before the first scored token). A node is cached when at
 least two distinct keys pass through it and caching saves at least ``min_shared_tokens`` token
-computations, ``(members - 1) * edge_length`` from the nearest cached ancestor: a forward pass has a
+computations, ``(rows - 1) * edge_length`` from the nearest cached ancestor (``rows``: the model rows
+that would carry the edge otherwise, a cached descendant counting once): a forward pass has a
 fixed cost besides its tokens, so a short run shared by few rows costs more than it saves. The chain
 of cached ancestors is at most ``max_cached_prefixes`` long (the prefix caches alive at once);
 requests under no cached node take the ordinary path.
@@ -69,11 +70,36 @@ def _build(keys: Sequence[tuple[int, ...]], order: list[int], depth: int) -> _No
     return _Node(end=end, members=order, ends_here=ends_here, children=children)
 
 
+def _rows(root: _Node, min_shared_tokens: int) -> dict[int, int]:
+    """Per node (by ``id``), the model rows that carry its edge when the node itself is not cached.
+
+    A distinct key ending at the node is a row; a child that would be cached on its own (at least two
+    keys, saving ``(rows - 1) * edge`` >= ``min_shared_tokens`` from this node's end) is one row; a child
+    that would not is its own rows. Counting every key below instead overstates what a short prefix above
+    cached children saves (a description common to two subjects' longer prefixes saves one copy, not one
+    per question).
+    """
+    rows: dict[int, int] = {}
+
+    def count(node: _Node) -> int:
+        total = len(node.ends_here)
+        for child in node.children:
+            below = count(child)
+            cached = len(child.members) >= 2 and (below - 1) * (child.end - node.end) >= min_shared_tokens
+            total += 1 if cached else below
+        rows[id(node)] = total
+        return total
+
+    count(root)
+    return rows
+
+
 def plan_prefix_groups(
     keys: Sequence[Sequence[int]],
     *,
     min_shared_tokens: int = 256,
     max_cached_prefixes: int = 8,
+    lone_min_shared_tokens: int | None = None,
 ) -> tuple[list[PrefixGroup], list[int]]:
     """Group requests under the shared prefixes worth caching.
 
@@ -81,20 +107,27 @@ def plan_prefix_groups(
         keys: Per request, the tokens that may come from a cached prefix (for a causal LM: its
             input up to, not including, the first position whose logits are scored).
         min_shared_tokens: Cache a node only when it saves at least this many token computations,
-            ``(members - 1) * edge_length``.
+            ``(rows - 1) * edge_length``: ``rows`` counts the model rows that would carry the edge were
+            the node not cached (:func:`_rows`: a cached descendant is one row, not all its keys).
         max_cached_prefixes: Longest chain of nested cached prefixes (how many are alive at once).
+        lone_min_shared_tokens: What the prefix common to every key must save to be cached (default
+            ``min_shared_tokens``): cached, it is alone in a forward pass of its own.
 
     Returns:
         ``(roots, unshared)``: the top-level cached prefixes (each a tree of :class:`PrefixGroup`)
         and the indices of requests under no cached prefix.
 
     Raises:
-        ValueError: ``min_shared_tokens`` < 1 or ``max_cached_prefixes`` < 1.
+        ValueError: an option that is not an integer >= 1.
     """
-    if isinstance(min_shared_tokens, bool) or not isinstance(min_shared_tokens, int) or min_shared_tokens < 1:
-        raise ValueError(f"min_shared_tokens must be an integer >= 1, got {min_shared_tokens!r}")
-    if isinstance(max_cached_prefixes, bool) or not isinstance(max_cached_prefixes, int) or max_cached_prefixes < 1:
-        raise ValueError(f"max_cached_prefixes must be an integer >= 1, got {max_cached_prefixes!r}")
+    lone = min_shared_tokens if lone_min_shared_tokens is None else lone_min_shared_tokens
+    for name, value in (
+        ("min_shared_tokens", min_shared_tokens),
+        ("max_cached_prefixes", max_cached_prefixes),
+        ("lone_min_shared_tokens", lone),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     # Requests with the same key (the answer letters of one prompt) count once: they share a row.
     by_key: dict[tuple[int, ...], list[int]] = {}
     for index, key in enumerate(keys):
@@ -107,12 +140,16 @@ def plan_prefix_groups(
     # The root of the radix tree may carry a non-empty edge (a prefix common to every key).
     root = _build(tuples, order, 0)
     roots: list[PrefixGroup] = []
+    rows = _rows(root, min_shared_tokens)
 
     def visit(node: _Node, cached: PrefixGroup | None, chain: int) -> None:
         base = cached.length if cached is not None else 0
-        saving = (len(node.members) - 1) * (node.end - base)
+        # at the end of the chain nothing below is cached: every key is a row of its own
+        carried = len(node.members) if chain + 1 >= max_cached_prefixes else rows[id(node)]
+        saving = (carried - 1) * (node.end - base)
+        needed = lone if node is root else min_shared_tokens
         here = cached
-        if len(node.members) >= 2 and node.end > base and saving >= min_shared_tokens and chain < max_cached_prefixes:
+        if len(node.members) >= 2 and node.end > base and saving >= needed and chain < max_cached_prefixes:
             here = PrefixGroup(length=node.end, tokens=tuples[node.members[0]][: node.end], members=len(node.members))
             (cached.children if cached is not None else roots).append(here)
             chain += 1
