@@ -83,6 +83,9 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         inner = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
         parameters = inspect.signature(inner.forward).parameters
         self._keeps_logits = "logits_to_keep" in parameters
+        # transformers 5 renames the KV cache's argument and output field to ``cache`` (``past_key_values``
+        # still works but warns on every first run); older models name it ``past_key_values``
+        self._cache_key = "cache" if "cache" in parameters else "past_key_values"
         # Holes mode batches sibling prefixes of different lengths (padding slots hidden by the
         # attention mask, positions given explicitly). A sliding-window layer counts slots, not
         # positions, so a model with one extends and scores one prefix per forward pass instead.
@@ -228,7 +231,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         """
         kwargs: dict[str, Any] = {"use_cache": True}
         if cache is not None:
-            kwargs["past_key_values"] = cache
+            kwargs[self._cache_key] = cache
         if keep is not None and self._keeps_logits:
             kwargs["logits_to_keep"] = keep
         if self._holes_ok and lengths is not None:
@@ -277,7 +280,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         ids = right_padded(edges, self.device)
         cache = None if parent is None else select_rows(parent.cache, rows)
         out = self._forward(ids, cache, keep=1, attention=parent, rows=rows, lengths=[len(e) for e in edges])
-        self._checked(out.past_key_values)
+        self._checked(out[self._cache_key])
         fresh = torch.arange(ids.shape[1], device=self.device).unsqueeze(0) < torch.tensor(
             [len(e) for e in edges], device=self.device
         ).unsqueeze(1)
@@ -287,7 +290,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
             index = torch.tensor(rows, dtype=torch.long, device=self.device)
             valid, start = torch.cat([parent.valid[index], fresh], dim=1), parent.next_position[index]
         lengths = torch.tensor([len(e) for e in edges], dtype=torch.long, device=self.device)
-        return CachedRows(out.past_key_values, valid, start + lengths, [group for _, group in items])
+        return CachedRows(out[self._cache_key], valid, start + lengths, [group for _, group in items])
 
     def _score_group(self, rows: CachedRows, work: _Scoring) -> None:
         """Score every request under the cached prefixes of ``rows``, then descend to their children."""
@@ -350,7 +353,7 @@ class PrefixSharingHFLM(HFLM):  # type: ignore[misc]  # lm-eval ships no type in
         mask = torch.zeros(seen.shape, dtype=dtype, device=self.device).masked_fill(~seen, torch.finfo(dtype).min)
         kwargs: dict[str, Any] = {
             "use_cache": True,
-            "past_key_values": cache,
+            self._cache_key: cache,
             "attention_mask": mask.unsqueeze(1),
             "position_ids": position_ids,
         }
