@@ -279,11 +279,16 @@ def _shard_documents(module: ModuleType) -> None:
 
 def _aggregate_over_defined(module: ModuleType) -> None:
     """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``)."""
-    from logic_consistency.harness_ext.task.undefined import over_defined_documents
+    from logic_consistency.harness_ext.task.undefined import install_task_aggregation
 
-    compute = getattr(module, "_compute_task_aggregations", None)
-    if compute is not None and not getattr(compute, "_logic_consistency", False):
-        module._compute_task_aggregations = over_defined_documents(compute)  # type: ignore[attr-defined]
+    install_task_aggregation(module)
+
+
+def _groups_over_every_member(module: ModuleType) -> None:
+    """A group of the suite's tasks aggregates only the metrics all of them report (``task/undefined.py``)."""
+    from logic_consistency.harness_ext.task.undefined import install_group_aggregation
+
+    install_group_aggregation(module)
 
 
 def _local_hub_copies(module: ModuleType) -> None:
@@ -413,6 +418,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.__main__": _one_line_option_errors,
     "lm_eval.api.task": _shard_documents,
     "lm_eval.evaluator_utils": _aggregate_over_defined,
+    "lm_eval.api.group": _groups_over_every_member,
 }
 
 

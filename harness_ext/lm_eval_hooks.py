@@ -189,6 +189,14 @@ LM_EVAL_HOOKS: tuple[LmEvalHook, ...] = (
         "per-metric document counts in lm-eval's task aggregation (its TODO in _compute_task_aggregations)",
     ),
     LmEvalHook(
+        "lm_eval.api.group:Group.aggregate",
+        "wraps",
+        "autoload._groups_over_every_member (task.undefined.over_every_member)",
+        "a group of the suite's tasks aggregates a metric over all its tasks or not at all (a task leaves out a "
+        "metric undefined on every document), with no warning that the metric is missing in some tasks",
+        "a group option to aggregate only over members that all report the metric",
+    ),
+    LmEvalHook(
         "lm_eval.evaluator_utils:EvalAcc._to_eval_results",
         "calls",
         "shards.merge",
