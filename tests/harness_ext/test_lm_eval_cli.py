@@ -106,6 +106,7 @@ def test_the_whole_suite_runs_quietly(dummy_run: Path) -> None:
     assert "Selected Tasks" in log  # the log is the run's
     assert not re.findall(r".*Group '[^']*': .*", log)
     assert not re.findall(r".*Metrics were not scored on the same number of documents.*", log)
+    assert not re.findall(r".*No `generation_kwargs` specified in task config.*", log)  # a stage's, recorded
 
 
 def test_dummy_model_runs_the_gv_variants(tmp_path: Path) -> None:
