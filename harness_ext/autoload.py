@@ -275,15 +275,18 @@ def _shard_documents(module: ModuleType) -> None:
 def _aggregate_over_defined(module: ModuleType) -> None:
     """A metric undefined (``None``) on some documents is aggregated over the others (``task/undefined.py``);
     a corpus statistic's declared bootstrap standard error is lm-eval's ``_stderr`` (``task/corpus_stderr.py``)."""
-    from logic_consistency.harness_ext.task.corpus_stderr import with_declared_stderrs
-    from logic_consistency.harness_ext.task.undefined import over_defined_documents
+    from logic_consistency.harness_ext.task.corpus_stderr import install_declared_stderrs
+    from logic_consistency.harness_ext.task.undefined import install_task_aggregation
 
-    compute = getattr(module, "_compute_task_aggregations", None)
-    if compute is not None and not getattr(compute, "_logic_consistency", False):
-        module._compute_task_aggregations = over_defined_documents(compute)  # type: ignore[attr-defined]
-    stderr = getattr(module, "stderr_for_metric", None)
-    if stderr is not None and not getattr(stderr, "_logic_consistency", False):
-        module.stderr_for_metric = with_declared_stderrs(stderr)  # type: ignore[attr-defined]
+    install_task_aggregation(module)
+    install_declared_stderrs(module)
+
+
+def _groups_over_every_member(module: ModuleType) -> None:
+    """A group of the suite's tasks aggregates only the metrics all of them report (``task/undefined.py``)."""
+    from logic_consistency.harness_ext.task.undefined import install_group_aggregation
+
+    install_group_aggregation(module)
 
 
 def _local_hub_copies(module: ModuleType) -> None:
@@ -319,36 +322,16 @@ def _guard_request_cache(module: ModuleType) -> None:
     caching_lm.__init__ = guard_caching_lm(caching_lm.__init__)
 
 
-def _check_shard_first(argv: list[str]) -> None:
-    """A bad ``LOGIC_CONSISTENCY_SHARD``, or one with ``--cache_requests``: an ``OptionError`` before any model is built."""
-    from logic_consistency.harness_ext.shards.shard import ENV_SHARD, active_shard
-    from logic_consistency.options import OptionError
-
-    try:
-        shard = active_shard()
-    except ValueError as error:
-        raise OptionError(str(error)) from None
-    if shard is not None and any(arg.split("=", 1)[0] == "--cache_requests" for arg in argv):
-        # its cache key has lm-eval's rank, not the shard: the shards would read each other's requests
-        raise OptionError(f"{ENV_SHARD}={shard}: --cache_requests cannot be used with shards")
-
-
-def _check_keys_first(argv: list[str]) -> None:
-    """A key given twice in ``--model_args``, ``--gen_kwargs`` or ``--metadata`` (lm-eval keeps the last), an
-    abbreviation of an option the suite reads, or ``--cache_requests`` (dill pickles): an ``OptionError``."""
-    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
-
-    check_lm_eval_argv(argv)
-
-
 def _one_line_option_errors(module: ModuleType) -> None:
     """``lm_eval``'s console entry point reports a bad option or a refused credential in one line, exit status 2; and
     the facts of any failure go to the launcher's record (``publish/failure_facts.py``)."""
     import functools
 
     from logic_consistency.credentials import CredentialError
+    from logic_consistency.harness_ext.publish.command_line import check_lm_eval_argv
     from logic_consistency.harness_ext.publish.failure_facts import record_failure
-    from logic_consistency.harness_ext.task.check_task import TaskFileError
+    from logic_consistency.harness_ext.shards.shard import check_shard_argv
+    from logic_consistency.harness_ext.task.check_task import TaskFileError, explain_unreadable_task_files
     from logic_consistency.options import OptionError
 
     original = getattr(module, "cli_evaluate", None)
@@ -365,14 +348,14 @@ def _one_line_option_errors(module: ModuleType) -> None:
 
     def _one_line(*args: Any, **kwargs: Any) -> Any:
         try:
-            _check_keys_first(sys.argv[1:])
-            _check_shard_first(sys.argv[1:])
+            check_lm_eval_argv(sys.argv[1:])  # a key given twice, an abbreviation, --cache_requests
+            check_shard_argv(sys.argv[1:])
             return original(*args, **kwargs)
         except (OptionError, TaskFileError, CredentialError) as error:  # bad input: its message says what to fix
             print(f"lm_eval: error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
         except ValueError as error:
-            explained = _suite_tasks_only_not_found(error) or _unreadable_task_files(error, sys.argv[1:])
+            explained = _suite_tasks_only_not_found(error) or explain_unreadable_task_files(error, sys.argv[1:])
             if explained is None:
                 raise
             print(f"lm_eval: error: {explained}", file=sys.stderr)
@@ -387,23 +370,6 @@ def _suite_tasks_only_not_found(error: ValueError) -> str | None:
     if not str(error).startswith("Tasks not found") or not suite_tasks_only():
         return None
     return f"{error}; {ENV_SUITE_TASKS_ONLY}=1 indexes only this suite's tasks (and --include_path): unset it"
-
-
-def _unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
-    """lm-eval's "Tasks not found: NAME" when an ``--include_path`` file could not be read: name the file."""
-    if not str(error).startswith("Tasks not found"):
-        return None
-    from logic_consistency.harness_ext.task.check_task import unreadable_task_files
-
-    folders = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--include_path=")]
-    folders += [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--include_path"]
-    problems = unreadable_task_files(folders)
-    if not problems:
-        return None
-    more = (
-        f" (and {len(problems) - 1} more file(s): logic-consistency check-task FILE names each)" if problems[1:] else ""
-    )
-    return f"{error}; --include_path holds a task file lm-eval skipped: {problems[0]}{more}"
 
 
 def _public_summary(module: ModuleType) -> None:
@@ -422,6 +388,7 @@ _CALLBACKS: dict[str, Callable[[ModuleType], None]] = {
     "lm_eval.api.task": _shard_documents,
     "lm_eval.evaluator_utils": _aggregate_over_defined,
     "lm_eval._cli.run": _public_summary,
+    "lm_eval.api.group": _groups_over_every_member,
 }
 
 

@@ -136,6 +136,14 @@ SUITE_HOOKS: tuple[LmEvalHook, ...] = (
         for table in ("_metric_fn_list", "_metric_fn_kwargs", "_aggregation_list", "_higher_is_better")
     ),
     LmEvalHook(
+        "lm_eval.api.task:ConfigurableTask._filters",
+        "reads",
+        "tasks.invariance.generative (GenerativeValidationTask)",
+        "a generative base's answer is validated as its first filter ensemble extracts it, by lm-eval's own "
+        "filter objects, so the validated answer is the one the base task scores",
+        "a public accessor for a task's filter ensembles",
+    ),
+    LmEvalHook(
         "lm_eval.tasks._yaml_loader:load_yaml",
         "calls",
         "task.check_task",
@@ -171,6 +179,14 @@ SUITE_HOOKS: tuple[LmEvalHook, ...] = (
         "a corpus statistic (RStd, pick rates, their KL, PriDe's prior: tasks/invariance) gets a bootstrap standard error over "
         "questions in <metric>_stderr, with lm-eval's bootstrap_iters, where lm-eval gives a custom aggregation N/A",
         "a way for a task's aggregation to declare its standard error (or bootstrap it) in lm-eval",
+    ),
+    LmEvalHook(
+        "lm_eval.api.group:Group.aggregate",
+        "wraps",
+        "autoload._groups_over_every_member (task.undefined.over_every_member)",
+        "a group of the suite's tasks aggregates a metric over all its tasks or not at all (a task leaves out a "
+        "metric undefined on every document), with no warning that the metric is missing in some tasks",
+        "a group option to aggregate only over members that all report the metric",
     ),
     LmEvalHook(
         "lm_eval.evaluator_utils:EvalAcc._to_eval_results",

@@ -5,8 +5,9 @@ Usage: python scripts/diff_results.py BEFORE.json AFTER.json
 Used to check that a faster set-up or run of the quick start gives the same numbers
 (docs/benchmarks.md, "Quick start time"). Values are compared exactly (NaN equals NaN); the
 ``n-samples`` section is compared too, so a run that scored fewer items cannot pass. Prints one
-line per difference and a summary; exits 1 if anything differs, 2 on a file that is not a results
-JSON.
+line per difference, then each task or group that differs with its version in both files (a change
+that can move a task's scores raises its version), and a summary; exits 1 if anything differs, 2 on
+a file that is not a results JSON.
 """
 
 from __future__ import annotations
@@ -59,12 +60,21 @@ def differences(before: dict[str, Any], after: dict[str, Any]) -> tuple[int, lis
     return compared, lines
 
 
+def versions(before: Path, after: Path, lines: list[str]) -> list[str]:
+    """One line per task or group named in ``lines`` (the differences): its version in each file."""
+    old, new = (json.loads(path.read_text(encoding="utf-8")).get("versions") or {} for path in (before, after))
+    tasks = sorted({line.split("/")[1] for line in lines})
+    return [f"{task}: version {old.get(task)} -> {new.get(task)}" for task in tasks]
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    compared, lines = differences(_load(Path(argv[0])), _load(Path(argv[1])))
-    print("\n".join(lines + [f"{compared} values compared, {len(lines)} differ"]))
+    before, after = Path(argv[0]), Path(argv[1])
+    compared, lines = differences(_load(before), _load(after))
+    summary = f"{compared} values compared, {len(lines)} differ ({compared - len(lines)} equal)"
+    print("\n".join(lines + versions(before, after, lines) + [summary]))
     return 1 if lines else 0
 
 

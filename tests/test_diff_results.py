@@ -44,6 +44,7 @@ def test_a_changed_missing_or_extra_value_fails_and_is_named(tmp_path: Path) -> 
     assert "results/t/s_neg,none: only in before" in result.stdout
     assert "results/t/h,none: only in after" in result.stdout
     assert "n-samples/t/effective: 3 -> 2" in result.stdout
+    assert "t: version None -> None" in result.stdout and "5 values compared, 4 differ (1 equal)" in result.stdout
 
 
 def test_a_file_without_a_results_section_is_named(tmp_path: Path) -> None:

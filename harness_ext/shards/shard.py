@@ -120,6 +120,20 @@ def active_shard() -> Shard | None:
     return Shard.parse(text) if text else None
 
 
+def check_shard_argv(argv: list[str]) -> None:
+    """A bad ``LOGIC_CONSISTENCY_SHARD``, or one with ``--cache_requests`` in ``lm_eval``'s ``argv``: an
+    ``OptionError`` before any model is built."""
+    from logic_consistency.options import OptionError
+
+    try:
+        shard = active_shard()
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    if shard is not None and any(arg.split("=", 1)[0] == "--cache_requests" for arg in argv):
+        # its cache key has lm-eval's rank, not the shard: the shards would read each other's requests
+        raise OptionError(f"{ENV_SHARD}={shard}: --cache_requests cannot be used with shards")
+
+
 def shard_doc_iterator(doc_iterator: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     """Wrap ``Task.doc_iterator`` so that under a shard it yields only that shard's documents."""
 

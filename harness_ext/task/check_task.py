@@ -25,7 +25,14 @@ import yaml
 from logic_consistency.common import check_link_loop
 from logic_consistency.harness_ext.task.loading import TASKS_DIR
 
-__all__ = ["TaskCheck", "TaskFileError", "check_task", "explain_unknown_metric", "unreadable_task_files"]
+__all__ = [
+    "TaskCheck",
+    "TaskFileError",
+    "check_task",
+    "explain_unknown_metric",
+    "explain_unreadable_task_files",
+    "unreadable_task_files",
+]
 
 
 #: The suite's task folder (:data:`~logic_consistency.harness_ext.task.loading.TASKS_DIR`).
@@ -335,3 +342,19 @@ def explain_unknown_metric(manager: Any, tasks: Any) -> TaskFileError | None:
         except TaskFileError as error:
             return error
     return None
+
+
+def explain_unreadable_task_files(error: ValueError, argv: list[str]) -> str | None:
+    """lm-eval's "Tasks not found: NAME" when an ``--include_path`` file of ``lm_eval``'s ``argv`` could not
+    be read: the message naming the file (:func:`unreadable_task_files`); None for any other error."""
+    if not str(error).startswith("Tasks not found"):
+        return None
+    folders = [arg.split("=", 1)[1] for arg in argv if arg.startswith("--include_path=")]
+    folders += [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--include_path"]
+    problems = unreadable_task_files(folders)
+    if not problems:
+        return None
+    more = (
+        f" (and {len(problems) - 1} more file(s): logic-consistency check-task FILE names each)" if problems[1:] else ""
+    )
+    return f"{error}; --include_path holds a task file lm-eval skipped: {problems[0]}{more}"

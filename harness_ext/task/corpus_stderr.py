@@ -19,7 +19,13 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["declare_bootstrap_stderr", "declared_bootstrap_stderr", "with_declared_stderrs"]
+__all__ = [
+    "MAX_BOOTSTRAP_ITERS",
+    "declare_bootstrap_stderr",
+    "declared_bootstrap_stderr",
+    "install_declared_stderrs",
+    "with_declared_stderrs",
+]
 
 #: (every document's value, bootstrap_iters) -> the standard error of the aggregation over them.
 BootstrapStderr = Callable[[Sequence[Any], int], float]
@@ -61,3 +67,10 @@ def with_declared_stderrs(stderr_for_metric: Callable[..., Any]) -> Callable[...
 
     wrapped._logic_consistency = True  # type: ignore[attr-defined]  # applied once (autoload's marker)
     return wrapped
+
+
+def install_declared_stderrs(evaluator_utils: Any) -> None:
+    """Apply :func:`with_declared_stderrs` to ``lm_eval.evaluator_utils`` (just imported), once."""
+    stderr = getattr(evaluator_utils, "stderr_for_metric", None)
+    if stderr is not None and not getattr(stderr, "_logic_consistency", False):
+        evaluator_utils.stderr_for_metric = with_declared_stderrs(stderr)

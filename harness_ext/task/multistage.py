@@ -102,11 +102,15 @@ def _read_prompts(prompts: Any, where: str) -> Mapping[str, Any] | Callable[[dic
 
 
 def _with_last_stage_output_type(config: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of the task config whose ``output_type`` defaults to the last stage's (lm-eval's request type)."""
+    """A copy of the task config whose ``output_type`` defaults to the last stage's (lm-eval's request type),
+    and, for a generating last stage, its ``generation_kwargs`` too: lm-eval would otherwise record (and warn
+    about) its own defaults, which no stage uses (each stage's requests carry the stage's own)."""
     config = dict(config or {})
     stages = config.get("stages")
     if isinstance(stages, list) and stages and isinstance(stages[-1], Mapping):
         config.setdefault("output_type", stages[-1].get("output_type", "generate_until"))
+        if config["output_type"] == "generate_until" and isinstance(stages[-1].get("generation_kwargs"), Mapping):
+            config.setdefault("generation_kwargs", dict(stages[-1]["generation_kwargs"]))
     return config
 
 

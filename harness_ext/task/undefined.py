@@ -9,8 +9,9 @@ a ``None`` would reach ``mean``. So :func:`over_defined_documents` wraps lm-eval
 metric has one value per document and some are ``None``, lm-eval aggregates each metric over its
 defined values (the same scores and standard errors as a list without the ``None``; a metric defined on
 no document is left out, as lm-eval leaves out a metric no document produced). Metrics of unequal
-lengths go to lm-eval unchanged, with its warning. Without the hook (``LOGIC_CONSISTENCY_AUTOLOAD=0``)
-:func:`reported` leaves an undefined metric out of the document instead, and lm-eval's warning says so.
+lengths go to lm-eval unchanged, with its warning. A group of the suite's tasks aggregates a metric over
+all its leaf tasks or not at all (:func:`over_every_member`). Without the hook (``LOGIC_CONSISTENCY_AUTOLOAD=0``)
+:func:`reported` leaves an undefined metric out of the document, and lm-eval's warnings say so.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["over_defined_documents", "reported"]
+__all__ = [
+    "install_group_aggregation",
+    "install_task_aggregation",
+    "over_defined_documents",
+    "over_every_member",
+    "reported",
+]
 
 #: ``lm_eval.evaluator_utils._compute_task_aggregations``: (task, raw metrics, bootstrap_iters) -> (the
 #: aggregated metrics, the evaluated sample count).
@@ -45,6 +52,55 @@ def over_defined_documents(compute: Aggregate) -> Aggregate:
 
     aggregate._logic_consistency = True  # type: ignore[attr-defined]  # applied once (autoload's marker)
     return aggregate
+
+
+#: ``lm_eval.api.group.Group.aggregate``: (group, every task's aggregated metrics) -> the group's metrics.
+GroupAggregate = Callable[[Any, dict[str, Any]], dict[str, Any]]
+
+
+def over_every_member(aggregate: GroupAggregate) -> GroupAggregate:
+    """``aggregate`` (lm-eval's group aggregation), for a group whose leaf tasks are all the suite's, given only
+    the metrics every leaf task reports.
+
+    lm-eval 0.4.13's ``Group.aggregate`` averages an ``aggregate_metric_list`` metric over the leaf tasks that
+    report it and warns "metric 'M' is missing in k/n tasks" for the others, so the group's figure would be
+    a mean over a set of tasks that changes from model to model (a task leaves a metric out when it is
+    undefined on every document: GV consistency when no generator answer parsed, the task's
+    ``gv_left_out`` = 1 saying so). Such a metric is left out of the group, as lm-eval leaves out one that
+    no leaf reports (no figure, no warning); a metric every leaf reports gets lm-eval's own mean and
+    standard error. Groups with any task from elsewhere (lm-eval's own) are aggregated unchanged.
+    """
+
+    @functools.wraps(aggregate)
+    def shared(group: Any, task_metrics: dict[str, Any]) -> dict[str, Any]:
+        leaves = group.get_all_tasks() if group.aggregate_metric_list else []
+        if not leaves or not all(type(task).__module__.startswith("logic_consistency.") for task in leaves):
+            return aggregate(group, task_metrics)
+        rows = [task_metrics.get(task.task_name, {}) for task in leaves]
+        partial = set().union(*rows) - set(rows[0]).intersection(*rows[1:])
+        if not partial:
+            return aggregate(group, task_metrics)
+        view = dict(task_metrics)
+        for task, row in zip(leaves, rows, strict=True):
+            view[task.task_name] = {key: value for key, value in row.items() if key not in partial}
+        return aggregate(group, view)
+
+    shared._logic_consistency = True  # type: ignore[attr-defined]  # applied once (autoload's marker)
+    return shared
+
+
+def install_task_aggregation(evaluator_utils: Any) -> None:
+    """Apply :func:`over_defined_documents` to ``lm_eval.evaluator_utils`` (just imported), once."""
+    compute = getattr(evaluator_utils, "_compute_task_aggregations", None)
+    if compute is not None and not getattr(compute, "_logic_consistency", False):
+        evaluator_utils._compute_task_aggregations = over_defined_documents(compute)
+
+
+def install_group_aggregation(group_module: Any) -> None:
+    """Apply :func:`over_every_member` to ``lm_eval.api.group``'s ``Group`` (just imported), once."""
+    group = getattr(group_module, "Group", None)
+    if group is not None and not getattr(group.aggregate, "_logic_consistency", False):
+        group.aggregate = over_every_member(group.aggregate)
 
 
 def _aggregates_over_defined() -> bool:

@@ -78,6 +78,7 @@ PINNED_SIGNATURES = {
         "(task: 'Task', raw_metrics: 'dict[tuple[str, str], list]', bootstrap_iters: 'int | None' = 100000) -> "
         "'tuple[dict[str, Any], int]'"
     ),
+    "lm_eval.api.group:Group.aggregate": "(self, task_metrics: 'dict[str, _TaskMetrics]') -> '_TaskMetrics'",
     "lm_eval.evaluator_utils:_process_results": (
         "(eval_results_acc: 'dict[str, ResultAcc]', groups: 'dict[str, Group] | None' = None, bootstrap_iters: "
         "'int | None' = 100000) -> 'EvalAcc'"

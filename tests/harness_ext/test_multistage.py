@@ -183,3 +183,16 @@ def test_construct_requests_outside_the_evaluator() -> None:
     assert "Claim:" in last[0].args[0]
     with pytest.raises(RuntimeError, match="without its 'generator' stage"):
         task.process_results({**doc, "stages": {}}, [(-1.0, False), (-2.0, False)])
+
+
+def test_a_generating_last_stage_gives_the_task_its_generation_kwargs() -> None:
+    """lm-eval records, and warns about, its own default generation_kwargs for a generate_until task without
+    them; a two-stage task's are its last stage's (the ones lm-eval's request type is), never lm-eval's."""
+    from logic_consistency.harness_ext.task.multistage import _with_last_stage_output_type
+
+    kwargs = {"until": ["\n\n\n"], "max_gen_toks": 160, "do_sample": False}
+    stages = [{"name": "a", "generation_kwargs": {"max_gen_toks": 96}}, {"name": "b", "generation_kwargs": kwargs}]
+    config = _with_last_stage_output_type({"stages": stages})
+    assert config["output_type"] == "generate_until" and config["generation_kwargs"] == kwargs
+    scored = _with_last_stage_output_type({"stages": [stages[0], {"name": "b", "output_type": "loglikelihood"}]})
+    assert scored["output_type"] == "loglikelihood" and "generation_kwargs" not in scored

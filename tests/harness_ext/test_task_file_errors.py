@@ -10,8 +10,11 @@ import pytest
 from lm_eval import evaluator
 from lm_eval.tasks import TaskManager
 
-from logic_consistency.harness_ext.autoload import _unreadable_task_files
-from logic_consistency.harness_ext.task.check_task import TaskFileError, unreadable_task_files
+from logic_consistency.harness_ext.task.check_task import (
+    TaskFileError,
+    explain_unreadable_task_files,
+    unreadable_task_files,
+)
 
 LOADER = "import datasets\n\ndef load(**kwargs):\n    return datasets.DatasetDict({'test': datasets.Dataset.from_list([{'q': 'x'}])})\n"
 METRIC_TASK = """\
@@ -53,10 +56,10 @@ def test_lm_eval_names_the_yaml_file_that_does_not_parse(
 
 def test_an_include_of_a_missing_file_is_named(tmp_path: Path) -> None:
     folder = _folder(tmp_path, "inc", "include: _missing_base.yaml\ntask: my_inc\n")
-    line = _unreadable_task_files(ValueError("Tasks not found: my_inc"), ["--include_path", str(folder)])
+    line = explain_unreadable_task_files(ValueError("Tasks not found: my_inc"), ["--include_path", str(folder)])
     assert line is not None and "inc.yaml line 1: key 'include': '_missing_base.yaml' names no file" in line
-    assert _unreadable_task_files(ValueError("Tasks not found: my_inc"), [f"--include_path={folder}"]) == line
-    assert _unreadable_task_files(ValueError("other"), ["--include_path", str(folder)]) is None
+    assert explain_unreadable_task_files(ValueError("Tasks not found: my_inc"), [f"--include_path={folder}"]) == line
+    assert explain_unreadable_task_files(ValueError("other"), ["--include_path", str(folder)]) is None
     assert unreadable_task_files([str(_folder(tmp_path, "good", "task: my_good\n"))]) == []
 
 
