@@ -184,19 +184,22 @@ def packed_passes(
     :data:`PADDING_BUDGET` tokens. The width changes float rounding only: each segment sees its own
     prefix and itself whatever row it is in.
     """
-    lengths = {len(suffix) for _, suffix, _ in leaves}
-    longest, top = max(lengths), max(capacity, max(lengths))
+    widths = candidate_widths({len(suffix) for _, suffix, _ in leaves}, capacity)
+    passes_by_width = (list(chunks(packed_rows(leaves, width), rows_per_batch)) for width in widths)
+    # min keeps the first of equally cheap widths: the narrowest
+    return min(passes_by_width, key=lambda passes: sum(len(rows) * rows[0].width + PADDING_BUDGET for rows in passes))
+
+
+def candidate_widths(lengths: set[int], capacity: int) -> list[int]:
+    """The packed row widths :func:`packed_passes` tries for suffixes of ``lengths``: the whole multiples of
+    each length from the longest suffix up to ``capacity`` (and ``capacity`` itself, or the longest suffix
+    where it is longer), ascending, at most :data:`WIDTH_CANDIDATES` of them, evenly spread."""
+    longest = max(lengths)
+    top = max(capacity, longest)
     widths = sorted({top} | {k * n for n in lengths for k in range(-(-longest // n), top // n + 1)})
     if len(widths) > WIDTH_CANDIDATES:
         widths = [widths[k * (len(widths) - 1) // (WIDTH_CANDIDATES - 1)] for k in range(WIDTH_CANDIDATES)]
-    best: tuple[int, list[list[PackedRow]]] | None = None
-    for width in widths:
-        passes = list(chunks(packed_rows(leaves, width), rows_per_batch))
-        cost = sum(len(rows) * rows[0].width + PADDING_BUDGET for rows in passes)
-        if best is None or cost < best[0]:
-            best = (cost, passes)
-    assert best is not None  # widths is never empty
-    return best[1]
+    return widths
 
 
 def packed_inputs(

@@ -152,21 +152,26 @@ class LmEvalCommand:
     def _argv(self, model_args: str, *, placed: bool = True, metadata: Mapping[str, Any] | None = None) -> list[str]:
         """The command line with ``model_args`` and ``metadata`` (default: :attr:`metadata`); ``placed``: with
         the executable and ``--output_path``."""
-        metadata = self.metadata if metadata is None else metadata
         command = [self.lm_eval] if placed else []
-        command += ["--model", self.model]
+        command += self._what(model_args, self.metadata if metadata is None else metadata)
+        return command + self._how(placed) + list(self.extra_args)
+
+    def _what(self, model_args: str, metadata: Mapping[str, Any] | None) -> list[str]:
+        """What is run: the model, its arguments, the tasks and their ``--metadata``."""
+        command = ["--model", self.model]
         command += ["--model_args", model_args] if model_args else []
         command += ["--tasks", self.tasks]
-        if metadata is not None:
-            command += ["--metadata", json.dumps(dict(metadata), sort_keys=True)]
-        command += ["--batch_size", self.batch_size] if self.batch_size is not None else []
+        return command + (["--metadata", json.dumps(dict(metadata), sort_keys=True)] if metadata is not None else [])
+
+    def _how(self, placed: bool) -> list[str]:
+        """How it runs: batch size, output folder (``placed``), samples, limit, chat template, generation, cache."""
+        command = ["--batch_size", self.batch_size] if self.batch_size is not None else []
         command += ["--output_path", str(self.output_path)] if placed else []
         command.append("--log_samples")
         command += ["--limit", _limit(self.limit)] if self.limit is not None else []
         command += ["--apply_chat_template"] if self.apply_chat_template else []
         command += ["--gen_kwargs", self.gen_kwargs] if self.gen_kwargs else []
-        command += ["--use_cache", str(self.use_cache)] if self.use_cache is not None else []
-        return command + list(self.extra_args)
+        return command + (["--use_cache", str(self.use_cache)] if self.use_cache is not None else [])
 
     def switches(self) -> dict[str, str]:
         """The run switches this run sets (:data:`RUN_SWITCHES`); every other one is unset in its child."""

@@ -181,7 +181,13 @@ def metric_specs(
     specs.update({name: (mean, better) for name, better in VALIDATION_METRICS.items() if validate})
     specs.update({f"undefined_{name}": (total, False) for name in _undefined(transform, negation, validate)})
     specs["unparseable"] = (total, False)
-    specs["rstd"] = (_estimated("rstd", _rstd(False)), False)
+    return {**specs, **_corpus_specs(transform, labels)}
+
+
+def _corpus_specs(transform: str, labels: Sequence[str]) -> dict[str, tuple[Any, bool | None]]:
+    """The corpus statistics of a task under ``transform``: name -> (aggregation over every record, higher is
+    better); each but ``acc_pride`` declares its bootstrap standard error."""
+    specs: dict[str, tuple[Any, bool | None]] = {"rstd": (_estimated("rstd", _rstd(False)), False)}
     if transform in BALANCED:
         specs["rstd_balanced"] = (_estimated("rstd_balanced", _rstd(True)), False)
         specs["acc_pride"] = (_statistic("acc_pride", _pride), True)  # no standard error (N/A)
